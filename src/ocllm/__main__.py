@@ -1,0 +1,5 @@
+import sys
+
+from ocllm.cli import main
+
+sys.exit(main())

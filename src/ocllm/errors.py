@@ -1,0 +1,9 @@
+"""The errors a user can cause. The CLI prints them as one line and exits with code 2."""
+
+
+class OcllmError(Exception):
+    """A problem with the user's input, flags or environment, stated in one line."""
+
+
+class InputError(OcllmError):
+    """An input file is unreadable or does not have the expected shape."""

@@ -1,0 +1,122 @@
+"""Saved runs as input to rescoring: the old harness's metrics files and this project's output.
+
+Both are a JSON object with a `tasks` list (or a bare list of task records). Each record carries
+the raw model output (`raw_content`, `raw_reasoning`, `finish_reason`) beside the task definition
+(`options`, `expected_answer`, `required_substrings`) and the decision some scorer took. Only the
+raw output and the task definition are read for scoring; the old decision is kept as `previous`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ocllm.errors import InputError
+from ocllm.formats.jsonfile import load_json
+from ocllm.models import Sample, Task
+
+# Fields holding a scorer's decision in the old format or ours; copied untouched into `previous`.
+DECISION_FIELDS = (
+    "extracted_final_answer",
+    "extraction_source",
+    "extraction_method",
+    "ambiguity",
+    "ambiguity_flag",
+    "scoring_decision",
+    "rule",
+    "correct",
+)
+# Fields that describe the run rather than the decision; carried through to the output.
+CARRIED_FIELDS = ("prompt", "latency_s", "usage", "subset")
+_TASK_TYPES = ("mcq", "required_substrings")
+
+
+class SavedRecord(NamedTuple):
+    task: Task
+    sample: Sample
+    previous: dict[str, Any]
+    carried: dict[str, Any]
+
+
+class SavedRun(NamedTuple):
+    path: Path
+    meta: dict[str, Any]  # run-level fields of the input (run_id, lane, model, ...), no tasks
+    records: list[SavedRecord]
+
+
+def load_saved_run(path: Path) -> SavedRun:
+    data = load_json(path)
+    if isinstance(data, list):
+        meta: dict[str, Any] = {}
+        rows = data
+    elif isinstance(data, dict) and isinstance(data.get("tasks"), list):
+        meta = {k: v for k, v in data.items() if k not in ("tasks", "summary")}
+        rows = data["tasks"]
+    else:
+        raise InputError(f"{path}: expected an object with a 'tasks' list, or a list of task records")
+    seen: set[str] = set()
+    records = []
+    for index, row in enumerate(rows, start=1):
+        record = _record(path, index, row)
+        if record.task.id in seen:
+            raise InputError(f"{path}: task {record.task.id!r} appears twice")
+        seen.add(record.task.id)
+        records.append(record)
+    return SavedRun(path, meta, records)
+
+
+def _record(path: Path, index: int, row: Any) -> SavedRecord:
+    where = f"{path}: task #{index}"
+    if not isinstance(row, dict):
+        raise InputError(f"{where} is not a JSON object")
+    task_id = row.get("task_id")
+    if not isinstance(task_id, str) or not task_id:
+        raise InputError(f"{where} has no task_id")
+    where = f"{path}: task {task_id!r}"
+    task_type = row.get("task_type") or ("mcq" if row.get("options") else None)
+    if task_type not in _TASK_TYPES:
+        raise InputError(f"{where} has task_type {task_type!r}; expected one of {', '.join(_TASK_TYPES)}")
+
+    options = row.get("options")
+    expected = row.get("expected_answer")
+    required = row.get("required_substrings")
+    if task_type == "mcq":
+        if not isinstance(options, list) or not options:
+            raise InputError(f"{where} is an MCQ task without options")
+        if len(options) > 26:
+            raise InputError(f"{where} has {len(options)} options; at most 26 (A-Z) are supported")
+        last = chr(ord("A") + len(options) - 1)
+        if not isinstance(expected, str) or len(expected.strip()) != 1 or not ("A" <= expected.strip().upper() <= last):
+            raise InputError(f"{where} expects answer {expected!r}, which is not one of its options A-{last}")
+        expected = expected.strip().upper()
+    elif not isinstance(required, list) or not all(isinstance(s, str) for s in required):
+        raise InputError(f"{where} is a required_substrings task without a list of required_substrings")
+
+    for field in ("raw_content", "raw_reasoning"):
+        if row.get(field) is not None and not isinstance(row[field], str):
+            raise InputError(f"{where} has a {field} that is not text")
+
+    task = Task(
+        id=task_id,
+        type=task_type,
+        question=str(row.get("question") or ""),
+        options=[str(o) for o in options] if task_type == "mcq" else None,
+        answer=expected if task_type == "mcq" else None,
+        category=str(row.get("category") or "uncategorized"),
+        subset=row.get("subset"),
+        required_substrings=required if task_type == "required_substrings" else None,
+        case_sensitive=bool(row.get("case_sensitive", False)),
+        prompt=row.get("prompt"),
+    )
+    sample = Sample(
+        task_id=task_id,
+        content=row.get("raw_content"),
+        reasoning=row.get("raw_reasoning"),
+        finish_reason=row.get("finish_reason"),
+        usage=row.get("usage"),
+        latency_s=row.get("latency_s"),
+        error=row.get("error"),
+    )
+    previous = {k: row[k] for k in DECISION_FIELDS if k in row}
+    carried = {k: row[k] for k in CARRIED_FIELDS if k in row}
+    return SavedRecord(task, sample, previous, carried)

@@ -1,0 +1,85 @@
+"""The typed records that flow between stages. Each one round-trips through JSON unchanged."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+TaskType = Literal["mcq", "required_substrings"]
+ConflictPolicy = Literal["last", "strict"]
+
+
+class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One benchmark item. `answer` is the gold letter of an MCQ task."""
+
+    id: str
+    type: TaskType
+    question: str = ""
+    options: list[str] | None = None
+    answer: str | None = None
+    category: str = "uncategorized"
+    subset: str | None = None
+    required_substrings: list[str] | None = None
+    case_sensitive: bool = False
+    # The prompt exactly as sent, when a saved run recorded it; the scorer reads its format
+    # instruction to recognise placeholders the model echoes back.
+    prompt: str | None = None
+
+
+class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What the server returned for one task, kept verbatim, or why the request failed."""
+
+    task_id: str
+    content: str | None = None
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    error: str | None = None
+
+
+class Policy(msgspec.Struct, frozen=True, kw_only=True):
+    """The scoring switches a lane or a rescore may set."""
+
+    conflict_policy: ConflictPolicy = "last"
+    allow_reasoning_fallback: bool = False
+    # The chat template opens <think> inside the prompt, so the output starts inside the thinking.
+    think_prefilled: bool = False
+
+
+class Candidate(msgspec.Struct, kw_only=True):
+    """One final-answer statement found in a region, with where it stands in the raw field."""
+
+    letter: str | None  # the one letter named, or None when the statement names several
+    letters: list[str]
+    method: str
+    region: Literal["content", "reasoning"]  # visible answer region, or reasoning region
+    field: Literal["content", "reasoning"]  # the raw field that start/end index into
+    start: int
+    end: int
+    text: str
+    hedged: bool = False
+    out_of_range: bool = False
+
+
+class Decision(msgspec.Struct, kw_only=True):
+    """The scorer's verdict on one sample, carrying its own evidence."""
+
+    task_id: str
+    task_type: str
+    category: str
+    expected_answer: str | None
+    extracted_final_answer: str | None
+    extraction_source: Literal["content", "reasoning", "none"]
+    extraction_method: str
+    ambiguity: str
+    correct: bool | None
+    rule: str
+    reason: str
+    candidates: list[Candidate] = msgspec.field(default_factory=list)
+    reasoning_statements: int = 0
+    truncated: bool = False
+    missing_substrings: list[str] | None = None
+    error: str | None = None

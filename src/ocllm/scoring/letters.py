@@ -1,0 +1,203 @@
+"""Read the answer letter (or letters) that a final-answer marker points at.
+
+This is the one place that decides what counts as "a letter standing alone". It is a small
+hand-written scanner rather than one large regular expression, because each step carries a rule
+of docs/scoring.md and has to be explainable on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+# Wrappers a model puts around a letter: brackets, Markdown emphasis, and inline LaTeX.
+_OPENERS = (
+    "\\boxed{",
+    "\\text{",
+    "\\textbf{",
+    "\\textit{",
+    "\\texttt{",
+    "\\mathrm{",
+    "\\mathbf{",
+    "\\mathit{",
+    "\\mathsf{",
+    "\\(",
+    "\\[",
+    "$$",
+    "$",
+    "**",
+    "__",
+    "*",
+    "(",
+    "[",
+    "{",
+)
+_CLOSERS = ("\\)", "\\]", "$$", "$", "**", "__", "*", ")", "]", "}")
+# Separators of a list of letters: "B or C", "B, C", "B/C", "B and C", "B & C".
+_LIST_SEPARATOR = re.compile(r"[ \t]*(?:,[ \t]*(?:or|and)?|/|&|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
+# Words that may follow a bare letter and still leave it a letter: "The answer is A because ...".
+_CONNECTORS = frozenset(
+    (
+        "because",
+        "since",
+        "as",
+        "for",
+        "with",
+        "is",
+        "was",
+        "which",
+        "that",
+        "given",
+        "due",
+        "from",
+        "in",
+        "on",
+        "by",
+        "here",
+        "there",
+        "according",
+        "so",
+        "hence",
+        "thus",
+        "therefore",
+        "while",
+        "whereas",
+    )
+)
+# Characters after a letter that make it part of a formula, not an answer ("x = 5", "A + B").
+_MATH_AFTER = frozenset("=+^<>")
+# Optional words between a marker and its letter: "The correct answer is option A".
+_LEAD_WORD = re.compile(r"(?:option|choice|letter)\b[ \t]*", re.IGNORECASE)
+_SPACE = " \t"
+_SKIP_AFTER_MARKER = " \t\r\n*_~:"
+
+
+class LetterValue(NamedTuple):
+    letters: list[str]  # in the order named, upper case
+    start: int  # where the first letter token (with its wrappers) begins
+    end: int  # just past the last letter token and its closing wrappers
+    wrapped: bool
+
+
+def skip_to_value(text: str, pos: int) -> int:
+    """Skip what stands between a marker and its value: spaces, emphasis, LaTeX spaces."""
+    n = len(text)
+    while pos < n:
+        ch = text[pos]
+        if ch in _SKIP_AFTER_MARKER:
+            pos += 1
+        elif text.startswith("\\ ", pos) or text.startswith("\\,", pos) or text.startswith("\\;", pos):
+            pos += 2
+        else:
+            lead = _LEAD_WORD.match(text, pos)
+            if lead is None:
+                break
+            pos = lead.end()
+    return pos
+
+
+def read_letters(text: str, pos: int, *, explicit_marker: bool) -> LetterValue | None:
+    """Read a letter, or a list of letters, starting exactly at `pos`.
+
+    Returns None when what stands there is not a letter standing alone: the first letter of a
+    word ("Because"), a pronoun or article opening a sentence ("I don't know", "a selection of"),
+    or a symbol in a formula ("x = 5").
+    """
+    first = _read_one(text, pos, explicit_marker=explicit_marker)
+    if first is None:
+        return None
+    letter, end, wrapped = first
+    if not wrapped and not _prose_allows_letter(text, end):
+        return None
+    letters = [letter]
+    cursor = end
+    while True:
+        sep = _LIST_SEPARATOR.match(text, cursor)
+        if sep is None or sep.end() == cursor:
+            break
+        more = _read_one(text, sep.end(), explicit_marker=explicit_marker)
+        if more is None or not _ends_cleanly(text, more[1]):
+            break
+        if more[0] not in letters:
+            letters.append(more[0])
+        cursor = more[1]
+        end = cursor
+    return LetterValue(letters, pos, end, wrapped)
+
+
+def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, bool] | None:
+    n = len(text)
+    opened = 0
+    while pos < n:
+        for opener in _OPENERS:
+            if text.startswith(opener, pos):
+                pos += len(opener)
+                opened += 1
+                while pos < n and text[pos] in _SPACE:
+                    pos += 1
+                break
+        else:
+            break
+    if pos >= n:
+        return None
+    ch = text[pos]
+    if not ("A" <= ch <= "Z" or (explicit_marker and "a" <= ch <= "z")):
+        return None
+    after = pos + 1
+    if after < n:
+        nxt = text[after]
+        if nxt.isalnum():
+            return None  # the first letter of a word
+        if nxt in "'’-" and after + 1 < n and text[after + 1].isalnum():
+            return None  # a contraction ("I'm") or a compound ("B-cell")
+    end = after
+    closed = 0
+    while end < n:
+        while end < n and text[end] in _SPACE and opened > closed:
+            end += 1  # "( B )" and "\( B \)"
+        for closer in _CLOSERS:
+            if text.startswith(closer, end):
+                end += len(closer)
+                closed += 1
+                break
+        else:
+            break
+    if end < n and text[end] in _MATH_AFTER:
+        return None
+    rest = end
+    while rest < n and text[rest] in _SPACE:
+        rest += 1
+    if rest < n and text[rest] in _MATH_AFTER:
+        return None
+    return ch.upper(), end, closed > 0
+
+
+def _prose_allows_letter(text: str, end: int) -> bool:
+    """A letter with no wrapper, followed on its line by a lower-case word, is prose unless that
+    word is a connector: "The answer is A because ..." is a letter, "The answer is a selection of
+    ..." and "Answer: I don't know" are not."""
+    n = len(text)
+    pos = end
+    while pos < n and text[pos] in _SPACE:
+        pos += 1
+    if pos == end or pos >= n:
+        return True
+    word_end = pos
+    while word_end < n and (text[word_end].isalpha() or text[word_end] in "'’"):
+        word_end += 1
+    word = text[pos:word_end]
+    if not word:
+        return True  # punctuation, digits, brackets: "B (1284)", "A — 12"
+    if not word[0].islower():
+        return True
+    return word.lower() in _CONNECTORS or _LIST_SEPARATOR.match(text, end) is not None
+
+
+def _ends_cleanly(text: str, pos: int) -> bool:
+    """After a further letter in a list, only the end of the statement may follow."""
+    n = len(text)
+    while pos < n and text[pos] in _SPACE:
+        pos += 1
+    if pos >= n or text[pos] in "\r\n.;:!?)]}":
+        return True
+    return _LIST_SEPARATOR.match(text, pos) is not None

@@ -1,0 +1,81 @@
+"""Split a response into the visible answer region and the reasoning region.
+
+Each region is a list of pieces; a piece remembers which raw field it came from and where it
+starts, so every span the scorer reports points into the text the server actually returned.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, NamedTuple
+
+Field = Literal["content", "reasoning"]
+
+_THINK_TAG = re.compile(r"</?think>", re.IGNORECASE)
+
+
+class Piece(NamedTuple):
+    field: Field
+    offset: int  # where `text` starts in the raw field
+    text: str
+
+
+class Regions(NamedTuple):
+    visible: list[Piece]
+    reasoning: list[Piece]
+
+    def visible_text(self) -> str:
+        return "".join(p.text for p in self.visible)
+
+
+def split_regions(content: str | None, reasoning: str | None, *, think_prefilled: bool = False) -> Regions:
+    """Apply the region rule of docs/scoring.md to one response."""
+    visible: list[Piece] = []
+    thinking: list[Piece] = []
+    if reasoning:
+        thinking.append(Piece("reasoning", 0, reasoning))
+    if not content:
+        return Regions(visible, thinking)
+
+    tags = [(m.start(), m.end(), m.group(0)[1] == "/") for m in _THINK_TAG.finditer(content)]
+    closers = [t for t in tags if t[2]]
+    start = 0
+    if think_prefilled and not closers:
+        # The template opened <think> in the prompt and it never closed: all of it is reasoning.
+        thinking.append(Piece("content", 0, content))
+        return Regions(visible, thinking)
+    if closers and (think_prefilled or _has_unmatched_closer(tags)):
+        # A </think> with no opener: the thinking began in the prompt, so everything up to the
+        # last </think> is reasoning.
+        last_start, last_end, _ = closers[-1]
+        thinking.append(Piece("content", 0, content[:last_start]))
+        start = last_end
+        tags = [t for t in tags if t[0] >= start]
+
+    pos = start
+    open_end = -1
+    for tag_start, tag_end, is_close in tags:
+        if not is_close and open_end == -1:
+            if tag_start > pos:
+                visible.append(Piece("content", pos, content[pos:tag_start]))
+            open_end = tag_end
+        elif is_close and open_end != -1:
+            thinking.append(Piece("content", open_end, content[open_end:tag_start]))
+            open_end = -1
+            pos = tag_end
+        # A nested opener inside an open block stays part of that block's thinking.
+    if open_end != -1:
+        # An opening <think> never closed: the rest is truncated thinking.
+        thinking.append(Piece("content", open_end, content[open_end:]))
+    elif pos < len(content):
+        visible.append(Piece("content", pos, content[pos:]))
+    return Regions(visible, thinking)
+
+
+def _has_unmatched_closer(tags: list[tuple[int, int, bool]]) -> bool:
+    is_open = False
+    for _, _, is_close in tags:
+        if is_close and not is_open:
+            return True
+        is_open = not is_close
+    return False

@@ -1,0 +1,78 @@
+"""Shared test helpers. Tests use data written here; acceptance tests read ../shared when present."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.scoring import decide
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_AUDIT = REPO.parent / "shared" / "fixtures" / "audit"
+
+
+def mcq(
+    content: str | None,
+    reasoning: str | None = None,
+    *,
+    answer: str = "D",
+    n_options: int = 4,
+    options: list[str] | None = None,
+    finish_reason: str = "stop",
+    prompt: str | None = None,
+    **policy: Any,
+) -> Decision:
+    """Score one MCQ response against a task with `n_options` options."""
+    opts = options or [f"option {i}" for i in range(n_options)]
+    task = Task(id="t1", type="mcq", question="q", options=opts, answer=answer, category="reasoning", prompt=prompt)
+    sample = Sample(task_id="t1", content=content, reasoning=reasoning, finish_reason=finish_reason)
+    return decide(task, sample, Policy(**policy))
+
+
+def legacy_record(
+    task_id: str,
+    content: str | None,
+    *,
+    expected: str = "B",
+    reasoning: str | None = None,
+    correct: bool = False,
+    extracted: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A task record in the old harness's metrics format, written for these tests."""
+    record: dict[str, Any] = {
+        "task_id": task_id,
+        "category": "reasoning",
+        "subset": "unit",
+        "task_type": "mcq",
+        "prompt": "What is 2 + 2?\n\nA. 3\nB. 4\nC. 5\nD. 6\n\nEnd with FINAL: <letter>.",
+        "options": ["3", "4", "5", "6"],
+        "expected_answer": expected,
+        "required_substrings": None,
+        "raw_content": content,
+        "raw_reasoning": reasoning,
+        "finish_reason": "stop",
+        "extracted_final_answer": extracted,
+        "extraction_method": "final_colon_letter" if extracted else "none",
+        "ambiguity_flag": reasoning is not None and "FINAL:" in reasoning,
+        "scoring_decision": {"correct": correct, "required_substrings": None},
+        "correct": correct,
+    }
+    record.update(extra)
+    return record
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def shared_audit() -> Path:
+    if not (SHARED_AUDIT / "lane_b_native_reasoning_metrics.json").exists():
+        pytest.skip("../shared/fixtures/audit is not present")
+    return SHARED_AUDIT

@@ -1,0 +1,60 @@
+"""Properties of the scorer that must hold for any text, checked with hypothesis."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ocllm.models import Policy, Sample, Task
+from ocllm.scoring import decide
+from ocllm.scoring.statements import _MARKERS, _marker_matches
+
+PIECES = st.sampled_from(
+    [
+        "FINAL: ", "Final answer: ", "The answer is ", "answer: ", "\\boxed{", "}", "<think>", "</think>",
+        "A", "B", "C", "D", "E", "b", " or ", ", ", " and ", "**", "(", ")", "\n", " because ", "I don't",
+        "The correct answer is option ", "the answer would be ", "x = 5", "İ", "\\(", "\\)", "$", ".", " ",
+    ]
+)
+TEXT = st.lists(st.one_of(PIECES, st.text(max_size=8)), max_size=25).map("".join)
+TASK = Task(id="p", type="mcq", options=["1", "2", "3", "4"], answer="B")
+
+
+@given(TEXT)
+@settings(max_examples=400)
+def test_keyword_scan_finds_exactly_what_the_regex_scan_finds(text: str) -> None:
+    fast = [(m.start(), m.end(), m.lastgroup) for m in _marker_matches(text)]
+    slow = [(m.start(), m.end(), m.lastgroup) for m in _MARKERS.finditer(text)]
+    assert fast == slow
+
+
+@given(TEXT, st.one_of(st.none(), TEXT), st.booleans(), st.booleans())
+@settings(max_examples=400)
+def test_decide_is_total_and_spans_point_into_raw_text(content: str, reasoning: str | None, fb: bool, pre: bool) -> None:
+    policy = Policy(allow_reasoning_fallback=fb, think_prefilled=pre)
+    d = decide(TASK, Sample(task_id="p", content=content, reasoning=reasoning), policy)
+    assert d.correct in (True, False)
+    assert (d.extracted_final_answer is None) or d.extracted_final_answer in "ABCD"
+    if d.correct:
+        assert d.extracted_final_answer == "B"
+    for c in d.candidates:
+        raw = content if c.field == "content" else reasoning
+        assert raw is not None and raw[c.start : c.end] == c.text
+
+
+@given(TEXT, TEXT)
+@settings(max_examples=400)
+def test_reasoning_never_changes_a_visible_decision(content: str, reasoning: str) -> None:
+    without = decide(TASK, Sample(task_id="p", content=content), Policy(allow_reasoning_fallback=True))
+    with_reasoning = decide(
+        TASK, Sample(task_id="p", content=content, reasoning=reasoning), Policy(allow_reasoning_fallback=True)
+    )
+    if without.extraction_source == "content":
+        keys = ("extracted_final_answer", "ambiguity", "correct", "extraction_method", "rule")
+        assert [getattr(without, k) for k in keys] == [getattr(with_reasoning, k) for k in keys]
+
+
+@given(TEXT)
+def test_deterministic(content: str) -> None:
+    sample = Sample(task_id="p", content=content)
+    assert decide(TASK, sample) == decide(TASK, sample)
