@@ -45,8 +45,9 @@ def make_records(n: int, seed: int = 7) -> list[tuple[Task, Sample]]:
         else:
             content = f"{FILLER}Answer: {pick}. {rng.randint(1, 999)}"
         task = Task(id=f"t{i}", type="mcq", options=[str(k) for k in range(n_opts)], answer=gold, category="bench")
-        sample = Sample(task_id=task.id, content=content, reasoning=reasoning,
-                        finish_reason="length" if content is None else "stop")
+        sample = Sample(
+            task_id=task.id, content=content, reasoning=reasoning, finish_reason="length" if content is None else "stop"
+        )
         records.append((task, sample))
     return records
 
@@ -61,10 +62,14 @@ def main() -> None:
         for task, sample in records:
             decide(task, sample, policy)
         best = min(best, time.perf_counter() - start)
-    print(f"scorer {SCORER_VERSION}; Python {platform.python_version()} on {platform.machine()}, "
-          f"{platform.processor() or 'unknown CPU'}")
-    print(f"{n} MCQ records: best of 3 runs {best:.3f} s = {n / best:,.0f} records/s = "
-          f"{best / n * 10_000:.3f} s per 10,000 records")
+    print(
+        f"scorer {SCORER_VERSION}; Python {platform.python_version()} on {platform.machine()}, "
+        f"{platform.processor() or 'unknown CPU'}"
+    )
+    print(
+        f"{n} MCQ records: best of 3 runs {best:.3f} s = {n / best:,.0f} records/s = "
+        f"{best / n * 10_000:.3f} s per 10,000 records"
+    )
 
 
 if __name__ == "__main__":

@@ -11,9 +11,38 @@ from ocllm.scoring.statements import _MARKERS, _marker_matches
 
 PIECES = st.sampled_from(
     [
-        "FINAL: ", "Final answer: ", "The answer is ", "answer: ", "\\boxed{", "}", "<think>", "</think>",
-        "A", "B", "C", "D", "E", "b", " or ", ", ", " and ", "**", "(", ")", "\n", " because ", "I don't",
-        "The correct answer is option ", "the answer would be ", "x = 5", "İ", "\\(", "\\)", "$", ".", " ",
+        "FINAL: ",
+        "Final answer: ",
+        "The answer is ",
+        "answer: ",
+        "\\boxed{",
+        "}",
+        "<think>",
+        "</think>",
+        "A",
+        "B",
+        "C",
+        "D",
+        "E",
+        "b",
+        " or ",
+        ", ",
+        " and ",
+        "**",
+        "(",
+        ")",
+        "\n",
+        " because ",
+        "I don't",
+        "The correct answer is option ",
+        "the answer would be ",
+        "x = 5",
+        "İ",
+        "\\(",
+        "\\)",
+        "$",
+        ".",
+        " ",
     ]
 )
 TEXT = st.lists(st.one_of(PIECES, st.text(max_size=8)), max_size=25).map("".join)
@@ -30,7 +59,9 @@ def test_keyword_scan_finds_exactly_what_the_regex_scan_finds(text: str) -> None
 
 @given(TEXT, st.one_of(st.none(), TEXT), st.booleans(), st.booleans())
 @settings(max_examples=400)
-def test_decide_is_total_and_spans_point_into_raw_text(content: str, reasoning: str | None, fb: bool, pre: bool) -> None:
+def test_decide_is_total_and_spans_point_into_raw_text(
+    content: str, reasoning: str | None, fb: bool, pre: bool
+) -> None:
     policy = Policy(allow_reasoning_fallback=fb, think_prefilled=pre)
     d = decide(TASK, Sample(task_id="p", content=content, reasoning=reasoning), policy)
     assert d.correct in (True, False)
