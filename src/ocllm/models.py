@@ -28,16 +28,22 @@ class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """What the server returned for one task, kept verbatim, or why the request failed."""
+    """What the server returned for one task, kept verbatim, or why the request finally failed."""
 
     task_id: str
     content: str | None = None
     reasoning: str | None = None
+    # Which response field held the reasoning ("reasoning_content" or "reasoning"): vLLM renamed it.
+    reasoning_field: str | None = None
     finish_reason: str | None = None
-    usage: dict[str, Any] | None = None
-    latency_s: float | None = None
-    ttft_s: float | None = None
-    error: str | None = None
+    usage: dict[str, Any] | None = None  # the server's usage object, verbatim
+    model: str | None = None  # the model name the server answered with
+    response_id: str | None = None
+    latency_s: float | None = None  # request start to last byte, of the attempt that succeeded
+    ttft_s: float | None = None  # time to the first content or reasoning token (streaming only)
+    attempts: int = 1
+    error: str | None = None  # why the request finally failed; None for a response
+    request: dict[str, Any] | None = None  # the JSON body sent (never headers, so never the API key)
 
 
 class Policy(msgspec.Struct, frozen=True, kw_only=True):
