@@ -60,14 +60,17 @@ class Candidate(msgspec.Struct, kw_only=True):
 
     letter: str | None  # the one letter named, or None when the statement names several
     letters: list[str]
-    method: str
+    kind: str  # final_colon, final_answer, answer, boxed, option_line, bare: what is ranked
+    method: str  # the extraction_method this statement gives when it decides
     region: Literal["content", "reasoning"]  # visible answer region, or reasoning region
     field: Literal["content", "reasoning"]  # the raw field that start/end index into
     start: int
     end: int
     text: str
-    hedged: bool = False
+    hedged: bool = False  # "the answer would be (A)": counts only where nothing firmer exists
     out_of_range: bool = False
+    placeholder: bool = False  # an echo of the prompt's own placeholder ("The answer is (X)"): ignored
+    value: str | None = None  # the stated value, when the letter came from matching an option's text
 
 
 class Decision(msgspec.Struct, kw_only=True):
@@ -87,5 +90,6 @@ class Decision(msgspec.Struct, kw_only=True):
     candidates: list[Candidate] = msgspec.field(default_factory=list)
     reasoning_statements: int = 0
     truncated: bool = False
+    hedged: bool = False  # the deciding statement was hedged ("the answer is likely C")
     missing_substrings: list[str] | None = None
     error: str | None = None

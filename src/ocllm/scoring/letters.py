@@ -69,7 +69,9 @@ _MATH_AFTER = frozenset("=+^<>")
 # Optional words between a marker and its letter: "The correct answer is option A".
 _LEAD_WORD = re.compile(r"(?:option|choice|letter)\b[ \t]*", re.IGNORECASE)
 _SPACE = " \t"
-_SKIP_AFTER_MARKER = " \t\r\n*_~:"
+# "}" and "$" close a LaTeX wrapper around the marker itself: "$$\text{Answer: } B$$".
+_SKIP_AFTER_MARKER = " \t\r\n*_~:}$"
+_BLANK = " \t\r\n"
 
 
 class LetterValue(NamedTuple):
@@ -86,8 +88,10 @@ def skip_to_value(text: str, pos: int) -> int:
         ch = text[pos]
         if ch in _SKIP_AFTER_MARKER:
             pos += 1
-        elif text.startswith("\\ ", pos) or text.startswith("\\,", pos) or text.startswith("\\;", pos):
+        elif text.startswith(("\\ ", "\\,", "\\;", "\\:", "\\!"), pos):
             pos += 2
+        elif text.startswith("\\quad", pos):
+            pos += 5
         else:
             lead = _LEAD_WORD.match(text, pos)
             if lead is None:
@@ -108,6 +112,8 @@ def read_letters(text: str, pos: int, *, explicit_marker: bool) -> LetterValue |
         return None
     letter, end, wrapped = first
     if not wrapped and not _prose_allows_letter(text, end):
+        return None
+    if text[end - 1] == ")" and _starts_enumeration(text, end):
         return None
     letters = [letter]
     cursor = end
@@ -133,7 +139,7 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
             if text.startswith(opener, pos):
                 pos += len(opener)
                 opened += 1
-                while pos < n and text[pos] in _SPACE:
+                while pos < n and text[pos] in _BLANK:  # display math spans lines: "\\[\n\\boxed{B}"
                     pos += 1
                 break
         else:
@@ -153,11 +159,12 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
     end = after
     closed = 0
     while end < n:
-        while end < n and text[end] in _SPACE and opened > closed:
-            end += 1  # "( B )" and "\( B \)"
+        at = end
+        while at < n and text[at] in _BLANK and opened > closed:
+            at += 1  # "( B )", "\\( B \\)", and a display closer on the next line
         for closer in _CLOSERS:
-            if text.startswith(closer, end):
-                end += len(closer)
+            if text.startswith(closer, at):
+                end = at + len(closer)
                 closed += 1
                 break
         else:
@@ -191,6 +198,22 @@ def _prose_allows_letter(text: str, end: int) -> bool:
     if not word[0].islower():
         return True
     return word.lower() in _CONNECTORS or _LIST_SEPARATOR.match(text, end) is not None
+
+
+def _starts_enumeration(text: str, end: int) -> bool:
+    """ "(i) the first part … (ii) the second": a label opening a list of sub-parts, not a letter.
+    Told apart from "(B) 4" by the next label of the same list further on."""
+    at = end - 1
+    while at > 0 and not text[at].isalpha():
+        at -= 1
+    label = text[at]
+    line_end = text.find("\n", end)
+    if not text[end : len(text) if line_end == -1 else line_end].strip():
+        return False  # nothing follows on the line: "Answer: (B)"
+    if _LIST_SEPARATOR.match(text, end):
+        return False  # "(B) or (C)": a list of letters, not of sub-parts
+    following = {"i": "ii", "I": "II"}.get(label, chr(ord(label) + 1))
+    return re.search(r"(?<![A-Za-z])\(?" + re.escape(following) + r"\)", text[end : end + 600]) is not None
 
 
 def _ends_cleanly(text: str, pos: int) -> bool:

@@ -6,7 +6,14 @@ from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate, Decision, Policy, Sample, Task
 from ocllm.scoring.regions import split_regions
-from ocllm.scoring.statements import find_bare_letter, find_statements, letters_in_range, rank
+from ocllm.scoring.statements import (
+    find_bare_letter,
+    find_option_claims,
+    find_option_lines,
+    find_statements,
+    rank,
+    task_context,
+)
 
 
 class _Pick(NamedTuple):
@@ -15,20 +22,27 @@ class _Pick(NamedTuple):
     rule: str
     reason: str
     method: str
+    hedged: bool = False
 
 
 def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
-    options = task.options or []
-    valid = letters_in_range(len(options))
+    ctx = task_context(task.options or [], task.prompt)
     gold = (task.answer or "").upper() or None
     regions = split_regions(sample.content, sample.reasoning, think_prefilled=policy.think_prefilled)
 
-    visible = find_statements(regions.visible, "content", valid)
-    if not visible:
-        bare = find_bare_letter(regions.visible, valid)
-        if bare is not None:
-            visible = [bare]
-    in_reasoning = find_statements(regions.reasoning, "reasoning", valid)
+    found = (
+        find_statements(regions.visible, "content", ctx)
+        + find_option_claims(regions.visible, "content", ctx)
+        + find_option_lines(regions.visible, ctx)
+    )
+    found.sort(key=lambda c: c.start)  # visible pieces all come from `content`: reading order
+    if not found:
+        bare = find_bare_letter(regions.visible, ctx)
+        found = [bare] if bare is not None else []
+    in_reasoning = [c for c in find_statements(regions.reasoning, "reasoning", ctx) if not c.placeholder]
+    # Echoes of the prompt's placeholder ("The answer is (X)") are kept as evidence, never decide.
+    visible = [c for c in found if not c.placeholder]
+    echoes = [c for c in found if c.placeholder]
 
     source: Literal["content", "reasoning", "none"]
     if visible:
@@ -74,9 +88,10 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
         correct=pick.letter is not None and pick.letter == gold,
         rule=pick.rule,
         reason=pick.reason,
-        candidates=visible + in_reasoning,
+        candidates=sorted(visible + echoes, key=lambda c: c.start) + in_reasoning,
         reasoning_statements=len(in_reasoning),
         truncated=sample.finish_reason == "length",
+        hedged=source != "none" and pick.hedged,
     )
 
 
@@ -86,51 +101,45 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
     group = [c for c in candidates if rank(c) == strongest]
     last = group[-1]
     said = f'{where}: the last {_kind_label(last)} statement "{_short(last.text)}"'
+    if last.value is not None:
+        said += f" (its value matches the text of option {'/'.join(last.letters)})"
+
+    def pick(letter: str | None, ambiguity: str, rule: str, reason: str) -> _Pick:
+        return _Pick(letter, ambiguity, rule, reason, last.method, last.hedged)
+
     if len(last.letters) > 1:
-        return _Pick(
-            None,
-            "ambiguous_final_answer",
-            "several_letters",
-            f"{said} names several letters ({', '.join(last.letters)})",
-            last.method,
-        )
+        return pick(None, "ambiguous_final_answer", "several_letters", f"{said} names several letters")
     if last.out_of_range:
-        return _Pick(
-            None, "out_of_range", "out_of_range", f"{said} names {last.letters[0]}, not an option", last.method
-        )
+        return pick(None, "out_of_range", "out_of_range", f"{said} names {last.letters[0]}, not an option")
     named = {tuple(c.letters) for c in group}
     if len(named) > 1:
         sequence = " then ".join("/".join(c.letters) for c in group)
+        disagree = f"{where}: {_kind_label(last)} statements disagree ({sequence})"
         if policy.conflict_policy == "strict":
-            return _Pick(
-                None,
-                "conflicting_final_answers",
-                "conflict_strict",
-                f"{where}: statements of the strongest kind disagree ({sequence}); policy strict fails them",
-                last.method,
-            )
-        return _Pick(
+            return pick(None, "conflicting_final_answers", "conflict_strict", f"{disagree}; policy strict fails them")
+        return pick(
             last.letter,
             "conflicting_final_answers",
             "conflict_last",
-            f"{where}: statements of the strongest kind disagree ({sequence}); policy last takes {last.letter}",
-            last.method,
+            f"{disagree}; policy last takes {last.letter}",
         )
     count = f"{len(group)} statements of this kind agree" if len(group) > 1 else "the only one of its kind"
-    return _Pick(last.letter, "none", "final_statement", f"{said} names {last.letter} ({count})", last.method)
+    return pick(last.letter, "none", "final_statement", f"{said} names {last.letter} ({count})")
 
 
 _KIND_LABELS = {
-    "final_colon_letter": "FINAL:",
-    "final_answer_letter": "Final answer",
-    "answer_letter": "Answer",
-    "boxed_letter": "\\boxed{}",
-    "bare_letter": "bare-letter",
+    "final_colon": "FINAL:",
+    "final_answer": "Final answer",
+    "answer": "Answer",
+    "boxed": "\\boxed{}",
+    "option_line": "option-line",
+    "option_claim": "option-is-correct",
+    "bare": "bare-letter",
 }
 
 
 def _kind_label(candidate: Candidate) -> str:
-    label = _KIND_LABELS.get(candidate.method, candidate.method)
+    label = _KIND_LABELS.get(candidate.kind, candidate.kind)
     return f"hedged {label}" if candidate.hedged else label
 
 

@@ -1,72 +1,232 @@
 """Find every final-answer statement in a region.
 
 A statement is a marker ("FINAL:", "Final answer:", "The answer is", "\\boxed{") followed by a
-letter, or a visible answer that is nothing but a letter. Each statement becomes a Candidate with
+letter or by a value that is one option's text; an option line ("B. 1284") whose text is that
+option's; or a visible answer that is nothing but a letter. Each statement becomes a Candidate with
 its kind and its span in the raw field, whether or not it ends up deciding anything.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate
-from ocllm.scoring.letters import LetterValue, read_letters, skip_to_value
+from ocllm.scoring.letters import read_letters, skip_to_value
 from ocllm.scoring.regions import Piece
+from ocllm.scoring.values import ValueKey, matching_options, normalize, same_value, value_key
+
+Region = Literal["content", "reasoning"]
 
 # The kinds of statement, strongest first. The rank is what "take the strongest kind" compares.
 KIND_RANK: dict[str, int] = {
-    "final_colon_letter": 1,
-    "final_answer_letter": 2,
-    "answer_letter": 3,
-    "boxed_letter": 4,
-    "bare_letter": 5,
+    "final_colon": 1,
+    "final_answer": 2,
+    "answer": 3,
+    "boxed": 4,
+    "option_claim": 5,
+    "option_line": 6,
+    "bare": 7,
 }
 # Hedged statements ("the answer would be (A)") rank below every firm kind.
 HEDGED_RANK = 10
+# By convention "(X)" is the placeholder of a format instruction ("The answer is (X)").
+_CONVENTIONAL_PLACEHOLDERS = frozenset("X")
 
 _WS = r"(?:\s|\\ |~)+"
 _COLON_OR_IS = r"(?:[ \t]*[*_]*[ \t]*:|" + _WS + r"is\b[ \t]*[*_]*[ \t]*:?)"
+_HEDGE = (
+    r"(?:(?:would|should|might|may|could|must)" + _WS + r"be"
+    r"|(?:is|seems)(?:" + _WS + r"to" + _WS + r"be)?" + _WS + r"(?:most" + _WS + r")?"
+    r"(?:likely|probably|possibly|perhaps))\b[ \t]*:?"
+)
+_QUALIFIER = r"(?:(?:correct|best|right|final)" + _WS + r")"
+_NOUN = r"(?:answer|choice|option)"
 _MARKERS = re.compile(
     "|".join(
         [
-            r"(?P<final_colon_letter>\bfinal[ \t]*[*_]*[ \t]*:)",
-            r"(?P<final_answer_letter>\bfinal" + _WS + r"answer" + _COLON_OR_IS + ")",
-            r"(?P<hedged>\b(?:(?:correct|best|right)"
+            r"(?P<final_colon>\bfinal[ \t]*[*_]*[ \t]*:)",
+            # "Final answer:", "The final answer is", "Final choice:", and a bold "**Final Answer**"
+            # heading on its own line (the box or letter follows on the next lines).
+            r"(?P<final_answer>\bfinal" + _WS + _NOUN + r"(?:" + _COLON_OR_IS + r"|[ \t]*[*_#]*[ \t]*(?=\r?\n)))",
+            r"(?P<hedged>\b"
+            + _QUALIFIER
+            + r"?answer"
             + _WS
-            + r")?answer"
+            + _HEDGE
+            + r"|\b(?:most"
             + _WS
-            + r"(?:(?:would|should|might|may|could|must)"
+            + r")?(?:likely|probable)"
             + _WS
-            + r"be"
-            + r"|(?:is|seems)(?:"
+            + r"answer"
+            + _COLON_OR_IS
+            + ")",
+            r"(?P<answer>\b(?:(?:correct|best|right)"
+            + _WS
+            + r")?answer(?:"
+            + _WS
+            + r"(?:choice|option))?"
+            + r"(?:"
             + _WS
             + r"to"
             + _WS
-            + r"be)?"
+            + r"(?:this|the)"
             + _WS
-            + r"(?:most"
+            + r"question)?"
+            + _COLON_OR_IS
+            + r"|\b(?:correct|best|right)"
             + _WS
-            + r")?(?:likely|probably|possibly|perhaps))\b[ \t]*:?)",
-            r"(?P<answer_letter>\b(?:(?:(?:correct|best|right)"
-            + _WS
-            + r")?answer"
-            + r"|(?:correct|best|right)"
-            + _WS
-            + r"(?:option|choice))"
+            + r"(?:option|choice)"
             + _COLON_OR_IS
             + ")",
-            r"(?P<boxed_letter>\\boxed[ \t]*\{)",
+            r"(?P<boxed>\\boxed[ \t]*\{)",
         ]
     ),
     re.IGNORECASE,
 )
-
-
+# "Option C is correct", "Choice (B) is the right answer": the letter comes before the claim.
+_OPTION_CLAIM = re.compile(
+    r"\b(?:option|choice)[ \t]+(?:\*\*)?\(?([A-Z])\)?(?:\*\*)?[ \t]+is[ \t]+(?:the[ \t]+)?"
+    r"(?:correct|right|best)\b(?:[ \t]+(?:answer|option|choice)\b)?",
+    re.IGNORECASE,
+)
 # Every marker begins with one of these words. Finding them with str.find on a lower-cased copy and
 # trying the marker pattern only there is ~20x faster than letting the regex scan long reasoning.
-_MARKER_WORDS = ("final", "answer", "boxed", "correct", "best", "right")
+_MARKER_WORDS = ("final", "answer", "boxed", "correct", "best", "right", "likely", "probable", "most")
+
+_LINE = re.compile(r"[^\n]*")
+_OPTION_LINE = re.compile(r"(?:[*_]{1,2})?\(?([A-Z])[.)](?:[*_]{1,2})?[ \t]+(\S.*)$")
+_BOLD_LINE = re.compile(r"(?:\*\*|__).+(?:\*\*|__)[.:]?")
+# What may follow an option's text on an option line: an explanation, never more of a longer text.
+_AFTER_OPTION = frozenset(" -–—:(,;")
+
+
+class TaskContext(NamedTuple):
+    """What statement-finding needs to know about the task."""
+
+    options: list[str]
+    valid: frozenset[str]  # the option letters
+    placeholders: frozenset[str]  # letters the prompt uses as placeholders, none of them an option
+    option_keys: tuple[ValueKey, ...] = ()  # the options' texts as values are compared
+    longest_option: int = 0  # no stated value much longer than this can equal an option
+
+
+class _Found(NamedTuple):
+    letters: list[str]
+    start: int  # statement start in the piece's text
+    end: int  # statement end in the piece's text
+    value: str | None = None  # the stated value when the letters came from matching option texts
+
+
+def task_context(options: list[str], prompt: str | None) -> TaskContext:
+    """Option letters, and the placeholder letters of the prompt's format instruction."""
+    return _task_context(tuple(options), prompt)
+
+
+@functools.lru_cache(maxsize=1024)
+def _task_context(options: tuple[str, ...], prompt: str | None) -> TaskContext:
+    # Cached: a suite's few hundred prompts are scored again and again (lanes, rescoring, audits).
+    options_list = list(options)
+    keys = tuple(value_key(o) for o in options)
+    longest = max((len(o) for o in options), default=0)
+    valid = frozenset(chr(ord("A") + i) for i in range(len(options)))
+    named: set[str] = set(_CONVENTIONAL_PLACEHOLDERS)
+    if prompt:
+        plain = TaskContext(options_list, valid, frozenset(), keys, longest)
+        for candidate in find_statements([Piece("content", 0, prompt)], "content", plain):
+            named.update(candidate.letters)
+    # A letter that is a real option is never a placeholder: it may be the model's answer.
+    return TaskContext(options_list, valid, frozenset(named - valid), keys, longest)
+
+
+def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> list[Candidate]:
+    """All marker statements in the pieces of one region, in reading order."""
+    found: list[Candidate] = []
+    for piece in pieces:
+        text = piece.text
+        consumed = 0
+        for m in _marker_matches(text):
+            if m.start() < consumed:
+                continue  # part of a statement already read ("Final answer: \boxed{B}")
+            kind = m.lastgroup or ""
+            reader = _read_box if kind == "boxed" else _read_after_marker
+            got = reader(text, m.end(), ctx)
+            if got is None:
+                continue
+            consumed = got.end
+            hedged = kind == "hedged"
+            statement = _Found(got.letters, m.start(), got.end, got.value)
+            found.append(_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged))
+    return found
+
+
+def find_option_claims(pieces: list[Piece], region: Region, ctx: TaskContext) -> list[Candidate]:
+    """ "Option C is correct", "Choice (B) is the best answer"."""
+    found = []
+    for piece in pieces:
+        if "is" not in piece.text:
+            continue
+        for m in _OPTION_CLAIM.finditer(piece.text):
+            statement = _Found([m.group(1).upper()], m.start(), m.end())
+            found.append(_candidate(statement, "option_claim", region, piece, ctx))
+    return found
+
+
+def find_option_lines(pieces: list[Piece], ctx: TaskContext) -> list[Candidate]:
+    """Visible lines "X. <text>" / "X) <text>" whose text is option X's text: the first line of the
+    answer when no other line looks like an option line, or bold lines that all name one letter.
+    Several option lines are a list (an echo of the options, or an analysis of each), not an answer."""
+    shaped: list[tuple[Piece, re.Match[str], str, bool]] = []  # lines shaped like an option line
+    first: tuple[Piece, re.Match[str]] | None = None
+    for piece in pieces:
+        for line in _LINE.finditer(piece.text):
+            body = line.group(0).strip()
+            if not body:
+                continue
+            if first is None:
+                first = (piece, line)
+            m = _OPTION_LINE.match(body)
+            if m is not None and m.group(1) in ctx.valid:
+                shaped.append((piece, line, m.group(1), _BOLD_LINE.fullmatch(body) is not None))
+    chosen: list[tuple[Piece, re.Match[str]]] = []
+    if first is not None and len(shaped) == 1 and shaped[0][1] is first[1]:
+        chosen = [first]
+    else:
+        bold = [(piece, line, letter) for piece, line, letter, is_bold in shaped if is_bold]
+        if len({letter for _, _, letter in bold}) == 1:
+            chosen = [(piece, line) for piece, line, _ in bold]
+    found: list[Candidate] = []
+    for piece, line in chosen:
+        body = line.group(0)
+        letter = _option_line_letter(body.strip(), ctx)
+        if letter is None:
+            continue  # the text is not that option's text
+        lead = len(body) - len(body.lstrip())
+        statement = _Found([letter], line.start() + lead, line.start() + len(body.rstrip()))
+        found.append(_candidate(statement, "option_line", "content", piece, ctx))
+    return found
+
+
+def find_bare_letter(pieces: list[Piece], ctx: TaskContext) -> Candidate | None:
+    """A visible region that is nothing but one letter: "D", "(D)", "**D**", "D."."""
+    texts = [p for p in pieces if p.text.strip()]
+    if len(texts) != 1:
+        return None
+    piece = texts[0]
+    stripped = piece.text.strip()
+    if len(stripped) > 24:
+        return None
+    lead = piece.text.index(stripped[0])
+    got = read_letters(stripped, 0, explicit_marker=False)
+    if got is None or len(got.letters) != 1 or stripped[got.end :].strip() not in ("", "."):
+        return None
+    return _candidate(_Found(got.letters, lead, lead + got.end), "bare", "content", piece, ctx)
+
+
+def rank(candidate: Candidate) -> int:
+    return HEDGED_RANK if candidate.hedged else KIND_RANK[candidate.kind]
 
 
 def _marker_matches(text: str) -> Iterator[re.Match[str]]:
@@ -90,70 +250,21 @@ def _marker_matches(text: str) -> Iterator[re.Match[str]]:
             yield m
 
 
-def letters_in_range(n_options: int) -> frozenset[str]:
-    return frozenset(chr(ord("A") + i) for i in range(n_options))
+def _read_after_marker(text: str, marker_end: int, ctx: TaskContext) -> _Found | None:
+    start = skip_to_value(text, marker_end)
+    got = read_letters(text, start, explicit_marker=True)
+    if got is None:
+        return _stated_value(text, start, ctx)
+    letters, end = got.letters, got.end
+    if "\n" in text[marker_end:start] and len(letters) == 1:
+        # "Answer:" and then option lines on their own lines: each line names a letter.
+        letters, end = _option_lines_after(text, start, letters, end)
+    return _Found(letters, start, end)
 
 
-def find_statements(
-    pieces: list[Piece], region: Literal["content", "reasoning"], valid: frozenset[str]
-) -> list[Candidate]:
-    """All marker statements in the pieces of one region, in reading order."""
-    found: list[Candidate] = []
-    for piece in pieces:
-        text = piece.text
-        consumed = 0
-        for m in _marker_matches(text):
-            if m.start() < consumed:
-                continue  # part of a statement already read ("Final answer: \boxed{B}")
-            kind = m.lastgroup or ""
-            if kind == "boxed_letter":
-                value = _read_box(text, m.end())
-            else:
-                value = read_letters(text, skip_to_value(text, m.end()), explicit_marker=True)
-            if value is None:
-                continue
-            consumed = value.end
-            hedged = kind == "hedged"
-            found.append(
-                _candidate(
-                    value,
-                    "answer_letter" if hedged else kind,
-                    region,
-                    piece,
-                    m.start(),
-                    valid,
-                    hedged=hedged,
-                )
-            )
-    return found
-
-
-def find_bare_letter(pieces: list[Piece], valid: frozenset[str]) -> Candidate | None:
-    """A visible region that is nothing but one letter: "D", "(D)", "**D**", "D."."""
-    texts = [p for p in pieces if p.text.strip()]
-    if len(texts) != 1:
-        return None
-    piece = texts[0]
-    stripped = piece.text.strip()
-    if len(stripped) > 24:
-        return None
-    lead = piece.text.index(stripped[0])
-    value = read_letters(stripped, 0, explicit_marker=False)
-    if value is None or len(value.letters) != 1:
-        return None
-    if stripped[value.end :].strip() not in ("", "."):
-        return None
-    return _candidate(value, "bare_letter", "content", piece, lead, valid, local_offset=lead)
-
-
-def rank(candidate: Candidate) -> int:
-    return HEDGED_RANK if candidate.hedged else KIND_RANK[candidate.method]
-
-
-def _read_box(text: str, pos: int) -> LetterValue | None:
-    """The inside of \\boxed{...} must be a letter (wrapped or followed by option text), not math."""
-    depth = 1
-    close = pos
+def _read_box(text: str, pos: int, ctx: TaskContext) -> _Found | None:
+    """Inside \\boxed{...}: a letter (wrapped, or followed by option text), or one option's value."""
+    depth, close = 1, pos
     while close < len(text) and depth:
         if text[close] == "{":
             depth += 1
@@ -164,36 +275,100 @@ def _read_box(text: str, pos: int) -> LetterValue | None:
         return None
     inner = text[pos : close - 1]
     lead = len(inner) - len(inner.lstrip())
-    value = read_letters(inner, lead, explicit_marker=True)
-    if value is None:
+    got = read_letters(inner, lead, explicit_marker=True)
+    if got is not None:
+        rest = inner[got.end :].lstrip()
+        if not rest or rest[0] in ".):":
+            return _Found(got.letters, pos, close)
+        return None  # a letter inside math: \boxed{A + B}
+    matches = matching_options(inner, ctx.option_keys) if len(inner) <= 2 * ctx.longest_option + 40 else []
+    if not matches:
         return None
-    rest = inner[value.end :].lstrip()
-    if rest and rest[0] not in ".):":
+    return _Found([chr(ord("A") + i) for i in matches], pos, close, inner.strip())
+
+
+def _option_lines_after(text: str, start: int, letters: list[str], end: int) -> tuple[list[str], int]:
+    line_end = text.find("\n", start)
+    if line_end == -1 or not _OPTION_LINE.match(text[start:line_end].strip()):
+        return letters, end
+    letters = list(letters)
+    for line in _LINE.finditer(text, line_end + 1):
+        m = _OPTION_LINE.match(line.group(0).strip())
+        if m is None:
+            break
+        if m.group(1) not in letters:
+            letters.append(m.group(1))
+        end = line.end()
+    return letters, end
+
+
+def _stated_value(text: str, start: int, ctx: TaskContext) -> _Found | None:
+    """A marker followed by a value ("FINAL: 1284", "The answer is \\(\\frac{3}{4}\\)."): the letter(s)
+    of the options whose text equals it. Tried on the rest of the line, then on shorter cuts of it
+    (first sentence, first clause), longest first."""
+    line_end = text.find("\n", start)
+    line = text[start : len(text) if line_end == -1 else line_end].rstrip()
+    if not line or len(line) > 300:
         return None
-    return LetterValue(value.letters, pos + value.start, close, True)
+    for cut in _cuts(line):
+        if len(cut) > 2 * ctx.longest_option + 40:
+            continue  # LaTeX can double a value's length, but no more: skip prose
+        matches = matching_options(cut, ctx.option_keys)
+        if matches:
+            return _Found([chr(ord("A") + i) for i in matches], start, start + len(cut), cut.strip())
+    return None
+
+
+def _cuts(line: str) -> list[str]:
+    cuts = {line}
+    for sep in (". ", ", ", "; ", " because", " since", " as ", " (", " — ", " - ", " which"):
+        at = line.find(sep)
+        if at > 0:
+            cuts.add(line[:at])
+    return sorted(cuts, key=len, reverse=True)
+
+
+def _option_line_letter(line: str, ctx: TaskContext) -> str | None:
+    m = _OPTION_LINE.match(line)
+    if m is None or m.group(1) not in ctx.valid:
+        return None
+    letter = m.group(1)
+    text = m.group(2).rstrip("*_ ")
+    option = ctx.options[ord(letter) - ord("A")]
+    return letter if _text_names_option(text, option) else None
+
+
+def _text_names_option(text: str, option: str) -> bool:
+    """The line's text is the option's text, alone or followed by an explanation."""
+    if same_value(text, option):
+        return True
+    said, wanted = normalize(text), normalize(option)
+    return len(wanted) >= 2 and said.startswith(wanted) and said[len(wanted) : len(wanted) + 1] in _AFTER_OPTION
 
 
 def _candidate(
-    value: LetterValue,
-    method: str,
-    region: Literal["content", "reasoning"],
-    piece: Piece,
-    start: int,
-    valid: frozenset[str],
-    *,
-    hedged: bool = False,
-    local_offset: int = 0,
+    found: _Found, kind: str, region: Region, piece: Piece, ctx: TaskContext, *, hedged: bool = False
 ) -> Candidate:
-    end = value.end + local_offset
+    letters = found.letters
+    if found.value is not None:
+        method = "option_text"
+    elif kind in ("option_line", "option_claim"):
+        method = kind
+    else:
+        method = f"{kind}_letter"
+    out_of_range = any(letter not in ctx.valid for letter in letters)
     return Candidate(
-        letter=value.letters[0] if len(value.letters) == 1 else None,
-        letters=value.letters,
+        letter=letters[0] if len(letters) == 1 else None,
+        letters=letters,
+        kind=kind,
         method=method,
         region=region,
         field=piece.field,
-        start=piece.offset + start,
-        end=piece.offset + end,
-        text=piece.text[start:end],
+        start=piece.offset + found.start,
+        end=piece.offset + found.end,
+        text=piece.text[found.start : found.end],
         hedged=hedged,
-        out_of_range=any(letter not in valid for letter in value.letters),
+        out_of_range=out_of_range,
+        placeholder=out_of_range and all(letter in ctx.placeholders for letter in letters),
+        value=found.value,
     )

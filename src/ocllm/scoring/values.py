@@ -1,0 +1,82 @@
+"""Compare a stated value ("1284", "\\frac{3}{4}", "Paris") with the options' texts.
+
+Used where a statement names a value instead of a letter, and to check that an option line's text
+really is that option's text. Normalising is deliberately modest: wrappers and LaTeX spelling go,
+case and surrounding punctuation go, numbers compare as numbers; units and words stay.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import NamedTuple
+
+_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|operatorname|boxed|mbox)\s*\{([^{}]*)\}")
+_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_LATEX_SPACES = re.compile(r"\\[,;:! ]|\\quad|\\qquad|~")
+_MATH_DELIMS = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$")
+_DEGREE = re.compile(r"\^\s*\{?\\circ\}?|\\circ|\\degree")
+_EDGE_PUNCT = " \t\r\n.,;:!?*_\"'`()[]{}"
+_NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?:\.\d+)?)?|[-+−]?\.\d+")
+
+
+def normalize(text: str) -> str:
+    """One spelling per value: LaTeX unwrapped, fractions as a/b, case folded, edges trimmed."""
+    s = text
+    for _ in range(3):  # nested wrappers: \boxed{\text{...}}
+        s = _WRAPPERS.sub(r"\1", s)
+    s = _FRAC.sub(r"\1/\2", s)
+    s = _DEGREE.sub("°", s)
+    s = _LATEX_SPACES.sub(" ", s)
+    s = _MATH_DELIMS.sub("", s)
+    s = s.replace("\\%", "%").replace("\\cdot", "·").replace("\\times", "×")
+    s = " ".join(s.split()).casefold()
+    return s.strip(_EDGE_PUNCT)
+
+
+def _as_number(s: str) -> tuple[Fraction, str] | None:
+    """A leading number and the unit after it ("48 °c" -> (48, "°c")), or None."""
+    m = _NUMBER.match(s)
+    if m is None:
+        return None
+    raw = m.group(0).replace(",", "").replace("−", "-")
+    try:
+        if "/" in raw:
+            num, den = raw.split("/")
+            value = Fraction(num) / Fraction(den)
+        else:
+            value = Fraction(raw)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return value, s[m.end() :].replace(" ", "")
+
+
+class ValueKey(NamedTuple):
+    """A text as compared: its normal spelling, and its number and unit when it starts with one."""
+
+    text: str
+    number: tuple[Fraction, str] | None
+
+
+def value_key(text: str) -> ValueKey:
+    norm = normalize(text)
+    return ValueKey(norm, _as_number(norm) if norm else None)
+
+
+def same_key(a: ValueKey, b: ValueKey) -> bool:
+    """Equal after normalising; numbers compare as numbers, with the same unit (or none)."""
+    if not a.text or not b.text:
+        return False
+    return a.text == b.text or (a.number is not None and a.number == b.number)
+
+
+def same_value(a: str, b: str) -> bool:
+    return same_key(value_key(a), value_key(b))
+
+
+def matching_options(value: str, option_keys: tuple[ValueKey, ...]) -> list[int]:
+    """Indexes of the options whose text equals `value`."""
+    key = value_key(value)
+    if not key.text:
+        return []
+    return [i for i, option in enumerate(option_keys) if same_key(key, option)]
