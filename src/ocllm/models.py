@@ -71,6 +71,9 @@ class Candidate(msgspec.Struct, kw_only=True):
     out_of_range: bool = False
     placeholder: bool = False  # an echo of the prompt's own placeholder ("The answer is (X)"): ignored
     value: str | None = None  # the stated value, when the letter came from matching an option's text
+    # The reading rules of docs/scoring.md that shaped this statement: latex, box_after_marker,
+    # option_text, several_option_lines, hedged, placeholder_echo.
+    reading: list[str] = msgspec.field(default_factory=list)
 
 
 class Decision(msgspec.Struct, kw_only=True):

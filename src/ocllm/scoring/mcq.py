@@ -103,6 +103,8 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
     said = f'{where}: the last {_kind_label(last)} statement "{_short(last.text)}"'
     if last.value is not None:
         said += f" (its value matches the text of option {'/'.join(last.letters)})"
+    if last.reading:
+        said += f" [read by: {', '.join(last.reading)}]"
 
     def pick(letter: str | None, ambiguity: str, rule: str, reason: str) -> _Pick:
         return _Pick(letter, ambiguity, rule, reason, last.method, last.hedged)

@@ -96,7 +96,7 @@ _OPTION_CLAIM = re.compile(
 # trying the marker pattern only there is ~20x faster than letting the regex scan long reasoning.
 _MARKER_WORDS = ("final", "answer", "boxed", "correct", "best", "right", "likely", "probable", "most")
 
-_LINE = re.compile(r"[^\n]*")
+_LINE = re.compile(r"[^\n]*\S[^\n]*")  # a line that is not blank
 _OPTION_LINE = re.compile(r"(?:[*_]{1,2})?\(?([A-Z])[.)](?:[*_]{1,2})?[ \t]+(\S.*)$")
 _BOLD_LINE = re.compile(r"(?:\*\*|__).+(?:\*\*|__)[.:]?")
 # What may follow an option's text on an option line: an explanation, never more of a longer text.
@@ -340,6 +340,7 @@ def _option_line_letter(line: str, ctx: TaskContext) -> str | None:
 
 def _text_names_option(text: str, option: str) -> bool:
     """The line's text is the option's text, alone or followed by an explanation."""
+    text = text.replace("**", "").replace("__", "")
     if same_value(text, option):
         return True
     said, wanted = normalize(text), normalize(option)
@@ -357,6 +358,8 @@ def _candidate(
     else:
         method = f"{kind}_letter"
     out_of_range = any(letter not in ctx.valid for letter in letters)
+    placeholder = out_of_range and all(letter in ctx.placeholders for letter in letters)
+    text = piece.text[found.start : found.end]
     return Candidate(
         letter=letters[0] if len(letters) == 1 else None,
         letters=letters,
@@ -366,9 +369,31 @@ def _candidate(
         field=piece.field,
         start=piece.offset + found.start,
         end=piece.offset + found.end,
-        text=piece.text[found.start : found.end],
+        text=text,
         hedged=hedged,
         out_of_range=out_of_range,
-        placeholder=out_of_range and all(letter in ctx.placeholders for letter in letters),
+        placeholder=placeholder,
         value=found.value,
+        reading=_reading(text, kind, found, hedged=hedged, placeholder=placeholder),
     )
+
+
+_LATEX_SIGNS = ("\\(", "\\[", "$", "\\text", "\\math", "\\ ")
+
+
+def _reading(text: str, kind: str, found: _Found, *, hedged: bool, placeholder: bool) -> list[str]:
+    """Name the reading rules that made this statement what it is, for the audit."""
+    tags = []
+    if any(sign in text for sign in _LATEX_SIGNS):
+        tags.append("latex")
+    if kind != "boxed" and "\\boxed" in text:
+        tags.append("box_after_marker")
+    if found.value is not None:
+        tags.append("option_text")
+    if kind in ("final_colon", "final_answer", "answer") and "\n" in text and len(found.letters) > 1:
+        tags.append("several_option_lines")
+    if hedged:
+        tags.append("hedged")
+    if placeholder:
+        tags.append("placeholder_echo")
+    return tags

@@ -1,0 +1,289 @@
+"""The rules for real model output (docs/scoring.md, "Reading real output"), each with cases where it
+must fire and cases where it must not. Every text here was written by the project's authors."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import mcq
+
+TEN = ["12", "24", "36", "48", "60", "72", "84", "96", "108", "120"]
+
+
+# Rule 1: LaTeX around the letter or the marker.
+@pytest.mark.parametrize(
+    "content",
+    [
+        "So the net force is 3000 N.\n\nThe answer is \\(G\\).",
+        "\\[ The\\ answer\\ is\\ (G) \\]",
+        "$$\\text{Answer: } G$$",
+        "Final answer: $\\mathrm{G}$",
+        "The correct answer is \\textbf{G}.",
+        "The answer is \\(\\text{G. 84}\\)",
+        "Therefore:\n\\[\n\\text{The answer is } \\boxed{G}\n\\]",
+    ],
+)
+def test_latex_reads_the_letter(content: str) -> None:
+    d = mcq(content, answer="G", options=TEN)
+    assert (d.extracted_final_answer, d.ambiguity) == ("G", "none")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Let \\(A\\) be the event of rolling a six and \\(B\\) the event of an even roll.",
+        "By Bayes, \\[ P(A \\mid B) = \\frac{P(B \\mid A) P(A)}{P(B)} \\]",
+        "The answer is \\(x = 5\\), which I cannot map to an option.",
+        "So the answer is $A + B$ in total.",
+    ],
+)
+def test_latex_letter_in_an_equation_is_not_a_statement(content: str) -> None:
+    d = mcq(content, answer="A")
+    assert d.extracted_final_answer is None and d.ambiguity == "no_extractable_answer"
+
+
+def test_latex_text_with_option_text() -> None:
+    d = mcq("The answer is \\text{J. 120}", answer="J", options=TEN)
+    assert d.extracted_final_answer == "J" and "latex" in d.candidates[0].reading
+
+
+# Rule 2: a box after a marker is a statement of the marker's kind.
+@pytest.mark.parametrize(
+    "content",
+    [
+        "A first guess: the answer is (H).\n\nRechecking the units...\n\n**Final Answer:** \\boxed{F}",
+        "The answer is (H) at first sight.\n\nFinal Answer:\n\\[\n\\boxed{F}\n\\]",
+        "I said the answer is (H), but that was wrong.\n\n**Final Answer**\n\n\\boxed{F}",
+        "The answer is (H).\n\nFinal answer: $\\boxed{\\text{F}}$",
+    ],
+)
+def test_box_after_marker_outranks_earlier_answer(content: str) -> None:
+    d = mcq(content, answer="F", options=TEN)
+    assert (d.extracted_final_answer, d.extraction_method, d.ambiguity) == ("F", "final_answer_letter", "none")
+    assert "box_after_marker" in next(c for c in d.candidates if c.letter == "F").reading
+
+
+def test_plain_box_does_not_outrank_an_answer_statement() -> None:
+    d = mcq("The answer is (H).\n\nSome algebra gives \\boxed{F}", answer="H", options=TEN)
+    assert (d.extracted_final_answer, d.extraction_method) == ("H", "answer_letter")
+
+
+# Rule 3: more phrasings; hedged forms only where nothing firmer exists.
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Answer is C",
+        "The correct answer is option C.",
+        "Correct option: C",
+        "After weighing each choice, the best answer is (C).",
+        "The answer is: (C)",
+        "**The correct answer is C.**",
+        "Therefore, option C is correct.",
+        "The correct answer choice is C.",
+        "Final choice: C",
+    ],
+)
+def test_phrasings(content: str) -> None:
+    assert mcq(content, answer="C").extracted_final_answer == "C"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["Hmm, the answer would be (A).", "Given the data, the answer is likely A.", "The most likely answer is A."],
+)
+def test_hedged_alone_counts_and_is_marked(content: str) -> None:
+    d = mcq(content, answer="A")
+    assert (d.extracted_final_answer, d.hedged) == ("A", True)
+
+
+def test_hedged_yields_to_a_firm_statement_without_conflict() -> None:
+    d = mcq("At first the answer would be (A). After checking, the answer is (C).", answer="C")
+    assert (d.extracted_final_answer, d.ambiguity, d.hedged) == ("C", "none", False)
+    d = mcq("The answer is (C). Some might say the answer is probably A.", answer="C")
+    assert (d.extracted_final_answer, d.ambiguity) == ("C", "none")
+
+
+@pytest.mark.parametrize(
+    "content", ["Option A is incorrect because it ignores friction.", "Option A is correctly stated."]
+)
+def test_option_claim_counter_examples(content: str) -> None:
+    assert mcq(content, answer="A").extracted_final_answer is None
+
+
+# Rule 4: option lines.
+CITIES = ["Sydney", "Canberra", "Melbourne", "Perth"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "B. Canberra\n\nCanberra was chosen as a compromise between Sydney and Melbourne.",
+        "B) Canberra",
+        "Sydney is the largest city, but the capital is different.\n\n**B. Canberra**",
+        "**B) Canberra** - the purpose-built capital.",
+    ],
+)
+def test_option_line_with_matching_text(content: str) -> None:
+    d = mcq(content, answer="B", options=CITIES)
+    assert (d.extracted_final_answer, d.extraction_method) == ("B", "option_line")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "B. Sydney\n\nThat is my pick.",  # the text is option A's, not B's
+        "A. Sydney\nB. Canberra\nC. Melbourne\nD. Perth",  # an echo of the option list
+        "A. Sydney - too big.\n\nB. Canberra - the capital.\n\nC. Melbourne - former seat.",  # an analysis
+    ],
+)
+def test_option_line_counter_examples(content: str) -> None:
+    assert mcq(content, answer="B", options=CITIES).extracted_final_answer is None
+
+
+def test_option_line_quoted_in_reasoning_is_not_visible() -> None:
+    d = mcq("<think>B. Canberra looks right</think>\n\nI am not sure.", answer="B", options=CITIES)
+    assert (d.extracted_final_answer, d.ambiguity) == (None, "no_extractable_answer")
+
+
+def test_marker_followed_by_several_option_lines_is_ambiguous() -> None:
+    content = "Answer:\nB. 24\nC. 36\nI. 108"
+    d = mcq(content, answer="B", options=TEN)
+    assert (d.extracted_final_answer, d.ambiguity) == (None, "ambiguous_final_answer")
+    assert d.candidates[0].letters == ["B", "C", "I"] and "several_option_lines" in d.candidates[0].reading
+
+
+def test_marker_with_one_option_line_below_is_that_letter() -> None:
+    d = mcq("Answer:\nB. Canberra\n\nIt was purpose-built.", answer="B", options=CITIES)
+    assert d.extracted_final_answer == "B"
+
+
+# Rule 5: placeholders echoed from the prompt.
+PROMPT_X = 'Question...\n\nThink step by step and finish with "The answer is (X)" where X is the letter.'
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        'I cannot give "The answer is (X)" with confidence here.',
+        "The answer is (X) where X is the letter of the largest value.",
+        'Following the instruction "FINAL: X", I would need a letter, but none fits.',
+    ],
+)
+def test_placeholder_echo_is_not_a_statement(content: str) -> None:
+    d = mcq(content, answer="B", options=TEN, prompt=PROMPT_X)
+    assert (d.extracted_final_answer, d.ambiguity) == (None, "no_extractable_answer")
+    assert d.candidates and all(c.placeholder for c in d.candidates)
+
+
+def test_placeholder_echo_then_real_answer() -> None:
+    d = mcq("I must write The answer is (X). So: the answer is (D).", answer="D", options=TEN, prompt=PROMPT_X)
+    assert (d.extracted_final_answer, d.ambiguity) == ("D", "none")
+
+
+def test_prompt_placeholder_letter_other_than_x() -> None:
+    prompt = "End your reply with 'FINAL: Z' where Z is your letter."
+    assert mcq("FINAL: Z", answer="B", prompt=prompt).ambiguity == "no_extractable_answer"
+    assert mcq("FINAL: Z", answer="B").ambiguity == "out_of_range"  # without the prompt it is a real statement
+
+
+def test_placeholder_letter_that_is_an_option_is_an_answer() -> None:
+    options = [f"o{i}" for i in range(24)]  # A..X: X is a real option
+    assert mcq("The answer is (X)", answer="X", options=options, prompt=PROMPT_X).correct is True
+
+
+# Rule 6: words that look like letters.
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Answer: I don't know which of these is right.",
+        "The answer is (I cannot determine this from the options given).",
+        "The correct answer is a selection of the first two options.",
+        "Answer: I'm not certain.",
+        "The answer is: (i) the reaction is exothermic, and (ii) entropy rises.",
+        "The answer has two parts. Answer: a) the rate doubles; b) the yield stays.",
+    ],
+)
+def test_pronoun_article_and_labels_are_not_letters(content: str) -> None:
+    d = mcq(content, answer="I", options=TEN)
+    assert d.extracted_final_answer is None, d.reason
+
+
+@pytest.mark.parametrize(
+    ("content", "letter"),
+    [
+        ("The answer is A because the others double-count.", "A"),
+        ("Answer: I", "I"),
+        ("Answer: I.", "I"),
+        ("The answer is (I) 108.", "I"),
+        ("answer: a", "A"),
+        ("The answer is I because 9 x 12 = 108.", "I"),
+    ],
+)
+def test_real_letters_that_look_like_words(content: str, letter: str) -> None:
+    assert mcq(content, answer=letter, options=TEN).extracted_final_answer == letter
+
+
+# Rule 7: truncation.
+def test_length_cut_is_marked_truncated() -> None:
+    d = mcq("Let me compute: 20% of 426 is 85.2, which is", answer="C", finish_reason="length")
+    assert d.truncated is True and d.ambiguity == "no_extractable_answer"
+
+
+def test_letters_changing_until_the_cut_conflict() -> None:
+    d = mcq("The answer is (A). Wait. The answer is (C). Hmm, no, the answer is (B", answer="C", finish_reason="length")
+    assert d.truncated is True and d.ambiguity == "conflicting_final_answers"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Okay, the user asks for 20% of 426. That gives 85.2, so FINAL: C. But let me double",
+        "Hmm. Option C is correct, so The answer is (C). Let me verify",
+    ],
+)
+def test_think_prefilled_without_closer_is_all_reasoning(content: str) -> None:
+    d = mcq(content, answer="C", finish_reason="length", think_prefilled=True)
+    assert (d.ambiguity, d.truncated) == ("answer_only_in_reasoning", True)
+    assert mcq(content, answer="C", finish_reason="length").extracted_final_answer == "C"  # the setting matters
+
+
+def test_think_prefilled_with_closer() -> None:
+    d = mcq("It is 85.2, option C.\n</think>\n\nFINAL: C", answer="C", think_prefilled=True)
+    assert (d.extracted_final_answer, d.reasoning_statements) == ("C", 0)
+
+
+# Rule 8: values instead of letters.
+FRACTIONS = ["1/2", "3/4", "2/3", "5/6"]
+
+
+@pytest.mark.parametrize(
+    ("content", "options", "letter"),
+    [
+        ("So the probability is \\boxed{\\frac{3}{4}}", FRACTIONS, "B"),
+        ("The answer is \\(\\frac{3}{4}\\).", FRACTIONS, "B"),
+        ("The answer is 0.75", FRACTIONS, "B"),
+        ("FINAL: 1284", ["1256", "1284", "1102", "1328"], "B"),
+        ("FINAL: 1,284", ["1256", "1284", "1102", "1328"], "B"),
+        ("Answer: Paris, the capital of France.", ["Lyon", "Paris", "Nice", "Lille"], "B"),
+        ("\\boxed{48^\\circ C}", ["12°C", "48°C", "36°C", "60°C"], "B"),
+    ],
+)
+def test_value_matching_one_option(content: str, options: list[str], letter: str) -> None:
+    d = mcq(content, answer=letter, options=options)
+    assert (d.extracted_final_answer, d.extraction_method) == (letter, "option_text")
+
+
+def test_value_matching_two_options_is_ambiguous() -> None:
+    d = mcq("The answer is \\boxed{0.5}", answer="A", options=["1/2", "0.50", "2", "3"])
+    assert (d.extracted_final_answer, d.ambiguity) == (None, "ambiguous_final_answer")
+
+
+@pytest.mark.parametrize(
+    ("content", "options"),
+    [
+        ("\\boxed{42}", ["40", "41", "43", "44"]),  # no option has that value
+        ("The answer is 48 K", ["12°C", "48°C", "36°C", "60°C"]),  # units are kept
+        ("Answer: Paris is lovely in spring", ["Paris, France", "Lyon", "Nice", "Lille"]),
+    ],
+)
+def test_value_counter_examples(content: str, options: list[str]) -> None:
+    assert mcq(content, answer="A", options=options).extracted_final_answer is None
