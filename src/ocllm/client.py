@@ -1,0 +1,615 @@
+"""The HTTP client: one chat request to an OpenAI-compatible endpoint in, one Sample out.
+
+Whatever the network or the server does ends in a Sample: the response, kept verbatim, or `error` set to a
+one-line reason once retrying stops. Only programming errors (a body that is not JSON-serialisable, invalid
+settings) raise. Retries are bounded twice, by `max_attempts` and by `retry_budget_s`, so that a dead server
+costs a run a known, small amount of time per task.
+
+The API key goes into the Authorization header and nowhere else: every error text and log line passes
+through `_scrub` first, because servers do echo keys back in their 401 bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import logging
+import math
+import random
+import re
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+import msgspec
+
+from ocllm.models import Sample
+
+__all__ = ["ClientSettings", "chat_completion", "list_models", "make_session"]
+
+log = logging.getLogger(__name__)
+
+# How much of a response body an error message quotes: enough to read a server's reason, short enough for one line.
+BODY_EXCERPT_CHARS = 200
+# Exponents beyond this would overflow a float; the cap (backoff_max_s) has long been reached by then.
+_MAX_BACKOFF_EXPONENT = 60
+_REDACTED = "[redacted]"
+# How long to wait for the end of a streamed body after [DONE] before giving up on reusing the connection.
+_DRAIN_AFTER_DONE_S = 1.0
+
+
+class ClientSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """How to reach one endpoint, and how hard to try."""
+
+    base_url: str  # e.g. "http://127.0.0.1:8000/v1"; requests go to f"{base_url}/chat/completions"
+    api_key: str | None = None  # sent as "Authorization: Bearer ..."; never stored in a Sample, an error or a log
+    stream: bool = False
+    timeout_s: float = 600.0  # total per attempt: connecting, sending, and reading the last byte
+    connect_timeout_s: float = 10.0
+    max_attempts: int = 4  # first try included
+    backoff_base_s: float = 0.5  # full jitter: sleep uniform(0, min(backoff_max_s, base * 2**n)) before retry n+1
+    backoff_max_s: float = 30.0
+    retry_budget_s: float = 300.0  # no retry starts later than this after the first attempt started
+
+    def __post_init__(self) -> None:
+        # Caught here, a bad setting is one clear error at start-up rather than N error Samples.
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        for name in ("timeout_s", "connect_timeout_s"):
+            value = getattr(self, name)
+            if not value > 0:
+                raise ValueError(f"{name} must be positive, got {value}")
+        for name in ("backoff_base_s", "backoff_max_s", "retry_budget_s"):
+            value = getattr(self, name)
+            if not value >= 0:
+                raise ValueError(f"{name} must not be negative, got {value}")
+
+    # msgspec's generated repr (and rich's pretty-printer) would show the key to anyone who logs the settings.
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in self.__rich_repr__())
+        return f"ClientSettings({fields})"
+
+    def __rich_repr__(self) -> Any:
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if name == "api_key" and value is not None:
+                value = _REDACTED
+            yield name, value
+
+
+def make_session(concurrency: int) -> aiohttp.ClientSession:
+    """A session allowing `concurrency` simultaneous connections, without a session-wide timeout.
+
+    Call it from inside a running event loop (aiohttp requires one). Timeouts are set per attempt by
+    `chat_completion`. Keep the number of requests in flight at most `concurrency` (a semaphore in the
+    runner): a request waiting for a free connection is already inside its attempt's timeout and latency.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency)
+    return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
+
+
+async def list_models(session: aiohttp.ClientSession, settings: ClientSettings) -> dict[str, Any] | None:
+    """GET {base_url}/models, once. The parsed JSON object, or None for any failure (it is only a probe)."""
+    url = f"{settings.base_url.rstrip('/')}/models"
+    try:
+        async with (
+            asyncio.timeout(settings.timeout_s),
+            session.get(
+                url,
+                headers=_headers(settings, accept="application/json"),
+                timeout=_request_timeout(settings),
+                allow_redirects=False,
+            ) as resp,
+        ):
+            raw = await resp.read()
+            status = resp.status
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        log.info("listing models at %s failed: %s", url, _scrub(_describe(exc), settings.api_key))
+        return None
+    if not 200 <= status < 300:
+        log.info("listing models at %s failed: HTTP %d", url, status)
+        return None
+    try:
+        doc = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        log.info("listing models at %s failed: the body is not JSON", url)
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+async def chat_completion(
+    session: aiohttp.ClientSession,
+    settings: ClientSettings,
+    task_id: str,
+    body: dict[str, Any],
+    *,
+    rng: random.Random | None = None,
+) -> Sample:
+    """POST one chat request, retrying what is worth retrying, and return what came back as a Sample."""
+    request = dict(body)
+    if settings.stream:
+        request["stream"] = True
+        # Without include_usage a stream carries no token counts; a caller's own choice is left alone.
+        request.setdefault("stream_options", {"include_usage": True})
+    data = msgspec.json.encode(request)
+    # The Sample records exactly the bytes sent, decoded afresh: later changes to the caller's dict cannot leak in.
+    sent: dict[str, Any] = msgspec.json.decode(data)
+    url = f"{settings.base_url.rstrip('/')}/chat/completions"
+    headers = _headers(settings, accept="text/event-stream" if settings.stream else "application/json")
+    headers["Content-Type"] = "application/json"
+
+    first_start = time.monotonic()
+    attempt = 0
+    while True:
+        attempt += 1
+        outcome = await _attempt(session, settings, url, headers, data)
+        if isinstance(outcome, _Response):
+            return outcome.to_sample(task_id, attempts=attempt, request=sent)
+
+        if not outcome.retryable:
+            return _failed(task_id, attempt, sent, f"{outcome.label}: {outcome.detail}", settings)
+        tried = _n_attempts(attempt)
+        if attempt >= settings.max_attempts:
+            return _failed(task_id, attempt, sent, f"{outcome.label} after {tried}: {outcome.detail}", settings)
+        delay = _retry_delay(outcome, settings, attempt, rng)
+        # A retry that could only start past the budget is not made: sleeping first would just waste the time.
+        if time.monotonic() - first_start + delay >= settings.retry_budget_s:
+            spent = f"retry budget of {settings.retry_budget_s:g} s spent"
+            return _failed(
+                task_id, attempt, sent, f"{outcome.label} after {tried} ({spent}): {outcome.detail}", settings
+            )
+        # INFO, not WARNING: with no logging configured, Python prints warnings over the progress display.
+        log.info(
+            "task %s: attempt %d of %d failed (%s); retrying in %.2f s",
+            task_id,
+            attempt,
+            settings.max_attempts,
+            _scrub(f"{outcome.label}: {outcome.detail}", settings.api_key),
+            delay,
+        )
+        await asyncio.sleep(delay)
+
+
+# --- one attempt -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Response:
+    """A usable response, as read from either a JSON body or an event stream."""
+
+    content: str | None = None
+    reasoning: str | None = None
+    reasoning_field: str | None = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    model: str | None = None
+    response_id: str | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+
+    def to_sample(self, task_id: str, *, attempts: int, request: dict[str, Any]) -> Sample:
+        return Sample(
+            task_id=task_id,
+            content=self.content,
+            reasoning=self.reasoning,
+            reasoning_field=self.reasoning_field,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            model=self.model,
+            response_id=self.response_id,
+            latency_s=self.latency_s,
+            ttft_s=self.ttft_s,
+            attempts=attempts,
+            request=request,
+        )
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """Why one attempt produced no response, and whether another attempt could help."""
+
+    label: str  # what failed, e.g. "HTTP 500", "timeout"; the error message starts with it
+    detail: str
+    retryable: bool
+    retry_after_s: float | None = None  # what the server asked for in Retry-After, if anything
+
+
+async def _attempt(
+    session: aiohttp.ClientSession, settings: ClientSettings, url: str, headers: dict[str, str], data: bytes
+) -> _Response | _Failure:
+    started = time.perf_counter()
+    try:
+        # asyncio.timeout rather than aiohttp's `total`: it bounds the whole attempt, reading and parsing included.
+        async with (
+            asyncio.timeout(settings.timeout_s),
+            session.post(
+                url, data=data, headers=headers, timeout=_request_timeout(settings), allow_redirects=False
+            ) as resp,
+        ):
+            if not 200 <= resp.status < 300:
+                return _http_failure(resp, await resp.read(), settings.api_key)
+            if resp.content_type == "text/event-stream":
+                return await _read_stream(resp, started)
+            # Dispatch on what came back, not on what was asked: a server may ignore "stream": true.
+            raw = await resp.read()
+            return _parse_completion(raw, started, settings.api_key)
+    except TimeoutError as exc:
+        # Checked first: aiohttp's connect timeout is both a TimeoutError and a ClientError.
+        if isinstance(exc, aiohttp.ConnectionTimeoutError):
+            return _Failure("timeout", f"could not connect within {settings.connect_timeout_s:g} s", retryable=True)
+        return _Failure("timeout", f"no complete response within {settings.timeout_s:g} s", retryable=True)
+    except (aiohttp.ClientError, OSError) as exc:
+        return _Failure("connection failed", _describe(exc), retryable=True)
+
+
+def _request_timeout(settings: ClientSettings) -> aiohttp.ClientTimeout:
+    # sock_connect, not connect: `connect` would also count the wait for a free connection in the pool.
+    return aiohttp.ClientTimeout(total=None, sock_connect=settings.connect_timeout_s)
+
+
+def _headers(settings: ClientSettings, *, accept: str) -> dict[str, str]:
+    headers = {"Accept": accept}
+    if settings.api_key is not None:
+        headers["Authorization"] = f"Bearer {settings.api_key}"
+    return headers
+
+
+def _http_failure(resp: aiohttp.ClientResponse, raw: bytes, api_key: str | None) -> _Failure:
+    status = resp.status
+    detail = _excerpt(raw, api_key)
+    if 300 <= status < 400 and "Location" in resp.headers:
+        # Redirects are not followed (aiohttp would turn a POST into a GET); say where the server points.
+        detail = f"redirected to {_scrub(resp.headers['Location'], api_key)}; {detail}"
+    # 429 and 5xx are the server being busy or broken for now; any other status will not change on retry.
+    retryable = status == 429 or status >= 500
+    retry_after = _parse_retry_after(resp.headers.get("Retry-After")) if retryable else None
+    return _Failure(f"HTTP {status}", detail, retryable=retryable, retry_after_s=retry_after)
+
+
+def _parse_completion(raw: bytes, started: float, api_key: str | None) -> _Response | _Failure:
+    """A non-streamed chat completion. A body without choices is malformed: servers under load cut bodies."""
+    latency = time.perf_counter() - started
+    try:
+        doc = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        return _malformed(f"invalid JSON ({exc}): {_excerpt(raw, api_key)}")
+    if not isinstance(doc, dict):
+        return _malformed(f"not a JSON object: {_excerpt(raw, api_key)}")
+    choice = _first_choice(doc.get("choices"))
+    if choice is None:
+        if doc.get("error"):
+            return _error_object_failure(doc["error"], "server error in response body", api_key)
+        return _malformed(f"no choices: {_excerpt(raw, api_key)}")
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        return _malformed(f"choices[0] has no message: {_excerpt(raw, api_key)}")
+    content = message.get("content")
+    reasoning, reasoning_field = _pick_reasoning(message)
+    return _Response(
+        content=content if isinstance(content, str) else None,
+        reasoning=reasoning,
+        reasoning_field=reasoning_field,
+        finish_reason=_str_or_none(choice.get("finish_reason")),
+        usage=doc["usage"] if isinstance(doc.get("usage"), dict) else None,
+        model=_str_or_none(doc.get("model")),
+        response_id=_str_or_none(doc.get("id")),
+        latency_s=latency,
+    )
+
+
+async def _read_stream(resp: aiohttp.ClientResponse, started: float) -> _Response | _Failure:
+    parser = _SSEParser()
+    acc = _StreamAccumulator(started)
+    try:
+        # iter_any rather than line iteration: aiohttp's readline refuses lines longer than its buffer limit,
+        # and a server may send a whole long answer in one event.
+        async for chunk in resp.content.iter_any():
+            for data in parser.feed(chunk):
+                failure = acc.handle(data)
+                if failure is not None:
+                    return failure
+                if acc.done:
+                    response = acc.response()
+                    await _drain(resp)
+                    return response
+        for data in parser.close():
+            failure = acc.handle(data)
+            if failure is not None:
+                return failure
+            if acc.done:
+                return acc.response()
+    except (aiohttp.ClientError, OSError):
+        # The answer is complete once a finish_reason arrived; losing only the trailing usage chunk and
+        # [DONE] is not worth a second generation.
+        if acc.finish_reason is not None:
+            return acc.response()
+        raise
+    if acc.finish_reason is None:
+        return _Failure(
+            "connection dropped", "the stream ended without [DONE] and without a finish_reason", retryable=True
+        )
+    return acc.response()
+
+
+async def _drain(resp: aiohttp.ClientResponse) -> None:
+    """Read what follows [DONE] (normally just the end of the chunked body) so the connection can be reused.
+
+    A server that keeps the stream open after [DONE] gets a short grace period, then the connection is dropped:
+    the answer is complete either way.
+    """
+    with contextlib.suppress(TimeoutError, aiohttp.ClientError, OSError):
+        async with asyncio.timeout(_DRAIN_AFTER_DONE_S):
+            async for _ in resp.content.iter_any():
+                pass
+
+
+class _StreamAccumulator:
+    """Joins the chunks of a chat completion stream into one response."""
+
+    def __init__(self, started: float) -> None:
+        self._started = started
+        self._content: list[str] | None = None  # None until some delta carries a content string
+        self._reasoning: list[str] | None = None
+        self._reasoning_field: str | None = None
+        self._ttft_s: float | None = None
+        self.finish_reason: str | None = None
+        self._usage: dict[str, Any] | None = None
+        self._model: str | None = None
+        self._response_id: str | None = None
+        self.done = False
+
+    def handle(self, data: str) -> _Failure | None:
+        if data.strip() == "[DONE]":
+            self.done = True
+            return None
+        try:
+            event = msgspec.json.decode(data)
+        except msgspec.DecodeError as exc:
+            return _malformed(f"invalid JSON in a stream event ({exc}): {_one_line(data)[:BODY_EXCERPT_CHARS]}")
+        if not isinstance(event, dict):
+            return _malformed(f"a stream event is not a JSON object: {_one_line(data)[:BODY_EXCERPT_CHARS]}")
+        if event.get("error"):
+            return _error_object_failure(event["error"], "server error in stream", None)
+        self._model = _str_or_none(event.get("model")) or self._model
+        self._response_id = _str_or_none(event.get("id")) or self._response_id
+        if isinstance(event.get("usage"), dict):
+            # Some servers report running usage on every chunk; the last one is the total.
+            self._usage = event["usage"]
+        choice = _first_choice(event.get("choices"))
+        if choice is None:
+            return None  # e.g. the usage-only final chunk, whose choices list is empty
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            piece = delta.get("content")
+            if isinstance(piece, str):
+                if self._content is None:
+                    self._content = []
+                self._content.append(piece)
+                self._mark_first_token(piece)
+            reasoning, name = _pick_reasoning(delta)
+            if reasoning is not None:
+                if self._reasoning is None:
+                    self._reasoning, self._reasoning_field = [], name
+                self._reasoning.append(reasoning)
+                self._mark_first_token(reasoning)
+        finish_reason = _str_or_none(choice.get("finish_reason"))
+        if finish_reason is not None:
+            self.finish_reason = finish_reason
+        return None
+
+    def _mark_first_token(self, piece: str) -> None:
+        if piece and self._ttft_s is None:
+            self._ttft_s = time.perf_counter() - self._started
+
+    def response(self) -> _Response:
+        return _Response(
+            content=None if self._content is None else "".join(self._content),
+            reasoning=None if self._reasoning is None else "".join(self._reasoning),
+            reasoning_field=self._reasoning_field,
+            finish_reason=self.finish_reason,
+            usage=self._usage,
+            model=self._model,
+            response_id=self._response_id,
+            latency_s=time.perf_counter() - self._started,
+            ttft_s=self._ttft_s,
+        )
+
+
+class _SSEParser:
+    """Incremental text/event-stream decoder: bytes in, in whatever pieces the network delivers; the data of
+    each complete event out.
+
+    It follows the SSE rules (CR, LF or CRLF line ends; comment lines starting with ":"; several data lines
+    joined with "\\n"; a blank line ends an event) with two leniencies for servers that bend them: an event
+    cut off by the end of the stream still counts, and data lines that were not separated by blank lines are
+    split again when their joined text is not JSON but each line is.
+    """
+
+    _LINE_END = re.compile(rb"\r\n|\r|\n")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._data: list[str] = []
+        self._at_start = True
+
+    def feed(self, chunk: bytes) -> list[str]:
+        self._buffer += chunk
+        events: list[str] = []
+        consumed = 0
+        for match in self._LINE_END.finditer(self._buffer):
+            if match.group() == b"\r" and match.end() == len(self._buffer):
+                break  # maybe the first half of a CRLF whose LF is still on its way
+            self._line(bytes(self._buffer[consumed : match.start()]), events)
+            consumed = match.end()
+        del self._buffer[:consumed]
+        return events
+
+    def close(self) -> list[str]:
+        events: list[str] = []
+        if self._buffer:
+            self._line(bytes(self._buffer), events)
+            self._buffer.clear()
+        self._dispatch(events)
+        return events
+
+    def _line(self, raw: bytes, events: list[str]) -> None:
+        # Whole lines are decoded, so a multi-byte character split between network chunks arrives intact.
+        line = raw.decode("utf-8", errors="replace")
+        if self._at_start:
+            line = line.removeprefix("\ufeff")
+            self._at_start = False
+        if not line:
+            self._dispatch(events)
+            return
+        if line.startswith(":"):
+            return  # a comment, often a keep-alive
+        name, _, value = line.partition(":")
+        if name == "data":
+            self._data.append(value.removeprefix(" "))
+        # "event", "id" and "retry" carry nothing that an OpenAI-compatible chat stream uses.
+
+    def _dispatch(self, events: list[str]) -> None:
+        if not self._data:
+            return
+        lines, self._data = self._data, []
+        joined = "\n".join(lines)
+        if len(lines) > 1 and not _is_json(joined) and all(_is_json(x) or x.strip() == "[DONE]" for x in lines):
+            events.extend(lines)
+        else:
+            events.append(joined)
+
+
+# --- small pieces ----------------------------------------------------------------------------------------------
+
+
+def _first_choice(choices: Any) -> dict[str, Any] | None:
+    """The choice with index 0 (a Sample holds one answer; with n > 1 the others are not kept)."""
+    if not isinstance(choices, list):
+        return None
+    candidates = [c for c in choices if isinstance(c, dict)]
+    for choice in candidates:
+        if choice.get("index", 0) == 0:
+            return choice
+    return candidates[0] if candidates else None
+
+
+def _pick_reasoning(obj: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The reasoning text and the name of the field that held it.
+
+    vLLM renamed `reasoning_content` to `reasoning`, and some versions send both with the same text. The
+    first non-empty one wins, `reasoning_content` before `reasoning`, so identical copies are never doubled.
+    """
+    present = [(name, obj.get(name)) for name in ("reasoning_content", "reasoning")]
+    strings = [(name, value) for name, value in present if isinstance(value, str)]
+    for name, value in strings:
+        if value:
+            return value, name
+    if strings:
+        return strings[0][1], strings[0][0]
+    return None, None
+
+
+def _error_object_failure(error: Any, label: str, api_key: str | None) -> _Failure:
+    """An `error` object in a 200 body or mid-stream. Its code decides, as an HTTP status would."""
+    if isinstance(error, dict):
+        message = error.get("message")
+        code = error.get("code")
+        text = str(message) if message is not None else msgspec.json.encode(error).decode()
+    else:
+        code = None
+        text = str(error)
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    # Without a usable code, nothing says waiting would help, so the error is recorded at once.
+    retryable = isinstance(code, int) and (code == 429 or code >= 500)
+    detail = _scrub(_one_line(text), api_key)[:BODY_EXCERPT_CHARS]
+    if code is not None:
+        detail = f"{detail} (code {code})"
+    return _Failure(label, detail, retryable=retryable)
+
+
+def _malformed(detail: str) -> _Failure:
+    return _Failure("malformed response body", detail, retryable=True)
+
+
+def _retry_delay(failure: _Failure, settings: ClientSettings, attempt: int, rng: random.Random | None) -> float:
+    """Seconds to wait before attempt `attempt + 1`."""
+    if failure.retry_after_s is not None:
+        # The server said when; waiting longer than backoff_max_s is never worth it.
+        return min(failure.retry_after_s, settings.backoff_max_s)
+    return _backoff_delay(settings, attempt, rng)
+
+
+def _backoff_delay(settings: ClientSettings, attempt: int, rng: random.Random | None) -> float:
+    # Full jitter spreads the retries of many concurrent requests that failed together.
+    exponent = min(attempt - 1, _MAX_BACKOFF_EXPONENT)
+    cap = min(settings.backoff_max_s, settings.backoff_base_s * 2.0**exponent)
+    return (rng or random).uniform(0.0, cap)
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds (integer or, leniently, fractional) or as an HTTP date; None if unusable."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def _failed(task_id: str, attempts: int, request: dict[str, Any], reason: str, settings: ClientSettings) -> Sample:
+    return Sample(
+        task_id=task_id, attempts=attempts, error=_scrub(_one_line(reason), settings.api_key), request=request
+    )
+
+
+def _n_attempts(n: int) -> str:
+    return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
+def _describe(exc: BaseException) -> str:
+    text = _one_line(str(exc))
+    return text or type(exc).__name__
+
+
+def _excerpt(raw: bytes, api_key: str | None) -> str:
+    # Scrubbed before cutting, so that a cut cannot leave half a key behind.
+    text = _one_line(_scrub(raw.decode("utf-8", errors="replace"), api_key))
+    return text[:BODY_EXCERPT_CHARS] if text else "(empty body)"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _scrub(text: str, api_key: str | None) -> str:
+    return text.replace(api_key, _REDACTED) if api_key else text
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _is_json(text: str) -> bool:
+    try:
+        msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return False
+    return True

@@ -1,0 +1,259 @@
+"""A scriptable HTTP server on 127.0.0.1 for testing the client against real sockets.
+
+Each test scripts a queue of behaviours; every incoming request, whatever its path, takes the next one
+(or the `then` behaviour once the queue is empty) and is recorded with its headers, body and arrival time.
+The server runs its own event loop in a daemon thread, so a test can drive the client with a plain
+`asyncio.run` and the server never shares a loop with the code under test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A complete response: `json` encoded as JSON, or else `body` sent byte for byte."""
+
+    status: int = 200
+    json: Any = None
+    body: bytes | str = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Inside a Stream: wait this long before writing the next part."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A chunked text/event-stream response. Each part is written and flushed on its own, `gap` seconds
+    apart, so that the client receives them as separate network reads. With `abort`, the connection is cut
+    after the last part instead of the response being ended properly."""
+
+    parts: Sequence[str | bytes | Pause]
+    gap: float = 0.0
+    abort: bool = False
+    status: int = 200
+    content_type: str = "text/event-stream"
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Read the request, then send nothing for `seconds` (or until the server is closed)."""
+
+    seconds: float = 30.0
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Send the status line and headers promising `content_length` bytes, then `partial`, then cut the connection."""
+
+    partial: bytes = b""
+    content_length: int = 10_000
+    status: int = 200
+    content_type: str = "application/json"
+
+
+Behaviour = Reply | Stream | Hang | Drop
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as the server received it. `at` is time.monotonic() on arrival (same clock in every thread)."""
+
+    method: str
+    path: str
+    headers: CIMultiDict[str]
+    body: bytes
+    at: float
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+EXHAUSTED = Reply(status=418, body="fault server: no behaviour scripted for this request", content_type="text/plain")
+
+
+class FaultServer:
+    """Use as a context manager; `base_url` ends in /v1 like a real OpenAI-compatible server's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: deque[Behaviour] = deque()
+        self._then: Behaviour = EXHAUSTED
+        self._requests: list[Recorded] = []
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="faultserver", daemon=True)
+        self._runner: web.AppRunner | None = None
+        self._closing: asyncio.Event | None = None
+        self.port = 0
+
+    # --- lifecycle --------------------------------------------------------------------------------------------
+
+    def start(self) -> FaultServer:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
+        return self
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+        self._loop.close()
+
+    def __enter__(self) -> FaultServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def _start(self) -> None:
+        self._closing = asyncio.Event()
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        # Hanging handlers end as soon as _closing is set, so a short shutdown_timeout never cuts a real one.
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+
+    async def _stop(self) -> None:
+        assert self._closing is not None and self._runner is not None
+        self._closing.set()
+        await self._runner.cleanup()
+
+    # --- what tests use ---------------------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *behaviours: Behaviour, then: Behaviour | None = None) -> None:
+        """Queue behaviours for the next requests; `then` answers every request after them (default: 418)."""
+        with self._lock:
+            self._queue.extend(behaviours)
+            if then is not None:
+                self._then = then
+
+    @property
+    def requests(self) -> list[Recorded]:
+        with self._lock:
+            return list(self._requests)
+
+    # --- the handler ------------------------------------------------------------------------------------------
+
+    def _next(self) -> Behaviour:
+        with self._lock:
+            return self._queue.popleft() if self._queue else self._then
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        with self._lock:
+            self._requests.append(
+                Recorded(request.method, request.path, CIMultiDict(request.headers), body, time.monotonic())
+            )
+        behaviour = self._next()
+        if isinstance(behaviour, Reply):
+            return self._reply(behaviour)
+        if isinstance(behaviour, Stream):
+            return await self._stream(request, behaviour)
+        if isinstance(behaviour, Hang):
+            await self._wait(behaviour.seconds)
+            return web.Response(status=204)
+        return await self._drop(request, behaviour)
+
+    async def _wait(self, seconds: float) -> bool:
+        """Sleep, but wake up when the server closes (so teardown never waits). True if it is closing."""
+        assert self._closing is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._closing.wait(), seconds)
+        return self._closing.is_set()
+
+    @staticmethod
+    def _reply(behaviour: Reply) -> web.Response:
+        if behaviour.json is not None:
+            data = json.dumps(behaviour.json).encode()
+        elif isinstance(behaviour.body, str):
+            data = behaviour.body.encode()
+        else:
+            data = behaviour.body
+        headers = {"Content-Type": behaviour.content_type, **behaviour.headers}
+        return web.Response(status=behaviour.status, body=data, headers=headers)
+
+    async def _stream(self, request: web.Request, behaviour: Stream) -> web.StreamResponse:
+        resp = web.StreamResponse(status=behaviour.status, headers={"Content-Type": behaviour.content_type})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        for part in behaviour.parts:
+            if isinstance(part, Pause):
+                if await self._wait(part.seconds):
+                    _abort(request)
+                    return resp
+                continue
+            await resp.write(part.encode() if isinstance(part, str) else part)
+            if behaviour.gap:
+                await asyncio.sleep(behaviour.gap)
+        if behaviour.abort:
+            _abort(request)
+            return resp
+        await resp.write_eof()
+        return resp
+
+    @staticmethod
+    async def _drop(request: web.Request, behaviour: Drop) -> web.StreamResponse:
+        resp = web.StreamResponse(status=behaviour.status, headers={"Content-Type": behaviour.content_type})
+        resp.content_length = behaviour.content_length
+        await resp.prepare(request)
+        await resp.write(behaviour.partial)
+        _abort(request)
+        return resp
+
+
+def _abort(request: web.Request) -> None:
+    # abort() rather than close(): the client must see the connection die, not an orderly end of the body.
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released), for 'connection refused'."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def sse(*events: Any, done: bool = True, line_end: str = "\n") -> str:
+    """An event stream carrying each event as one `data:` line (dicts as JSON), then `data: [DONE]`."""
+    lines = [f"data: {e if isinstance(e, str) else json.dumps(e)}{line_end}{line_end}" for e in events]
+    if done:
+        lines.append(f"data: [DONE]{line_end}{line_end}")
+    return "".join(lines)
+
+
+def split_bytes(text: str | bytes, size: int) -> list[bytes]:
+    """`text` as UTF-8 cut into pieces of `size` bytes, wherever that falls (mid-line, mid-character)."""
+    data = text.encode() if isinstance(text, str) else text
+    return [data[i : i + size] for i in range(0, len(data), size)]
