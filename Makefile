@@ -21,7 +21,7 @@ test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
 demo: $(STAMP)
-	$(BIN)/ocllm rescore examples/old_harness_metrics.json -o out/demo/rescored.json --report out/demo/audit.md
+	$(BIN)/python -m ocllm.demo out/demo
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scoring.py

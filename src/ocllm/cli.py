@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -12,6 +13,9 @@ from rich.table import Table
 from ocllm import __version__
 from ocllm.errors import OcllmError
 from ocllm.models import Policy
+
+if TYPE_CHECKING:
+    from ocllm.sim import SimConfig
 
 out = Console()
 
@@ -78,13 +82,184 @@ def rescore(
         out.print(f"wrote {report}")
 
 
+def lane_options(func: click.decorators.FC) -> click.decorators.FC:
+    """Flags for a one-off run; with --config they override the lane's settings."""
+    options = [
+        click.option("--retry-errors", is_flag=True, help="Re-run only the tasks whose request failed."),
+        click.option("--resume", is_flag=True, help="Finish an interrupted run without repeating finished tasks."),
+        click.option("--stream/--no-stream", default=None, help="Stream responses (records time to first token)."),
+        click.option("--api-key-env", help="Name of the environment variable holding the API key."),
+        click.option("--concurrency", type=click.IntRange(min=1), help="Requests in flight at once."),
+        click.option("--max-tokens", type=click.IntRange(min=1), help="max_tokens sent with each request."),
+        click.option("--reasoning", type=click.Choice(["off", "native"]), help="Ask the chat template to think."),
+        click.option("--model", help="Model name as the server knows it."),
+        click.option("--base-url", help="Endpoint, e.g. http://127.0.0.1:8000/v1"),
+        click.option("--suite", help="A shipped suite (smoke, demo) or a JSONL file."),
+    ]
+    for option in options:
+        func = option(func)
+    return func
+
+
+@app.command()
+@click.option("--config", "config", type=click.Path(path_type=Path), help="A lanes TOML file.")
+@click.option("--lane", "lane_name", help="Which lane of --config to run (the lane's name for a one-off run).")
+@click.option("--out", type=click.Path(path_type=Path), help="Run directory (default: runs/LANE).")
+@lane_options
+@click.option(
+    "--allow-reasoning-fallback", is_flag=True, default=None, help="Score the reasoning when nothing is visible."
+)
+@click.option("--conflict-policy", type=click.Choice(["last", "strict"]), help="Policy for conflicting finals.")
+def run(
+    config: Path | None, lane_name: str | None, out: Path | None, resume: bool, retry_errors: bool, **flags: object
+) -> None:
+    """Run one lane of a suite against an OpenAI-compatible server."""
+    from ocllm.lanes import Lane, lane_from_mapping, pick_lane
+    from ocllm.runner import run_lane
+
+    given = {k: v for k, v in flags.items() if v is not None}
+    if config is not None:
+        if lane_name is None:
+            raise click.UsageError("--config needs --lane NAME")
+        lane: Lane = pick_lane(config, lane_name)
+        if given:
+            lane = lane_from_mapping(lane.name, {**public_settings_of(lane), **given}, "command line")
+    else:
+        for needed in ("base_url", "model"):
+            if needed not in given:
+                raise click.UsageError(f"--{needed.replace('_', '-')} is needed without --config")
+        lane = lane_from_mapping(lane_name or "adhoc", given, "command line")
+    result = run_lane(lane, out or Path("runs") / lane.name, resume=resume, retry_errors=retry_errors)
+    print_run_result(result)
+
+
+@app.command()
+@click.argument("config", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), help="Folder of run directories (default: runs/CONFIG).")
+@click.option("--lane", "only", multiple=True, help="Run only these lanes (repeatable).")
+@click.option("--resume", is_flag=True, help="Finish interrupted lanes without repeating finished tasks.")
+def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool) -> None:
+    """Run every lane of a lanes file in turn, each into its own run directory."""
+    from ocllm.lanes import load_lanes
+    from ocllm.runner import run_lane
+
+    lanes = load_lanes(config)
+    unknown = [name for name in only if name not in lanes]
+    if unknown:
+        raise click.UsageError(f"no lane named {unknown[0]!r} in {config}")
+    folder = out or Path("runs") / config.stem
+    for name, lane in lanes.items():
+        if only and name not in only:
+            continue
+        print_run_result(run_lane(lane, folder / name, resume=resume))
+
+
+@app.command("serve-sim")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    metavar="NAME=ACCURACY",
+    help="A simulated model and its accuracy (repeatable). Default: sim-baseline=0.85, sim-reasoning=0.93.",
+)
+@click.option("--latency", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Seconds per response.")
+@click.option("--truncation-rate", type=click.FloatRange(0, 1), default=0.03, show_default=True)
+@click.option(
+    "--reasoning-field",
+    type=click.Choice(["reasoning_content", "reasoning"]),
+    default="reasoning_content",
+    show_default=True,
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--suite", "suites", multiple=True, help="Suites whose gold answers it knows (default: shipped).")
+def serve_sim(
+    host: str,
+    port: int,
+    models: tuple[str, ...],
+    latency: float,
+    truncation_rate: float,
+    reasoning_field: str,
+    seed: int,
+    suites: tuple[str, ...],
+) -> None:
+    """Serve the built-in SIMULATOR (a fake vLLM-like server; it runs no model) on loopback."""
+    from ocllm.sim import serve
+
+    serve(sim_config(models, latency, truncation_rate, reasoning_field, seed, suites), host, port)
+
+
+def sim_config(
+    models: tuple[str, ...],
+    latency: float,
+    truncation_rate: float,
+    reasoning_field: str,
+    seed: int,
+    suites: tuple[str, ...],
+) -> SimConfig:
+    from ocllm.sim import SimConfig
+    from ocllm.suites import resolve_suite, shipped_suites
+
+    accuracy: dict[str, float] = {}
+    for item in models:
+        name, sep, value = item.partition("=")
+        try:
+            accuracy[name] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise click.BadParameter(f"{item!r} is not NAME=ACCURACY", param_hint="--model")
+    paths = tuple(resolve_suite(s) for s in suites) or tuple(shipped_suites().values())
+    kwargs: dict[str, object] = {
+        "latency_s": latency,
+        "truncation_rate": truncation_rate,
+        "reasoning_field": reasoning_field,
+        "seed": seed,
+        "suites": paths,
+    }
+    if accuracy:
+        kwargs["models"] = accuracy
+    return SimConfig(**kwargs)  # type: ignore[arg-type]  # the keys are SimConfig's fields
+
+
+def public_settings_of(lane: object) -> dict:
+    import msgspec
+
+    settings = msgspec.to_builtins(lane)
+    settings.pop("name", None)
+    return settings
+
+
+def print_run_result(result: object) -> None:
+    from ocllm.runner import RunResult
+
+    assert isinstance(result, RunResult)
+    summary = result.summary
+    title = f"{result.lane.name} ({result.lane.model})"
+    out.print(summary_table(title, summary))
+    flags = [] if summary["complete"] else ["INCOMPLETE"]
+    out.print(
+        f"errors: {summary['errors']}   truncated: {summary['truncated']}   missing: {summary['missing']}"
+        f"   requests this run: {result.ran}   {' '.join(flags)}"
+    )
+    for name in ("manifest.json", "samples.jsonl", "metrics.json"):
+        out.print(f"wrote {result.out_dir / name}")
+
+
 def summary_table(title: str, summary: dict) -> Table:
     table = Table(title=title)
-    for column in ("scope", "correct", "total", "accuracy"):
+    for column in ("scope", "correct", "total", "errors", "accuracy"):
         table.add_column(column, justify="left" if column == "scope" else "right")
     rows = [("all", summary), *summary["by_category"].items()]
     for name, figures in rows:
-        table.add_row(name, str(figures["correct"]), str(figures["total"]), f"{100 * figures['accuracy']:.2f}%")
+        table.add_row(
+            name,
+            str(figures["correct"]),
+            str(figures["total"]),
+            str(figures.get("errors", 0)),
+            f"{100 * figures['accuracy']:.2f}%",
+        )
     return table
 
 
@@ -106,11 +281,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ocllm: error: {exc}", file=sys.stderr)
         return 2
     except (click.Abort, KeyboardInterrupt):
-        print("ocllm: interrupted", file=sys.stderr)
+        print("ocllm: interrupted; finished tasks are saved (run again with --resume)", file=sys.stderr)
         return 130
     return result if isinstance(result, int) else 0
 
 
-def run() -> None:
+def entry() -> None:
     """Console-script wrapper: the exit code of `main`."""
     sys.exit(main())

@@ -6,7 +6,10 @@ import contextlib
 import os
 from pathlib import Path
 
+import msgspec
+
 from ocllm.errors import OcllmError
+from ocllm.models import Sample
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -34,3 +37,70 @@ def refuse_overwrite(output: Path, *inputs: Path) -> None:
     for source in inputs:
         if output.exists() and source.exists() and output.resolve() == source.resolve():
             raise OcllmError(f"{output}: refusing to write the output over its own input")
+
+
+# --- The run directory -------------------------------------------------------------------------
+# manifest.json  what ran: versions, lane settings (no secrets), suite name and hash, server models, times
+# suite.jsonl    the suite's tasks exactly as run, so the directory can be re-scored on its own
+# samples.jsonl  one line per finished task, appended and flushed as each finishes; never rewritten
+#                except by --retry-errors, which drops failed lines (atomically) before re-running them
+# metrics.json   derived: the decisions and summary, recomputed whenever the run finishes
+MANIFEST = "manifest.json"
+SUITE_COPY = "suite.jsonl"
+SAMPLES = "samples.jsonl"
+METRICS = "metrics.json"
+
+
+def read_samples(path: Path, *, repair: bool = False) -> list[Sample]:
+    """Every sample line. A torn last line (the process died mid-write) is dropped, and with
+    `repair` cut from the file so appends continue cleanly; a bad line elsewhere is an error."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    samples = []
+    good_bytes = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            good_bytes += len(line) + 1
+            continue
+        try:
+            samples.append(_SAMPLE_DECODER.decode(line))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            if number == len(lines):  # the last line, with no newline after it: a torn write
+                break
+            raise OcllmError(f"{path}:{number}: not a valid sample line") from None
+        good_bytes += len(line) + 1
+    if repair and good_bytes < len(data):
+        with open(path, "r+b") as fh:
+            fh.truncate(min(good_bytes, len(data)))
+    return samples
+
+
+class SampleWriter:
+    """Appends one JSON line per finished task and flushes it at once, so a crash loses nothing
+    that finished. (Flushed to the OS, which survives the process being killed; fsync at close.)"""
+
+    def __init__(self, path: Path) -> None:
+        self._fh = open(path, "ab")  # noqa: SIM115 - held open for the whole run, closed in close()
+
+    def append(self, sample: Sample) -> None:
+        self._fh.write(_ENCODER.encode(sample) + b"\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+
+
+def write_samples(path: Path, samples: list[Sample]) -> None:
+    atomic_write_bytes(path, b"".join(_ENCODER.encode(s) + b"\n" for s in samples))
+
+
+def write_json(path: Path, document: object) -> None:
+    atomic_write_bytes(path, msgspec.json.format(_ENCODER.encode(document), indent=2) + b"\n")
+
+
+_ENCODER = msgspec.json.Encoder()
+_SAMPLE_DECODER = msgspec.json.Decoder(Sample)

@@ -45,6 +45,11 @@ class SavedRun(NamedTuple):
 
 
 def load_saved_run(path: Path) -> SavedRun:
+    """A metrics file (old format or ours), or one of this project's run directories."""
+    if path.is_dir():
+        from ocllm.formats.run_dir import load_run_dir  # run_dir imports this module
+
+        return load_run_dir(path)
     data = load_json(path)
     if isinstance(data, list):
         meta: dict[str, Any] = {}

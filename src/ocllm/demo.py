@@ -1,0 +1,62 @@
+"""`make demo`: two lanes of the demo suite against the built-in SIMULATOR, over real loopback HTTP.
+
+The simulator (a fake vLLM-like server; it runs no model) is started in this process, a lanes file
+pointing at it is written beside the results, both lanes are run and scored through the real client,
+and every path written is printed. Pointing the same lanes at a real server is a matter of changing
+`base_url` and `model` in that file (see README.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from ocllm.cli import print_run_result
+from ocllm.lanes import load_lanes
+from ocllm.runner import run_lane
+from ocllm.sim import SimConfig, SimServer
+from ocllm.suites import shipped_suites
+
+LANES = """\
+# Written by `make demo`. The base_url points at the ocllm SIMULATOR started by the demo; for a real
+# vLLM server use e.g. base_url = "http://127.0.0.1:8000/v1" and your served model name.
+[defaults]
+base_url = "{base_url}"
+suite = "demo"
+concurrency = 16
+max_tokens = 4096
+
+[lanes.A_baseline]
+model = "sim-baseline"
+reasoning = "off"
+
+[lanes.B_native_reasoning]
+model = "sim-reasoning"
+reasoning = "native"
+stream = true
+"""
+
+
+def main(out: Path = Path("out/demo")) -> int:
+    console = Console()
+    runs = out / "runs"
+    if runs.exists():
+        shutil.rmtree(runs)  # the demo starts afresh each time
+    out.mkdir(parents=True, exist_ok=True)
+    config = SimConfig(latency_s=0.05, suites=tuple(shipped_suites().values()))
+    console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
+    with SimServer(config) as sim:
+        lanes_file = out / "lanes.toml"
+        lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
+        console.print(f"simulator at {sim.base_url}; lanes in {lanes_file}")
+        for name, lane in load_lanes(lanes_file).items():
+            print_run_result(run_lane(lane, runs / name))
+    console.print("simulator stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("out/demo")))

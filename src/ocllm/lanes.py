@@ -1,0 +1,106 @@
+"""Lanes: named configurations of one model behind one endpoint, from TOML or from flags.
+
+A lanes file has an optional `[defaults]` table and one `[lanes.NAME]` table per lane; a lane's
+settings override the defaults. The API key itself is never in a lane: only the name of the
+environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from ocllm.errors import InputError
+from ocllm.formats.jsonfile import read_text
+from ocllm.models import Policy
+
+DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."
+DEFAULT_SUBSTRING_TEMPLATE = "{question}"
+
+
+class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    name: str
+    base_url: str
+    model: str
+    suite: str = "demo"
+    api_key_env: str | None = None  # the NAME of the variable holding the key; the key is never stored
+    prompt_template: str = DEFAULT_TEMPLATE
+    substring_template: str = DEFAULT_SUBSTRING_TEMPLATE
+    system_prompt: str | None = None
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = 4096
+    seed: int | None = 0
+    reasoning: Literal["off", "native"] = "off"
+    # Merged into the request body; `chat_template_kwargs` here overrides what `reasoning` sends.
+    extra_body: dict[str, Any] = msgspec.field(default_factory=dict)
+    allow_reasoning_fallback: bool = False
+    conflict_policy: Literal["last", "strict"] = "last"
+    think_prefilled: bool = False
+    concurrency: int = 8
+    stream: bool = False
+    timeout_s: float = 600.0
+    max_attempts: int = 4
+    retry_budget_s: float = 1800.0  # longer than one timeout, so a timed-out request is retried
+
+    def policy(self) -> Policy:
+        return Policy(
+            conflict_policy=self.conflict_policy,
+            allow_reasoning_fallback=self.allow_reasoning_fallback,
+            think_prefilled=self.think_prefilled,
+        )
+
+
+def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
+    try:
+        lane = msgspec.convert({"name": name, **settings}, Lane)
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{where}: lane {name!r}: {exc}") from None
+    if lane.concurrency < 1:
+        raise InputError(f"{where}: lane {name!r}: concurrency must be at least 1")
+    if lane.max_attempts < 1:
+        raise InputError(f"{where}: lane {name!r}: max_attempts must be at least 1")
+    for field in ("{question}", "{options}"):
+        if field not in lane.prompt_template:
+            raise InputError(f"{where}: lane {name!r}: prompt_template lacks {field}")
+    return lane
+
+
+def load_lanes(path: Path) -> dict[str, Lane]:
+    """Every lane of a lanes file, in file order."""
+    try:
+        data = tomllib.loads(read_text(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: invalid TOML: {exc}") from None
+    defaults = data.get("defaults", {})
+    lanes = data.get("lanes")
+    if not isinstance(lanes, dict) or not lanes:
+        raise InputError(f"{path}: no [lanes.NAME] tables")
+    unknown = set(data) - {"defaults", "lanes"}
+    if unknown:
+        raise InputError(f"{path}: unknown top-level table(s): {', '.join(sorted(unknown))}")
+    result = {}
+    for name, settings in lanes.items():
+        if not isinstance(settings, dict):
+            raise InputError(f"{path}: lanes.{name} must be a table")
+        merged = {**defaults, **settings}
+        extra = {**defaults.get("extra_body", {}), **settings.get("extra_body", {})}
+        if extra:
+            merged["extra_body"] = extra
+        result[name] = lane_from_mapping(name, merged, str(path))
+    return result
+
+
+def pick_lane(path: Path, name: str) -> Lane:
+    lanes = load_lanes(path)
+    if name not in lanes:
+        raise InputError(f"{path}: no lane named {name!r} (lanes: {', '.join(lanes)})")
+    return lanes[name]
+
+
+def public_settings(lane: Lane) -> dict[str, Any]:
+    """The lane as recorded in a manifest: every setting, and never a secret."""
+    return msgspec.to_builtins(lane)

@@ -1,0 +1,251 @@
+"""Run one lane of a suite against a server: schedule, record, resume, score.
+
+Every finished task is one line appended to samples.jsonl the moment it finishes, so a crash or
+Ctrl-C loses nothing that finished; `--resume` runs only what is missing. Decisions and metrics are
+derived from the samples at the end (and by `ocllm rescore DIR` at any later time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+from ocllm import __version__
+from ocllm.client import ClientSettings, chat_completion, list_models, make_session
+from ocllm.errors import InputError, OcllmError
+from ocllm.formats import SavedRecord
+from ocllm.lanes import Lane, public_settings
+from ocllm.metrics import summarize
+from ocllm.models import Decision, Sample, Task
+from ocllm.progress import RunProgress
+from ocllm.prompting import request_body
+from ocllm.rescore import OUTPUT_FORMAT, scorer_settings, task_record
+from ocllm.rundir import (
+    MANIFEST,
+    METRICS,
+    SAMPLES,
+    SUITE_COPY,
+    SampleWriter,
+    atomic_write_bytes,
+    read_samples,
+    write_json,
+    write_samples,
+)
+from ocllm.scoring import SCORER_VERSION, decide
+from ocllm.suites import Suite, load_suite
+
+RUN_FORMAT = "ocllm-run/1"
+# Lane settings that change what the model is asked; a resumed run must not mix two of them.
+_OUTPUT_SETTINGS = (
+    "model", "prompt_template", "substring_template", "system_prompt", "temperature", "top_p",
+    "max_tokens", "seed", "reasoning", "extra_body",
+)  # fmt: skip
+
+
+class RunResult(NamedTuple):
+    out_dir: Path
+    lane: Lane
+    summary: dict[str, Any]
+    ran: int  # requests made in this invocation
+
+
+def run_lane(
+    lane: Lane,
+    out_dir: Path,
+    *,
+    resume: bool = False,
+    retry_errors: bool = False,
+    progress: Callable[[str, int, int], RunProgress] | None = None,
+) -> RunResult:
+    """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix."""
+    suite = load_suite(lane.suite)
+    api_key = _api_key(lane)
+    try:
+        settings = ClientSettings(
+            base_url=lane.base_url.rstrip("/"),
+            api_key=api_key,
+            stream=lane.stream,
+            timeout_s=lane.timeout_s,
+            max_attempts=lane.max_attempts,
+            retry_budget_s=lane.retry_budget_s,
+        )
+    except ValueError as exc:
+        raise InputError(f"lane {lane.name!r}: {exc}") from None
+    samples_path = out_dir / SAMPLES
+    existing = _prepare_directory(lane, suite, out_dir, resume=resume or retry_errors)
+    if retry_errors:
+        kept = [s for s in existing if s.error is None]
+        write_samples(samples_path, kept)  # atomically: the failed lines go, the rest stay
+        existing = kept
+    done = {s.task_id for s in existing}
+    pending = [t for t in suite.tasks if t.id not in done]
+
+    manifest = _manifest(lane, suite, existing_manifest=out_dir / MANIFEST if done else None)
+    write_json(out_dir / MANIFEST, manifest)
+    atomic_write_bytes(out_dir / SUITE_COPY, suite.path.read_bytes())
+    make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
+    try:
+        models = asyncio.run(
+            _run_pending(lane, settings, pending, samples_path, make_progress, len(suite.tasks), len(done))
+        )
+    except KeyboardInterrupt:
+        manifest["status"] = "interrupted"
+        write_json(out_dir / MANIFEST, manifest)
+        raise
+    if models is not None or "server_models" not in manifest:
+        manifest["server_models"] = models
+    summary = score_run_dir(out_dir, lane)
+    manifest["finished_at"] = _now()
+    manifest["status"] = "finished" if summary["complete"] else "finished_with_errors"
+    write_json(out_dir / MANIFEST, manifest)
+    return RunResult(out_dir, lane, summary, len(pending))
+
+
+def score_run_dir(out_dir: Path, lane: Lane) -> dict[str, Any]:
+    """Decide every task from the samples on disk and write metrics.json; returns the summary."""
+    tasks = load_run_tasks(out_dir)
+    samples = {s.task_id: s for s in read_samples(out_dir / SAMPLES)}
+    policy = lane.policy()
+    records: list[SavedRecord] = []
+    decisions: list[Decision] = []
+    missing = []
+    for task in tasks:
+        sample = samples.get(task.id)
+        if sample is None:
+            missing.append(task.id)
+            continue
+        prompted = msgspec.structs.replace(task, prompt=_prompt_of(sample))
+        records.append(SavedRecord(prompted, sample, {}, {}))
+        decisions.append(decide(prompted, sample, policy))
+    summary = summarize(decisions)
+    summary["missing"] = len(missing)
+    summary["complete"] = summary["complete"] and not missing
+    summary["scorer"] = scorer_settings(policy)
+    document = {
+        "format": OUTPUT_FORMAT,
+        "harness_version": __version__,
+        "source": {"path": str(out_dir), "lane": lane.name, "model": lane.model},
+        "summary": summary,
+        "tasks": [
+            {**task_record(r, d), "error": r.sample.error, "attempts": r.sample.attempts, "ttft_s": r.sample.ttft_s}
+            for r, d in zip(records, decisions, strict=True)
+        ],
+    }
+    write_json(out_dir / METRICS, document)
+    return summary
+
+
+def load_run_tasks(out_dir: Path) -> list[Task]:
+    copy = out_dir / SUITE_COPY
+    if not copy.exists():
+        raise InputError(f"{out_dir}: not a run directory (no {SUITE_COPY})")
+    return load_suite(str(copy)).tasks
+
+
+async def _run_pending(
+    lane: Lane,
+    settings: ClientSettings,
+    pending: list[Task],
+    samples_path: Path,
+    make_progress: Callable[[str, int, int], RunProgress],
+    total: int,
+    already: int,
+) -> dict[str, Any] | None:
+    policy = lane.policy()
+    writer = SampleWriter(samples_path)
+    queue: asyncio.Queue[Task] = asyncio.Queue()
+    for task in pending:
+        queue.put_nowait(task)
+    try:
+        async with make_session(lane.concurrency) as session:
+            models = await list_models(session, settings)
+            with make_progress(lane.name, total, already) as bar:
+
+                async def worker() -> None:
+                    # A fixed pool of workers rather than one coroutine per task: memory stays flat
+                    # on suites of any size, and the connection pool is never oversubscribed.
+                    while not queue.empty():
+                        task = queue.get_nowait()
+                        sample = await chat_completion(session, settings, task.id, request_body(task, lane))
+                        writer.append(sample)
+                        correct = None if sample.error else decide(task, sample, policy).correct
+                        bar.advance(correct, sample.error is not None)
+
+                await asyncio.gather(*(worker() for _ in range(min(lane.concurrency, len(pending)) or 1)))
+        return models
+    finally:
+        writer.close()
+
+
+def _prepare_directory(lane: Lane, suite: Suite, out_dir: Path, *, resume: bool) -> list[Sample]:
+    samples_path = out_dir / SAMPLES
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"{out_dir}: exists and is not a directory")
+    if not resume:
+        if samples_path.exists() and samples_path.stat().st_size:
+            raise InputError(f"{out_dir}: already holds a run; pass --resume to finish it, or choose another --out")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        return []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest_path = out_dir / MANIFEST
+    if manifest_path.exists():
+        try:
+            manifest = msgspec.json.decode(manifest_path.read_bytes())
+        except msgspec.DecodeError:
+            raise InputError(f"{manifest_path}: not valid JSON; cannot resume this run") from None
+        if manifest.get("suite", {}).get("sha256") != suite.sha256:
+            raise InputError(f"{out_dir}: was run on a different suite (content hash differs); cannot resume")
+        before = manifest.get("lane", {})
+        now = public_settings(lane)
+        changed = [k for k in _OUTPUT_SETTINGS if before.get(k) != now.get(k)]
+        if changed:
+            raise InputError(f"{out_dir}: lane settings differ from the interrupted run ({', '.join(changed)})")
+    samples = read_samples(samples_path, repair=True)
+    known = {t.id for t in suite.tasks}
+    strangers = [s.task_id for s in samples if s.task_id not in known]
+    if strangers:
+        raise InputError(f"{samples_path}: holds task {strangers[0]!r}, which is not in the suite")
+    return samples
+
+
+def _manifest(lane: Lane, suite: Suite, existing_manifest: Path | None) -> dict[str, Any]:
+    started = _now()
+    if existing_manifest is not None and existing_manifest.exists():
+        previous = msgspec.json.decode(existing_manifest.read_bytes())
+        started = previous.get("started_at", started)
+    return {
+        "format": RUN_FORMAT,
+        "harness_version": __version__,
+        "scorer_version": SCORER_VERSION,
+        "lane": public_settings(lane),
+        "suite": {"name": suite.name, "sha256": suite.sha256, "tasks": len(suite.tasks)},
+        "server_models": None,
+        "started_at": started,
+        "finished_at": None,
+        "status": "running",
+    }
+
+
+def _api_key(lane: Lane) -> str | None:
+    if lane.api_key_env is None:
+        return None
+    key = os.environ.get(lane.api_key_env)
+    if not key:
+        raise OcllmError(f"lane {lane.name!r}: environment variable {lane.api_key_env} (api_key_env) is not set")
+    return key
+
+
+def _prompt_of(sample: Sample) -> str | None:
+    messages = (sample.request or {}).get("messages") or []
+    users = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    return users[-1] if users and isinstance(users[-1], str) else None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,102 @@
+"""Suites: JSONL files of tasks, validated before any request is sent."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+from ocllm.errors import InputError
+from ocllm.formats.jsonfile import read_text
+from ocllm.models import Task
+
+_REQUIRED = ("id", "type", "question", "category")
+_TYPES = ("mcq", "required_substrings")
+
+
+class Suite(NamedTuple):
+    name: str
+    path: Path
+    sha256: str  # of the file's bytes: the manifest records it, --resume checks it
+    tasks: list[Task]
+
+
+def shipped_suites() -> dict[str, Path]:
+    folder = resources.files("ocllm") / "data" / "suites"
+    return {Path(str(p)).stem: Path(str(p)) for p in folder.iterdir() if str(p).endswith(".jsonl")}
+
+
+def resolve_suite(name_or_path: str) -> Path:
+    """A shipped suite's name ("demo") or a path to a JSONL file."""
+    shipped = shipped_suites()
+    if name_or_path in shipped:
+        return shipped[name_or_path]
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    raise InputError(f"{name_or_path}: no such suite file, and not a shipped suite ({', '.join(sorted(shipped))})")
+
+
+def load_suite(name_or_path: str) -> Suite:
+    path = resolve_suite(name_or_path)
+    text = read_text(path)
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        task = parse_task_line(path, number, line)
+        if task.id in seen:
+            raise InputError(f"{path}:{number}: field 'id': {task.id!r} already used on line {seen[task.id]}")
+        seen[task.id] = number
+        tasks.append(task)
+    if not tasks:
+        raise InputError(f"{path}: the suite holds no tasks")
+    return Suite(path.stem, path, hashlib.sha256(text.encode("utf-8")).hexdigest(), tasks)
+
+
+def parse_task_line(path: Path, number: int, line: str) -> Task:
+    where = f"{path}:{number}"
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: invalid JSON at column {exc.colno}: {exc.msg}") from None
+    if not isinstance(row, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    for field in _REQUIRED:
+        if field not in row:
+            raise InputError(f"{where}: missing field '{field}'")
+    if not isinstance(row["id"], str) or not row["id"]:
+        raise InputError(f"{where}: field 'id': must be a non-empty string")
+    if row["type"] not in _TYPES:
+        raise InputError(f"{where}: field 'type': {row['type']!r} is not one of {', '.join(_TYPES)}")
+    if row["type"] == "mcq":
+        _check_mcq(where, row)
+    else:
+        _check_substrings(where, row)
+    try:
+        return msgspec.convert(row, Task)
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def _check_mcq(where: str, row: dict[str, Any]) -> None:
+    options = row.get("options")
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        raise InputError(f"{where}: field 'options': an MCQ task needs a list of option texts")
+    if not 2 <= len(options) <= 26:
+        raise InputError(f"{where}: field 'options': {len(options)} options; 2 to 26 are allowed")
+    last = chr(ord("A") + len(options) - 1)
+    answer = row.get("answer")
+    if not isinstance(answer, str) or len(answer) != 1 or not "A" <= answer <= last:
+        raise InputError(f"{where}: field 'answer': {answer!r} is not one of the option letters A-{last}")
+
+
+def _check_substrings(where: str, row: dict[str, Any]) -> None:
+    required = row.get("required_substrings")
+    if not isinstance(required, list) or not required or not all(isinstance(s, str) and s for s in required):
+        raise InputError(f"{where}: field 'required_substrings': a required_substrings task needs a list of strings")

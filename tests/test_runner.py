@@ -1,0 +1,356 @@
+"""`ocllm run` / `matrix` end to end: the real runner and client against the simulator on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from faultserver import free_port
+
+from ocllm.cli import main
+from ocllm.lanes import Lane
+from ocllm.progress import RunProgress
+from ocllm.runner import run_lane
+from ocllm.sim import SimConfig, SimServer
+from ocllm.suites import shipped_suites
+
+SUITES = tuple(shipped_suites().values())
+DECISION_KEYS = (
+    "task_id",
+    "extracted_final_answer",
+    "extraction_method",
+    "ambiguity",
+    "correct",
+    "raw_content",
+    "raw_reasoning",
+    "finish_reason",
+    "error",
+)
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimServer]:
+    with SimServer(SimConfig(suites=SUITES, truncation_rate=0.1)) as server:
+        yield server
+
+
+def quiet(label: str, total: int, done: int) -> RunProgress:
+    return RunProgress(label, total, done, stream=open(os.devnull, "w"))
+
+
+def lane(base_url: str, **kw: object) -> Lane:
+    settings: dict = {
+        "name": "L",
+        "base_url": base_url,
+        "model": "sim-reasoning",
+        "reasoning": "native",
+        "suite": "smoke",
+        "concurrency": 4,
+    }
+    settings.update(kw)
+    return Lane(**settings)
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_run_writes_a_complete_run_directory(sim: SimServer, tmp_path: Path, stream: bool) -> None:
+    result = run_lane(lane(sim.base_url, stream=stream, suite="demo"), tmp_path / "run", progress=quiet)
+    out = tmp_path / "run"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "finished"
+    assert manifest["suite"]["name"] == "demo" and len(manifest["suite"]["sha256"]) == 64
+    assert manifest["lane"]["model"] == "sim-reasoning" and manifest["scorer_version"]
+    assert {m["owned_by"] for m in manifest["server_models"]["data"]} == {"ocllm-simulator"}
+    assert manifest["started_at"] and manifest["finished_at"]
+    samples = lines(out / "samples.jsonl")
+    assert len(samples) == 59 == len({s["task_id"] for s in samples})
+    assert all(s["reasoning_field"] == "reasoning_content" for s in samples if s.get("reasoning"))
+    if stream:
+        assert all(s["ttft_s"] is not None for s in samples)
+    metrics = json.loads((out / "metrics.json").read_text())
+    s = metrics["summary"]
+    assert (s["total"], s["errors"], s["complete"]) == (59, 0, True)
+    assert s == result.summary
+    truncated = [t for t in metrics["tasks"] if t["finish_reason"] == "length"]
+    assert all(t["truncated"] and not t["correct"] for t in truncated)
+    for field in (
+        "task_id",
+        "task_type",
+        "category",
+        "expected_answer",
+        "extracted_final_answer",
+        "extraction_source",
+        "extraction_method",
+        "ambiguity",
+        "correct",
+        "candidates",
+        "error",
+    ):
+        assert field in metrics["tasks"][0]
+
+
+def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Path) -> None:
+    port = free_port()
+    failing = lane(f"http://127.0.0.1:{port}/v1", max_attempts=2, retry_budget_s=1.0)
+    out = tmp_path / "run"
+    result = run_lane(failing, out, progress=quiet)
+    assert (result.summary["errors"], result.summary["correct"], result.summary["complete"]) == (10, 0, False)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert all(t["correct"] is None and t["rule"] == "request_error" for t in metrics["tasks"])
+    assert all("connection failed after 2 attempts" in t["error"] for t in metrics["tasks"])
+    assert json.loads((out / "manifest.json").read_text())["status"] == "finished_with_errors"
+
+    with SimServer(SimConfig(suites=SUITES), port=port):
+        again = run_lane(failing, out, retry_errors=True, progress=quiet)
+    assert (again.summary["errors"], again.ran) == (0, 10)
+    samples = lines(out / "samples.jsonl")
+    assert sorted(s["task_id"] for s in samples) == sorted({s["task_id"] for s in samples})
+    assert len(samples) == 10 and all(s.get("error") is None for s in samples)
+
+
+def test_resume_refuses_a_changed_lane(sim: SimServer, tmp_path: Path) -> None:
+    run_lane(lane(sim.base_url), tmp_path / "run", progress=quiet)
+    code = main(
+        [
+            "run",
+            "--suite",
+            "smoke",
+            "--base-url",
+            sim.base_url,
+            "--model",
+            "sim-baseline",
+            "--out",
+            str(tmp_path / "run"),
+            "--resume",
+        ]
+    )
+    assert code == 2
+    code = main(
+        [
+            "run",
+            "--suite",
+            "smoke",
+            "--base-url",
+            sim.base_url,
+            "--model",
+            "sim-reasoning",
+            "--reasoning",
+            "native",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
+    assert code == 2  # already holds a run, and --resume was not given
+
+
+def test_resume_repairs_a_torn_last_line(sim: SimServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run_lane(lane(sim.base_url), out, progress=quiet)
+    samples = (out / "samples.jsonl").read_bytes().splitlines(keepends=True)
+    (out / "samples.jsonl").write_bytes(b"".join(samples[:6]) + samples[6][:25])  # died mid-write
+    result = run_lane(lane(sim.base_url), out, resume=True, progress=quiet)
+    assert result.ran == 4
+    assert sorted(s["task_id"] for s in lines(out / "samples.jsonl")) == sorted(
+        json.loads(line)["id"] for line in (out / "suite.jsonl").read_text().splitlines()
+    )
+
+
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    with SimServer(SimConfig(suites=SUITES, latency_s=0.03)) as server:
+        args = [
+            sys.executable,
+            "-m",
+            "ocllm",
+            "run",
+            "--suite",
+            "demo",
+            "--base-url",
+            server.base_url,
+            "--model",
+            "sim-reasoning",
+            "--reasoning",
+            "native",
+            "--concurrency",
+            "2",
+        ]
+        killed = tmp_path / "killed"
+        proc = subprocess.Popen([*args, "--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        samples = killed / "samples.jsonl"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if samples.exists() and samples.read_bytes().count(b"\n") >= 15:
+                break
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        partial = samples.read_bytes().count(b"\n")
+        assert 15 <= partial < 59, "the run should have been killed part-way"
+        assert subprocess.run([*args, "--out", str(killed), "--resume"], capture_output=True).returncode == 0
+        whole = tmp_path / "whole"
+        assert subprocess.run([*args, "--out", str(whole)], capture_output=True).returncode == 0
+
+    resumed = lines(samples)
+    assert len(resumed) == 59 == len({s["task_id"] for s in resumed})
+    a = json.loads((killed / "metrics.json").read_text())
+    b = json.loads((whole / "metrics.json").read_text())
+    assert a["summary"] == b["summary"]
+    assert [{k: t[k] for k in DECISION_KEYS} for t in a["tasks"]] == [
+        {k: t[k] for k in DECISION_KEYS} for t in b["tasks"]
+    ]
+
+
+def test_api_key_is_never_written(
+    sim: SimServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = "sk-ocllm-TESTKEY-7f3a9c1e5b"
+    monkeypatch.setenv("OCLLM_TEST_KEY", key)
+    run_lane(lane(sim.base_url, api_key_env="OCLLM_TEST_KEY"), tmp_path / "ok", progress=quiet)
+    dead = lane(f"http://127.0.0.1:{free_port()}/v1", api_key_env="OCLLM_TEST_KEY", max_attempts=1)
+    run_lane(dead, tmp_path / "failed", progress=quiet)
+    assert (
+        main(["rescore", str(tmp_path / "ok"), "-o", str(tmp_path / "re.json"), "--report", str(tmp_path / "audit.md")])
+        == 0
+    )
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) >= 9
+    for path in written:
+        assert key.encode() not in path.read_bytes(), path
+    captured = capsys.readouterr()
+    assert key not in captured.out + captured.err
+    manifest = json.loads((tmp_path / "ok" / "manifest.json").read_text())
+    assert manifest["lane"]["api_key_env"] == "OCLLM_TEST_KEY"
+
+
+def test_missing_api_key_variable_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "run",
+            "--suite",
+            "smoke",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--api-key-env",
+            "OCLLM_SURELY_UNSET_VAR",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
+    assert code == 2 and "OCLLM_SURELY_UNSET_VAR" in capsys.readouterr().err
+
+
+BAD_SUITES = {
+    "bad_json": ('{"id": "a", "type": "mcq"\n', ":1: invalid JSON"),
+    "missing_field": (
+        '{"id": "a", "type": "mcq", "question": "q", "options": ["1", "2"], "answer": "A"}\n',
+        ":1: missing field 'category'",
+    ),
+    "gold_outside": (
+        '{"id": "a", "type": "mcq", "question": "q", "options": ["1", "2"], "answer": "C", "category": "c"}\n',
+        ":1: field 'answer'",
+    ),
+    "duplicate": (
+        '{"id": "a", "type": "required_substrings", "question": "q", "required_substrings": ["x"], '
+        '"category": "c"}\n' * 2,
+        ":2: field 'id': 'a' already used on line 1",
+    ),
+    "one_option": (
+        '{"id": "a", "type": "mcq", "question": "q", "options": ["1"], "answer": "A", "category": "c"}\n',
+        ":1: field 'options'",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_SUITES))
+def test_bad_suite_is_refused_before_any_request(tmp_path: Path, name: str) -> None:
+    text, expected = BAD_SUITES[name]
+    suite = tmp_path / f"{name}.jsonl"
+    suite.write_text(text)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ocllm",
+            "run",
+            "--suite",
+            str(suite),
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert f"{suite}{expected}" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_matrix_runs_every_lane_from_toml(sim: SimServer, tmp_path: Path) -> None:
+    config = tmp_path / "lanes.toml"
+    config.write_text(
+        f'[defaults]\nbase_url = "{sim.base_url}"\nsuite = "smoke"\n\n'
+        '[lanes.A_baseline]\nmodel = "sim-baseline"\nreasoning = "off"\n\n'
+        '[lanes.B_native_reasoning]\nmodel = "sim-reasoning"\nreasoning = "native"\nstream = true\n'
+    )
+    assert main(["matrix", str(config), "--out", str(tmp_path / "m")]) == 0
+    for name in ("A_baseline", "B_native_reasoning"):
+        assert json.loads((tmp_path / "m" / name / "metrics.json").read_text())["summary"]["total"] == 10
+    a = lines(tmp_path / "m" / "A_baseline" / "samples.jsonl")
+    assert all(s.get("reasoning") is None for s in a)
+    assert main(["run", "--config", str(config), "--lane", "B_native_reasoning", "--out", str(tmp_path / "one")]) == 0
+    assert main(["run", "--config", str(config), "--lane", "nope"]) == 2
+
+
+def test_bad_lanes_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "lanes.toml"
+    config.write_text('[lanes.A]\nbase_url = "http://x/v1"\nmodel = "m"\ntemperture = 0.2\n')
+    assert main(["matrix", str(config)]) == 2
+    assert "temperture" in capsys.readouterr().err
+
+
+def test_plain_progress_lines_when_not_a_terminal(sim: SimServer, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ocllm",
+            "run",
+            "--suite",
+            "smoke",
+            "--base-url",
+            sim.base_url,
+            "--model",
+            "sim-baseline",
+            "--out",
+            str(tmp_path / "r"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0
+    assert "[adhoc] 10/10 done" in proc.stderr and "acc " in proc.stderr and "errors 0" in proc.stderr
+
+
+def test_rescore_a_run_directory(sim: SimServer, tmp_path: Path) -> None:
+    run_lane(lane(sim.base_url, suite="demo"), tmp_path / "run", progress=quiet)
+    assert main(["rescore", str(tmp_path / "run"), "-o", str(tmp_path / "re.json"), "--allow-reasoning-fallback"]) == 0
+    doc = json.loads((tmp_path / "re.json").read_text())
+    original = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert doc["summary"]["total"] == 59
+    assert doc["summary"]["correct"] >= original["summary"]["correct"]
+    assert all("correct" in t["previous"] for t in doc["tasks"])
