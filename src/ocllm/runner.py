@@ -172,9 +172,12 @@ async def _run_pending(
                     # on suites of any size, and the connection pool is never oversubscribed.
                     while not queue.empty():
                         task = queue.get_nowait()
-                        sample = await chat_completion(session, settings, task.id, request_body(task, lane))
+                        body = request_body(task, lane)
+                        sample = await chat_completion(session, settings, task.id, body)
                         writer.append(sample)
-                        correct = None if sample.error else decide(task, sample, policy).correct
+                        # Scored as the final metrics will score it (with the prompt), for the live accuracy.
+                        prompted = msgspec.structs.replace(task, prompt=_prompt_of(sample))
+                        correct = None if sample.error else decide(prompted, sample, policy).correct
                         bar.advance(correct, sample.error is not None)
 
                 await asyncio.gather(*(worker() for _ in range(min(lane.concurrency, len(pending)) or 1)))

@@ -109,8 +109,12 @@ class TaskContext(NamedTuple):
     options: list[str]
     valid: frozenset[str]  # the option letters
     placeholders: frozenset[str]  # letters the prompt uses as placeholders, none of them an option
-    option_keys: tuple[ValueKey, ...] = ()  # the options' texts as values are compared
     longest_option: int = 0  # no stated value much longer than this can equal an option
+
+    @property
+    def option_keys(self) -> tuple[ValueKey, ...]:
+        """The options' texts as values are compared; computed only when a value is stated."""
+        return _option_keys(tuple(self.options))
 
 
 class _Found(NamedTuple):
@@ -125,20 +129,24 @@ def task_context(options: list[str], prompt: str | None) -> TaskContext:
     return _task_context(tuple(options), prompt)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=4096)
+def _option_keys(options: tuple[str, ...]) -> tuple[ValueKey, ...]:
+    return tuple(value_key(o) for o in options)
+
+
+@functools.lru_cache(maxsize=8192)
 def _task_context(options: tuple[str, ...], prompt: str | None) -> TaskContext:
     # Cached: a suite's few hundred prompts are scored again and again (lanes, rescoring, audits).
     options_list = list(options)
-    keys = tuple(value_key(o) for o in options)
     longest = max((len(o) for o in options), default=0)
     valid = frozenset(chr(ord("A") + i) for i in range(len(options)))
     named: set[str] = set(_CONVENTIONAL_PLACEHOLDERS)
     if prompt:
-        plain = TaskContext(options_list, valid, frozenset(), keys, longest)
+        plain = TaskContext(options_list, valid, frozenset(), longest)
         for candidate in find_statements([Piece("content", 0, prompt)], "content", plain):
             named.update(candidate.letters)
     # A letter that is a real option is never a placeholder: it may be the model's answer.
-    return TaskContext(options_list, valid, frozenset(named - valid), keys, longest)
+    return TaskContext(options_list, valid, frozenset(named - valid), longest)
 
 
 def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> list[Candidate]:
