@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint bench clean
+.PHONY: test demo lint bench clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,15 @@ $(STAMP): $(BIN)/python pyproject.toml
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 
-test: $(STAMP) lint
+# The HTML reports are tested in a real headless browser: Debian's chromium, installed when missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing Debian's chromium for the browser tests"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium >/dev/null; }; }
+
+test: $(STAMP) lint browser
 	$(BIN)/python -m pytest
 
 demo: $(STAMP)
@@ -25,6 +33,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scoring.py
+	$(BIN)/python bench/bench_runner.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -91,6 +91,7 @@ class Decision(msgspec.Struct, kw_only=True):
     rule: str
     reason: str
     candidates: list[Candidate] = msgspec.field(default_factory=list)
+    decided_by: int | None = None  # index in `candidates` of the statement that decided, if any
     reasoning_statements: int = 0
     truncated: bool = False
     hedged: bool = False  # the deciding statement was hedged ("the answer is likely C")

@@ -23,6 +23,7 @@ class _Pick(NamedTuple):
     reason: str
     method: str
     hedged: bool = False
+    statement: Candidate | None = None  # the statement that decided
 
 
 def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
@@ -76,6 +77,7 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
             "none",
         )
 
+    candidates = sorted(visible + echoes, key=lambda c: c.start) + in_reasoning
     return Decision(
         task_id=task.id,
         task_type=task.type,
@@ -88,7 +90,8 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
         correct=pick.letter is not None and pick.letter == gold,
         rule=pick.rule,
         reason=pick.reason,
-        candidates=sorted(visible + echoes, key=lambda c: c.start) + in_reasoning,
+        candidates=candidates,
+        decided_by=next((i for i, c in enumerate(candidates) if c is pick.statement), None),
         reasoning_statements=len(in_reasoning),
         truncated=sample.finish_reason == "length",
         hedged=source != "none" and pick.hedged,
@@ -107,7 +110,7 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
         said += f" [read by: {', '.join(last.reading)}]"
 
     def pick(letter: str | None, ambiguity: str, rule: str, reason: str) -> _Pick:
-        return _Pick(letter, ambiguity, rule, reason, last.method, last.hedged)
+        return _Pick(letter, ambiguity, rule, reason, last.method, last.hedged, last)
 
     if len(last.letters) > 1:
         return pick(None, "ambiguous_final_answer", "several_letters", f"{said} names several letters")

@@ -1,0 +1,212 @@
+"""Pair two scored runs by task id and compute the lane-vs-lane figures.
+
+Each side is a run directory or a metrics file (this project's or the old harness's). By default both
+are re-scored with the current scorer, so the comparison is never an artefact of two scorers; with
+`rescore=False` the files' own `correct` fields are used as they stand.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+import numpy as np
+
+from ocllm.formats import SavedRecord, SavedRun, load_saved_run
+from ocllm.models import Policy
+from ocllm.scoring import SCORER_VERSION, decide
+from ocllm.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
+
+
+class ScoredTask(NamedTuple):
+    """What a comparison needs of one task on one side."""
+
+    task_id: str
+    category: str
+    expected: str | None
+    extracted: str | None
+    correct: bool | None  # None: the request failed, or the input recorded no verdict
+    error: str | None
+    truncated: bool
+    completion_tokens: int | None
+    reasoning_tokens: int | None
+    latency_s: float | None
+
+
+class ScoredRun(NamedTuple):
+    label: str
+    path: Path
+    tasks: dict[str, ScoredTask]
+    rescored: bool
+
+
+def policy_of(saved: SavedRun, override: Policy | None) -> Policy:
+    """The policy to score a run with: the flags given, else the lane's own (run directories), else default."""
+    if override is not None:
+        return override
+    lane = saved.meta.get("lane_settings")
+    if isinstance(lane, dict):
+        return Policy(
+            conflict_policy=lane.get("conflict_policy", "last"),
+            allow_reasoning_fallback=bool(lane.get("allow_reasoning_fallback", False)),
+            think_prefilled=bool(lane.get("think_prefilled", False)),
+        )
+    return Policy()
+
+
+def load_scored(path: Path, *, rescore: bool = True, policy: Policy | None = None) -> ScoredRun:
+    saved = load_saved_run(path)
+    chosen = policy_of(saved, policy)
+    tasks = {}
+    for record in saved.records:
+        tasks[record.task.id] = _scored_task(record, chosen) if rescore else _as_recorded(record)
+    label = str(saved.meta.get("lane") or saved.meta.get("run_id") or path.stem)
+    return ScoredRun(label, path, tasks, rescore)
+
+
+def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
+    usage = record.sample.usage or {}
+    completion = usage.get("completion_tokens")
+    details = usage.get("completion_tokens_details") or {}
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return (completion if isinstance(completion, int) else None, reasoning if isinstance(reasoning, int) else None)
+
+
+def _scored_task(record: SavedRecord, policy: Policy) -> ScoredTask:
+    d = decide(record.task, record.sample, policy)
+    completion, reasoning = _usage(record)
+    return ScoredTask(
+        record.task.id,
+        record.task.category,
+        d.expected_answer,
+        d.extracted_final_answer,
+        d.correct,
+        d.error,
+        d.truncated,
+        completion,
+        reasoning,
+        record.sample.latency_s,
+    )
+
+
+def _as_recorded(record: SavedRecord) -> ScoredTask:
+    previous = record.previous
+    correct = previous.get("correct")
+    completion, reasoning = _usage(record)
+    return ScoredTask(
+        record.task.id,
+        record.task.category,
+        record.task.answer,
+        previous.get("extracted_final_answer"),
+        correct if isinstance(correct, bool) else None,
+        record.sample.error,
+        record.sample.finish_reason == "length",
+        completion,
+        reasoning,
+        record.sample.latency_s,
+    )
+
+
+def _paired_figures(a: list[ScoredTask], b: list[ScoredTask], label_a: str, label_b: str) -> dict[str, Any]:
+    ca = [t.correct is True for t in a]
+    cb = [t.correct is True for t in b]
+    n = len(a)
+    a_correct, b_correct = sum(ca), sum(cb)
+    a_wins = sum(x and not y for x, y in zip(ca, cb, strict=True))
+    b_wins = sum(y and not x for x, y in zip(ca, cb, strict=True))
+    p = mcnemar_exact(a_wins, b_wins)
+    diff = (b_correct - a_correct) / n if n else 0.0
+    ci = paired_bootstrap_diff(ca, cb)
+    a_ci, b_ci = wilson(a_correct, n), wilson(b_correct, n)
+    return {
+        "n_paired": n,
+        "a_correct": a_correct,
+        "b_correct": b_correct,
+        "a_accuracy": a_correct / n if n else 0.0,
+        "b_accuracy": b_correct / n if n else 0.0,
+        "a_ci_low": a_ci.low,
+        "a_ci_high": a_ci.high,
+        "b_ci_low": b_ci.low,
+        "b_ci_high": b_ci.high,
+        "a_wins": a_wins,
+        "b_wins": b_wins,
+        "both_correct": sum(x and y for x, y in zip(ca, cb, strict=True)),
+        "both_wrong": sum(not x and not y for x, y in zip(ca, cb, strict=True)),
+        "mcnemar_p": p,
+        "diff": diff,
+        "diff_ci_low": ci.low,
+        "diff_ci_high": ci.high,
+        "significant": p < 0.05 and (ci.low > 0 or ci.high < 0),
+        "verdict": describe_difference(diff, ci, p, label_a, label_b) if n else "No paired tasks to compare.",
+    }
+
+
+def _resources(tasks: list[ScoredTask]) -> dict[str, Any]:
+    def dist(values: list[float]) -> dict[str, float] | None:
+        if not values:
+            return None
+        arr = np.asarray(values, dtype=float)
+        return {
+            "n": len(values),
+            "mean": float(arr.mean()),
+            "p50": float(np.percentile(arr, 50)),
+            "p95": float(np.percentile(arr, 95)),
+            "values": [float(v) for v in values],
+        }
+
+    return {
+        "tasks": len(tasks),
+        "errors": sum(t.error is not None for t in tasks),
+        "truncated": sum(t.truncated for t in tasks),
+        "completion_tokens": dist([t.completion_tokens for t in tasks if t.completion_tokens is not None]),
+        "reasoning_tokens": dist([t.reasoning_tokens for t in tasks if t.reasoning_tokens is not None]),
+        "latency_s": dist([t.latency_s for t in tasks if t.latency_s is not None]),
+    }
+
+
+def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:
+    """The comparison document (comparison.json)."""
+    if a.label == b.label:
+        a, b = a._replace(label=f"A: {a.label}"), b._replace(label=f"B: {b.label}")
+    shared = [tid for tid in a.tasks if tid in b.tasks]
+    unscorable = [tid for tid in shared if a.tasks[tid].correct is None or b.tasks[tid].correct is None]
+    paired = [tid for tid in shared if tid not in set(unscorable)]
+    pa, pb = [a.tasks[t] for t in paired], [b.tasks[t] for t in paired]
+    document: dict[str, Any] = {
+        "format": "ocllm-comparison/1",
+        "scorer_version": SCORER_VERSION if a.rescored else None,
+        "rescored": a.rescored,
+        "a": {"label": a.label, "path": str(a.path)},
+        "b": {"label": b.label, "path": str(b.path)},
+        **_paired_figures(pa, pb, a.label, b.label),
+        "only_in_a": [t for t in a.tasks if t not in b.tasks],
+        "only_in_b": [t for t in b.tasks if t not in a.tasks],
+        "unpaired_errors": unscorable,
+    }
+    by_cat: dict[str, list[str]] = defaultdict(list)
+    for tid in paired:
+        by_cat[a.tasks[tid].category].append(tid)
+    document["by_category"] = {
+        cat: _paired_figures([a.tasks[t] for t in ids], [b.tasks[t] for t in ids], a.label, b.label)
+        for cat, ids in sorted(by_cat.items())
+    }
+    document["flips"] = [
+        {
+            "task_id": tid,
+            "category": a.tasks[tid].category,
+            "expected": a.tasks[tid].expected or b.tasks[tid].expected,
+            "a_extracted": a.tasks[tid].extracted,
+            "b_extracted": b.tasks[tid].extracted,
+            "winner": "a" if a.tasks[tid].correct else "b",
+        }
+        for tid in paired
+        if a.tasks[tid].correct != b.tasks[tid].correct
+    ]
+    document["resources"] = {"a": _resources(list(a.tasks.values())), "b": _resources(list(b.tasks.values()))}
+    return document
+
+
+def comparison_json(document: dict[str, Any]) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n"

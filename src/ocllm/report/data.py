@@ -1,0 +1,97 @@
+"""The documents the renderers draw: one run, and a folder of runs (a matrix).
+
+Comparisons come from `ocllm.compare`. Every document is plain JSON-able data, so what a report shows
+can always be checked against the file beside it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ocllm.compare import ScoredRun, _resources, compare_runs, load_scored, policy_of
+from ocllm.errors import InputError
+from ocllm.formats import load_saved_run
+from ocllm.models import Policy
+from ocllm.rescore import rescore_run
+from ocllm.stats import wilson
+
+
+def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
+    scored = figures["total"] - figures.get("errors", 0)
+    ci = wilson(figures["correct"], scored)
+    return {**figures, "ci_low": ci.low, "ci_high": ci.high}
+
+
+def run_report_doc(path: Path, policy: Policy | None = None) -> dict[str, Any]:
+    """One run re-scored with the current scorer (the lane's policy for run directories), with
+    intervals, resource figures, and every task's evidence (prompt, content, reasoning, statements)."""
+    saved = load_saved_run(path)
+    result = rescore_run(saved, policy_of(saved, policy))
+    doc = result.document
+    doc["format"] = "ocllm-run-report/1"
+    doc["label"] = str(saved.meta.get("lane") or saved.meta.get("run_id") or path.stem)
+    summary = doc["summary"]
+    doc["summary"] = _with_interval(summary)
+    doc["summary"]["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
+    scored = load_scored(path, rescore=True, policy=policy_of(saved, policy))
+    doc["resources"] = _resources(list(scored.tasks.values()))
+    return doc
+
+
+def find_runs(folder: Path) -> list[Path]:
+    """Run directories directly inside `folder` (a matrix's output), in name order."""
+    if not folder.is_dir():
+        raise InputError(f"{folder}: not a folder of runs")
+    runs = sorted(p for p in folder.iterdir() if (p / "samples.jsonl").exists() and (p / "suite.jsonl").exists())
+    if not runs:
+        raise InputError(f"{folder}: holds no run directories (folders with samples.jsonl and suite.jsonl)")
+    return runs
+
+
+def matrix_doc(folder: Path, baseline: str | None = None, policy: Policy | None = None) -> dict[str, Any]:
+    """A leaderboard of the lanes in `folder` and each lane compared with the baseline lane."""
+    runs: list[ScoredRun] = [load_scored(p, rescore=True, policy=policy) for p in find_runs(folder)]
+    labels = [r.label for r in runs]
+    if baseline is None:
+        baseline = next((lab for lab in labels if "baseline" in lab.lower()), labels[0])
+    if baseline not in labels:
+        raise InputError(f"{folder}: no lane named {baseline!r} (lanes: {', '.join(labels)})")
+    base = runs[labels.index(baseline)]
+    lanes = []
+    for run in runs:
+        tasks = list(run.tasks.values())
+        errors = sum(t.error is not None for t in tasks)
+        correct = sum(t.correct is True for t in tasks)
+        categories: dict[str, dict[str, Any]] = {}
+        for t in tasks:
+            cat = categories.setdefault(t.category, {"total": 0, "correct": 0, "errors": 0})
+            cat["total"] += 1
+            cat["correct"] += t.correct is True
+            cat["errors"] += t.error is not None
+        for cat in categories.values():
+            cat["accuracy"] = cat["correct"] / (cat["total"] - cat["errors"]) if cat["total"] > cat["errors"] else 0.0
+        figures = {
+            "total": len(tasks),
+            "correct": correct,
+            "errors": errors,
+            "accuracy": correct / (len(tasks) - errors) if len(tasks) > errors else 0.0,
+        }
+        lanes.append(
+            {
+                "label": run.label,
+                "path": str(run.path),
+                **_with_interval(figures),
+                "truncated": sum(t.truncated for t in tasks),
+                "by_category": {k: _with_interval(v) for k, v in sorted(categories.items())},
+                "resources": _resources(tasks),
+            }
+        )
+    lanes.sort(key=lambda lane: lane["accuracy"], reverse=True)
+    return {
+        "format": "ocllm-matrix/1",
+        "folder": str(folder),
+        "baseline": baseline,
+        "lanes": lanes,
+        "comparisons": [compare_runs(base, run) for run in runs if run is not base],
+    }
