@@ -45,6 +45,15 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     error: str | None = None  # why the request finally failed; None for a response
     request: dict[str, Any] | None = None  # the JSON body sent (never headers, so never the API key)
 
+    def sent_prompt(self) -> str | None:
+        """The last user message of the request, as sent: the scorer reads its format instruction."""
+        messages = (self.request or {}).get("messages") or []
+        for message in reversed(messages):
+            if isinstance(message, dict) and message.get("role") == "user":
+                content = message.get("content")
+                return content if isinstance(content, str) else None
+        return None
+
 
 class Policy(msgspec.Struct, frozen=True, kw_only=True):
     """The scoring switches a lane or a rescore may set."""

@@ -43,6 +43,8 @@ def task_record(record: SavedRecord, decision: Decision) -> dict[str, Any]:
     out["finish_reason"] = sample.finish_reason
     out["usage"] = sample.usage
     out["latency_s"] = sample.latency_s
+    out["ttft_s"] = sample.ttft_s
+    out["attempts"] = sample.attempts
     out["previous"] = record.previous
     return out
 

@@ -19,13 +19,12 @@ import msgspec
 from ocllm import __version__
 from ocllm.client import ClientSettings, chat_completion, list_models, make_session
 from ocllm.errors import InputError, OcllmError
-from ocllm.formats import SavedRecord
+from ocllm.formats.run_dir import load_run_dir
 from ocllm.lanes import Lane, public_settings
-from ocllm.metrics import summarize
-from ocllm.models import Decision, Sample, Task
+from ocllm.models import Sample, Task
 from ocllm.progress import RunProgress
 from ocllm.prompting import request_body
-from ocllm.rescore import OUTPUT_FORMAT, scorer_settings, task_record
+from ocllm.rescore import rescore_run
 from ocllm.rundir import (
     MANIFEST,
     METRICS,
@@ -109,34 +108,12 @@ def run_lane(
 
 def score_run_dir(out_dir: Path, lane: Lane) -> dict[str, Any]:
     """Decide every task from the samples on disk and write metrics.json; returns the summary."""
-    tasks = load_run_tasks(out_dir)
-    samples = {s.task_id: s for s in read_samples(out_dir / SAMPLES)}
-    policy = lane.policy()
-    records: list[SavedRecord] = []
-    decisions: list[Decision] = []
-    missing = []
-    for task in tasks:
-        sample = samples.get(task.id)
-        if sample is None:
-            missing.append(task.id)
-            continue
-        prompted = msgspec.structs.replace(task, prompt=_prompt_of(sample))
-        records.append(SavedRecord(prompted, sample, {}, {}))
-        decisions.append(decide(prompted, sample, policy))
-    summary = summarize(decisions)
-    summary["missing"] = len(missing)
-    summary["complete"] = summary["complete"] and not missing
-    summary["scorer"] = scorer_settings(policy)
-    document = {
-        "format": OUTPUT_FORMAT,
-        "harness_version": __version__,
-        "source": {"path": str(out_dir), "lane": lane.name, "model": lane.model},
-        "summary": summary,
-        "tasks": [
-            {**task_record(r, d), "error": r.sample.error, "attempts": r.sample.attempts, "ttft_s": r.sample.ttft_s}
-            for r, d in zip(records, decisions, strict=True)
-        ],
-    }
+    saved = load_run_dir(out_dir)
+    document = rescore_run(saved, lane.policy()).document
+    summary = document["summary"]
+    summary["missing"] = len(load_run_tasks(out_dir)) - len(saved.records)
+    summary["complete"] = summary["complete"] and not summary["missing"]
+    document["source"] = {"path": str(out_dir), "lane": lane.name, "model": lane.model}
     write_json(out_dir / METRICS, document)
     return summary
 
@@ -176,7 +153,7 @@ async def _run_pending(
                         sample = await chat_completion(session, settings, task.id, body)
                         writer.append(sample)
                         # Scored as the final metrics will score it (with the prompt), for the live accuracy.
-                        prompted = msgspec.structs.replace(task, prompt=_prompt_of(sample))
+                        prompted = msgspec.structs.replace(task, prompt=sample.sent_prompt())
                         correct = None if sample.error else decide(prompted, sample, policy).correct
                         bar.advance(correct, sample.error is not None)
 
@@ -242,12 +219,6 @@ def _api_key(lane: Lane) -> str | None:
     if not key:
         raise OcllmError(f"lane {lane.name!r}: environment variable {lane.api_key_env} (api_key_env) is not set")
     return key
-
-
-def _prompt_of(sample: Sample) -> str | None:
-    messages = (sample.request or {}).get("messages") or []
-    users = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-    return users[-1] if users and isinstance(users[-1], str) else None
 
 
 def _now() -> str:

@@ -25,9 +25,7 @@ def load_run_dir(path: Path) -> SavedRun:
         sample = samples.get(task.id)
         if sample is None:
             continue  # not run yet: an unfinished run is re-scored on what it holds
-        messages = (sample.request or {}).get("messages") or []
-        prompt = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), None)
-        task = msgspec.structs.replace(task, prompt=prompt if isinstance(prompt, str) else None)
+        task = msgspec.structs.replace(task, prompt=sample.sent_prompt())
         records.append(SavedRecord(task, sample, previous.get(task.id, {}), {}))
     return SavedRun(path, meta, records)
 
