@@ -287,3 +287,96 @@ def test_value_matching_two_options_is_ambiguous() -> None:
 )
 def test_value_counter_examples(content: str, options: list[str]) -> None:
     assert mcq(content, answer="A", options=options).extracted_final_answer is None
+
+
+# Shapes found when the scorer was measured on real public outputs (every text here is our own).
+@pytest.mark.parametrize(
+    ("content", "letter", "hedged"),
+    [
+        ("No option matches exactly. The closest option is (G).", "G", True),
+        ("Our estimate is 1.9 m, so option B is the closest.", "B", True),
+        ("Our estimate is 2.6, which corresponds to option C.", "C", True),
+        ("Weighing the four statements, the correct statement is:\nC. o2", "C", False),
+        ("The most accurate option is (C).", "C", False),
+        ("The other three ignore drag.\n\n(C) is the correct answer.", "C", False),
+        ("Everything else fails. C is the answer.", "C", False),
+        ("The correct answer is therefore option C", "C", False),
+        ('Answer: "C"', "C", False),
+        ("Answer: `C`", "C", False),
+        ("答案是 C", "C", False),
+    ],
+)
+def test_more_conclusions(content: str, letter: str, hedged: bool) -> None:
+    d = mcq(content, answer=letter, options=TEN)
+    assert (d.extracted_final_answer, d.hedged) == (letter, hedged), d.reason
+
+
+def test_a_firm_answer_beats_closest_and_corresponds() -> None:
+    d = mcq("The closest option is (C), which corresponds to option C.\nOn reflection the answer is (D).", answer="D")
+    assert (d.extracted_final_answer, d.ambiguity) == ("D", "none")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Vitamin C is the answer to scurvy, historically.",
+        "The closest match was hard to find.",
+        "Nothing here corresponds to option formatting.",
+    ],
+)
+def test_conclusion_counter_examples(content: str) -> None:
+    assert mcq(content, answer="C").extracted_final_answer is None
+
+
+def test_one_letter_per_sub_part_is_not_one_answer() -> None:
+    d = mcq("The answer is (G) $438.00, (B) $459.60, (B) $424.90.", answer="G", options=TEN)
+    assert (d.extracted_final_answer, d.ambiguity) == (None, "ambiguous_final_answer")
+    assert mcq("The answer is (B), not (C).", answer="B").extracted_final_answer == "B"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "\\boxed{\\textbf{(C)}\\ 36}",
+        "\\boxed{(C) 36}",
+        "\\boxed{C) 36}",
+        "$\\boxed{\\text{(C) } 36}$",
+        "\\boxed{Option C}",
+        "**Option C**",
+    ],
+)
+def test_boxes_and_bare_answers_with_labels(content: str) -> None:
+    assert mcq(content, answer="C", options=TEN).extracted_final_answer == "C"
+
+
+ROMAN = ["I only", "II only", "I and II only", "I, II and III"]
+
+
+@pytest.mark.parametrize(
+    "content", ["Answer: I and II only", "So the answer is I and II only, which covers both claims."]
+)
+def test_roman_numeral_option_texts(content: str) -> None:
+    d = mcq(content, answer="C", options=ROMAN)
+    assert (d.extracted_final_answer, d.extraction_method) == ("C", "option_text")
+
+
+def test_roman_letter_i_is_still_a_letter_when_no_option_text_matches() -> None:
+    assert mcq("Answer: I", answer="I", options=TEN).extracted_final_answer == "I"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The closest option is (C) 36, but it is not the correct answer.",
+        "The closest options are:\n\nD. 48\n\nHowever, our value differs, so we can't choose option D.",
+    ],
+)
+def test_a_statement_taken_back_is_not_an_answer(content: str) -> None:
+    d = mcq(content, answer="C", options=TEN)
+    assert d.extracted_final_answer is None
+    assert any(c.withdrawn and "withdrawn" in c.reading for c in d.candidates)
+
+
+def test_taking_back_one_letter_leaves_the_others() -> None:
+    d = mcq("It is not A; we cannot choose option A. The answer is (B).", answer="B")
+    assert d.extracted_final_answer == "B"

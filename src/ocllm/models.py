@@ -79,6 +79,7 @@ class Candidate(msgspec.Struct, kw_only=True):
     hedged: bool = False  # "the answer would be (A)": counts only where nothing firmer exists
     out_of_range: bool = False
     placeholder: bool = False  # an echo of the prompt's own placeholder ("The answer is (X)"): ignored
+    withdrawn: bool = False  # taken back by the model ("..., but it is not the correct answer"): ignored
     value: str | None = None  # the stated value, when the letter came from matching an option's text
     # The reading rules of docs/scoring.md that shaped this statement: latex, box_after_marker,
     # option_text, several_option_lines, hedged, placeholder_echo.

@@ -31,8 +31,12 @@ _OPENERS = (
     "(",
     "[",
     "{",
+    '"',
+    "`",
+    "“",
+    "‘",
 )
-_CLOSERS = ("\\)", "\\]", "$$", "$", "**", "__", "*", ")", "]", "}")
+_CLOSERS = ("\\)", "\\]", "$$", "$", "**", "__", "*", ")", "]", "}", '"', "`", "”", "’")
 # Separators of a list of letters: "B or C", "B, C", "B/C", "B and C", "B & C".
 _LIST_SEPARATOR = re.compile(r"[ \t]*(?:,[ \t]*(?:or|and)?|/|&|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
 # Words that may follow a bare letter and still leave it a letter: "The answer is A because ...".
@@ -67,7 +71,10 @@ _CONNECTORS = frozenset(
 # Characters after a letter that make it part of a formula, not an answer ("x = 5", "A + B").
 _MATH_AFTER = frozenset("=+^<>")
 # Optional words between a marker and its letter: "The correct answer is option A".
-_LEAD_WORD = re.compile(r"(?:option|choice|letter)\b[ \t]*", re.IGNORECASE)
+# Words between a marker and its letter: "The answer is option C", "The correct answer is therefore C".
+_LEAD_WORD = re.compile(
+    r"(?:option|choice|letter|therefore|thus|hence|clearly|indeed|definitely|also)\b[ \t]*", re.IGNORECASE
+)
 _SPACE = " \t"
 # "}" and "$" close a LaTeX wrapper around the marker itself: "$$\text{Answer: } B$$".
 _SKIP_AFTER_MARKER = " \t\r\n*_~:}$"

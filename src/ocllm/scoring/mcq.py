@@ -13,6 +13,7 @@ from ocllm.scoring.statements import (
     find_statements,
     rank,
     task_context,
+    withdraw,
 )
 
 
@@ -41,9 +42,11 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
         bare = find_bare_letter(regions.visible, ctx)
         found = [bare] if bare is not None else []
     in_reasoning = [c for c in find_statements(regions.reasoning, "reasoning", ctx) if not c.placeholder]
-    # Echoes of the prompt's placeholder ("The answer is (X)") are kept as evidence, never decide.
-    visible = [c for c in found if not c.placeholder]
-    echoes = [c for c in found if c.placeholder]
+    withdraw(found, sample.content or "")
+    # Echoes of the prompt's placeholder ("The answer is (X)") and statements the model took back are
+    # kept as evidence, and never decide.
+    visible = [c for c in found if not c.placeholder and not c.withdrawn]
+    echoes = [c for c in found if c.placeholder or c.withdrawn]
 
     source: Literal["content", "reasoning", "none"]
     if visible:

@@ -36,67 +36,104 @@ HEDGED_RANK = 10
 _CONVENTIONAL_PLACEHOLDERS = frozenset("X")
 
 _WS = r"(?:\s|\\ |~)+"
-_COLON_OR_IS = r"(?:[ \t]*[*_]*[ \t]*:|" + _WS + r"is\b[ \t]*[*_]*[ \t]*:?)"
+
+
+def _words(*words: str) -> str:
+    """Words of a marker, separated by any whitespace or LaTeX space ("The\\ answer\\ is")."""
+    return _WS.join(words)
+
+
+_COLON_OR_IS = r"(?:[ \t]*[*_]*[ \t]*:|" + _WS + r"(?:is|are)\b[ \t]*[*_]*[ \t]*:?)"
+_HEADING_END = r"[ \t]*[*_#]*[ \t]*(?=\r?\n)"  # "**Final Answer**" alone on its line
 _HEDGE = (
-    r"(?:(?:would|should|might|may|could|must)" + _WS + r"be"
-    r"|(?:is|seems)(?:" + _WS + r"to" + _WS + r"be)?" + _WS + r"(?:most" + _WS + r")?"
-    r"(?:likely|probably|possibly|perhaps))\b[ \t]*:?"
+    r"(?:"
+    + _words(r"(?:would|should|might|may|could|must)", "be")
+    + r"|(?:is|seems)(?:"
+    + _WS
+    + _words("to", "be")
+    + r")?"
+    + _WS
+    + r"(?:most"
+    + _WS
+    + r")?"
+    + r"(?:likely|probably|possibly|perhaps))\b[ \t]*:?"
 )
-_QUALIFIER = r"(?:(?:correct|best|right|final)" + _WS + r")"
-_NOUN = r"(?:answer|choice|option)"
-_MARKERS = re.compile(
-    "|".join(
-        [
-            r"(?P<final_colon>\bfinal[ \t]*[*_]*[ \t]*:)",
-            # "Final answer:", "The final answer is", "Final choice:", and a bold "**Final Answer**"
-            # heading on its own line (the box or letter follows on the next lines).
-            r"(?P<final_answer>\bfinal" + _WS + _NOUN + r"(?:" + _COLON_OR_IS + r"|[ \t]*[*_#]*[ \t]*(?=\r?\n)))",
-            r"(?P<hedged>\b"
-            + _QUALIFIER
-            + r"?answer"
-            + _WS
-            + _HEDGE
-            + r"|\b(?:most"
-            + _WS
-            + r")?(?:likely|probable)"
-            + _WS
-            + r"answer"
-            + _COLON_OR_IS
-            + ")",
-            r"(?P<answer>\b(?:(?:correct|best|right)"
-            + _WS
-            + r")?answer(?:"
-            + _WS
-            + r"(?:choice|option))?"
-            + r"(?:"
-            + _WS
-            + r"to"
-            + _WS
-            + r"(?:this|the)"
-            + _WS
-            + r"question)?"
-            + _COLON_OR_IS
-            + r"|\b(?:correct|best|right)"
-            + _WS
-            + r"(?:option|choice)"
-            + _COLON_OR_IS
-            + ")",
-            r"(?P<boxed>\\boxed[ \t]*\{)",
-        ]
+_QUALIFIER = r"(?:correct|best|right)"
+_MARKER_PATTERNS = {
+    "final_colon": r"\bfinal[ \t]*[*_]*[ \t]*:",
+    # "Final answer:", "The final answer is", "Final choice:", and a bold "**Final Answer**" heading on its
+    # own line (the box or letter follows on the next lines).
+    "final_answer": r"\bfinal" + _WS + r"(?:answer|choice|option)(?:" + _COLON_OR_IS + "|" + _HEADING_END + ")",
+    # Hedged: "the answer would be (A)", "the answer is likely C", "the most likely answer is C",
+    # "the closest option is (G)". Tried before "answer" so that "answer is likely" is not read firm.
+    "hedged": (
+        r"\b(?:(?:"
+        + _QUALIFIER
+        + r"|final)"
+        + _WS
+        + r")?answer"
+        + _WS
+        + _HEDGE
+        + r"|\b(?:most"
+        + _WS
+        + r")?(?:likely|probable)"
+        + _WS
+        + r"answer"
+        + _COLON_OR_IS
+        + r"|\bclosest"
+        + _WS
+        + r"(?:answer|option|choice|match)(?:es|s)?"
+        + r"(?:[ \t]+(?:to|for)[^.:\n]{1,60}?)?"
+        + _COLON_OR_IS
     ),
-    re.IGNORECASE,
-)
-# "Option C is correct", "Choice (B) is the right answer": the letter comes before the claim.
-_OPTION_CLAIM = re.compile(
-    r"\b(?:option|choice)[ \t]+(?:\*\*)?\(?([A-Z])\)?(?:\*\*)?[ \t]+is[ \t]+(?:the[ \t]+)?"
-    r"(?:correct|right|best)\b(?:[ \t]+(?:answer|option|choice)\b)?",
-    re.IGNORECASE,
-)
+    "answer": (
+        r"\b(?:"
+        + _QUALIFIER
+        + _WS
+        + r")?answer(?:"
+        + _WS
+        + r"(?:choice|option))?"
+        + r"(?:"
+        + _WS
+        + _words("to", r"(?:this|the)", "question")
+        + r")?"
+        + _COLON_OR_IS
+        # "Correct option: C", "the most accurate statement is (C)"
+        + r"|\b(?:"
+        + _QUALIFIER
+        + r"|most"
+        + _WS
+        + r"(?:accurate|appropriate|suitable|plausible))"
+        + _WS
+        + r"(?:option|choice|statement|response|alternative)"
+        + _COLON_OR_IS
+        + r"|答案\s*(?:是|为|：|:)"
+    ),
+    "boxed": r"\\boxed[ \t]*\{",
+}
+_MARKERS = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MARKER_PATTERNS.items()), re.IGNORECASE)
 # Every marker begins with one of these words. Finding them with str.find on a lower-cased copy and
 # trying the marker pattern only there is ~20x faster than letting the regex scan long reasoning.
-_MARKER_WORDS = ("final", "answer", "boxed", "correct", "best", "right", "likely", "probable", "most")
+_MARKER_WORDS = (
+    "final", "answer", "boxed", "correct", "best", "right", "likely", "probable", "most", "closest", "答案",
+)  # fmt: skip
+
+# Claims where the letter comes first or is referred to: "Option C is correct", "(C) is the correct answer",
+# "C is the answer." at the start of a sentence, and (hedged) "this corresponds to option C".
+_OPTION_CLAIM = re.compile(
+    r"\b(?:option|choice)[ \t]+(?:\*\*)?\(?(?P<a>[A-Z])\)?(?:\*\*)?[ \t]+is[ \t]+(?:the[ \t]+)?"
+    r"(?P<how_a>correct|right|best|closest)\b(?:[ \t]+(?:answer|option|choice)\b)?"
+    r"|(?:^|(?<=[.:!?][ \t])|(?<=\n))(?:\*\*)?(?:\((?P<b>[A-Z])\)|(?P<c>[A-Z]))(?:\*\*)?[ \t]+is[ \t]+the[ \t]+"
+    r"(?:(?P<how_b>correct|right|best|closest)[ \t]+)?answer\b"
+    r"|\b(?P<how_d>corresponds|corresponding)[ \t]+to[ \t]+(?:option|choice|answer)[ \t]+"
+    r"\(?(?P<d>[A-Z])\)?(?![A-Za-z])",
+)
 
 _LINE = re.compile(r"[^\n]*\S[^\n]*")  # a line that is not blank
+# A further wrapped letter after a comma in the same sentence: "(G) $438.00, (B) $459.60".
+_SUB_PART_LETTER = re.compile(r",[ \t]*(?:and[ \t]+)?\(([A-Z])\)")
+# After a Roman-numeral-like letter: more numerals, as in "I and II only", "I, III and IV".
+_ROMAN_LIST = re.compile(r"[ \t]*(?:,|and|&|or)[ \t]*(?:I{1,3}|IV|VI{0,3}|IX|X{1,3})\b")
 _OPTION_LINE = re.compile(r"(?:[*_]{1,2})?\(?([A-Z])[.)](?:[*_]{1,2})?[ \t]+(\S.*)$")
 _BOLD_LINE = re.compile(r"(?:\*\*|__).+(?:\*\*|__)[.:]?")
 # What may follow an option's text on an option line: an explanation, never more of a longer text.
@@ -171,14 +208,18 @@ def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> li
 
 
 def find_option_claims(pieces: list[Piece], region: Region, ctx: TaskContext) -> list[Candidate]:
-    """ "Option C is correct", "Choice (B) is the best answer"."""
+    """ "Option C is correct", "(C) is the correct answer", and, hedged, "this corresponds to option C"."""
     found = []
     for piece in pieces:
-        if "is" not in piece.text:
+        lower = piece.text.lower()
+        if " is " not in lower and "correspond" not in lower:
             continue
         for m in _OPTION_CLAIM.finditer(piece.text):
-            statement = _Found([m.group(1).upper()], m.start(), m.end())
-            found.append(_candidate(statement, "option_claim", region, piece, ctx))
+            letter = m.group("a") or m.group("b") or m.group("c") or m.group("d")
+            how = (m.group("how_a") or m.group("how_b") or m.group("how_d") or "").lower()
+            hedged = how in ("closest", "corresponds", "corresponding")
+            statement = _Found([letter], m.start(), m.end())
+            found.append(_candidate(statement, "option_claim", region, piece, ctx, hedged=hedged))
     return found
 
 
@@ -227,10 +268,41 @@ def find_bare_letter(pieces: list[Piece], ctx: TaskContext) -> Candidate | None:
     if len(stripped) > 24:
         return None
     lead = piece.text.index(stripped[0])
-    got = read_letters(stripped, 0, explicit_marker=False)
+    got = read_letters(stripped, skip_to_value(stripped, 0), explicit_marker=False)
     if got is None or len(got.letters) != 1 or stripped[got.end :].strip() not in ("", "."):
         return None
     return _candidate(_Found(got.letters, lead, lead + got.end), "bare", "content", piece, ctx)
+
+
+# A statement taken back later: "The closest option is (C) 14, but it is not the correct answer",
+# "... we can't choose option D".
+_BUT_NOT = re.compile(r"[ \t]*[,;]?[ \t]*but[ \t]+(?:it|this|that)(?:'s|[ \t]+is)[ \t]+not\b", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"\b(?:can't|cannot|can[ \t]+not|won't|shouldn't)[ \t]+(?:choose|select|pick|go[ \t]+with)[ \t]+"
+    r"(?:option[ \t]+|choice[ \t]+)?\(?([A-Z])\)?(?![A-Za-z])",
+    re.IGNORECASE,
+)
+
+
+_REFUSAL_WORDS = ("n't", "cannot", "can not")
+
+
+def withdraw(candidates: list[Candidate], content: str) -> list[Candidate]:
+    """Mark visible statements the model takes back in the same sentence or refuses later."""
+    lower = content.lower()
+    refused: dict[str, int] = {}
+    if any(word in lower for word in _REFUSAL_WORDS):
+        refused = {m.group(1).upper(): m.start() for m in _REFUSAL.finditer(content)}
+    for c in candidates:
+        if c.field != "content" or c.letter is None:
+            continue
+        sentence = content[c.end : c.end + 200].split("\n", 1)[0].lower()
+        cut = sentence.find(". ")
+        taken_back = "but" in sentence and _BUT_NOT.search(sentence, 0, len(sentence) if cut == -1 else cut)
+        if taken_back or refused.get(c.letter, -1) > c.end:
+            c.withdrawn = True
+            c.reading.append("withdrawn")
+    return candidates
 
 
 def rank(candidate: Candidate) -> int:
@@ -261,13 +333,33 @@ def _marker_matches(text: str) -> Iterator[re.Match[str]]:
 def _read_after_marker(text: str, marker_end: int, ctx: TaskContext) -> _Found | None:
     start = skip_to_value(text, marker_end)
     got = read_letters(text, start, explicit_marker=True)
-    if got is None:
-        return _stated_value(text, start, ctx)
+    if got is None or (got.letters[0] in "IVX" and _ROMAN_LIST.match(text, got.end)):
+        # No letter, or a Roman numeral list ("I and II only") that may be an option's text.
+        stated = _stated_value(text, start, ctx)
+        if stated is not None or got is None:
+            return stated
     letters, end = got.letters, got.end
     if "\n" in text[marker_end:start] and len(letters) == 1:
         # "Answer:" and then option lines on their own lines: each line names a letter.
         letters, end = _option_lines_after(text, start, letters, end)
+    elif len(letters) == 1:
+        # "The answer is (G) $438.00, (B) $459.60": one letter per sub-part, so no single answer.
+        letters, end = _sub_part_letters(text, letters, end)
     return _Found(letters, start, end)
+
+
+def _sub_part_letters(text: str, letters: list[str], end: int) -> tuple[list[str], int]:
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end == -1 else line_end
+    sentence_end = text.find(". ", end, line_end)
+    stop = line_end if sentence_end == -1 else sentence_end
+    if text.find("(", end, stop) == -1:
+        return letters, end
+    more = list(_SUB_PART_LETTER.finditer(text, end, stop))
+    named = list(dict.fromkeys([*letters, *(m.group(1) for m in more)]))
+    if len(named) > 1:
+        return named, more[-1].end()
+    return letters, end
 
 
 def _read_box(text: str, pos: int, ctx: TaskContext) -> _Found | None:
@@ -282,13 +374,14 @@ def _read_box(text: str, pos: int, ctx: TaskContext) -> _Found | None:
     if depth:
         return None
     inner = text[pos : close - 1]
-    lead = len(inner) - len(inner.lstrip())
-    got = read_letters(inner, lead, explicit_marker=True)
+    got = read_letters(inner, skip_to_value(inner, 0), explicit_marker=True)
     if got is not None:
         rest = inner[got.end :].lstrip()
-        if not rest or rest[0] in ".):":
+        # After the letter: nothing, option text after "." ")" ":", or anything after a closed
+        # wrapper ("\boxed{\textbf{(B)}\ 100}", "\boxed{(C) 3.14}"); never math ("\boxed{A + B}").
+        if not rest or rest[0] in ".):" or got.wrapped:
             return _Found(got.letters, pos, close)
-        return None  # a letter inside math: \boxed{A + B}
+        return None
     matches = matching_options(inner, ctx.option_keys) if len(inner) <= 2 * ctx.longest_option + 40 else []
     if not matches:
         return None
