@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 from rich.console import Console
@@ -14,14 +14,12 @@ from ocllm import __version__
 from ocllm.errors import OcllmError
 from ocllm.models import Policy
 
-if TYPE_CHECKING:
-    from ocllm.sim import SimConfig
-
-out = Console()
+console = Console()
 
 
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
-    """The scoring switches shared by every command that scores."""
+    """The scoring switches of every command that scores. Left unset, a run directory is scored with
+    its lane's own policy and any other input with the default policy (conflict policy `last`)."""
     func = click.option(
         "--think-prefilled",
         is_flag=True,
@@ -35,9 +33,7 @@ def policy_options(func: click.decorators.FC) -> click.decorators.FC:
     func = click.option(
         "--conflict-policy",
         type=click.Choice(["last", "strict"]),
-        default="last",
-        show_default=True,
-        help="When visible final answers of the strongest kind disagree: take the last, or fail the task.",
+        help="When visible final answers of the strongest kind disagree: take the last (default), or fail.",
     )(func)
     return func
 
@@ -65,21 +61,141 @@ def rescore(
     input_path: Path,
     output: Path,
     report: Path | None,
-    conflict_policy: str,
+    conflict_policy: str | None,
     allow_reasoning_fallback: bool,
     think_prefilled: bool,
 ) -> None:
     """Re-score a saved run from its raw model output, without calling any model."""
     from ocllm.rescore import rescore_file
 
-    policy = make_policy(conflict_policy, allow_reasoning_fallback, think_prefilled)
+    policy = optional_policy(conflict_policy, allow_reasoning_fallback, think_prefilled)
     result = rescore_file(input_path, output, policy, report)
     summary = result.document["summary"]
-    out.print(summary_table(f"Re-scored {input_path.name}", summary))
-    out.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}")
-    out.print(f"wrote {output}")
+    console.print(summary_table(f"Re-scored {input_path.name}", summary))
+    console.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}")
+    console.print(f"wrote {output}")
     if report is not None:
-        out.print(f"wrote {report}")
+        console.print(f"wrote {report}")
+
+
+def optional_policy(
+    conflict_policy: str | None, allow_reasoning_fallback: bool, think_prefilled: bool
+) -> Policy | None:
+    """The policy the flags ask for, or None to use each run's own (a run directory's lane settings)."""
+    if conflict_policy is None and not allow_reasoning_fallback and not think_prefilled:
+        return None
+    return make_policy(conflict_policy or "last", allow_reasoning_fallback, think_prefilled)
+
+
+@app.command()
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: comparisons/A_vs_B).")
+@click.option("--no-rescore", is_flag=True, help="Use the files' own decisions instead of re-scoring both sides.")
+@policy_options
+def compare(
+    a: Path,
+    b: Path,
+    out: Path | None,
+    no_rescore: bool,
+    conflict_policy: str | None,
+    allow_reasoning_fallback: bool,
+    think_prefilled: bool,
+) -> None:
+    """Compare two runs (run directories or metrics files) task by task."""
+    from ocllm.compare import compare_runs, load_scored
+    from ocllm.report.write import write_comparison
+
+    policy = optional_policy(conflict_policy, allow_reasoning_fallback, think_prefilled)
+    doc = compare_runs(
+        load_scored(a, rescore=not no_rescore, policy=policy), load_scored(b, rescore=not no_rescore, policy=policy)
+    )
+    folder = out or Path("comparisons") / f"{_stem(a)}_vs_{_stem(b)}"
+    paths = write_comparison(doc, folder)
+    console_comparison(doc)
+    for path in paths:
+        console.print(f"wrote {path}")
+
+
+@app.command()
+@click.argument("run_path", metavar="RUN", type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: RUN's folder/report).")
+@policy_options
+def report(
+    run_path: Path, out: Path | None, conflict_policy: str | None, allow_reasoning_fallback: bool, think_prefilled: bool
+) -> None:
+    """Report one run: summary, breakdowns and every task's evidence, as Markdown and HTML."""
+    from ocllm.report.data import run_report_doc
+    from ocllm.report.write import write_run_report
+
+    doc = run_report_doc(run_path, optional_policy(conflict_policy, allow_reasoning_fallback, think_prefilled))
+    folder = out or (run_path / "report" if run_path.is_dir() else run_path.parent / f"{run_path.stem}_report")
+    console.print(summary_table(f"{doc['label']}", doc["summary"]))
+    for path in write_run_report(doc, folder):
+        console.print(f"wrote {path}")
+
+
+@app.command("matrix-report")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: FOLDER/report).")
+@click.option(
+    "--baseline", help="The lane the others are compared with (default: a lane named *baseline*, else the first)."
+)
+@policy_options
+def matrix_report(
+    folder: Path,
+    out: Path | None,
+    baseline: str | None,
+    conflict_policy: str | None,
+    allow_reasoning_fallback: bool,
+    think_prefilled: bool,
+) -> None:
+    """A leaderboard of the runs in FOLDER and each compared with the baseline lane."""
+    from ocllm.report.data import matrix_doc
+    from ocllm.report.write import write_matrix_report
+
+    doc = matrix_doc(folder, baseline, optional_policy(conflict_policy, allow_reasoning_fallback, think_prefilled))
+    table = Table(title=f"Lanes in {folder} (baseline {doc['baseline']})")
+    for column in ("lane", "correct", "total", "errors", "accuracy", "95% CI"):
+        table.add_column(column, justify="left" if column == "lane" else "right")
+    for lane in doc["lanes"]:
+        table.add_row(
+            lane["label"],
+            str(lane["correct"]),
+            str(lane["total"]),
+            str(lane["errors"]),
+            f"{100 * lane['accuracy']:.1f}%",
+            f"{100 * lane['ci_low']:.1f}-{100 * lane['ci_high']:.1f}%",
+        )
+    console.print(table)
+    for comparison in doc["comparisons"]:
+        console.print(comparison["verdict"])
+    for path in write_matrix_report(doc, out or folder / "report"):
+        console.print(f"wrote {path}")
+
+
+def console_comparison(doc: dict) -> None:
+    table = Table(title=f"{doc['a']['label']} vs {doc['b']['label']} ({doc['n_paired']} paired tasks)")
+    for column in ("scope", "A", "B", "A wins", "B wins", "McNemar p", "B - A (95% CI)"):
+        table.add_column(column, justify="left" if column == "scope" else "right")
+    for name, f in [("all", doc), *doc["by_category"].items()]:
+        table.add_row(
+            name,
+            f"{f['a_correct']}/{f['n_paired']}",
+            f"{f['b_correct']}/{f['n_paired']}",
+            str(f["a_wins"]),
+            str(f["b_wins"]),
+            f"{f['mcnemar_p']:.3g}",
+            f"{100 * f['diff']:+.1f} ({100 * f['diff_ci_low']:+.1f} to {100 * f['diff_ci_high']:+.1f})",
+        )
+    console.print(table)
+    console.print(doc["verdict"])
+    if doc["only_in_a"] or doc["only_in_b"]:
+        console.print(f"left out: {len(doc['only_in_a'])} task(s) only in A, {len(doc['only_in_b'])} only in B")
+
+
+def _stem(path: Path) -> str:
+    return path.name if path.is_dir() else path.stem
 
 
 def lane_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -164,7 +280,9 @@ def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool) 
     metavar="NAME=ACCURACY",
     help="A simulated model and its accuracy (repeatable). Default: sim-baseline=0.85, sim-reasoning=0.93.",
 )
-@click.option("--latency", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Seconds per response.")
+@click.option(
+    "--latency", "latency_s", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Seconds per response."
+)
 @click.option("--truncation-rate", type=click.FloatRange(0, 1), default=0.03, show_default=True)
 @click.option(
     "--reasoning-field",
@@ -174,53 +292,21 @@ def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool) 
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--suite", "suites", multiple=True, help="Suites whose gold answers it knows (default: shipped).")
-def serve_sim(
-    host: str,
-    port: int,
-    models: tuple[str, ...],
-    latency: float,
-    truncation_rate: float,
-    reasoning_field: str,
-    seed: int,
-    suites: tuple[str, ...],
-) -> None:
+def serve_sim(host: str, port: int, models: tuple[str, ...], suites: tuple[str, ...], **settings: Any) -> None:
     """Serve the built-in SIMULATOR (a fake vLLM-like server; it runs no model) on loopback."""
-    from ocllm.sim import serve
-
-    serve(sim_config(models, latency, truncation_rate, reasoning_field, seed, suites), host, port)
-
-
-def sim_config(
-    models: tuple[str, ...],
-    latency: float,
-    truncation_rate: float,
-    reasoning_field: str,
-    seed: int,
-    suites: tuple[str, ...],
-) -> SimConfig:
-    from ocllm.sim import SimConfig
+    from ocllm.sim import SimConfig, serve
     from ocllm.suites import resolve_suite, shipped_suites
 
     accuracy: dict[str, float] = {}
     for item in models:
-        name, sep, value = item.partition("=")
+        name, _, value = item.partition("=")
         try:
             accuracy[name] = float(value)
         except ValueError:
-            sep = ""
-        if not sep or not name:
-            raise click.BadParameter(f"{item!r} is not NAME=ACCURACY", param_hint="--model")
+            raise click.BadParameter(f"{item!r} is not NAME=ACCURACY", param_hint="--model") from None
     paths = tuple(resolve_suite(s) for s in suites) or tuple(shipped_suites().values())
-    kwargs: dict[str, object] = {
-        "latency_s": latency,
-        "truncation_rate": truncation_rate,
-        "reasoning_field": reasoning_field,
-        "seed": seed,
-        "suites": paths,
-    }
-    if accuracy:
-        kwargs["models"] = accuracy
-    return SimConfig(**kwargs)  # type: ignore[arg-type]  # the keys are SimConfig's fields
+    config = SimConfig(suites=paths, **settings, **({"models": accuracy} if accuracy else {}))
+    serve(config, host, port)
 
 
 def public_settings_of(lane: object) -> dict:
@@ -237,14 +323,14 @@ def print_run_result(result: object) -> None:
     assert isinstance(result, RunResult)
     summary = result.summary
     title = f"{result.lane.name} ({result.lane.model})"
-    out.print(summary_table(title, summary))
+    console.print(summary_table(title, summary))
     flags = [] if summary["complete"] else ["INCOMPLETE"]
-    out.print(
+    console.print(
         f"errors: {summary['errors']}   truncated: {summary['truncated']}   missing: {summary['missing']}"
         f"   requests this run: {result.ran}   {' '.join(flags)}"
     )
     for name in ("manifest.json", "samples.jsonl", "metrics.json"):
-        out.print(f"wrote {result.out_dir / name}")
+        console.print(f"wrote {result.out_dir / name}")
 
 
 def summary_table(title: str, summary: dict) -> Table:

@@ -14,8 +14,9 @@ from typing import Any, NamedTuple
 import msgspec
 import numpy as np
 
-from ocllm.formats import SavedRecord, SavedRun, load_saved_run
+from ocllm.formats import SavedRecord, load_saved_run
 from ocllm.models import Policy
+from ocllm.rescore import policy_of
 from ocllm.scoring import SCORER_VERSION, decide
 from ocllm.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 
@@ -40,20 +41,6 @@ class ScoredRun(NamedTuple):
     path: Path
     tasks: dict[str, ScoredTask]
     rescored: bool
-
-
-def policy_of(saved: SavedRun, override: Policy | None) -> Policy:
-    """The policy to score a run with: the flags given, else the lane's own (run directories), else default."""
-    if override is not None:
-        return override
-    lane = saved.meta.get("lane_settings")
-    if isinstance(lane, dict):
-        return Policy(
-            conflict_policy=lane.get("conflict_policy", "last"),
-            allow_reasoning_fallback=bool(lane.get("allow_reasoning_fallback", False)),
-            think_prefilled=bool(lane.get("think_prefilled", False)),
-        )
-    return Policy()
 
 
 def load_scored(path: Path, *, rescore: bool = True, policy: Policy | None = None) -> ScoredRun:

@@ -2,8 +2,9 @@
 
 The simulator (a fake vLLM-like server; it runs no model) is started in this process, a lanes file
 pointing at it is written beside the results, both lanes are run and scored through the real client,
-and every path written is printed. Pointing the same lanes at a real server is a matter of changing
-`base_url` and `model` in that file (see README.md).
+then compared (Markdown, HTML and comparison.json) and reported, and every path written is printed.
+Pointing the same lanes at a real server is a matter of changing `base_url` and `model` in that file
+(see README.md).
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ocllm.cli import print_run_result
+from ocllm.cli import console_comparison, print_run_result
+from ocllm.compare import compare_runs, load_scored
 from ocllm.lanes import load_lanes
+from ocllm.report.data import matrix_doc, run_report_doc
+from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 from ocllm.runner import run_lane
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
@@ -55,6 +59,17 @@ def main(out: Path = Path("out/demo")) -> int:
         for name, lane in load_lanes(lanes_file).items():
             print_run_result(run_lane(lane, runs / name))
     console.print("simulator stopped")
+
+    comparison = compare_runs(load_scored(runs / "A_baseline"), load_scored(runs / "B_native_reasoning"))
+    console_comparison(comparison)
+    written = write_comparison(comparison, out / "comparison")
+    for lane_dir in sorted(runs.iterdir()):
+        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+    written += write_matrix_report(matrix_doc(runs), out / "matrix")
+    for path in written:
+        console.print(f"wrote {path}")
+    html = out / "comparison" / "comparison.html"
+    console.print(f"\n[bold]Open the comparison report:[/bold] {html.resolve().as_uri()}")
     return 0
 
 

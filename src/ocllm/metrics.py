@@ -3,21 +3,39 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 from ocllm.models import Decision
 
 
+class Verdict(Protocol):
+    """What tallying needs of a scored task (a Decision, or a comparison's ScoredTask)."""
+
+    @property
+    def category(self) -> str: ...
+    @property
+    def correct(self) -> bool | None: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+def tally_categories(items: Iterable[Verdict]) -> dict[str, dict[str, Any]]:
+    """total, correct, errors and accuracy per category, in name order."""
+    by_category: dict[str, dict[str, Any]] = {}
+    for item in items:
+        cat = by_category.setdefault(item.category, {"total": 0, "correct": 0, "errors": 0})
+        cat["total"] += 1
+        cat["correct"] += item.correct is True
+        cat["errors"] += item.error is not None
+    for cat in by_category.values():
+        cat["accuracy"] = accuracy(cat["correct"], cat["total"] - cat["errors"])
+    return dict(sorted(by_category.items()))
+
+
 def summarize(decisions: list[Decision]) -> dict[str, Any]:
     """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
-    by_category: dict[str, dict[str, Any]] = {}
-    for d in decisions:
-        cat = by_category.setdefault(d.category, {"total": 0, "correct": 0, "errors": 0})
-        cat["total"] += 1
-        cat["correct"] += d.correct is True
-        cat["errors"] += d.error is not None
-    for cat in by_category.values():
-        cat["accuracy"] = _accuracy(cat["correct"], cat["total"] - cat["errors"])
+    by_category = tally_categories(decisions)
     total = len(decisions)
     correct = sum(d.correct is True for d in decisions)
     errors = sum(d.error is not None for d in decisions)
@@ -25,9 +43,9 @@ def summarize(decisions: list[Decision]) -> dict[str, Any]:
         "total": total,
         "correct": correct,
         "errors": errors,
-        "accuracy": _accuracy(correct, total - errors),
+        "accuracy": accuracy(correct, total - errors),
         "complete": errors == 0,
-        "by_category": dict(sorted(by_category.items())),
+        "by_category": by_category,
         "by_ambiguity": dict(Counter(d.ambiguity for d in decisions).most_common()),
         "by_method": dict(Counter(d.extraction_method for d in decisions).most_common()),
         "by_source": dict(Counter(d.extraction_source for d in decisions).most_common()),
@@ -35,5 +53,5 @@ def summarize(decisions: list[Decision]) -> dict[str, Any]:
     }
 
 
-def _accuracy(correct: int, scored: int) -> float:
+def accuracy(correct: int, scored: int) -> float:
     return round(correct / scored, 6) if scored else 0.0

@@ -69,11 +69,28 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
     return Rescored(saved, decisions, document)
 
 
-def rescore_file(input_path: Path, output_path: Path, policy: Policy, report_path: Path | None = None) -> Rescored:
+def policy_of(saved: SavedRun, override: Policy | None) -> Policy:
+    """The policy to score a run with: the one asked for, else the lane's own (run directories), else default."""
+    if override is not None:
+        return override
+    lane = saved.meta.get("lane_settings")
+    if isinstance(lane, dict):
+        return Policy(
+            conflict_policy="strict" if lane.get("conflict_policy") == "strict" else "last",
+            allow_reasoning_fallback=bool(lane.get("allow_reasoning_fallback", False)),
+            think_prefilled=bool(lane.get("think_prefilled", False)),
+        )
+    return Policy()
+
+
+def rescore_file(
+    input_path: Path, output_path: Path, policy: Policy | None, report_path: Path | None = None
+) -> Rescored:
     refuse_overwrite(output_path, input_path)
     if report_path is not None:
         refuse_overwrite(report_path, input_path)
-    result = rescore_run(load_saved_run(input_path), policy)
+    saved = load_saved_run(input_path)
+    result = rescore_run(saved, policy_of(saved, policy))
     # Both files are rendered in memory first, so a failure leaves neither half-written.
     payload = msgspec.json.format(msgspec.json.encode(result.document), indent=2) + b"\n"
     audit_text = render_audit(result) if report_path is not None else None

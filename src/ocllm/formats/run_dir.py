@@ -52,5 +52,9 @@ def _manifest(path: Path) -> dict[str, Any]:
     except msgspec.DecodeError:
         return {}
     lane = manifest.get("lane", {})
-    return {"run_format": manifest.get("format"), "lane": lane.get("name"), "model": lane.get("model"),
-            "lane_settings": lane}
+    return {
+        "run_format": manifest.get("format"),
+        "lane": lane.get("name"),
+        "model": lane.get("model"),
+        "lane_settings": lane,
+    }

@@ -9,11 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ocllm.compare import ScoredRun, _resources, compare_runs, load_scored, policy_of
+from ocllm.compare import ScoredRun, _resources, compare_runs, load_scored
 from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
+from ocllm.metrics import accuracy, tally_categories
 from ocllm.models import Policy
-from ocllm.rescore import rescore_run
+from ocllm.rescore import policy_of, rescore_run
 from ocllm.stats import wilson
 
 
@@ -63,19 +64,11 @@ def matrix_doc(folder: Path, baseline: str | None = None, policy: Policy | None 
         tasks = list(run.tasks.values())
         errors = sum(t.error is not None for t in tasks)
         correct = sum(t.correct is True for t in tasks)
-        categories: dict[str, dict[str, Any]] = {}
-        for t in tasks:
-            cat = categories.setdefault(t.category, {"total": 0, "correct": 0, "errors": 0})
-            cat["total"] += 1
-            cat["correct"] += t.correct is True
-            cat["errors"] += t.error is not None
-        for cat in categories.values():
-            cat["accuracy"] = cat["correct"] / (cat["total"] - cat["errors"]) if cat["total"] > cat["errors"] else 0.0
         figures = {
             "total": len(tasks),
             "correct": correct,
             "errors": errors,
-            "accuracy": correct / (len(tasks) - errors) if len(tasks) > errors else 0.0,
+            "accuracy": accuracy(correct, len(tasks) - errors),
         }
         lanes.append(
             {
@@ -83,7 +76,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, policy: Policy | None 
                 "path": str(run.path),
                 **_with_interval(figures),
                 "truncated": sum(t.truncated for t in tasks),
-                "by_category": {k: _with_interval(v) for k, v in sorted(categories.items())},
+                "by_category": {k: _with_interval(v) for k, v in tally_categories(tasks).items()},
                 "resources": _resources(tasks),
             }
         )

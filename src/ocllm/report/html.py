@@ -1,0 +1,628 @@
+"""The reports as single self-contained HTML pages: inline CSS, inline SVG charts, no request of any kind.
+
+Templates are rendered with autoescaping on for every template, and nothing that came from a model or a
+file is ever marked safe: the only `Markup` values handed to a template are the chart SVGs drawn here
+(matplotlib escapes the labels in them) and the page's own filter script. A Content-Security-Policy
+meta tag forbids every fetch and admits only that script (by hash), so even a mistake in escaping would
+leave injected markup inert.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from ocllm import __version__
+from ocllm.report import charts
+from ocllm.report.charts import Difference, Estimate, LaneAccuracy
+from ocllm.report.markdown import (
+    RESOURCE_FIGURES,
+    count,
+    expected_text,
+    extracted_text,
+    interval,
+    p_value,
+    pct,
+    points,
+    points_interval,
+    resource_rows,
+    resource_value,
+    seconds,
+    verdict_of,
+)
+
+
+@dataclass(frozen=True)
+class ChartView:
+    """A chart as the template shows it: an SVG, or a short note saying why there is none."""
+
+    key: str  # the figure's data-chart attribute
+    title: str
+    caption: str = ""
+    svg: Markup | None = None
+    note: str | None = None
+    wide: bool = False  # spans the whole row of the chart grid
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of raw model text; `index` is the candidate statement it belongs to, if any."""
+
+    text: str
+    index: int | None = None
+    deciding: bool = False
+
+
+@dataclass(frozen=True)
+class Tag:
+    text: str
+    warn: bool = False
+
+
+@dataclass(frozen=True)
+class CandidateView:
+    kind: str
+    method: str
+    region: str
+    letters: list[str]
+    text: str
+    deciding: bool
+    tags: list[Tag] = field(default_factory=list)
+
+
+# A few lines of progressive enhancement: the page is complete without them (every task is listed, and
+# <details> opens without script). They only filter the list; model text is read via dataset, never
+# written as HTML.
+FILTER_SCRIPT = """
+(function () {
+  "use strict";
+  var bar = document.querySelector("[data-filters]");
+  var box = document.getElementById("task-filter");
+  var select = document.getElementById("verdict-filter");
+  var out = document.getElementById("task-count");
+  if (!bar || !box || !select || !out) { return; }
+  var tasks = Array.prototype.slice.call(document.querySelectorAll("details.task"));
+  function apply() {
+    var query = box.value.trim().toLowerCase();
+    var verdict = select.value;
+    var shown = 0;
+    tasks.forEach(function (task) {
+      var v = task.getAttribute("data-verdict");
+      var okVerdict = !verdict || v === verdict || (verdict === "failing" && v !== "correct");
+      var okText = !query || (task.getAttribute("data-search") || "").indexOf(query) !== -1;
+      task.hidden = !(okVerdict && okText);
+      if (!task.hidden) { shown += 1; }
+    });
+    out.textContent = shown === tasks.length ? tasks.length + " tasks" : shown + " of " + tasks.length + " tasks";
+  }
+  box.addEventListener("input", apply);
+  select.addEventListener("change", apply);
+  bar.hidden = false;
+  apply();
+})();
+"""
+
+
+def _script_hash(script: str) -> str:
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    # autoescape=True rather than select_autoescape: the templates end in .html.j2, which the
+    # extension-based helper would not recognise as HTML.
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ocllm.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(pct=pct, points=points, p_value=p_value, count=count, seconds=seconds)
+    env.globals.update(interval=interval, points_interval=points_interval, version=__version__)
+    return env
+
+
+def _render(template: str, *, script: str | None = None, **context: Any) -> str:
+    return (
+        environment()
+        .get_template(template)
+        .render(
+            script=Markup(script) if script else None,
+            script_source=_script_hash(script) if script else "'none'",
+            **context,
+        )
+    )
+
+
+# --- Charts -------------------------------------------------------------------------------------------
+
+
+def _estimate(figures: Mapping[str, Any], prefix: str = "") -> Estimate:
+    value = float(figures[f"{prefix}accuracy"])
+    low = figures.get(f"{prefix}ci_low")
+    high = figures.get(f"{prefix}ci_high")
+    return Estimate(value, float(low) if low is not None else value, float(high) if high is not None else value)
+
+
+def _values(resources: Mapping[str, Any] | None, key: str) -> list[float]:
+    dist = (resources or {}).get(key)
+    if not dist:
+        return []
+    return [float(v) for v in dist.get("values") or []]
+
+
+_DIST_CHARTS = (
+    ("latency", "latency_s", "Latency per task", "latency", False),
+    ("completion-tokens", "completion_tokens", "Completion tokens per task", "completion tokens", True),
+)
+
+
+def _distribution_charts(
+    lanes: Sequence[tuple[str, Mapping[str, Any] | None]], *, width: float = charts.WIDTH
+) -> list[ChartView]:
+    views = []
+    for key, res_key, title, noun, integer in _DIST_CHARTS:
+        series = [(label, _values(res, res_key)) for label, res in lanes]
+        xlabel = noun
+        if res_key == "latency_s":
+            # Sub-second latencies (a simulator, a tiny model) read better in milliseconds.
+            if all(v < 1.0 for _, values in series for v in values):
+                series = [(label, [1000.0 * v for v in values]) for label, values in series]
+                xlabel, integer = "latency (ms)", True
+            else:
+                xlabel = "latency (s)"
+        svg = charts.distribution_chart(series, xlabel=xlabel, integer=integer, key=key, width=width)
+        if svg is None:
+            who = "this run" if len(lanes) == 1 else "any of these runs"
+            views.append(ChartView(key, title, note=f"Not drawn: {who} recorded no {noun}."))
+            continue
+        missing = [label for label, values in series if not values]
+        drawn = len(series) - len(missing)
+        if drawn == 1:
+            caption = "Histogram over the tasks that recorded it, with the median and the 95th percentile."
+        else:
+            caption = (
+                "One box per lane, over the tasks that recorded it: box from the 25th to the 75th "
+                "percentile, line at the median, ◇ the mean, whiskers to the 5th and 95th."
+            )
+        if missing:
+            caption += " Not recorded by " + ", ".join(missing) + "."
+        views.append(ChartView(key, title, caption, Markup(svg)))
+    return views
+
+
+def _category_view(
+    categories: Sequence[str],
+    series: Sequence[tuple[str, dict[str, Estimate]]],
+    caption: str,
+    width: float = charts.WIDTH,
+) -> ChartView:
+    title = "Accuracy per category"
+    if not categories:
+        return ChartView("category-accuracy", title, note="Not drawn: no scored task in any category.")
+    return ChartView(
+        "category-accuracy",
+        title,
+        caption,
+        Markup(charts.category_chart(categories, series, width=width)),
+        wide=width > charts.WIDTH,
+    )
+
+
+def run_charts(doc: Mapping[str, Any]) -> list[ChartView]:
+    by_cat = doc["summary"].get("by_category") or {}
+    categories = sorted(by_cat)
+    series = [(str(doc.get("label", "run")), {c: _estimate(by_cat[c]) for c in categories})]
+    views = [
+        _category_view(
+            categories,
+            series,
+            "Share of scored tasks answered correctly; bars are 95% Wilson intervals.",
+            width=charts.WIDE,
+        )
+    ]
+    views += _distribution_charts([(str(doc.get("label", "run")), doc.get("resources"))])
+    return views
+
+
+def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
+    a, b = doc["a"]["label"], doc["b"]["label"]
+    n = doc["n_paired"]
+    lanes = [
+        LaneAccuracy(a, _estimate(doc, "a_")),
+        LaneAccuracy(b, _estimate(doc, "b_")),
+    ]
+    views = [
+        ChartView(
+            "accuracy",
+            "Accuracy per lane",
+            f"On the {n} tasks both lanes answered; bars are 95% Wilson intervals.",
+            Markup(charts.accuracy_chart(lanes)),
+        )
+    ]
+    by_cat = doc.get("by_category") or {}
+    rows = [
+        Difference(
+            f"all tasks ({n})",
+            Estimate(doc["diff"], doc["diff_ci_low"], doc["diff_ci_high"]),
+            bool(doc.get("significant")),
+        )
+    ]
+    rows += [
+        Difference(
+            f"{name} ({c['n_paired']})",
+            Estimate(c["diff"], c["diff_ci_low"], c["diff_ci_high"]),
+            bool(c.get("significant")),
+        )
+        for name, c in sorted(by_cat.items())
+    ]
+    views.append(
+        ChartView(
+            "difference",
+            f"Difference, {b} − {a}",
+            "In percentage points, with 95% paired-bootstrap intervals; coloured where significant.",
+            Markup(charts.difference_chart(rows, xlabel=f"accuracy difference (points; > 0: {b} better)")),
+        )
+    )
+    categories = sorted(by_cat)
+    series = [
+        (a, {c: _estimate(by_cat[c], "a_") for c in categories}),
+        (b, {c: _estimate(by_cat[c], "b_") for c in categories}),
+    ]
+    views.append(
+        _category_view(categories, series, "On paired tasks; bars are 95% Wilson intervals.", width=charts.WIDE)
+    )
+    resources = doc.get("resources") or {}
+    views += _distribution_charts([(a, resources.get("a")), (b, resources.get("b"))])
+    return views
+
+
+def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
+    lanes = doc.get("lanes") or []
+    if not lanes:
+        return [ChartView("accuracy", "Accuracy per lane", note="Not drawn: no lane.")]
+    rows = [LaneAccuracy(lane["label"], _estimate(lane)) for lane in lanes]
+    views = [
+        ChartView(
+            "accuracy",
+            "Accuracy per lane",
+            "Best first; bars are 95% Wilson intervals.",
+            Markup(charts.accuracy_chart(rows)),
+        )
+    ]
+    comparisons = doc.get("comparisons") or []
+    if comparisons:
+        diffs = [
+            Difference(
+                c["b"]["label"], Estimate(c["diff"], c["diff_ci_low"], c["diff_ci_high"]), bool(c.get("significant"))
+            )
+            for c in comparisons
+        ]
+        views.append(
+            ChartView(
+                "difference",
+                f"Difference from the baseline ({doc.get('baseline')})",
+                "In percentage points on paired tasks, with 95% paired-bootstrap intervals; "
+                "coloured where significant.",
+                Markup(charts.difference_chart(diffs, xlabel="accuracy difference from the baseline (points)")),
+            )
+        )
+    categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
+    series = [(lane["label"], {c: _estimate(f) for c, f in (lane.get("by_category") or {}).items()}) for lane in lanes]
+    views.append(_category_view(categories, series, "Bars are 95% Wilson intervals.", width=charts.WIDE))
+    views += _distribution_charts([(lane["label"], lane.get("resources")) for lane in lanes])
+    return views
+
+
+# --- Run report ---------------------------------------------------------------------------------------
+
+
+def segments(text: str, spans: Sequence[tuple[int, int, int]], decided: int | None) -> list[Segment]:
+    """Split `text` into plain stretches and the statements found in it (start, end, candidate index).
+    Spans that fall outside the text or overlap an earlier one are left unmarked rather than trusted."""
+    out: list[Segment] = []
+    pos = 0
+    for start, end, index in sorted(spans):
+        if start < pos or end <= start or end > len(text):
+            continue
+        if start > pos:
+            out.append(Segment(text[pos:start]))
+        out.append(Segment(text[start:end], index, index == decided))
+        pos = end
+    if pos < len(text):
+        out.append(Segment(text[pos:]))
+    return out
+
+
+def _candidate_view(c: Mapping[str, Any], deciding: bool) -> CandidateView:
+    tags = []
+    if c.get("hedged"):
+        tags.append(Tag("hedged", warn=True))
+    if c.get("out_of_range"):
+        tags.append(Tag("out of range", warn=True))
+    if c.get("placeholder"):
+        tags.append(Tag("placeholder echo", warn=True))
+    if c.get("value") is not None:
+        tags.append(Tag(f"value {c['value']}"))
+    if c.get("field") and c.get("field") != c.get("region"):
+        tags.append(Tag(f"in the {c['field']} field"))
+    tags += [Tag(str(r)) for r in c.get("reading") or []]
+    return CandidateView(
+        kind=str(c.get("kind", "?")),
+        method=str(c.get("method", "?")),
+        region=str(c.get("region", "?")),
+        letters=[str(x) for x in c.get("letters") or ([c["letter"]] if c.get("letter") else [])],
+        text=str(c.get("text", "")),
+        deciding=deciding,
+        tags=tags,
+    )
+
+
+def _usage_facts(usage: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    if not isinstance(usage, Mapping):
+        return []
+    facts = []
+    for key in ("prompt_tokens", "completion_tokens"):
+        if isinstance(usage.get(key), int):
+            facts.append((key.replace("_", " "), count(usage[key])))
+    details = usage.get("completion_tokens_details")
+    if isinstance(details, Mapping) and isinstance(details.get("reasoning_tokens"), int):
+        facts.append(("reasoning tokens", count(details["reasoning_tokens"])))
+    return facts
+
+
+def _options(task: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The options with their letters; the expected one, and a wrong pick, marked."""
+    expected = task.get("expected_answer")
+    picked = task.get("extracted_final_answer")
+    out = []
+    for i, text in enumerate(task.get("options") or []):
+        letter = chr(ord("A") + i) if i < 26 else str(i + 1)
+        out.append(
+            {
+                "letter": letter,
+                "text": str(text),
+                "expected": letter == expected,
+                "wrong_pick": letter == picked and picked != expected,
+            }
+        )
+    return out
+
+
+def _run_resource_rows(resources: Mapping[str, Any] | None) -> list[list[str]]:
+    """One run's distributions as rows: figure, tasks that recorded it, mean, median, 95th percentile."""
+    rows = []
+    for key, name, integer in RESOURCE_FIGURES:
+        dist = (resources or {}).get(key)
+        if not dist:
+            rows.append([name, "not recorded", "", "", ""])
+            continue
+        rows.append(
+            [name, count(dist.get("n")), *[resource_value(dist, stat, integer) for stat in ("mean", "p50", "p95")]]
+        )
+    return rows
+
+
+def _changed(task: Mapping[str, Any]) -> bool:
+    previous = task.get("previous") or {}
+    return isinstance(previous.get("correct"), bool) and previous["correct"] != task.get("correct")
+
+
+def task_view(task: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything the per-task view shows, as plain values (the template escapes them)."""
+    raw_candidates = task.get("candidates") or []
+    decided = task.get("decided_by")
+    candidates = [_candidate_view(c, i == decided) for i, c in enumerate(raw_candidates)]
+    content = task.get("raw_content") or ""
+    reasoning = task.get("raw_reasoning") or ""
+
+    def spans(field_name: str) -> list[tuple[int, int, int]]:
+        return [
+            (int(c["start"]), int(c["end"]), i)
+            for i, c in enumerate(raw_candidates)
+            if c.get("field") == field_name and isinstance(c.get("start"), int) and isinstance(c.get("end"), int)
+        ]
+
+    verdict = verdict_of(task)
+    expected, extracted = expected_text(task), extracted_text(task)
+    facts: list[tuple[str, str]] = [
+        ("expected", expected),
+        ("extracted", extracted),
+        ("found in", str(task.get("extraction_source") or "—")),
+        ("method", str(task.get("extraction_method") or "—")),
+        ("ambiguity", str(task.get("ambiguity") or "—")),
+        ("finish reason", str(task.get("finish_reason") or "—")),
+    ]
+    if task.get("missing_substrings"):
+        facts.append(("missing substrings", ", ".join(map(str, task["missing_substrings"]))))
+    facts += _usage_facts(task.get("usage"))
+    if isinstance(task.get("latency_s"), int | float):
+        facts.append(("latency", seconds(float(task["latency_s"]))))
+    previous = task.get("previous") or {}
+    if isinstance(previous.get("correct"), bool):
+        was = "correct" if previous["correct"] else "wrong"
+        facts.append(("input's verdict", f"{was} (extracted {previous.get('extracted_final_answer') or '—'})"))
+    task_id = str(task.get("task_id", ""))
+    category = str(task.get("category", ""))
+    search = " ".join(
+        [
+            task_id,
+            category,
+            expected,
+            extracted,
+            str(task.get("extraction_method") or ""),
+            str(task.get("ambiguity") or ""),
+            str(task.get("rule") or ""),
+            verdict,
+        ]
+    ).lower()
+    return {
+        "id": task_id,
+        "type": task.get("task_type"),
+        "category": category,
+        "verdict": verdict,
+        "expected": expected,
+        "extracted": extracted,
+        "method": str(task.get("extraction_method") or "—"),
+        "ambiguity": str(task.get("ambiguity") or "—"),
+        "truncated": bool(task.get("truncated")),
+        "changed": _changed(task),
+        "rule": str(task.get("rule") or "—"),
+        "reason": str(task.get("reason") or ""),
+        "error": task.get("error"),
+        "facts": facts,
+        "prompt": task.get("prompt") or "",
+        "options": _options(task),
+        "content": segments(content, spans("content"), decided),
+        "reasoning": segments(reasoning, spans("reasoning"), decided),
+        "reasoning_chars": len(reasoning),
+        "reasoning_statements": sum(c.get("field") == "reasoning" for c in raw_candidates),
+        "candidates": candidates,
+        "search": search,
+    }
+
+
+def _breakdown(counts: Mapping[str, int]) -> list[tuple[str, int, float]]:
+    total = sum(counts.values()) or 1
+    return [(name, n, n / total) for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+# Templates render with StrictUndefined, so that a misspelt field fails loudly in the tests; the fields a
+# document may leave out (older writers, a run without resources) get their defaults here instead.
+_FIGURE_DEFAULTS: dict[str, Any] = {"errors": 0, "truncated": 0, "ci_low": None, "ci_high": None}
+_COMPARISON_DEFAULTS: dict[str, Any] = {
+    "scorer_version": None,
+    "rescored": False,
+    "significant": False,
+    "only_in_a": [],
+    "only_in_b": [],
+    "unpaired_errors": [],
+    "by_category": {},
+    "flips": [],
+    "resources": {},
+}
+
+
+def _with_defaults(figures: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    return {**defaults, **{k: v for k, v in figures.items() if v is not None or k not in defaults}}
+
+
+def _comparison_view(doc: Mapping[str, Any]) -> dict[str, Any]:
+    view = _with_defaults(doc, _COMPARISON_DEFAULTS)
+    view["by_category"] = {k: _with_defaults(v, {"significant": False}) for k, v in view["by_category"].items()}
+    return view
+
+
+def run_report_html(doc: Mapping[str, Any]) -> str:
+    summary = _with_defaults(doc["summary"], {**_FIGURE_DEFAULTS, "complete": True, "by_category": {}})
+    summary["by_category"] = {k: _with_defaults(v, _FIGURE_DEFAULTS) for k, v in summary["by_category"].items()}
+    scorer = _with_defaults(
+        summary.get("scorer") or {},
+        {"version": None, "conflict_policy": None, "allow_reasoning_fallback": False, "think_prefilled": False},
+    )
+    tasks = [task_view(t) for t in doc.get("tasks") or []]
+    verdicts = Counter(t["verdict"] for t in tasks)
+    return _render(
+        "run.html.j2",
+        script=FILTER_SCRIPT,
+        doc=_with_defaults(doc, {"label": "run"}),
+        summary=summary,
+        source=_with_defaults(doc.get("source") or {}, {"path": None, "model": None}),
+        scorer=scorer,
+        scored=summary["total"] - (summary.get("errors") or 0),
+        charts=run_charts(doc),
+        breakdowns=[
+            ("extraction method", "method", _breakdown(summary.get("by_method") or {})),
+            ("found in", "source", _breakdown(summary.get("by_source") or {})),
+            ("ambiguity class", "ambiguity", _breakdown(summary.get("by_ambiguity") or {})),
+        ],
+        resource_rows=_run_resource_rows(doc.get("resources")),
+        tasks=tasks,
+        verdict_counts=[(v, verdicts[v]) for v in ("correct", "wrong", "error", "unscored") if verdicts[v]],
+    )
+
+
+# --- Comparison and matrix ----------------------------------------------------------------------------
+
+
+def _resource_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    notes = []
+    for key, name, _ in RESOURCE_FIGURES:
+        have = [label for label, res in columns if (res or {}).get(key)]
+        if have and len(have) < len(columns):
+            notes.append(f"Only {', '.join(have)} recorded {name}; the other side shows “not recorded”.")
+    return notes
+
+
+def comparison_html(doc: Mapping[str, Any]) -> str:
+    doc = _comparison_view(doc)
+    resources = doc["resources"]
+    columns = [(doc["a"]["label"], resources.get("a")), (doc["b"]["label"], resources.get("b"))]
+    return _render(
+        "comparison.html.j2",
+        doc=doc,
+        colours=[charts.colour(0), charts.colour(1)],
+        charts=comparison_charts(doc),
+        unpaired=[
+            (f"Only in {doc['a']['label']}", doc.get("only_in_a") or []),
+            (f"Only in {doc['b']['label']}", doc.get("only_in_b") or []),
+            ("Failed on either side", doc.get("unpaired_errors") or []),
+        ],
+        resource_rows=resource_rows(columns),
+        resource_notes=_resource_notes(columns),
+    )
+
+
+def matrix_html(doc: Mapping[str, Any]) -> str:
+    lanes_in = doc.get("lanes") or []
+    index = {lane["label"]: i for i, lane in enumerate(lanes_in)}
+    lanes = []
+    for i, lane in enumerate(lanes_in):
+        res = lane.get("resources") or {}
+        lanes.append(
+            {
+                **_with_defaults(lane, _FIGURE_DEFAULTS),
+                "colour": charts.colour(i),
+                "tokens_p50": resource_value(res.get("completion_tokens"), "p50", True),
+                "latency_p50": resource_value(res.get("latency_s"), "p50", False),
+            }
+        )
+    categories = sorted({c for lane in lanes_in for c in (lane.get("by_category") or {})})
+    heat_rows = []
+    for cat in categories:
+        cells = []
+        for lane in lanes_in:
+            f = (lane.get("by_category") or {}).get(cat)
+            if f is None:
+                cells.append(None)
+            else:
+                cells.append({**_with_defaults(f, _FIGURE_DEFAULTS), "scored": f["total"] - (f.get("errors") or 0)})
+        heat_rows.append((cat, cells))
+    comparisons = [
+        {
+            "doc": _comparison_view(c),
+            "colour_a": charts.colour(index.get(c["a"]["label"], 0)),
+            "colour_b": charts.colour(index.get(c["b"]["label"], 1)),
+            "unpaired": sum(len(c.get(key) or []) for key in ("only_in_a", "only_in_b", "unpaired_errors")),
+        }
+        for c in doc.get("comparisons") or []
+    ]
+    versions = {c.get("scorer_version") for c in doc.get("comparisons") or []} - {None}
+    return _render(
+        "matrix.html.j2",
+        doc=_with_defaults(doc, {"folder": "", "baseline": None}),
+        lanes=lanes,
+        charts=matrix_charts(doc),
+        heat_rows=heat_rows,
+        comparisons=comparisons,
+        scorer_version=", ".join(sorted(versions)),
+    )

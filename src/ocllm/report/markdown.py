@@ -1,0 +1,467 @@
+"""The reports as Markdown: readable in a terminal as plain text, and rendered as tables on GitHub.
+
+Any text that came from a model or a file (task ids, categories, labels, answers) goes through `cell`
+before it reaches a table, so it can neither break the table (`|`, newlines) nor become markup
+(`<`, `>`, `&`, emphasis, links, code spans).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# --- Formatting shared with the HTML renderer ----------------------------------------------------------
+
+
+def pct(value: float | None, decimals: int = 1) -> str:
+    return "n/a" if value is None else f"{100.0 * value:.{decimals}f}%"
+
+
+def interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "n/a"
+    return f"{100.0 * low:.1f}–{100.0 * high:.1f}%"
+
+
+def _signed(value: float) -> str:
+    text = f"{100.0 * value:+.1f}"
+    return "0.0" if text in ("+0.0", "-0.0") else text
+
+
+def points(value: float) -> str:
+    """A difference in accuracy, in percentage points, signed (zero unsigned)."""
+    return f"{_signed(value)} pts"
+
+
+def points_interval(low: float, high: float) -> str:
+    return f"{_signed(low)} to {_signed(high)} pts"
+
+
+def p_value(p: float | None) -> str:
+    """Three significant digits, as the verdict sentences print them."""
+    if p is None:
+        return "n/a"
+    return "< 0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def count(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def seconds(value: float | None) -> str:
+    """Latency: milliseconds below a second (the simulator's are tiny), seconds otherwise."""
+    if value is None:
+        return "n/a"
+    if value < 1.0:
+        return f"{1000.0 * value:.0f} ms"
+    return f"{value:.2f} s"
+
+
+def verdict_of(task: Mapping[str, Any]) -> str:
+    """correct / wrong / error / unscored: a failed request is never a wrong answer."""
+    correct = task.get("correct")
+    if correct is True:
+        return "correct"
+    if correct is False:
+        return "wrong"
+    return "error" if task.get("error") else "unscored"
+
+
+def expected_text(task: Mapping[str, Any]) -> str:
+    if task.get("expected_answer") is not None:
+        return str(task["expected_answer"])
+    subs = task.get("required_substrings")
+    if subs:
+        return "contains " + ", ".join(f"“{s}”" for s in subs)
+    return "—"
+
+
+def extracted_text(task: Mapping[str, Any]) -> str:
+    if task.get("extracted_final_answer") is not None:
+        return str(task["extracted_final_answer"])
+    if task.get("task_type") == "required_substrings" and task.get("error") is None:
+        missing = task.get("missing_substrings")
+        if missing:
+            return "missing " + ", ".join(f"“{s}”" for s in missing)
+        if missing is not None:
+            return "all present"
+    return "—"
+
+
+# A resource figure: (key in the resources object, label, integer-valued?)
+RESOURCE_FIGURES: tuple[tuple[str, str, bool], ...] = (
+    ("completion_tokens", "completion tokens", True),
+    ("reasoning_tokens", "reasoning tokens", True),
+    ("latency_s", "latency", False),
+)
+
+
+def resource_value(dist: Mapping[str, Any] | None, stat: str, integer: bool) -> str:
+    if not dist:
+        return "not recorded"
+    value = dist.get(stat)
+    return count(value) if integer else seconds(value)
+
+
+# --- Markdown escaping --------------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*\[\]~])")
+# Underscores only matter at a word's edge (GitHub ignores intraword ones), so task ids stay readable.
+_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def cell(text: object, limit: int = 120) -> str:
+    """Text from a file or a model, made safe for one Markdown table cell (or inline use)."""
+    s = "—" if text is None else str(text)
+    s = " ".join(s.split())  # newlines, tabs and runs of spaces: one line, one space
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    s = _MD_UNDERSCORE.sub(r"\\_", s)
+    return s.replace("|", r"\|")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> list[str]:
+    """A GitHub table; `align` is one letter per column (l, r or c)."""
+    marks = {"l": ":---", "r": "---:", "c": ":---:"}
+    sep = [marks[a] for a in align] if align else ["---"] * len(header)
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _on_off(flag: object) -> str:
+    return "on" if flag else "off"
+
+
+def _verdict_md(verdict: str) -> str:
+    return {"correct": "✓ correct", "wrong": "**✗ wrong**", "error": "⚠ error", "unscored": "· unscored"}[verdict]
+
+
+def _counts_table(title: str, key: str, counts: Mapping[str, int]) -> list[str]:
+    total = sum(counts.values()) or 1
+    rows = [[cell(name), str(n), pct(n / total)] for name, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+    return [f"### {title}", "", *_table([key, "tasks", "share"], rows, "lrr"), ""]
+
+
+def resource_rows(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[list[str]]:
+    """Resource figures side by side, one column per run: [figure name, value per run...] (plain text)."""
+    rows: list[list[str]] = []
+    for key, name in (("tasks", "tasks"), ("errors", "errors (failed requests)"), ("truncated", "truncated")):
+        rows.append([name, *[count((res or {}).get(key)) for _, res in columns]])
+    for key, name, integer in RESOURCE_FIGURES:
+        dists = [(res or {}).get(key) for _, res in columns]
+        if not any(dists):
+            rows.append([name, *["not recorded"] * len(columns)])
+            continue
+        for stat in ("mean", "p50", "p95"):
+            rows.append(
+                [f"{name}, {'median' if stat == 'p50' else stat}", *[resource_value(d, stat, integer) for d in dists]]
+            )
+    return rows
+
+
+def _resources_table(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    header = ["figure", *[cell(label) for label, _ in columns]]
+    return _table(header, resource_rows(columns), "l" + "r" * len(columns))
+
+
+# --- Run report ---------------------------------------------------------------------------------------
+
+
+def run_report_markdown(doc: Mapping[str, Any]) -> str:
+    summary = doc["summary"]
+    scorer = summary.get("scorer") or {}
+    source = doc.get("source") or {}
+    scored = summary["total"] - summary.get("errors", 0)
+    lines = [f"# Run report: {cell(doc.get('label'))}", ""]
+    facts = []
+    if source.get("model"):
+        facts.append(f"Model: {cell(source['model'])}")
+    if source.get("path"):
+        facts.append(f"source: {cell(source['path'], 200)}")
+    if facts:
+        lines += ["; ".join(facts) + ".", ""]
+    lines += [
+        f"**Accuracy {pct(summary['accuracy'])}** ({summary['correct']}/{scored} scored tasks; "
+        f"95% Wilson interval {interval(summary.get('ci_low'), summary.get('ci_high'))}).",
+        "",
+        *_table(
+            ["figure", "value"],
+            [
+                ["tasks", str(summary["total"])],
+                ["correct", str(summary["correct"])],
+                ["errors (failed requests, not scored)", str(summary.get("errors", 0))],
+                ["truncated (finish_reason: length)", str(summary.get("truncated", 0))],
+                ["run complete", "yes" if summary.get("complete", True) else "**no**"],
+                *([["decisions changed from the input's", str(summary["changed"])]] if "changed" in summary else []),
+                ["scorer", cell(scorer.get("version", "n/a"))],
+                ["conflict policy", cell(scorer.get("conflict_policy", "n/a"))],
+                ["reasoning fallback", _on_off(scorer.get("allow_reasoning_fallback"))],
+                ["think prefilled", _on_off(scorer.get("think_prefilled"))],
+            ],
+            "lr",
+        ),
+        "",
+        "## By category",
+        "",
+    ]
+    cats = summary.get("by_category") or {}
+    rows = [
+        [
+            cell(name),
+            str(c["correct"]),
+            str(c["total"] - c.get("errors", 0)),
+            str(c.get("errors", 0)),
+            pct(c["accuracy"]),
+            interval(c.get("ci_low"), c.get("ci_high")),
+        ]
+        for name, c in sorted(cats.items())
+    ]
+    lines += _table(["category", "correct", "scored", "errors", "accuracy", "95% interval"], rows, "lrrrrr")
+    lines += ["", "## How answers were found", ""]
+    lines += _counts_table("Extraction method", "method", summary.get("by_method") or {})
+    lines += _counts_table("Extraction source", "source", summary.get("by_source") or {})
+    lines += _counts_table("Ambiguity class", "ambiguity", summary.get("by_ambiguity") or {})
+    resources = doc.get("resources")
+    if resources:
+        lines += ["## Tokens and latency", "", *_resources_table([(str(doc.get("label", "run")), resources)]), ""]
+    tasks = doc.get("tasks") or []
+    lines += [f"## Tasks ({len(tasks)})", ""]
+    rows = [
+        [
+            cell(t.get("task_id"), 80),
+            cell(t.get("category")),
+            cell(expected_text(t), 60),
+            cell(extracted_text(t), 60),
+            cell(t.get("extraction_method")),
+            cell(t.get("ambiguity")),
+            _verdict_md(verdict_of(t)),
+        ]
+        for t in tasks
+    ]
+    lines += _table(["task", "category", "expected", "extracted", "method", "ambiguity", "verdict"], rows)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# --- Comparison ---------------------------------------------------------------------------------------
+
+
+def _significance(doc: Mapping[str, Any]) -> str:
+    return "**significant**" if doc.get("significant") else "not significant"
+
+
+def comparison_core(doc: Mapping[str, Any]) -> list[str]:
+    """The headline figures of a comparison, shared by the full comparison and the matrix."""
+    a, b = doc["a"]["label"], doc["b"]["label"]
+    n = doc["n_paired"]
+    return [
+        f"> **{cell(doc['verdict'], 1000)}**",
+        "",
+        *_table(
+            ["", cell(a), cell(b)],
+            [
+                ["accuracy", pct(doc["a_accuracy"]), pct(doc["b_accuracy"])],
+                ["correct", f"{doc['a_correct']}/{n}", f"{doc['b_correct']}/{n}"],
+                [
+                    "95% interval",
+                    interval(doc["a_ci_low"], doc["a_ci_high"]),
+                    interval(doc["b_ci_low"], doc["b_ci_high"]),
+                ],
+            ],
+            "lrr",
+        ),
+        "",
+        f"- Difference ({cell(b)} − {cell(a)}): **{points(doc['diff'])}**, 95% paired-bootstrap interval "
+        f"{points_interval(doc['diff_ci_low'], doc['diff_ci_high'])}; {_significance(doc)}.",
+        f"- Discordant pairs: {cell(a)} right where {cell(b)} is wrong on {doc['a_wins']}; the reverse on "
+        f"{doc['b_wins']} (both right {doc['both_correct']}, both wrong {doc['both_wrong']}); exact McNemar "
+        f"p = {p_value(doc['mcnemar_p'])}.",
+    ]
+
+
+def _category_rows(doc: Mapping[str, Any]) -> list[list[str]]:
+    return [
+        [
+            cell(name),
+            str(c["n_paired"]),
+            pct(c["a_accuracy"]),
+            pct(c["b_accuracy"]),
+            points(c["diff"]),
+            points_interval(c["diff_ci_low"], c["diff_ci_high"]),
+            str(c["a_wins"]),
+            str(c["b_wins"]),
+            p_value(c["mcnemar_p"]),
+            "yes" if c.get("significant") else "no",
+        ]
+        for name, c in sorted((doc.get("by_category") or {}).items())
+    ]
+
+
+def _category_header(doc: Mapping[str, Any]) -> list[str]:
+    a, b = cell(doc["a"]["label"]), cell(doc["b"]["label"])
+    return [
+        "category",
+        "paired",
+        a,
+        b,
+        "difference",
+        "95% interval",
+        f"{a} only",
+        f"{b} only",
+        "McNemar p",
+        "significant",
+    ]
+
+
+def _id_list(ids: Sequence[str]) -> str:
+    return ", ".join(cell(t, 80) for t in ids)
+
+
+def comparison_markdown(doc: Mapping[str, Any]) -> str:
+    a, b = doc["a"]["label"], doc["b"]["label"]
+    lines = [f"# Comparison: {cell(a)} vs {cell(b)}", "", *comparison_core(doc), ""]
+    lines += [
+        f"- Paired tasks: {doc['n_paired']}. "
+        + (
+            f"Both sides re-scored with scorer {cell(doc.get('scorer_version'))}."
+            if doc.get("rescored")
+            else "Verdicts as recorded in the files (not re-scored)."
+        ),
+        f"- A: {cell(a)} ({cell(doc['a'].get('path'), 200)}); B: {cell(b)} ({cell(doc['b'].get('path'), 200)}).",
+        "",
+        "## By category",
+        "",
+        *_table(_category_header(doc), _category_rows(doc), "lrrrrrrrrl"),
+        "",
+    ]
+    flips = doc.get("flips") or []
+    lines += [f"## Flipped tasks ({len(flips)})", ""]
+    if flips:
+        rows = [
+            [
+                cell(f["task_id"], 80),
+                cell(f.get("category")),
+                cell(f.get("expected"), 60),
+                cell(f.get("a_extracted"), 60),
+                cell(f.get("b_extracted"), 60),
+                cell(a if f["winner"] == "a" else b),
+            ]
+            for f in flips
+        ]
+        lines += _table(["task", "category", "expected", f"{cell(a)} answered", f"{cell(b)} answered", "right"], rows)
+    else:
+        lines.append("No task is right on one side and wrong on the other.")
+    lines += ["", "## Tasks not paired", ""]
+    for key, text in (
+        ("only_in_a", f"Only in {cell(a)}"),
+        ("only_in_b", f"Only in {cell(b)}"),
+        ("unpaired_errors", "Failed on either side (left out of the pairing)"),
+    ):
+        ids = doc.get(key) or []
+        lines.append(f"- {text} ({len(ids)}): {_id_list(ids) if ids else 'none'}")
+    resources = doc.get("resources") or {}
+    if resources:
+        lines += [
+            "",
+            "## Tokens, latency and errors",
+            "",
+            *_resources_table([(a, resources.get("a")), (b, resources.get("b"))]),
+        ]
+        notes = _recorded_notes([(a, resources.get("a")), (b, resources.get("b"))])
+        if notes:
+            lines += ["", *notes]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _recorded_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    """Say plainly when only some runs recorded a figure: side-by-side numbers would mislead otherwise."""
+    notes = []
+    for key, name, _ in RESOURCE_FIGURES:
+        have = [label for label, res in columns if (res or {}).get(key)]
+        if have and len(have) < len(columns):
+            notes.append(f"- Only {', '.join(cell(h) for h in have)} recorded {name}.")
+    return notes
+
+
+# --- Matrix -------------------------------------------------------------------------------------------
+
+
+def matrix_markdown(doc: Mapping[str, Any]) -> str:
+    lanes = doc.get("lanes") or []
+    lines = [
+        f"# Matrix: {cell(doc.get('folder'), 200)}",
+        "",
+        f"{len(lanes)} lanes; baseline **{cell(doc.get('baseline'))}**. Best first.",
+        "",
+        "## Leaderboard",
+        "",
+    ]
+    rows = []
+    for rank, lane in enumerate(lanes, start=1):
+        res = lane.get("resources") or {}
+        name = cell(lane["label"])
+        if lane["label"] == doc.get("baseline"):
+            name += " (baseline)"
+        rows.append(
+            [
+                str(rank),
+                name,
+                f"**{pct(lane['accuracy'])}**",
+                interval(lane.get("ci_low"), lane.get("ci_high")),
+                f"{lane['correct']}/{lane['total'] - lane.get('errors', 0)}",
+                str(lane.get("errors", 0)),
+                str(lane.get("truncated", 0)),
+                resource_value(res.get("completion_tokens"), "p50", True),
+                resource_value(res.get("latency_s"), "p50", False),
+            ]
+        )
+    lines += _table(
+        [
+            "#",
+            "lane",
+            "accuracy",
+            "95% interval",
+            "correct",
+            "errors",
+            "truncated",
+            "completion tokens (median)",
+            "latency (median)",
+        ],
+        rows,
+        "rlrrrrrrr",
+    )
+    categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
+    if categories:
+        lines += ["", "## Accuracy by category", ""]
+        rows = [
+            [
+                cell(c),
+                *[
+                    pct(lane["by_category"][c]["accuracy"]) if c in (lane.get("by_category") or {}) else "—"
+                    for lane in lanes
+                ],
+            ]
+            for c in categories
+        ]
+        lines += _table(["category", *[cell(lane["label"]) for lane in lanes]], rows, "l" + "r" * len(lanes))
+    comparisons = doc.get("comparisons") or []
+    lines += ["", "## Against the baseline", ""]
+    if not comparisons:
+        lines.append("Only one lane: nothing to compare.")
+    for comp in comparisons:
+        lines += [
+            f"### {cell(comp['b']['label'])} vs {cell(comp['a']['label'])}",
+            "",
+            *comparison_core(comp),
+            f"- Flipped tasks: {len(comp.get('flips') or [])}; not paired: "
+            f"{len(comp.get('only_in_a') or []) + len(comp.get('only_in_b') or [])} "
+            f"(+{len(comp.get('unpaired_errors') or [])} failed requests).",
+            "",
+        ]
+        significant = [name for name, c in sorted((comp.get("by_category") or {}).items()) if c.get("significant")]
+        if significant:
+            lines += [f"- Categories with a significant difference: {', '.join(cell(s) for s in significant)}.", ""]
+    return "\n".join(lines).rstrip() + "\n"

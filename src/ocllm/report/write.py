@@ -1,0 +1,63 @@
+"""Write a report's files: the document as JSON (for comparisons and matrices), Markdown and HTML.
+
+Each file goes to a temporary name in the output folder and is renamed into place, so a reader never
+sees half a report and a crash never leaves one behind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ocllm.report.html import comparison_html, matrix_html, run_report_html
+from ocllm.report.markdown import comparison_markdown, matrix_markdown, run_report_markdown
+from ocllm.rundir import atomic_write_bytes, atomic_write_text
+
+
+def _json(doc: dict[str, Any]) -> bytes:
+    return msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n"
+
+
+def _write_all(out_dir: Path, files: list[tuple[str, str | bytes]]) -> list[Path]:
+    # Render everything before writing anything: a rendering error then leaves no partial set of files.
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, content in files:
+        path = out_dir / name
+        if isinstance(content, bytes):
+            atomic_write_bytes(path, content)
+        else:
+            atomic_write_text(path, content)
+        paths.append(path)
+    return paths
+
+
+def write_run_report(doc: dict[str, Any], out_dir: Path) -> list[Path]:
+    """report.md and report.html for one run report document (ocllm-run-report/1)."""
+    return _write_all(out_dir, [("report.md", run_report_markdown(doc)), ("report.html", run_report_html(doc))])
+
+
+def write_comparison(doc: dict[str, Any], out_dir: Path) -> list[Path]:
+    """comparison.json, comparison.md and comparison.html for one comparison document (ocllm-comparison/1)."""
+    return _write_all(
+        out_dir,
+        [
+            ("comparison.json", _json(doc)),
+            ("comparison.md", comparison_markdown(doc)),
+            ("comparison.html", comparison_html(doc)),
+        ],
+    )
+
+
+def write_matrix_report(doc: dict[str, Any], out_dir: Path) -> list[Path]:
+    """matrix.json, matrix.md and matrix.html for one matrix document (ocllm-matrix/1)."""
+    return _write_all(
+        out_dir,
+        [
+            ("matrix.json", _json(doc)),
+            ("matrix.md", matrix_markdown(doc)),
+            ("matrix.html", matrix_html(doc)),
+        ],
+    )

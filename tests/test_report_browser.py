@@ -1,0 +1,196 @@
+"""The HTML reports in a real headless browser (Debian's chromium, driven by playwright).
+
+Each page is opened from file://, and must draw its charts, open its tasks, log no error, request
+nothing from anywhere, and run none of the markup a model might put in its answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+# The documents are built by hand in the renderer tests; the browser sees the same ones.
+from test_report_render import XSS, candidate, comparison_doc, matrix_doc, run_doc, task
+
+from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: the HTML reports are tested in Debian's chromium "
+            "(`apt-get install chromium`, or `make browser`)"
+        )
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def xss_run() -> dict[str, Any]:
+    """A run whose model output, prompt, ids and categories all try to run script."""
+    content = f"Here: {XSS}\nFINAL: B"
+    reasoning = f"Maybe {XSS} then FINAL: A"
+    hostile = task(
+        f"task{XSS}",
+        f"cat{XSS}",
+        content=content,
+        reasoning=reasoning,
+        prompt=f"Question {XSS}",
+        candidates=[
+            candidate(content, "FINAL: B", "B"),
+            candidate(reasoning, "FINAL: A", "A", field="reasoning"),
+            {**candidate(content, XSS, "A"), "kind": "answer", "reading": [XSS]},
+        ],
+    )
+    return run_doc([hostile, task("plain", "math", extracted="A", content="FINAL: A")])
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("reports")
+    return {
+        "run": write_run_report(run_doc(), out / "run")[-1],
+        "xss": write_run_report(xss_run(), out / "xss")[-1],
+        "comparison": write_comparison(comparison_doc(), out / "comparison")[-1],
+        "matrix": write_matrix_report(matrix_doc(), out / "matrix")[-1],
+    }
+
+
+@dataclass
+class Watched:
+    page: Page
+    problems: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+
+
+def local(url: str) -> bool:
+    return url.startswith(("file://", "about:", "data:", "http://127.0.0.1", "http://localhost"))
+
+
+def open_report(browser: Browser, path: Path) -> Iterator[Watched]:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    watched = Watched(page)
+    page.on("console", lambda m: watched.problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: watched.problems.append(f"page error: {e}"))
+    page.on("request", lambda r: None if local(r.url) else watched.problems.append(f"request to {r.url}"))
+
+    def on_dialog(dialog: Any) -> None:
+        watched.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.goto(path.as_uri(), wait_until="load")
+    try:
+        yield watched
+    finally:
+        page.close()
+
+
+@pytest.fixture
+def opened(browser: Browser, reports: dict[str, Path], request: pytest.FixtureRequest) -> Iterator[Watched]:
+    yield from open_report(browser, reports[request.param])
+
+
+EXPECTED_CHARTS = {
+    "run": {"category-accuracy", "latency", "completion-tokens"},
+    "comparison": {"accuracy", "difference", "category-accuracy", "latency", "completion-tokens"},
+    "matrix": {"accuracy", "difference", "category-accuracy", "latency", "completion-tokens"},
+}
+
+
+@pytest.mark.parametrize("opened", ["run", "comparison", "matrix"], indirect=True)
+def test_page_draws_every_chart_quietly(opened: Watched, request: pytest.FixtureRequest) -> None:
+    page = opened.page
+    kind = request.node.callspec.params["opened"]
+    keys = page.eval_on_selector_all("figure[data-chart]", "els => els.map(e => e.dataset.chart)")
+    assert set(keys) == EXPECTED_CHARTS[kind]
+    for key in keys:
+        svg = page.locator(f'figure[data-chart="{key}"] svg')
+        assert svg.count() == 1, key
+        box = svg.bounding_box()
+        assert box is not None and box["width"] > 50 and box["height"] > 50, (key, box)
+        # Something is drawn inside: matplotlib's paths and text, laid out.
+        assert page.eval_on_selector(f'figure[data-chart="{key}"] svg', "s => s.getBBox().width") > 0
+    page.wait_for_timeout(50)
+    assert opened.problems == []
+    assert opened.dialogs == []
+
+
+@pytest.mark.parametrize("opened", ["run"], indirect=True)
+def test_clicking_a_task_opens_its_evidence(opened: Watched) -> None:
+    page = opened.page
+    row = page.locator('details.task[data-task-id="t2"]')
+    assert row.get_attribute("open") is None
+    body = row.locator(".task-body")
+    assert not body.is_visible()
+    row.locator(":scope > summary").click()
+    assert row.evaluate("d => d.open") is True
+    assert body.is_visible()
+    assert "Hmm." in row.locator("pre.content").inner_text()
+    assert "Pick one." in row.locator("pre.prompt").inner_text()
+    deciding = row.locator("li.candidate.deciding")
+    assert deciding.count() == 1 and "decided" in deciding.inner_text().lower()
+    # The reasoning stays folded until asked for.
+    reasoning = row.locator("details.reasoning")
+    assert not reasoning.locator("pre").is_visible()
+    reasoning.locator(":scope > summary").click()
+    assert reasoning.locator("pre").is_visible()
+    assert opened.problems == []
+
+
+@pytest.mark.parametrize("opened", ["run"], indirect=True)
+def test_filter_narrows_the_task_list(opened: Watched) -> None:
+    page = opened.page
+    assert page.locator("[data-filters]").is_visible()  # the script ran, so the CSP hash admitted it
+    page.select_option("#verdict-filter", "failing")
+    visible = page.eval_on_selector_all("details.task", "els => els.filter(e => !e.hidden).map(e => e.dataset.taskId)")
+    assert visible == ["t2", "t4"]
+    page.select_option("#verdict-filter", "")
+    page.fill("#task-filter", "logic")
+    visible = page.eval_on_selector_all("details.task", "els => els.filter(e => !e.hidden).map(e => e.dataset.taskId)")
+    assert visible == ["t3", "t4"]
+    assert page.locator("#task-count").inner_text() == "2 of 4 tasks"
+    assert opened.problems == []
+
+
+@pytest.mark.parametrize("opened", ["xss"], indirect=True)
+def test_model_markup_runs_nothing_and_shows_as_text(opened: Watched) -> None:
+    page = opened.page
+    row = page.locator("details.task").first
+    assert row.get_attribute("data-task-id") == f"task{XSS}"
+    row.locator(":scope > summary").click()
+    row.locator("details.reasoning > summary").click()
+    page.wait_for_timeout(100)  # give any injected handler (onerror, onload) its chance to fire
+    assert page.evaluate("window.__xss") is None
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    assert opened.dialogs == []
+    # The payload is on screen as text, where the model put it.
+    assert XSS in row.locator(":scope > summary").inner_text()
+    assert XSS in row.locator("pre.prompt").inner_text()
+    assert XSS in row.locator("pre.content").inner_text()
+    assert XSS in row.locator("pre.reasoning-text").inner_text()
+    assert XSS in row.locator("li.candidate").nth(2).inner_text()
+    # And none of it became an element.
+    assert page.locator("img").count() == 0
+    assert page.locator("svg[onload]").count() == 0
+    assert page.locator("script").count() == 1  # the page's own filter script
+    assert page.locator("figure[data-chart] svg").count() == 3
+    assert opened.problems == []

@@ -1,0 +1,602 @@
+"""The report renderers (Markdown, HTML, charts, files) on small documents written here by hand."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ocllm.report import charts
+from ocllm.report.html import FILTER_SCRIPT, comparison_html, matrix_html, run_report_html, segments
+from ocllm.report.markdown import cell, comparison_markdown, matrix_markdown, run_report_markdown
+from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
+
+# --- Documents --------------------------------------------------------------------------------------------
+
+
+def dist(values: list[float]) -> dict[str, Any]:
+    ordered = sorted(values)
+    return {
+        "n": len(values),
+        "mean": sum(values) / len(values),
+        "p50": ordered[len(values) // 2],
+        "p95": ordered[-1],
+        "values": values,
+    }
+
+
+def resources(tokens: list[float] | None, latency: list[float] | None, *, errors: int = 0) -> dict[str, Any]:
+    n = len(tokens or latency or [])
+    return {
+        "tasks": n,
+        "errors": errors,
+        "truncated": 0,
+        "completion_tokens": dist(tokens) if tokens else None,
+        "reasoning_tokens": None,
+        "latency_s": dist(latency) if latency else None,
+    }
+
+
+def candidate(raw: str, text: str, letter: str, field: str = "content", **extra: Any) -> dict[str, Any]:
+    """A statement the scorer found, with its span computed from the raw text it sits in."""
+    start = raw.index(text)
+    return {
+        "letter": letter,
+        "letters": [letter],
+        "kind": "final_colon",
+        "method": "final_colon_letter",
+        "region": field,
+        "field": field,
+        "start": start,
+        "end": start + len(text),
+        "text": text,
+        "hedged": False,
+        "out_of_range": False,
+        "placeholder": False,
+        "value": None,
+        "reading": [],
+        **extra,
+    }
+
+
+def task(
+    task_id: str,
+    category: str,
+    *,
+    expected: str = "B",
+    extracted: str | None = "B",
+    content: str = "FINAL: B",
+    reasoning: str | None = "I think B.",
+    prompt: str = "Pick one.\n\nA. x\nB. y",
+    error: str | None = None,
+    candidates: list[dict[str, Any]] | None = None,
+    decided_by: int | None = 0,
+) -> dict[str, Any]:
+    if error:  # a failed request has no output, so nothing was extracted from it
+        extracted, candidates = None, []
+    if candidates is None:
+        candidates = [candidate(content, f"FINAL: {extracted}", extracted)] if extracted else []
+    correct = None if error else extracted == expected
+    return {
+        "task_id": task_id,
+        "task_type": "mcq",
+        "category": category,
+        "expected_answer": expected,
+        "extracted_final_answer": extracted,
+        "extraction_source": "content" if extracted else "none",
+        "extraction_method": "final_colon_letter" if extracted else "none",
+        "ambiguity": "none" if extracted or error else "no_extractable_answer",
+        "correct": correct,
+        "rule": "final_statement" if extracted else "no_statement",
+        "reason": f"visible content: the last FINAL: statement names {extracted}" if extracted else "no statement",
+        "candidates": candidates,
+        "decided_by": decided_by if candidates else None,
+        "truncated": False,
+        "hedged": False,
+        "missing_substrings": None,
+        "error": error,
+        "options": ["x", "y"],
+        "prompt": prompt,
+        "raw_content": None if error else content,
+        "raw_reasoning": None if error else reasoning,
+        "finish_reason": None if error else "stop",
+        "usage": {"prompt_tokens": 10, "completion_tokens": 20},
+        "latency_s": 1.5,
+        "previous": {},
+    }
+
+
+def run_doc(
+    tasks: list[dict[str, Any]] | None = None, *, label: str = "lane_B", res: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    tasks = (
+        tasks
+        if tasks is not None
+        else [
+            task("t1", "math"),
+            task("t2", "math", extracted="A", content="Hmm.\nFINAL: A"),
+            task("t3", "logic"),
+            task("t4", "logic", error="HTTP 500 after 4 attempts"),
+        ]
+    )
+    by_cat: dict[str, dict[str, Any]] = {}
+    for t in tasks:
+        c = by_cat.setdefault(t["category"], {"total": 0, "correct": 0, "errors": 0})
+        c["total"] += 1
+        c["correct"] += t["correct"] is True
+        c["errors"] += t["error"] is not None
+    for c in by_cat.values():
+        scored = c["total"] - c["errors"]
+        c.update(accuracy=c["correct"] / scored if scored else 0.0, ci_low=0.1, ci_high=0.95)
+    correct = sum(t["correct"] is True for t in tasks)
+    errors = sum(t["error"] is not None for t in tasks)
+    return {
+        "format": "ocllm-run-report/1",
+        "label": label,
+        "source": {"path": "/runs/lane_B", "model": "tiny-model"},
+        "summary": {
+            "total": len(tasks),
+            "correct": correct,
+            "errors": errors,
+            "accuracy": correct / (len(tasks) - errors) if len(tasks) > errors else 0.0,
+            "ci_low": 0.3,
+            "ci_high": 0.9,
+            "complete": True,
+            "truncated": 0,
+            "by_category": by_cat,
+            "by_ambiguity": dict(Counter(t["ambiguity"] for t in tasks)),
+            "by_method": dict(Counter(t["extraction_method"] for t in tasks)),
+            "by_source": dict(Counter(t["extraction_source"] for t in tasks)),
+            "scorer": {
+                "version": "9.9.9",
+                "conflict_policy": "strict",
+                "allow_reasoning_fallback": True,
+                "think_prefilled": False,
+            },
+        },
+        "resources": res if res is not None else resources([100, 250, 400], [1.2, 2.5, 3.0], errors=1),
+        "tasks": tasks,
+    }
+
+
+def paired(
+    a_correct: int, b_correct: int, n: int, *, diff_ci: tuple[float, float], p: float, significant: bool, verdict: str
+) -> dict[str, Any]:
+    return {
+        "n_paired": n,
+        "a_correct": a_correct,
+        "b_correct": b_correct,
+        "a_accuracy": a_correct / n,
+        "b_accuracy": b_correct / n,
+        "a_ci_low": 0.2,
+        "a_ci_high": 0.8,
+        "b_ci_low": 0.4,
+        "b_ci_high": 0.95,
+        "a_wins": 1,
+        "b_wins": 3,
+        "both_correct": a_correct - 1,
+        "both_wrong": n - a_correct - 3,
+        "mcnemar_p": p,
+        "diff": (b_correct - a_correct) / n,
+        "diff_ci_low": diff_ci[0],
+        "diff_ci_high": diff_ci[1],
+        "significant": significant,
+        "verdict": verdict,
+    }
+
+
+VERDICT = "lane_B scores 20.0 points higher than lane_A (95% CI +5.0 to +35.0 points); exact McNemar p = 0.0312."
+
+
+def comparison_doc(
+    *, a: str = "lane_A", b: str = "lane_B", res_a: dict[str, Any] | None = None, res_b: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "format": "ocllm-comparison/1",
+        "scorer_version": "9.9.9",
+        "rescored": True,
+        "a": {"label": a, "path": "/runs/a"},
+        "b": {"label": b, "path": "/runs/b"},
+        **paired(6, 8, 10, diff_ci=(0.05, 0.35), p=0.0312, significant=True, verdict=VERDICT),
+        "only_in_a": ["solo_a"],
+        "only_in_b": [],
+        "unpaired_errors": ["failed_1"],
+        "by_category": {
+            "math": paired(3, 5, 6, diff_ci=(0.0, 0.6), p=0.5, significant=False, verdict="math verdict"),
+            "logic": paired(3, 3, 4, diff_ci=(-0.25, 0.25), p=1.0, significant=False, verdict="logic verdict"),
+        },
+        "flips": [
+            {
+                "task_id": "flip|1",
+                "category": "math",
+                "expected": "C",
+                "a_extracted": "A",
+                "b_extracted": "C",
+                "winner": "b",
+            },
+            {
+                "task_id": "flip2",
+                "category": "logic",
+                "expected": "D",
+                "a_extracted": "D",
+                "b_extracted": None,
+                "winner": "a",
+            },
+        ],
+        "resources": {
+            "a": res_a if res_a is not None else resources([10, 20, 30], [0.5, 0.7, 0.9]),
+            "b": res_b if res_b is not None else resources([100, 200, 300], [1.5, 2.0, 4.0]),
+        },
+    }
+
+
+def lane(label: str, correct: int, total: int, res: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "label": label,
+        "path": f"/runs/{label}",
+        "total": total,
+        "correct": correct,
+        "errors": 0,
+        "accuracy": correct / total,
+        "ci_low": 0.2,
+        "ci_high": 0.9,
+        "truncated": 1,
+        "by_category": {
+            "math": {
+                "total": total,
+                "correct": correct,
+                "errors": 0,
+                "accuracy": correct / total,
+                "ci_low": 0.2,
+                "ci_high": 0.9,
+            }
+        },
+        "resources": res if res is not None else resources([10, 20, 30], [0.5, 0.7, 0.9]),
+    }
+
+
+def matrix_doc(*, res: dict[str, Any] | None = None) -> dict[str, Any]:
+    lanes = [lane("lane_B", 8, 10, res), lane("lane_C", 7, 10, res), lane("lane_A", 6, 10, res)]
+    comp_b = comparison_doc()
+    comp_c = comparison_doc(b="lane_C")
+    comp_c.update(verdict="lane_C is not significantly different from lane_A.", significant=False)
+    return {
+        "format": "ocllm-matrix/1",
+        "folder": "/runs",
+        "baseline": "lane_A",
+        "lanes": lanes,
+        "comparisons": [comp_b, comp_c],
+    }
+
+
+# --- HTML inspection -----------------------------------------------------------------------------------
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes, as the browser's parser would see them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def elements(page: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = Elements()
+    parser.feed(page)
+    return parser.tags
+
+
+URL_ATTRIBUTES = {"src", "href", "xlink:href", "action", "formaction", "srcset", "poster", "data", "background"}
+
+
+def assert_self_contained(page: str) -> None:
+    tags = elements(page)
+    for tag, attrs in tags:
+        assert tag not in {"link", "iframe", "object", "embed", "img", "base"}, f"<{tag}> in a self-contained page"
+        for name, value in attrs.items():
+            assert not name.startswith("on"), f"event handler attribute {name} on <{tag}>"
+            if name in URL_ATTRIBUTES:
+                assert value is not None and value.startswith("#"), f"<{tag} {name}={value!r}> leaves the page"
+        if tag == "script":
+            assert "src" not in attrs
+    assert not re.search(r"(?:src|href)\s*=\s*[\"']?\s*https?:", page, re.I)
+    assert "<script src" not in page.lower()
+    assert "@import" not in page and "url(http" not in page
+
+
+def charts_in(page: str) -> dict[str, str]:
+    """data-chart value -> the figure's markup, for every drawn chart."""
+    found = re.findall(r'<figure class="chart[^"]*" data-chart="([^"]+)">(.*?)</figure>', page, re.S)
+    return dict(found)
+
+
+# --- Markdown --------------------------------------------------------------------------------------------
+
+
+def test_run_markdown_holds_the_figures() -> None:
+    md = run_report_markdown(run_doc())
+    assert md.startswith("# Run report: lane_B\n")
+    assert "**Accuracy 66.7%** (2/3 scored tasks; 95% Wilson interval 30.0–90.0%)" in md
+    assert "| errors (failed requests, not scored) | 1 |" in md
+    assert "| scorer | 9.9.9 |" in md and "| conflict policy | strict |" in md
+    assert "| reasoning fallback | on |" in md
+    assert "| math | 1 | 2 | 0 | 50.0% | 10.0–95.0% |" in md
+    assert "| logic | 1 | 1 | 1 | 100.0% | 10.0–95.0% |" in md
+    for heading in ("### Extraction method", "### Extraction source", "### Ambiguity class", "## Tokens and latency"):
+        assert heading in md
+    assert "| final_colon_letter | 3 | 75.0% |" in md
+    assert "| t2 | math | B | A | final_colon_letter | none | **✗ wrong** |" in md
+    assert "| t4 | logic | B | — | none | none | ⚠ error |" in md
+    assert "| completion tokens, median | 250 |" in md and "| latency, mean | 2.23 s |" in md
+
+
+def test_markdown_escapes_model_text_in_tables() -> None:
+    nasty = task("id|with\npipe", "cat<b>\nnew", extracted="A|B", content="FINAL: A|B", candidates=[], decided_by=None)
+    md = run_report_markdown(run_doc([nasty]))
+    row = next(line for line in md.splitlines() if "pipe" in line)
+    assert r"id\|with pipe" in row
+    assert "cat&lt;b&gt; new" in row
+    assert r"A\|B" in row
+    # Each table row is one line with exactly the table's own unescaped pipes (7 columns: 8 pipes).
+    assert len(re.findall(r"(?<!\\)\|", row)) == 8
+    assert "<b>" not in md
+
+
+def test_cell_neutralises_markdown() -> None:
+    assert cell("a|b") == r"a\|b"
+    assert cell("x\ny\r\nz") == "x y z"
+    assert cell("<img src=x>") == "&lt;img src=x&gt;"
+    assert cell("[link](http://e)") == r"\[link\](http://e)"
+    assert cell("*bold* `code`") == r"\*bold\* \`code\`"
+    assert cell("snake_case_id") == "snake_case_id"  # intraword underscores are harmless and stay readable
+    assert cell("_emph_") == r"\_emph\_"
+    assert cell(None) == "—"
+    assert cell("x" * 300, limit=10).endswith("…")
+
+
+def test_comparison_markdown_leads_with_the_verdict() -> None:
+    md = comparison_markdown(comparison_doc())
+    body = [line for line in md.splitlines() if line and not line.startswith("#")]
+    assert body[0] == f"> **{cell(VERDICT, 1000)}**"
+    assert "| accuracy | 60.0% | 80.0% |" in md
+    assert "| 95% interval | 20.0–80.0% | 40.0–95.0% |" in md
+    assert "**+20.0 pts**, 95% paired-bootstrap interval +5.0 to +35.0 pts; **significant**" in md
+    assert "wrong on 1; the reverse on 3" in md and "exact McNemar p = 0.0312" in md
+    assert "| math | 6 | 50.0% | 83.3% | +33.3 pts | 0.0 to +60.0 pts | 1 | 3 | 0.5 | no |" in md
+    assert r"| flip\|1 | math | C | A | C | lane_B |" in md
+    assert "| flip2 | logic | D | D | — | lane" in md
+    assert "Only in lane_A (1): solo_a" in md
+    assert "(left out of the pairing) (1): failed" in md
+    assert "| completion tokens, median | 20 | 200 |" in md
+    assert "| latency, median | 700 ms | 2.00 s |" in md
+
+
+def test_comparison_markdown_says_when_only_one_side_recorded_a_figure() -> None:
+    md = comparison_markdown(comparison_doc(res_b=resources([1, 2, 3], None)))
+    assert "| latency, mean | 700 ms | not recorded |" in md
+    assert "Only lane_A recorded latency." in md
+
+
+def test_matrix_markdown_leaderboard_then_comparisons() -> None:
+    md = matrix_markdown(matrix_doc())
+    board = md.index("## Leaderboard")
+    rows = [line for line in md[board:].splitlines() if re.match(r"\| \d ", line)]
+    assert [r.split("|")[2].strip() for r in rows] == ["lane_B", "lane_C", "lane_A (baseline)"]
+    assert "| 1 | lane" in md and "**80.0%**" in md
+    against = md.index("## Against the baseline")
+    assert board < against
+    assert md.count("> **") == 2
+    assert "lane_C is not significantly different from lane_A." in md
+
+
+# --- HTML ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("render", "doc", "expected_charts"),
+    [
+        (run_report_html, run_doc(), {"category-accuracy", "latency", "completion-tokens"}),
+        (
+            comparison_html,
+            comparison_doc(),
+            {"accuracy", "difference", "category-accuracy", "latency", "completion-tokens"},
+        ),
+        (matrix_html, matrix_doc(), {"accuracy", "difference", "category-accuracy", "latency", "completion-tokens"}),
+    ],
+    ids=["run", "comparison", "matrix"],
+)
+def test_html_is_self_contained_with_every_chart(render: Any, doc: dict[str, Any], expected_charts: set[str]) -> None:
+    page = render(doc)
+    assert page.startswith("<!doctype html>")
+    assert_self_contained(page)
+    found = charts_in(page)
+    assert set(found) == expected_charts
+    for key, figure in found.items():
+        assert "<figcaption>" in figure, key
+        assert figure.count("<svg ") == 1, key
+        assert "<?xml" not in figure and "<!DOCTYPE" not in figure
+    # Ids are unique across the page: several charts must not resolve each other's clip paths.
+    ids = [attrs["id"] for _, attrs in elements(page) if attrs.get("id")]
+    assert len(ids) == len(set(ids))
+
+
+def test_html_figures_in_the_run_report() -> None:
+    page = run_report_html(run_doc())
+    assert "66.7%" in page and "30.0–90.0%" in page
+    assert "conflict policy strict" in page and "scorer 9.9.9" in page
+    tags = elements(page)
+    tasks = [attrs for tag, attrs in tags if tag == "details" and "task" in (attrs.get("class") or "").split()]
+    assert [t["data-task-id"] for t in tasks] == ["t1", "t2", "t3", "t4"]
+    assert [t["data-verdict"] for t in tasks] == ["correct", "wrong", "correct", "error"]
+    assert "HTTP 500 after 4 attempts" in page
+    for key in ("method", "source", "ambiguity"):
+        assert f'data-breakdown="{key}"' in page
+
+
+def test_html_highlights_the_deciding_statement() -> None:
+    content = "Maybe FINAL: A.\nActually FINAL: B"
+    t = task(
+        "t1",
+        "math",
+        content=content,
+        candidates=[candidate(content, "FINAL: A", "A"), candidate(content, "FINAL: B", "B", reading=["latex"])],
+        decided_by=1,
+    )
+    page = run_report_html(run_doc([t]))
+    items = re.findall(r'<li class="(candidate[^"]*)" data-candidate-index="(\d)">(.*?)</li>', page, re.S)
+    assert [(cls, idx) for cls, idx, _ in items] == [("candidate", "0"), ("candidate deciding", "1")]
+    assert '<span class="decided">decided</span>' in items[1][2] and "decided" not in items[0][2]
+    assert "latex" in items[1][2]
+    # The statements are marked where they stand in the visible text, the deciding one apart.
+    assert '<mark class="stmt" data-candidate="0"' in page
+    assert '<mark class="stmt deciding" data-candidate="1"' in page
+
+
+def test_missing_resource_figures_give_a_note_not_a_chart() -> None:
+    empty = resources(None, None)
+    page = run_report_html(run_doc(res=empty))
+    assert set(charts_in(page)) == {"category-accuracy"}
+    for key in ("latency", "completion-tokens"):
+        assert f'data-chart-missing="{key}"' in page
+    assert "Not drawn: this run recorded no latency." in page
+    assert "Not drawn: this run recorded no completion tokens." in page
+
+    page = comparison_html(comparison_doc(res_a=empty, res_b=empty))
+    assert "latency" not in charts_in(page) and 'data-chart-missing="latency"' in page
+    assert "Not drawn: any of these runs recorded no latency." in page
+
+    # One side missing: the chart is drawn from the other, and says who recorded nothing.
+    page = comparison_html(comparison_doc(res_b=resources([1, 2, 3], None)))
+    assert "latency" in charts_in(page)
+    assert "Not recorded by lane_B." in page
+
+    page = matrix_html(matrix_doc(res=empty))
+    assert {"latency", "completion-tokens"}.isdisjoint(charts_in(page))
+
+
+XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">"><svg onload=window.__xss=3>'
+
+
+def test_html_escapes_labels_and_model_text_everywhere() -> None:
+    content = f"{XSS}\nFINAL: B"
+    t = task(
+        f"id{XSS}",
+        f"cat{XSS}",
+        content=content,
+        reasoning=f"reasoning {XSS}",
+        prompt=f"prompt {XSS}",
+        candidates=[candidate(content, "FINAL: B", "B"), candidate(content, XSS, "A", reading=[XSS])],
+    )
+    pages = [
+        run_report_html(run_doc([t], label=f"label{XSS}")),
+        comparison_html(comparison_doc(a=f"A{XSS}", b="<script>alert(1)</script>")),
+        matrix_html({**matrix_doc(), "baseline": XSS, "folder": XSS}),
+    ]
+    for page in pages:
+        assert_self_contained(page)
+        assert "<script>window.__xss" not in page and "<script>alert" not in page
+        assert "<img" not in page and "<svg onload" not in page
+        assert sum(tag == "script" for tag, _ in elements(page)) <= 1  # only the page's own filter script
+    assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in pages[0]
+
+
+def test_chart_labels_are_escaped_by_matplotlib() -> None:
+    svg = charts.accuracy_chart(
+        [
+            charts.LaneAccuracy("<script>alert(1)</script>", charts.Estimate(0.5, 0.3, 0.7)),
+            charts.LaneAccuracy("a$b$c & d", charts.Estimate(0.2, 0.1, 0.4)),
+        ]
+    )
+    assert "<script" not in svg
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
+    assert "a$b$c &amp; d" in svg  # dollars are not mathtext, ampersands are escaped
+    assert svg.startswith("<svg ") and "<style" not in svg
+    svg = charts.category_chart(
+        ["<img src=x onerror=alert(1)>"], [("lane", {"<img src=x onerror=alert(1)>": charts.Estimate(0.5, 0.2, 0.8)})]
+    )
+    assert "<img" not in svg and "&lt;img src=x onerror=alert(1)&gt;" in svg
+
+
+def csp(page: str) -> str:
+    policies = [
+        attrs["content"]
+        for tag, attrs in elements(page)
+        if tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"
+    ]
+    assert len(policies) == 1
+    return str(policies[0])
+
+
+def test_filter_script_is_the_only_script_and_allowed_by_hash() -> None:
+    page = run_report_html(run_doc())
+    assert page.count("<script>") == 1
+    assert f"<script>{FILTER_SCRIPT}</script>" in page
+    digest = base64.b64encode(hashlib.sha256(FILTER_SCRIPT.encode()).digest()).decode()
+    policy = csp(page)
+    assert "default-src 'none'" in policy
+    assert f"script-src 'sha256-{digest}';" in policy
+    # Pages without script forbid all scripts.
+    assert "script-src 'none';" in csp(comparison_html(comparison_doc()))
+
+
+def test_segments_mark_statements_and_ignore_bad_spans() -> None:
+    text = "abc FINAL: A xyz"
+    out = segments(text, [(4, 12, 0), (6, 9, 1), (14, 99, 2)], decided=0)
+    assert [(s.text, s.index, s.deciding) for s in out] == [
+        ("abc ", None, False),
+        ("FINAL: A", 0, True),
+        (" xyz", None, False),
+    ]
+    assert "".join(s.text for s in out) == text
+
+
+# --- Files ---------------------------------------------------------------------------------------------------
+
+
+def test_writers_write_every_file_atomically(tmp_path: Path) -> None:
+    written = write_run_report(run_doc(), tmp_path / "run")
+    assert [p.name for p in written] == ["report.md", "report.html"]
+    written = write_comparison(comparison_doc(), tmp_path / "cmp")
+    assert [p.name for p in written] == ["comparison.json", "comparison.md", "comparison.html"]
+    assert json.loads(written[0].read_text())["verdict"] == VERDICT
+    written = write_matrix_report(matrix_doc(), tmp_path / "mx")
+    assert [p.name for p in written] == ["matrix.json", "matrix.md", "matrix.html"]
+    assert json.loads(written[0].read_text())["baseline"] == "lane_A"
+    for folder in ("run", "cmp", "mx"):
+        leftovers = [p.name for p in (tmp_path / folder).iterdir() if p.name.startswith(".")]
+        assert leftovers == []
+    assert all(p.stat().st_size > 0 for p in (tmp_path / "mx").iterdir())
+
+
+def test_sparse_documents_still_render() -> None:
+    """Optional fields left out (no source, scorer, resources, tasks; one lane; nothing paired)."""
+    run = {"label": "empty", "summary": {"total": 0, "correct": 0, "accuracy": 0.0, "by_category": {}}, "tasks": []}
+    assert "Not drawn: no scored task in any category." in run_report_html(run)
+    assert "# Run report: empty" in run_report_markdown(run)
+    none_paired = {
+        "a": {"label": "x", "path": "x"},
+        "b": {"label": "y", "path": "y"},
+        **paired(0, 0, 1, diff_ci=(0.0, 0.0), p=1.0, significant=False, verdict="No paired tasks to compare."),
+    }
+    page = comparison_html(none_paired)
+    assert "No paired tasks to compare." in page and "not significant" in page
+    assert "No paired tasks to compare." in comparison_markdown(none_paired)
+    single = {
+        "folder": "/runs",
+        "baseline": "only",
+        "lanes": [lane("only", 1, 2, resources(None, None))],
+        "comparisons": [],
+    }
+    page = matrix_html(single)
+    assert "Only one lane: nothing to compare." in page and "difference" not in charts_in(page)
+    assert "Only one lane: nothing to compare." in matrix_markdown(single)
