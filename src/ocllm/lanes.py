@@ -35,6 +35,9 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     max_tokens: int | None = 4096
     seed: int | None = 0
     reasoning: Literal["off", "native"] = "off"
+    # How `reasoning` reaches the server: as chat_template_kwargs.enable_thinking (vLLM, SGLang, llama.cpp
+    # read it), or not at all, for servers that reject unknown fields (then use a system prompt or extra_body).
+    reasoning_switch: Literal["chat_template_kwargs", "none"] = "chat_template_kwargs"
     # Merged into the request body; `chat_template_kwargs` here overrides what `reasoning` sends.
     extra_body: dict[str, Any] = msgspec.field(default_factory=dict)
     allow_reasoning_fallback: bool = False

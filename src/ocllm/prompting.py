@@ -35,7 +35,8 @@ def request_body(task: Task, lane: Lane) -> dict[str, Any]:
             body[key] = value
     # vLLM and SGLang pass chat_template_kwargs to the chat template; "enable_thinking" is the switch
     # Qwen3, Nemotron and DeepSeek templates read. Servers that do not know it ignore it.
-    body["chat_template_kwargs"] = {"enable_thinking": lane.reasoning == "native"}
+    if lane.reasoning_switch == "chat_template_kwargs":
+        body["chat_template_kwargs"] = {"enable_thinking": lane.reasoning == "native"}
     for key, value in lane.extra_body.items():
         if isinstance(value, dict) and isinstance(body.get(key), dict):
             body[key] = {**body[key], **value}
