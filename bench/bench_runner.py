@@ -37,8 +37,14 @@ def write_suite(path: Path, n: int) -> None:
             a, b = rng.randint(100, 999), rng.randint(100, 999)
             options = [str(a + b + d) for d in (0, 7, -11, 23)]
             rng.shuffle(options)
-            row = {"id": f"b{i:05d}", "type": "mcq", "question": f"Task {i}: what is {a} + {b}?", "options": options,
-                   "answer": "ABCD"[options.index(str(a + b))], "category": "bench"}
+            row = {
+                "id": f"b{i:05d}",
+                "type": "mcq",
+                "question": f"Task {i}: what is {a} + {b}?",
+                "options": options,
+                "answer": "ABCD"[options.index(str(a + b))],
+                "category": "bench",
+            }
             fh.write(json.dumps(row) + "\n")
 
 
@@ -46,8 +52,22 @@ def start_sim(suite: Path) -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "ocllm", "serve-sim", "--port", str(port), "--suite", str(suite),
-                             "--truncation-rate", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ocllm",
+            "serve-sim",
+            "--port",
+            str(port),
+            "--suite",
+            str(suite),
+            "--truncation-rate",
+            "0",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}/v1"
     for _ in range(200):
         try:
@@ -81,20 +101,24 @@ def main() -> None:
         write_suite(suite_path, n)
         proc, base = start_sim(suite_path)
         try:
-            print(f"{n} tasks; simulator (zero latency) in its own process; Python {platform.python_version()} "
-                  f"on {platform.machine()}, {os.cpu_count()} CPUs")
+            print(
+                f"{n} tasks; simulator (zero latency) in its own process; Python {platform.python_version()} "
+                f"on {platform.machine()}, {os.cpu_count()} CPUs"
+            )
             print(f"{'concurrency':>11} {'ocllm run':>12} {'bare aiohttp':>13} {'overhead':>9}")
             tasks = load_suite(str(suite_path)).tasks
             for concurrency in (1, 16, 64):
-                lane = Lane(name="bench", base_url=base, model="sim-baseline", suite=str(suite_path),
-                            concurrency=concurrency)
+                lane = Lane(
+                    name="bench", base_url=base, model="sim-baseline", suite=str(suite_path), concurrency=concurrency
+                )
                 bodies = [request_body(t, lane) for t in tasks]
                 bare = asyncio.run(bare_loop(base, bodies, concurrency))
                 out = Path(tmp) / f"run{concurrency}"
                 start = time.perf_counter()
                 with open(os.devnull, "w") as devnull:
-                    run_lane(lane, out, progress=lambda label, total, done: RunProgress(label, total, done,
-                                                                                       stream=devnull))
+                    run_lane(
+                        lane, out, progress=lambda label, total, done: RunProgress(label, total, done, stream=devnull)
+                    )
                 harness = time.perf_counter() - start
                 print(f"{concurrency:>11} {n / harness:>10.0f}/s {n / bare:>11.0f}/s {harness / bare - 1:>8.0%}")
         finally:

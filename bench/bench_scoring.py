@@ -52,6 +52,28 @@ def make_records(n: int, seed: int = 7) -> list[tuple[Task, Sample]]:
     return records
 
 
+# Long outputs of the shapes that make naive scanners quadratic: unclosed boxes, thousands of markers on
+# one line, enumerations, runaway think tags. Each should take time proportional to its length.
+LONG_OUTPUTS = {
+    "unclosed boxes": "\\boxed{" * 20_000,
+    "FINAL: repeated": "FINAL: " * 40_000,
+    "enumeration labels": "answer: (a) x " * 20_000,
+    "sub-part letters": "The answer is (B) 1" + ", (C) 2" * 30_000,
+    "values after markers": "Answer: 12 apples " * 20_000,
+    "option claims": "Option C is correct. " * 20_000,
+    "think openers": "<think>" * 30_000,
+    "markers on new lines": "Answer:\n" * 30_000,
+}
+
+
+def long_outputs() -> None:
+    task = Task(id="long", type="mcq", options=["1", "2", "3", "4"], answer="C", category="bench")
+    for name, text in LONG_OUTPUTS.items():
+        start = time.perf_counter()
+        decide(task, Sample(task_id="long", content=text, reasoning=text))
+        print(f"  {name:<22} {len(text) * 2:>9,} chars (content + reasoning): {time.perf_counter() - start:.3f} s")
+
+
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     records = make_records(n)
@@ -70,6 +92,8 @@ def main() -> None:
         f"{n} MCQ records: best of 3 runs {best:.3f} s = {n / best:,.0f} records/s = "
         f"{best / n * 10_000:.3f} s per 10,000 records"
     )
+    print("long outputs:")
+    long_outputs()
 
 
 if __name__ == "__main__":

@@ -380,3 +380,16 @@ def test_a_statement_taken_back_is_not_an_answer(content: str) -> None:
 def test_taking_back_one_letter_leaves_the_others() -> None:
     d = mcq("It is not A; we cannot choose option A. The answer is (B).", answer="B")
     assert d.extracted_final_answer == "B"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["The answer is (B) 1284. Option (C) is wrong because it double-counts.", "Answer: (B) 1284, not (C)"],
+)
+def test_an_aside_naming_the_next_letter_is_not_an_enumeration(content: str) -> None:
+    assert mcq(content, answer="B").extracted_final_answer == "B"
+
+
+@pytest.mark.parametrize("content", ["Option C is correct.", "OPTION C IS CORRECT", "So option c is correct."])
+def test_option_claims_in_any_case(content: str) -> None:
+    assert mcq(content, answer="C").extracted_final_answer == "C"

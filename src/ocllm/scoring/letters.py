@@ -207,6 +207,18 @@ def _prose_allows_letter(text: str, end: int) -> bool:
     return word.lower() in _CONNECTORS or _LIST_SEPARATOR.match(text, end) is not None
 
 
+# How far along a line the scorer looks. Bounded, so that a long output written as one line (or a
+# thousand statements on it) costs linear time, not quadratic.
+LINE_WINDOW = 400
+
+
+def line_end(text: str, start: int, window: int = LINE_WINDOW) -> int:
+    """The end of the line that `start` is on, looking at most `window` characters ahead."""
+    limit = min(len(text), start + window)
+    end = text.find("\n", start, limit)
+    return limit if end == -1 else end
+
+
 def _starts_enumeration(text: str, end: int) -> bool:
     """ "(i) the first part … (ii) the second": a label opening a list of sub-parts, not a letter.
     Told apart from "(B) 4" by the next label of the same list further on."""
@@ -214,8 +226,9 @@ def _starts_enumeration(text: str, end: int) -> bool:
     while at > 0 and not text[at].isalpha():
         at -= 1
     label = text[at]
-    line_end = text.find("\n", end)
-    if not text[end : len(text) if line_end == -1 else line_end].strip():
+    if label.isupper() and label != "I":
+        return False  # sub-parts are labelled (a), b), (i); "(B) 1284 … (C)" is an answer and an aside
+    if not text[end : line_end(text, end)].strip():
         return False  # nothing follows on the line: "Answer: (B)"
     if _LIST_SEPARATOR.match(text, end):
         return False  # "(B) or (C)": a list of letters, not of sub-parts

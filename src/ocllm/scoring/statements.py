@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate
-from ocllm.scoring.letters import read_letters, skip_to_value
+from ocllm.scoring.letters import LINE_WINDOW, line_end, read_letters, skip_to_value
 from ocllm.scoring.regions import Piece
 from ocllm.scoring.values import ValueKey, matching_options, normalize, same_value, value_key
 
@@ -121,14 +121,16 @@ _MARKER_WORDS = (
 # Claims where the letter comes first or is referred to: "Option C is correct", "(C) is the correct answer",
 # "C is the answer." at the start of a sentence, and (hedged) "this corresponds to option C".
 _OPTION_CLAIM = re.compile(
-    r"\b(?:option|choice)[ \t]+(?:\*\*)?\(?(?P<a>[A-Z])\)?(?:\*\*)?[ \t]+is[ \t]+(?:the[ \t]+)?"
-    r"(?P<how_a>correct|right|best|closest)\b(?:[ \t]+(?:answer|option|choice)\b)?"
+    r"\b(?i:option|choice)[ \t]+(?:\*\*)?\(?(?P<a>[A-Za-z])\)?(?:\*\*)?[ \t]+(?i:is)[ \t]+(?i:the[ \t]+)?"
+    r"(?P<how_a>(?i:correct|right|best|closest))\b(?:[ \t]+(?i:answer|option|choice)\b)?"
     r"|(?:^|(?<=[.:!?][ \t])|(?<=\n))(?:\*\*)?(?:\((?P<b>[A-Z])\)|(?P<c>[A-Z]))(?:\*\*)?[ \t]+is[ \t]+the[ \t]+"
     r"(?:(?P<how_b>correct|right|best|closest)[ \t]+)?answer\b"
-    r"|\b(?P<how_d>corresponds|corresponding)[ \t]+to[ \t]+(?:option|choice|answer)[ \t]+"
-    r"\(?(?P<d>[A-Z])\)?(?![A-Za-z])",
+    r"|\b(?P<how_d>(?i:corresponds|corresponding))[ \t]+to[ \t]+(?i:option|choice|answer)[ \t]+"
+    r"\(?(?P<d>[A-Za-z])\)?(?![A-Za-z])",
 )
 
+_MAX_BOX_CHARS = 300
+_BRACE = re.compile(r"[{}]")
 _LINE = re.compile(r"[^\n]*\S[^\n]*")  # a line that is not blank
 # A further wrapped letter after a comma in the same sentence: "(G) $438.00, (B) $459.60".
 _SUB_PART_LETTER = re.compile(r",[ \t]*(?:and[ \t]+)?\(([A-Z])\)")
@@ -215,7 +217,7 @@ def find_option_claims(pieces: list[Piece], region: Region, ctx: TaskContext) ->
         if " is " not in lower and "correspond" not in lower:
             continue
         for m in _OPTION_CLAIM.finditer(piece.text):
-            letter = m.group("a") or m.group("b") or m.group("c") or m.group("d")
+            letter = (m.group("a") or m.group("b") or m.group("c") or m.group("d")).upper()
             how = (m.group("how_a") or m.group("how_b") or m.group("how_d") or "").lower()
             hedged = how in ("closest", "corresponds", "corresponding")
             statement = _Found([letter], m.start(), m.end())
@@ -349,10 +351,9 @@ def _read_after_marker(text: str, marker_end: int, ctx: TaskContext) -> _Found |
 
 
 def _sub_part_letters(text: str, letters: list[str], end: int) -> tuple[list[str], int]:
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end == -1 else line_end
-    sentence_end = text.find(". ", end, line_end)
-    stop = line_end if sentence_end == -1 else sentence_end
+    eol = line_end(text, end)
+    sentence_end = text.find(". ", end, eol)
+    stop = eol if sentence_end == -1 else sentence_end
     if text.find("(", end, stop) == -1:
         return letters, end
     more = list(_SUB_PART_LETTER.finditer(text, end, stop))
@@ -365,13 +366,14 @@ def _sub_part_letters(text: str, letters: list[str], end: int) -> tuple[list[str
 def _read_box(text: str, pos: int, ctx: TaskContext) -> _Found | None:
     """Inside \\boxed{...}: a letter (wrapped, or followed by option text), or one option's value."""
     depth, close = 1, pos
-    while close < len(text) and depth:
-        if text[close] == "{":
-            depth += 1
-        elif text[close] == "}":
-            depth -= 1
-        close += 1
-    if depth:
+    # A box that names an answer is short; bounding the search keeps unclosed boxes from costing
+    # quadratic time on long outputs.
+    for brace in _BRACE.finditer(text, pos, min(len(text), pos + _MAX_BOX_CHARS)):
+        depth += 1 if brace.group(0) == "{" else -1
+        if not depth:
+            close = brace.end()
+            break
+    else:
         return None
     inner = text[pos : close - 1]
     got = read_letters(inner, skip_to_value(inner, 0), explicit_marker=True)
@@ -389,11 +391,11 @@ def _read_box(text: str, pos: int, ctx: TaskContext) -> _Found | None:
 
 
 def _option_lines_after(text: str, start: int, letters: list[str], end: int) -> tuple[list[str], int]:
-    line_end = text.find("\n", start)
-    if line_end == -1 or not _OPTION_LINE.match(text[start:line_end].strip()):
+    eol = text.find("\n", start, start + LINE_WINDOW)
+    if eol == -1 or not _OPTION_LINE.match(text[start:eol].strip()):
         return letters, end
     letters = list(letters)
-    for line in _LINE.finditer(text, line_end + 1):
+    for line in _LINE.finditer(text, eol + 1):
         m = _OPTION_LINE.match(line.group(0).strip())
         if m is None:
             break
@@ -407,8 +409,7 @@ def _stated_value(text: str, start: int, ctx: TaskContext) -> _Found | None:
     """A marker followed by a value ("FINAL: 1284", "The answer is \\(\\frac{3}{4}\\)."): the letter(s)
     of the options whose text equals it. Tried on the rest of the line, then on shorter cuts of it
     (first sentence, first clause), longest first."""
-    line_end = text.find("\n", start)
-    line = text[start : len(text) if line_end == -1 else line_end].rstrip()
+    line = text[start : line_end(text, start, 301)].rstrip()
     if not line or len(line) > 300:
         return None
     for cut in _cuts(line):
