@@ -5,16 +5,11 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate, Decision, Policy, Sample, Task
+from ocllm.scoring.candidates import rank
+from ocllm.scoring.option_lines import find_bare_letter, find_option_claims, find_option_lines
 from ocllm.scoring.regions import split_regions
-from ocllm.scoring.statements import (
-    find_bare_letter,
-    find_option_claims,
-    find_option_lines,
-    find_statements,
-    rank,
-    task_context,
-    withdraw,
-)
+from ocllm.scoring.statements import find_statements, task_context
+from ocllm.scoring.withdrawal import withdraw
 
 
 class _Pick(NamedTuple):
