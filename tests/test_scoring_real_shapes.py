@@ -393,3 +393,50 @@ def test_an_aside_naming_the_next_letter_is_not_an_enumeration(content: str) -> 
 @pytest.mark.parametrize("content", ["Option C is correct.", "OPTION C IS CORRECT", "So option c is correct."])
 def test_option_claims_in_any_case(content: str) -> None:
     assert mcq(content, answer="C").extracted_final_answer == "C"
+
+
+# Found in review: statements that are hypothetical, in code, or asides, and answers that must survive.
+CAPITALS = ["Paris", "London", "Berlin", "Madrid"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "A common mistake is to say the answer is A.\n\n\\boxed{C}",
+        "A common mistake is to say the answer is A.\n\nC. Berlin",
+        "At first glance the answer is A. However, after checking, C is the correct answer.",
+        "If the answer is A, the capital would be Paris. It is not.\n\n\\boxed{C}",
+        "```python\nprint('FINAL: A')\n```\nThe answer is C",
+        "FINAL: C, but it's not an easy question.",
+        "The answer is C, but it is not obvious at first.",
+        "FINAL: C\n\nWe cannot choose C without first ruling out A, which we did.",
+        "The answer is (C), and (D) is off.",
+        "Answer: 'C'",
+        "Answer: Ｃ",
+        "<think>Berlin.</think>FINAL: C</think>",
+    ],
+)
+def test_review_cases_read_c(content: str) -> None:
+    d = mcq(content, answer="C", options=CAPITALS)
+    assert d.extracted_final_answer == "C", d.reason
+
+
+def test_hypothetical_and_code_statements_are_hedged_not_dropped() -> None:
+    d = mcq("If in doubt, the answer is A.", answer="A", options=CAPITALS)
+    assert (d.extracted_final_answer, d.hedged) == ("A", True)
+    d = mcq("```\nAnswer: B\n```", answer="B", options=CAPITALS)
+    assert (d.extracted_final_answer, d.hedged) == ("B", True)
+    assert "in_code_block" in d.candidates[0].reading
+
+
+@pytest.mark.parametrize(
+    "content", ["the answer seems to be C", "Final answer is probably C", "The final answer is likely C"]
+)
+def test_more_hedges(content: str) -> None:
+    d = mcq(content, answer="C", options=CAPITALS)
+    assert (d.extracted_final_answer, d.hedged) == ("C", True)
+
+
+def test_an_aside_with_a_verb_is_not_a_sub_part() -> None:
+    d = mcq("The correct answer is (A) Paris, (B) is London", answer="A", options=CAPITALS)
+    assert (d.extracted_final_answer, d.ambiguity) == ("A", "none")

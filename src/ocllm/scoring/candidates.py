@@ -3,7 +3,9 @@ becomes a Candidate (its kind, method, rank, and the reading rules that shaped i
 
 from __future__ import annotations
 
+import bisect
 import functools
+import re
 from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate
@@ -52,6 +54,21 @@ class Found(NamedTuple):
     value: str | None = None  # the stated value when the letters came from matching option texts
 
 
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=64)
+def _fences(text: str) -> list[int]:
+    return [m.start() for m in _FENCE.finditer(text)]
+
+
+def inside_code_block(text: str, pos: int) -> bool:
+    """Is `pos` inside a fenced Markdown code block (an odd number of fences before it)?"""
+    if "```" not in text and "~~~" not in text:
+        return False
+    return bisect.bisect_right(_fences(text), pos) % 2 == 1
+
+
 def rank(candidate: Candidate) -> int:
     return HEDGED_RANK if candidate.hedged else KIND_RANK[candidate.kind]
 
@@ -66,6 +83,9 @@ def make_candidate(
         method = kind
     else:
         method = f"{kind}_letter"
+    in_code = inside_code_block(piece.text, found.start)
+    # Code is not prose: "print('FINAL: A')" states nothing, unless nothing outside code does.
+    hedged = hedged or in_code
     out_of_range = any(letter not in ctx.valid for letter in letters)
     placeholder = out_of_range and all(letter in ctx.placeholders for letter in letters)
     text = piece.text[found.start : found.end]
@@ -83,7 +103,8 @@ def make_candidate(
         out_of_range=out_of_range,
         placeholder=placeholder,
         value=found.value,
-        reading=reading_tags(text, kind, found, hedged=hedged, placeholder=placeholder),
+        reading=reading_tags(text, kind, found, hedged=hedged, placeholder=placeholder)
+        + (["in_code_block"] if in_code else []),
     )
 
 

@@ -35,8 +35,9 @@ _OPENERS = (
     "`",
     "“",
     "‘",
+    "'",
 )
-_CLOSERS = ("\\)", "\\]", "$$", "$", "**", "__", "*", ")", "]", "}", '"', "`", "”", "’")
+_CLOSERS = ("\\)", "\\]", "$$", "$", "**", "__", "*", ")", "]", "}", '"', "`", "”", "’", "'")
 # Separators of a list of letters: "B or C", "B, C", "B/C", "B and C", "B & C".
 _LIST_SEPARATOR = re.compile(r"[ \t]*(?:,[ \t]*(?:or|and)?|/|&|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
 # Words that may follow a bare letter and still leave it a letter: "The answer is A because ...".
@@ -154,6 +155,8 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
     if pos >= n:
         return None
     ch = text[pos]
+    if "Ａ" <= ch <= "Ｚ":  # full-width letters, common in CJK output
+        ch = chr(ord(ch) - ord("Ａ") + ord("A"))
     if not ("A" <= ch <= "Z" or (explicit_marker and "a" <= ch <= "z")):
         return None
     after = pos + 1

@@ -16,7 +16,7 @@ from ocllm.scoring.values import normalize, same_value
 _OPTION_CLAIM = re.compile(
     r"\b(?i:option|choice)[ \t]+(?:\*\*)?\(?(?P<a>[A-Za-z])\)?(?:\*\*)?[ \t]+(?i:is)[ \t]+(?i:the[ \t]+)?"
     r"(?P<how_a>(?i:correct|right|best|closest))\b(?:[ \t]+(?i:answer|option|choice)\b)?"
-    r"|(?:^|(?<=[.:!?][ \t])|(?<=\n))(?:\*\*)?(?:\((?P<b>[A-Z])\)|(?P<c>[A-Z]))(?:\*\*)?[ \t]+is[ \t]+the[ \t]+"
+    r"|(?:^|(?<=[.:!?,;][ \t])|(?<=\n))(?:\*\*)?(?:\((?P<b>[A-Z])\)|(?P<c>[A-Z]))(?:\*\*)?[ \t]+is[ \t]+the[ \t]+"
     r"(?:(?P<how_b>correct|right|best|closest)[ \t]+)?answer\b"
     r"|\b(?P<how_d>(?i:corresponds|corresponding))[ \t]+to[ \t]+(?i:option|choice|answer)[ \t]+"
     r"\(?(?P<d>[A-Za-z])\)?(?![A-Za-z])",
@@ -45,24 +45,25 @@ def find_option_claims(pieces: list[Piece], region: Region, ctx: TaskContext) ->
 
 
 def find_option_lines(pieces: list[Piece], ctx: TaskContext) -> list[Candidate]:
-    """Visible lines "X. <text>" / "X) <text>" whose text is option X's text: the first line of the
-    answer when no other line looks like an option line, or bold lines that all name one letter.
+    """Visible lines "X. <text>" / "X) <text>" whose text is option X's text: the first or the last line
+    of the answer when no other line looks like an option line, or bold lines that all name one letter.
     Several option lines are a list (an echo of the options, or an analysis of each), not an answer."""
     shaped: list[tuple[Piece, re.Match[str], str, bool]] = []  # lines shaped like an option line
     first: tuple[Piece, re.Match[str]] | None = None
+    last: tuple[Piece, re.Match[str]] | None = None
     for piece in pieces:
         for line in LINE.finditer(piece.text):
             body = line.group(0).strip()
-            if not body:
-                continue
             if first is None:
                 first = (piece, line)
+            last = (piece, line)
             m = OPTION_LINE.match(body)
             if m is not None and m.group(1) in ctx.valid:
                 shaped.append((piece, line, m.group(1), _BOLD_LINE.fullmatch(body) is not None))
     chosen: list[tuple[Piece, re.Match[str]]] = []
-    if first is not None and len(shaped) == 1 and shaped[0][1] is first[1]:
-        chosen = [first]
+    ends = [end[1] for end in (first, last) if end is not None]
+    if len(shaped) == 1 and any(shaped[0][1] is end for end in ends):
+        chosen = [(shaped[0][0], shaped[0][1])]
     else:
         bold = [(piece, line, letter) for piece, line, letter, is_bold in shaped if is_bold]
         if len({letter for _, _, letter in bold}) == 1:

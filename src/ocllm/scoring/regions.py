@@ -44,7 +44,9 @@ def split_regions(content: str | None, reasoning: str | None, *, think_prefilled
         # The template opened <think> in the prompt and it never closed: all of it is reasoning.
         thinking.append(Piece("content", 0, content))
         return Regions(visible, thinking)
-    if closers and (think_prefilled or _has_unmatched_closer(tags)):
+    # The prefilled reading applies when the content's first tag is a closer (the thinking began in the
+    # prompt); a stray closer after a proper <think> block is ignored.
+    if closers and (think_prefilled or tags[0][2]):
         # A </think> with no opener: the thinking began in the prompt, so everything up to the
         # last </think> is reasoning.
         last_start, last_end, _ = closers[-1]
@@ -63,6 +65,11 @@ def split_regions(content: str | None, reasoning: str | None, *, think_prefilled
             thinking.append(Piece("content", open_end, content[open_end:tag_start]))
             open_end = -1
             pos = tag_end
+        elif is_close:
+            # A stray closer after a finished block: drop the tag itself, keep the text around it.
+            if tag_start > pos:
+                visible.append(Piece("content", pos, content[pos:tag_start]))
+            pos = tag_end
         # A nested opener inside an open block stays part of that block's thinking.
     if open_end != -1:
         # An opening <think> never closed: the rest is truncated thinking.
@@ -70,12 +77,3 @@ def split_regions(content: str | None, reasoning: str | None, *, think_prefilled
     elif pos < len(content):
         visible.append(Piece("content", pos, content[pos:]))
     return Regions(visible, thinking)
-
-
-def _has_unmatched_closer(tags: list[tuple[int, int, bool]]) -> bool:
-    is_open = False
-    for _, _, is_close in tags:
-        if is_close and not is_open:
-            return True
-        is_open = not is_close
-    return False

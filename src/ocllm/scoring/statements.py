@@ -30,26 +30,17 @@ def _words(*words: str) -> str:
 _COLON_OR_IS = r"(?:[ \t]*[*_]*[ \t]*:|" + _WS + r"(?:is|are)\b[ \t]*[*_]*[ \t]*:?)"
 _HEADING_END = r"[ \t]*[*_#]*[ \t]*(?=\r?\n)"  # "**Final Answer**" alone on its line
 _HEDGE = (
-    r"(?:"
-    + _words(r"(?:would|should|might|may|could|must)", "be")
-    + r"|(?:is|seems)(?:"
-    + _WS
-    + _words("to", "be")
-    + r")?"
-    + _WS
-    + r"(?:most"
-    + _WS
-    + r")?"
-    + r"(?:likely|probably|possibly|perhaps))\b[ \t]*:?"
-)
+    r"(?:" + _words(r"(?:would|should|might|may|could|must)", "be")
+    + r"|seems" + _WS + _words("to", "be")
+    + r"|(?:is|seems)" + _WS + r"(?:most" + _WS + r")?(?:likely|probably|possibly|perhaps))\b[ \t]*:?"
+)  # fmt: skip
 _QUALIFIER = r"(?:correct|best|right)"
 _MARKER_PATTERNS = {
     "final_colon": r"\bfinal[ \t]*[*_]*[ \t]*:",
     # "Final answer:", "The final answer is", "Final choice:", and a bold "**Final Answer**" heading on its
     # own line (the box or letter follows on the next lines).
-    "final_answer": r"\bfinal" + _WS + r"(?:answer|choice|option)(?:" + _COLON_OR_IS + "|" + _HEADING_END + ")",
     # Hedged: "the answer would be (A)", "the answer is likely C", "the most likely answer is C",
-    # "the closest option is (G)". Tried before "answer" so that "answer is likely" is not read firm.
+    # "the closest option is (G)". Tried before "final_answer" and "answer" so that "answer is likely" is not read firm.
     "hedged": (
         r"\b(?:(?:"
         + _QUALIFIER
@@ -70,6 +61,7 @@ _MARKER_PATTERNS = {
         + r"(?:[ \t]+(?:to|for)[^.:\n]{1,60}?)?"
         + _COLON_OR_IS
     ),
+    "final_answer": r"\bfinal" + _WS + r"(?:answer|choice|option)(?:" + _COLON_OR_IS + "|" + _HEADING_END + ")",
     "answer": (
         r"\b(?:"
         + _QUALIFIER
@@ -106,7 +98,10 @@ _MARKER_WORDS = (
 _MAX_BOX_CHARS = 300
 _BRACE = re.compile(r"[{}]")
 # A further wrapped letter after a comma in the same sentence: "(G) $438.00, (B) $459.60".
-_SUB_PART_LETTER = re.compile(r",[ \t]*(?:and[ \t]+)?\(([A-Z])\)")
+# Each sub-part letter carries a value; "(C), and (D) is off" and "(A) Paris, (B) is London" are asides.
+_SUB_PART_LETTER = re.compile(
+    r",[ \t]*(?:and[ \t]+)?\(([A-Z])\)[ \t]+(?!(?:is|are|was|were|isn't|would|could|can|seems|also)\b)[^\s,]"
+)
 # After a Roman-numeral-like letter: more numerals, as in "I and II only", "I, III and IV".
 _ROMAN_LIST = re.compile(r"[ \t]*(?:,|and|&|or)[ \t]*(?:I{1,3}|IV|VI{0,3}|IX|X{1,3})\b")
 
@@ -146,7 +141,7 @@ def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> li
             if got is None:
                 continue
             consumed = got.end
-            hedged = kind == "hedged"
+            hedged = kind == "hedged" or _hypothetical(text, m.start())
             statement = Found(got.letters, m.start(), got.end, got.value)
             found.append(make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged))
     return found
@@ -173,6 +168,23 @@ def _marker_matches(text: str) -> Iterator[re.Match[str]]:
             yield m
 
 
+# Words that make a statement hypothetical or attributed: "A common mistake is to say the answer is A",
+# "If the answer is B, then ...", "At first glance the answer is A". Such a statement is hedged: it
+# counts only when nothing firmer exists. ("I think the answer is C" is an answer, so "think" is absent.)
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if|whether|suppose|supposing|assume|assuming|unless|mistake|mistakenly|misconception|tempting|"
+    r"tempted|might|initially|wrongly|incorrectly|naively|at[ \t]+first|first[ \t]+glance|not)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_START = re.compile(r"[.!?\n][^.!?\n]*$")
+
+
+def _hypothetical(text: str, start: int) -> bool:
+    before = text[max(0, start - 80) : start]
+    cut = _SENTENCE_START.search(before)
+    return _HYPOTHETICAL.search(before[cut.start() + 1 :] if cut else before) is not None
+
+
 def _read_after_marker(text: str, marker_end: int, ctx: TaskContext) -> Found | None:
     start = skip_to_value(text, marker_end)
     got = read_letters(text, start, explicit_marker=True)
@@ -195,12 +207,13 @@ def _sub_part_letters(text: str, letters: list[str], end: int) -> tuple[list[str
     eol = line_end(text, end)
     sentence_end = text.find(". ", end, eol)
     stop = eol if sentence_end == -1 else sentence_end
-    if text.find("(", end, stop) == -1:
-        return letters, end
+    comma = text.find(",", end, stop)
+    if comma == -1 or not text[end:comma].strip() or text.find("(", comma, stop) == -1:
+        return letters, end  # no value after the first letter, or no further letter
     more = list(_SUB_PART_LETTER.finditer(text, end, stop))
     named = list(dict.fromkeys([*letters, *(m.group(1) for m in more)]))
     if len(named) > 1:
-        return named, more[-1].end()
+        return named, more[-1].end(1) + 1
     return letters, end
 
 

@@ -9,11 +9,17 @@ from ocllm.models import Candidate
 
 # A statement taken back later: "The closest option is (C) 14, but it is not the correct answer",
 # "... we can't choose option D".
-_BUT_NOT = re.compile(r"[ \t]*[,;]?[ \t]*but[ \t]+(?:it|this|that)(?:'s|[ \t]+is)[ \t]+not\b", re.IGNORECASE)
+# Only a denial of correctness counts: "but it's not an easy question" takes nothing back.
+_BUT_NOT = re.compile(
+    r"\bbut[ \t]+(?:it|this|that)(?:'s|[ \t]+is)[ \t]+not[ \t]+(?:the[ \t]+|an?[ \t]+)?"
+    r"(?:correct|right|exact|accurate|listed|among|one[ \t]+of|answer|option|choice|valid)\b",
+    re.IGNORECASE,
+)
+# A refusal ends its clause: "we can't choose option D." (not "cannot choose C without first ...").
 _REFUSAL = re.compile(
     r"\b(?:can't|cannot|can[ \t]+not|won't|shouldn't)[ \t]+(?:choose|select|pick|go[ \t]+with)[ \t]+"
-    r"(?:option[ \t]+|choice[ \t]+)?\(?([A-Z])\)?(?![A-Za-z])",
-    re.IGNORECASE,
+    r"(?:option[ \t]+|choice[ \t]+)?\(?([A-Z])\)?(?=[ \t]*(?:[.,;:!]|$)|[ \t]+(?:here|either|as[ \t]+the)\b)",
+    re.IGNORECASE | re.MULTILINE,
 )
 _REFUSAL_WORDS = ("n't", "cannot", "can not")
 
