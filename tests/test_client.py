@@ -576,6 +576,22 @@ def test_api_key_echoed_by_the_server_stays_out_of_the_error_and_the_log(
     assert API_KEY not in caplog.text and API_KEY[:10] not in caplog.text
 
 
+@pytest.mark.parametrize(
+    "event",
+    [
+        "y" * 170 + f"garbage echoing Bearer {API_KEY} and more",  # not JSON
+        '{"error": {"message": "' + "y" * 170 + f'bad key {API_KEY}", "code": 401}}}}',  # an error object
+        '["' + "y" * 175 + f'{API_KEY}"]',  # JSON, but not an object
+    ],
+)
+def test_api_key_echoed_in_a_stream_never_survives_the_cut(server: FaultServer, event: str) -> None:
+    server.script(then=Stream([f"data: {event}\n\n"]))
+    sample = run(settings(server, stream=True, max_attempts=1))
+    assert sample.error is not None
+    for prefix_length in (6, 8, 12, len(API_KEY)):
+        assert API_KEY[:prefix_length] not in sample.error
+
+
 def test_no_api_key_sends_no_authorization_header(server: FaultServer) -> None:
     server.script(Reply(json=completion()))
     run(settings(server, api_key=None))

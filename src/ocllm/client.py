@@ -236,7 +236,7 @@ async def _attempt(
             if not 200 <= resp.status < 300:
                 return _http_failure(resp, await resp.read(), settings.api_key)
             if resp.content_type == "text/event-stream":
-                return await _read_stream(resp, started)
+                return await _read_stream(resp, started, settings.api_key)
             # Dispatch on what came back, not on what was asked: a server may ignore "stream": true.
             raw = await resp.read()
             return _parse_completion(raw, started, settings.api_key)
@@ -304,9 +304,9 @@ def _parse_completion(raw: bytes, started: float, api_key: str | None) -> _Respo
     )
 
 
-async def _read_stream(resp: aiohttp.ClientResponse, started: float) -> _Response | _Failure:
+async def _read_stream(resp: aiohttp.ClientResponse, started: float, api_key: str | None) -> _Response | _Failure:
     parser = _SSEParser()
-    acc = _StreamAccumulator(started)
+    acc = _StreamAccumulator(started, api_key)
     try:
         # iter_any rather than line iteration: aiohttp's readline refuses lines longer than its buffer limit,
         # and a server may send a whole long answer in one event.
@@ -353,8 +353,9 @@ async def _drain(resp: aiohttp.ClientResponse) -> None:
 class _StreamAccumulator:
     """Joins the chunks of a chat completion stream into one response."""
 
-    def __init__(self, started: float) -> None:
+    def __init__(self, started: float, api_key: str | None) -> None:
         self._started = started
+        self._api_key = api_key  # scrubbed from error excerpts before they are cut to length
         self._content: list[str] | None = None  # None until some delta carries a content string
         self._reasoning: list[str] | None = None
         self._reasoning_field: str | None = None
@@ -372,11 +373,13 @@ class _StreamAccumulator:
         try:
             event = msgspec.json.decode(data)
         except msgspec.DecodeError as exc:
-            return _malformed(f"invalid JSON in a stream event ({exc}): {_one_line(data)[:BODY_EXCERPT_CHARS]}")
+            excerpt = _one_line(_scrub(data, self._api_key))[:BODY_EXCERPT_CHARS]
+            return _malformed(f"invalid JSON in a stream event ({exc}): {excerpt}")
         if not isinstance(event, dict):
-            return _malformed(f"a stream event is not a JSON object: {_one_line(data)[:BODY_EXCERPT_CHARS]}")
+            excerpt = _one_line(_scrub(data, self._api_key))[:BODY_EXCERPT_CHARS]
+            return _malformed(f"a stream event is not a JSON object: {excerpt}")
         if event.get("error"):
-            return _error_object_failure(event["error"], "server error in stream", None)
+            return _error_object_failure(event["error"], "server error in stream", self._api_key)
         self._model = _str_or_none(event.get("model")) or self._model
         self._response_id = _str_or_none(event.get("id")) or self._response_id
         if isinstance(event.get("usage"), dict):
