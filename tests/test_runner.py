@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from faultserver import free_port
+from faultserver import FaultServer, Reply, free_port
 
 from ocllm.cli import main
 from ocllm.lanes import Lane
@@ -100,22 +100,60 @@ def test_run_writes_a_complete_run_directory(sim: SimServer, tmp_path: Path, str
 
 
 def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Path) -> None:
-    port = free_port()
-    failing = lane(f"http://127.0.0.1:{port}/v1", max_attempts=2, retry_budget_s=1.0)
     out = tmp_path / "run"
-    result = run_lane(failing, out, progress=quiet)
+    with FaultServer() as broken:
+        broken.script(then=Reply(status=500, body="overloaded"))
+        failing = lane(broken.base_url, max_attempts=2, retry_budget_s=1.0)
+        result = run_lane(failing, out, progress=quiet)
     assert (result.summary["errors"], result.summary["correct"], result.summary["complete"]) == (10, 0, False)
     metrics = json.loads((out / "metrics.json").read_text())
     assert all(t["correct"] is None and t["rule"] == "request_error" for t in metrics["tasks"])
-    assert all("connection failed after 2 attempts" in t["error"] for t in metrics["tasks"])
+    assert all(t["error"].startswith("HTTP 500 after 2 attempts") for t in metrics["tasks"])
     assert json.loads((out / "manifest.json").read_text())["status"] == "finished_with_errors"
 
-    with SimServer(SimConfig(suites=SUITES), port=port):
-        again = run_lane(failing, out, retry_errors=True, progress=quiet)
+    # The same lane against a server that works (only the endpoint differs, which resume allows).
+    with SimServer(SimConfig(suites=SUITES)) as sim:
+        again = run_lane(lane(sim.base_url, max_attempts=2), out, retry_errors=True, progress=quiet)
     assert (again.summary["errors"], again.ran) == (0, 10)
     samples = lines(out / "samples.jsonl")
     assert sorted(s["task_id"] for s in samples) == sorted({s["task_id"] for s in samples})
     assert len(samples) == 10 and all(s.get("error") is None for s in samples)
+
+
+def test_unreachable_server_or_unknown_model_is_refused_before_any_request(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "run",
+            "--suite",
+            "smoke",
+            "--base-url",
+            f"http://127.0.0.1:{free_port()}/v1",
+            "--model",
+            "m",
+            "--out",
+            str(tmp_path / "a"),
+        ]
+    )
+    assert code == 2 and "cannot reach http://127.0.0.1:" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists()
+    code = main(
+        [
+            "run",
+            "--suite",
+            "smoke",
+            "--base-url",
+            sim.base_url,
+            "--model",
+            "no-such-model",
+            "--out",
+            str(tmp_path / "b"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "model 'no-such-model' is not served" in err and "sim-baseline" in err
+    assert not (tmp_path / "b").exists()
 
 
 def test_resume_refuses_a_changed_lane(sim: SimServer, tmp_path: Path) -> None:
@@ -163,6 +201,15 @@ def test_resume_repairs_a_torn_last_line(sim: SimServer, tmp_path: Path) -> None
     assert sorted(s["task_id"] for s in lines(out / "samples.jsonl")) == sorted(
         json.loads(line)["id"] for line in (out / "suite.jsonl").read_text().splitlines()
     )
+
+
+def test_resume_after_a_lost_final_newline(sim: SimServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run_lane(lane(sim.base_url), out, progress=quiet)
+    samples = (out / "samples.jsonl").read_bytes().splitlines(keepends=True)
+    (out / "samples.jsonl").write_bytes(b"".join(samples[:6]).rstrip(b"\n"))  # whole lines, no final newline
+    assert run_lane(lane(sim.base_url), out, resume=True, progress=quiet).ran == 4
+    assert len(lines(out / "samples.jsonl")) == 10
 
 
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
@@ -215,8 +262,10 @@ def test_api_key_is_never_written(
     key = "sk-ocllm-TESTKEY-7f3a9c1e5b"
     monkeypatch.setenv("OCLLM_TEST_KEY", key)
     run_lane(lane(sim.base_url, api_key_env="OCLLM_TEST_KEY"), tmp_path / "ok", progress=quiet)
-    dead = lane(f"http://127.0.0.1:{free_port()}/v1", api_key_env="OCLLM_TEST_KEY", max_attempts=1)
-    run_lane(dead, tmp_path / "failed", progress=quiet)
+    with FaultServer() as broken:
+        broken.script(then=Reply(status=500, body="overloaded"))
+        dead = lane(broken.base_url, api_key_env="OCLLM_TEST_KEY", max_attempts=1)
+        run_lane(dead, tmp_path / "failed", progress=quiet)
     assert (
         main(["rescore", str(tmp_path / "ok"), "-o", str(tmp_path / "re.json"), "--report", str(tmp_path / "audit.md")])
         == 0

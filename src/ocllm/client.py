@@ -21,14 +21,14 @@ import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
 import msgspec
 
 from ocllm.models import Sample
 
-__all__ = ["ClientSettings", "chat_completion", "list_models", "make_session"]
+__all__ = ["ClientSettings", "ServerProbe", "chat_completion", "list_models", "make_session", "probe_server"]
 
 log = logging.getLogger(__name__)
 
@@ -95,12 +95,22 @@ def make_session(concurrency: int) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
 
 
-async def list_models(session: aiohttp.ClientSession, settings: ClientSettings) -> dict[str, Any] | None:
-    """GET {base_url}/models, once. The parsed JSON object, or None for any failure (it is only a probe)."""
+class ServerProbe(NamedTuple):
+    models: dict[str, Any] | None  # the /models answer, when the server gave one
+    unreachable: str | None  # why no connection could be made at all; None when the server answered
+
+
+# A probe answers quickly or not at all; it must not wait out a long generation timeout.
+_PROBE_TIMEOUT_S = 30.0
+
+
+async def probe_server(session: aiohttp.ClientSession, settings: ClientSettings) -> ServerProbe:
+    """GET {base_url}/models once: the models, or why the server could not be reached. An HTTP error
+    is not "unreachable": some OpenAI-compatible servers do not implement /models."""
     url = f"{settings.base_url.rstrip('/')}/models"
     try:
         async with (
-            asyncio.timeout(settings.timeout_s),
+            asyncio.timeout(min(settings.timeout_s, _PROBE_TIMEOUT_S)),
             session.get(
                 url,
                 headers=_headers(settings, accept="application/json"),
@@ -111,17 +121,23 @@ async def list_models(session: aiohttp.ClientSession, settings: ClientSettings) 
             raw = await resp.read()
             status = resp.status
     except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-        log.info("listing models at %s failed: %s", url, _scrub(_describe(exc), settings.api_key))
-        return None
+        reason = _scrub(_describe(exc), settings.api_key)
+        log.info("listing models at %s failed: %s", url, reason)
+        return ServerProbe(None, reason)
     if not 200 <= status < 300:
         log.info("listing models at %s failed: HTTP %d", url, status)
-        return None
+        return ServerProbe(None, None)
     try:
         doc = msgspec.json.decode(raw)
     except msgspec.DecodeError:
         log.info("listing models at %s failed: the body is not JSON", url)
-        return None
-    return doc if isinstance(doc, dict) else None
+        return ServerProbe(None, None)
+    return ServerProbe(doc if isinstance(doc, dict) else None, None)
+
+
+async def list_models(session: aiohttp.ClientSession, settings: ClientSettings) -> dict[str, Any] | None:
+    """GET {base_url}/models, once. The parsed JSON object, or None for any failure (it is only a probe)."""
+    return (await probe_server(session, settings)).models
 
 
 async def chat_completion(

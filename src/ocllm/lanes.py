@@ -7,6 +7,7 @@ environment variable that holds it.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +20,7 @@ from ocllm.models import Policy
 
 DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."
 DEFAULT_SUBSTRING_TEMPLATE = "{question}"
+_LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
 
 
 class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -66,10 +68,25 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
         raise InputError(f"{where}: lane {name!r}: concurrency must be at least 1")
     if lane.max_attempts < 1:
         raise InputError(f"{where}: lane {name!r}: max_attempts must be at least 1")
+    if not _LANE_NAME.fullmatch(name):
+        raise InputError(f"{where}: lane name {name!r}: use letters, digits, '_', '-' and '.' (it names a folder)")
     for field in ("{question}", "{options}"):
         if field not in lane.prompt_template:
             raise InputError(f"{where}: lane {name!r}: prompt_template lacks {field}")
+    _check_template(where, name, "prompt_template", lane.prompt_template)
+    _check_template(where, name, "substring_template", lane.substring_template)
     return lane
+
+
+def _check_template(where: str, name: str, field: str, template: str) -> None:
+    """Format the template once now, so that a bad one is refused before any request is sent."""
+    try:
+        template.format(question="q", options="A. o", letters="A-B")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise InputError(
+            f"{where}: lane {name!r}: {field} cannot be filled ({type(exc).__name__}: {exc}); it may use "
+            "{question}, {options} and {letters}, and must write literal braces as {{ and }}"
+        ) from None
 
 
 def load_lanes(path: Path) -> dict[str, Lane]:
@@ -80,6 +97,8 @@ def load_lanes(path: Path) -> dict[str, Lane]:
         raise InputError(f"{path}: invalid TOML: {exc}") from None
     defaults = data.get("defaults", {})
     lanes = data.get("lanes")
+    if not isinstance(defaults, dict):
+        raise InputError(f"{path}: [defaults] must be a table")
     if not isinstance(lanes, dict) or not lanes:
         raise InputError(f"{path}: no [lanes.NAME] tables")
     unknown = set(data) - {"defaults", "lanes"}
@@ -90,6 +109,9 @@ def load_lanes(path: Path) -> dict[str, Lane]:
         if not isinstance(settings, dict):
             raise InputError(f"{path}: lanes.{name} must be a table")
         merged = {**defaults, **settings}
+        for table in (defaults, settings):
+            if not isinstance(table.get("extra_body", {}), dict):
+                raise InputError(f"{path}: lane {name!r}: extra_body must be a table of request fields")
         extra = {**defaults.get("extra_body", {}), **settings.get("extra_body", {})}
         if extra:
             merged["extra_body"] = extra

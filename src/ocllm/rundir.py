@@ -74,6 +74,10 @@ def read_samples(path: Path, *, repair: bool = False) -> list[Sample]:
     if repair and good_bytes < len(data):
         with open(path, "r+b") as fh:
             fh.truncate(min(good_bytes, len(data)))
+    elif repair and data and not data.endswith(b"\n"):
+        # The last line is whole but lost its newline: add it, or the next append would join the two.
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
     return samples
 
 

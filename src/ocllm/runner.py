@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm import __version__
-from ocllm.client import ClientSettings, chat_completion, list_models, make_session
+from ocllm.client import ClientSettings, chat_completion, make_session, probe_server
 from ocllm.errors import InputError, OcllmError
 from ocllm.formats.run_dir import load_run_dir
 from ocllm.lanes import Lane, public_settings
@@ -43,7 +43,7 @@ RUN_FORMAT = "ocllm-run/1"
 # Lane settings that change what the model is asked; a resumed run must not mix two of them.
 _OUTPUT_SETTINGS = (
     "model", "prompt_template", "substring_template", "system_prompt", "temperature", "top_p",
-    "max_tokens", "seed", "reasoning", "extra_body",
+    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body",
 )  # fmt: skip
 
 
@@ -76,6 +76,9 @@ def run_lane(
         )
     except ValueError as exc:
         raise InputError(f"lane {lane.name!r}: {exc}") from None
+    # Asked before anything is written: an unreachable server or an unknown model is refused at once,
+    # instead of every task being retried and recorded as an error.
+    models = asyncio.run(_probe(lane, settings))
     samples_path = out_dir / SAMPLES
     existing = _prepare_directory(lane, suite, out_dir, resume=resume or retry_errors)
     if retry_errors:
@@ -86,19 +89,16 @@ def run_lane(
     pending = [t for t in suite.tasks if t.id not in done]
 
     manifest = _manifest(lane, suite, existing_manifest=out_dir / MANIFEST if done else None)
+    manifest["server_models"] = models
     write_json(out_dir / MANIFEST, manifest)
     atomic_write_bytes(out_dir / SUITE_COPY, suite.path.read_bytes())
     make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
     try:
-        models = asyncio.run(
-            _run_pending(lane, settings, pending, samples_path, make_progress, len(suite.tasks), len(done))
-        )
+        asyncio.run(_run_pending(lane, settings, pending, samples_path, make_progress, len(suite.tasks), len(done)))
     except KeyboardInterrupt:
         manifest["status"] = "interrupted"
         write_json(out_dir / MANIFEST, manifest)
         raise
-    if models is not None or "server_models" not in manifest:
-        manifest["server_models"] = models
     summary = score_run_dir(out_dir, lane)
     manifest["finished_at"] = _now()
     manifest["status"] = "finished" if summary["complete"] else "finished_with_errors"
@@ -125,6 +125,13 @@ def load_run_tasks(out_dir: Path) -> list[Task]:
     return load_suite(str(copy)).tasks
 
 
+async def _probe(lane: Lane, settings: ClientSettings) -> dict[str, Any] | None:
+    async with make_session(1) as session:
+        probe = await probe_server(session, settings)
+    _check_server(lane, probe.models, probe.unreachable)
+    return probe.models
+
+
 async def _run_pending(
     lane: Lane,
     settings: ClientSettings,
@@ -133,7 +140,7 @@ async def _run_pending(
     make_progress: Callable[[str, int, int], RunProgress],
     total: int,
     already: int,
-) -> dict[str, Any] | None:
+) -> None:
     policy = lane.policy()
     writer = SampleWriter(samples_path)
     queue: asyncio.Queue[Task] = asyncio.Queue()
@@ -141,7 +148,6 @@ async def _run_pending(
         queue.put_nowait(task)
     try:
         async with make_session(lane.concurrency) as session:
-            models = await list_models(session, settings)
             with make_progress(lane.name, total, already) as bar:
 
                 async def worker() -> None:
@@ -158,9 +164,20 @@ async def _run_pending(
                         bar.advance(correct, sample.error is not None)
 
                 await asyncio.gather(*(worker() for _ in range(min(lane.concurrency, len(pending)) or 1)))
-        return models
     finally:
         writer.close()
+
+
+def _check_server(lane: Lane, models: dict[str, Any] | None, unreachable: str | None) -> None:
+    """Refuse at once what would make every request fail: no server there, or not this model."""
+    if unreachable is not None:
+        raise OcllmError(f"lane {lane.name!r}: cannot reach {lane.base_url}: {unreachable}")
+    served = [m.get("id") for m in (models or {}).get("data") or [] if isinstance(m, dict)]
+    if served and lane.model not in served:
+        listed = ", ".join(map(str, served))
+        raise OcllmError(
+            f"lane {lane.name!r}: model {lane.model!r} is not served at {lane.base_url} (served: {listed})"
+        )
 
 
 def _prepare_directory(lane: Lane, suite: Suite, out_dir: Path, *, resume: bool) -> list[Sample]:

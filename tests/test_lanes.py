@@ -1,0 +1,48 @@
+"""Lanes files: every mistake is refused with one line naming the file and lane, before any request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ocllm.errors import InputError
+from ocllm.lanes import load_lanes
+
+HEAD = '[lanes.A]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n'
+
+
+def load(tmp_path: Path, text: str) -> dict:
+    path = tmp_path / "lanes.toml"
+    path.write_text(text)
+    return load_lanes(path)
+
+
+def test_defaults_and_extra_body_merge(tmp_path: Path) -> None:
+    lanes = load(tmp_path, '[defaults]\nsuite = "smoke"\nextra_body = { a = 1 }\n' + HEAD + "extra_body = { b = 2 }\n")
+    assert lanes["A"].suite == "smoke" and lanes["A"].extra_body == {"a": 1, "b": 2}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (HEAD + "temperture = 0.2\n", "temperture"),
+        (
+            HEAD + 'prompt_template = "{question} {options} reply as {\\"answer\\": X}"\n',
+            "prompt_template cannot be filled",
+        ),
+        (HEAD + 'prompt_template = "{question} {options} {letter}"\n', "prompt_template cannot be filled"),
+        (HEAD + 'prompt_template = "{question} only"\n', "prompt_template lacks {options}"),
+        (HEAD + 'extra_body = "x"\n', "extra_body must be a table"),
+        ("defaults = 5\n" + HEAD, "[defaults] must be a table"),
+        ('[lanes."a/../../x"]\nbase_url = "http://x/v1"\nmodel = "m"\n', "lane name"),
+        ('[lanes.".."]\nbase_url = "http://x/v1"\nmodel = "m"\n', "lane name"),
+        (HEAD + "concurrency = 0\n", "concurrency must be at least 1"),
+        ("[lanes]\n", "no [lanes.NAME] tables"),
+        (HEAD + "model = 3\n[", "invalid TOML"),
+    ],
+)
+def test_bad_lanes_files(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        load(tmp_path, text)
+    assert message in str(err.value) and str(tmp_path / "lanes.toml") in str(err.value)
