@@ -181,3 +181,22 @@ def test_existing_output_is_replaced_only_when_complete(tmp_path: Path) -> None:
     bad.write_text("{")
     assert run_cli("rescore", str(bad), "-o", str(out)) == 2
     assert out.read_text() == "previous good output"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("prompt", 5, "a prompt that is not text"),
+        ("latency_s", "slow", "a latency_s that is not a number"),
+        ("usage", [1], "a usage that is not an object"),
+        ("raw_content", {"x": 1}, "a raw_content that is not text"),
+    ],
+)
+def test_wrongly_typed_fields_are_one_line_errors(tmp_path: Path, field: str, value: object, message: str) -> None:
+    src = write_json(tmp_path / "bad.json", [legacy_record("q", "FINAL: B", **{field: value})])
+    proc = subprocess.run(
+        [sys.executable, "-m", "ocllm", "rescore", str(src), "-o", str(tmp_path / "o.json")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and message in proc.stderr

@@ -403,3 +403,69 @@ def test_rescore_a_run_directory(sim: SimServer, tmp_path: Path) -> None:
     assert doc["summary"]["total"] == 59
     assert doc["summary"]["correct"] >= original["summary"]["correct"]
     assert all("correct" in t["previous"] for t in doc["tasks"])
+
+
+def test_rescore_never_writes_over_a_run_directory_file(sim: SimServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run_lane(lane(sim.base_url), out, progress=quiet)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for name in ("samples.jsonl", "suite.jsonl", "manifest.json", "metrics.json"):
+        assert main(["rescore", str(out), "-o", str(out / name)]) == 2
+    assert main(["rescore", str(out), "-o", str(tmp_path / "x.json"), "--report", str(tmp_path / "x.json")]) == 2
+    assert main(["rescore", str(out), "-o", str(tmp_path)]) == 2  # a directory
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["rescore", str(out), "-o", str(blocker / "x.json")]) == 2  # cannot create a folder there
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_damaged_manifest_and_metrics_do_not_stop_a_rescore(sim: SimServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run_lane(lane(sim.base_url), out, progress=quiet)
+    for manifest, metrics in (("[]", "[1]"), ('{"lane": null}', '{"tasks": [{"task_id": ["a"]}]}')):
+        (out / "manifest.json").write_text(manifest)
+        (out / "metrics.json").write_text(metrics)
+        assert main(["rescore", str(out), "-o", str(tmp_path / "r.json")]) == 0
+        assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--suite",
+                "smoke",
+                "--base-url",
+                sim.base_url,
+                "--model",
+                "sim-reasoning",
+                "--reasoning",
+                "native",
+                "--out",
+                str(out),
+                "--resume",
+            ]
+        )
+        == 2
+    )  # cannot check what it would resume
+
+
+def test_an_interrupted_run_is_reported_incomplete(sim: SimServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run_lane(lane(sim.base_url), out, progress=quiet)
+    samples = (out / "samples.jsonl").read_bytes().splitlines(keepends=True)
+    (out / "samples.jsonl").write_bytes(b"".join(samples[:4]))
+    assert main(["rescore", str(out), "-o", str(tmp_path / "r.json")]) == 0
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert (summary["total"], summary["missing"], summary["complete"]) == (4, 6, False)
+
+
+def test_policy_flags_replace_only_what_they_name(sim: SimServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run_lane(lane(sim.base_url, conflict_policy="strict", allow_reasoning_fallback=True), out, progress=quiet)
+    assert main(["rescore", str(out), "-o", str(tmp_path / "a.json"), "--conflict-policy", "last"]) == 0
+    scorer = json.loads((tmp_path / "a.json").read_text())["summary"]["scorer"]
+    assert (scorer["conflict_policy"], scorer["allow_reasoning_fallback"]) == ("last", True)
+    assert main(["rescore", str(out / "metrics.json"), "-o", str(tmp_path / "b.json")]) == 0
+    scorer = json.loads((tmp_path / "b.json").read_text())["summary"]["scorer"]
+    assert (scorer["conflict_policy"], scorer["allow_reasoning_fallback"]) == ("strict", True)
+    assert main(["rescore", str(out), "-o", str(tmp_path / "c.json"), "--no-reasoning-fallback"]) == 0
+    assert json.loads((tmp_path / "c.json").read_text())["summary"]["scorer"]["allow_reasoning_fallback"] is False

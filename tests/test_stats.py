@@ -84,8 +84,12 @@ def test_bootstrap_is_seeded_and_brackets_the_difference() -> None:
 
 
 def test_bootstrap_edge_cases() -> None:
-    assert paired_bootstrap_diff([True] * 10, [True] * 10) == (0.0, 0.0)  # 100% both: no discordant pair
-    assert paired_bootstrap_diff([False, True], [False, True]) == (0.0, 0.0)
+    # 100% both: no discordant pair. The interval is the exact bound on the disagreement rate, by hand:
+    # P(no disagreement in 10 pairs) = (1 - p)^10 = 0.025  =>  p = 1 - 0.025^(1/10) = 0.30849...
+    low, high = paired_bootstrap_diff([True] * 10, [True] * 10)
+    assert high == pytest.approx(0.308497, abs=1e-6) and low == -high
+    low, high = paired_bootstrap_diff([False, True] * 100, [False, True] * 100)
+    assert high == pytest.approx(1 - 0.025 ** (1 / 200)) and high < 0.02
     assert paired_bootstrap_diff([], []) == (0.0, 0.0)
     low, high = paired_bootstrap_diff([False] * 10, [True] * 10)  # every pair won by B
     assert low == high == 1.0

@@ -12,38 +12,41 @@ from rich.table import Table
 
 from ocllm import __version__
 from ocllm.errors import OcllmError
-from ocllm.models import Policy
 
 console = Console()
 
 
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
-    """The scoring switches of every command that scores. Left unset, a run directory is scored with
-    its lane's own policy and any other input with the default policy (conflict policy `last`)."""
+    """The scoring switches of every command that scores. Each one given replaces that setting only:
+    the rest stay as the run recorded them (a run directory's lane, this project's metrics file), or
+    the defaults (conflict policy `last`, no fallback, no prefilled thinking) for other inputs."""
     func = click.option(
-        "--think-prefilled",
-        is_flag=True,
+        "--think-prefilled/--no-think-prefilled",
+        default=None,
         help="The chat template opens <think> in the prompt: output before </think> is reasoning.",
     )(func)
     func = click.option(
-        "--allow-reasoning-fallback",
-        is_flag=True,
+        "--allow-reasoning-fallback/--no-reasoning-fallback",
+        default=None,
         help="Score the reasoning's final statement when the visible content has none.",
     )(func)
     func = click.option(
         "--conflict-policy",
         type=click.Choice(["last", "strict"]),
-        help="When visible final answers of the strongest kind disagree: take the last (default), or fail.",
+        help="When visible final answers of the strongest kind disagree: take the last, or fail.",
     )(func)
     return func
 
 
-def make_policy(conflict_policy: str, allow_reasoning_fallback: bool, think_prefilled: bool) -> Policy:
-    return Policy(
-        conflict_policy="strict" if conflict_policy == "strict" else "last",
-        allow_reasoning_fallback=allow_reasoning_fallback,
-        think_prefilled=think_prefilled,
-    )
+def policy_overrides(
+    conflict_policy: str | None, allow_reasoning_fallback: bool | None, think_prefilled: bool | None
+) -> dict[str, Any]:
+    given = {
+        "conflict_policy": conflict_policy,
+        "allow_reasoning_fallback": allow_reasoning_fallback,
+        "think_prefilled": think_prefilled,
+    }
+    return {key: value for key, value in given.items() if value is not None}
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,29 +65,20 @@ def rescore(
     output: Path,
     report: Path | None,
     conflict_policy: str | None,
-    allow_reasoning_fallback: bool,
-    think_prefilled: bool,
+    allow_reasoning_fallback: bool | None,
+    think_prefilled: bool | None,
 ) -> None:
     """Re-score a saved run from its raw model output, without calling any model."""
     from ocllm.rescore import rescore_file
 
-    policy = optional_policy(conflict_policy, allow_reasoning_fallback, think_prefilled)
-    result = rescore_file(input_path, output, policy, report)
+    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
+    result = rescore_file(input_path, output, overrides, report)
     summary = result.document["summary"]
     console.print(summary_table(f"Re-scored {input_path.name}", summary))
     console.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}")
     console.print(f"wrote {output}")
     if report is not None:
         console.print(f"wrote {report}")
-
-
-def optional_policy(
-    conflict_policy: str | None, allow_reasoning_fallback: bool, think_prefilled: bool
-) -> Policy | None:
-    """The policy the flags ask for, or None to use each run's own (a run directory's lane settings)."""
-    if conflict_policy is None and not allow_reasoning_fallback and not think_prefilled:
-        return None
-    return make_policy(conflict_policy or "last", allow_reasoning_fallback, think_prefilled)
 
 
 @app.command()
@@ -99,16 +93,17 @@ def compare(
     out: Path | None,
     no_rescore: bool,
     conflict_policy: str | None,
-    allow_reasoning_fallback: bool,
-    think_prefilled: bool,
+    allow_reasoning_fallback: bool | None,
+    think_prefilled: bool | None,
 ) -> None:
     """Compare two runs (run directories or metrics files) task by task."""
     from ocllm.compare import compare_runs, load_scored
     from ocllm.report.write import write_comparison
 
-    policy = optional_policy(conflict_policy, allow_reasoning_fallback, think_prefilled)
+    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     doc = compare_runs(
-        load_scored(a, rescore=not no_rescore, policy=policy), load_scored(b, rescore=not no_rescore, policy=policy)
+        load_scored(a, rescore=not no_rescore, overrides=overrides),
+        load_scored(b, rescore=not no_rescore, overrides=overrides),
     )
     folder = out or Path("comparisons") / f"{_stem(a)}_vs_{_stem(b)}"
     paths = write_comparison(doc, folder)
@@ -122,13 +117,17 @@ def compare(
 @click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: RUN's folder/report).")
 @policy_options
 def report(
-    run_path: Path, out: Path | None, conflict_policy: str | None, allow_reasoning_fallback: bool, think_prefilled: bool
+    run_path: Path,
+    out: Path | None,
+    conflict_policy: str | None,
+    allow_reasoning_fallback: bool | None,
+    think_prefilled: bool | None,
 ) -> None:
     """Report one run: summary, breakdowns and every task's evidence, as Markdown and HTML."""
     from ocllm.report.data import run_report_doc
     from ocllm.report.write import write_run_report
 
-    doc = run_report_doc(run_path, optional_policy(conflict_policy, allow_reasoning_fallback, think_prefilled))
+    doc = run_report_doc(run_path, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
     folder = out or (run_path / "report" if run_path.is_dir() else run_path.parent / f"{run_path.stem}_report")
     console.print(summary_table(f"{doc['label']}", doc["summary"]))
     for path in write_run_report(doc, folder):
@@ -147,14 +146,14 @@ def matrix_report(
     out: Path | None,
     baseline: str | None,
     conflict_policy: str | None,
-    allow_reasoning_fallback: bool,
-    think_prefilled: bool,
+    allow_reasoning_fallback: bool | None,
+    think_prefilled: bool | None,
 ) -> None:
     """A leaderboard of the runs in FOLDER and each compared with the baseline lane."""
     from ocllm.report.data import matrix_doc
     from ocllm.report.write import write_matrix_report
 
-    doc = matrix_doc(folder, baseline, optional_policy(conflict_policy, allow_reasoning_fallback, think_prefilled))
+    doc = matrix_doc(folder, baseline, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
     table = Table(title=f"Lanes in {folder} (baseline {doc['baseline']})")
     for column in ("lane", "correct", "total", "errors", "accuracy", "95% CI"):
         table.add_column(column, justify="left" if column == "lane" else "right")

@@ -16,7 +16,7 @@ import numpy as np
 
 from ocllm.formats import SavedRecord, load_saved_run
 from ocllm.models import Policy
-from ocllm.rescore import policy_of
+from ocllm.rescore import PolicyOverrides, policy_of
 from ocllm.scoring import SCORER_VERSION, decide
 from ocllm.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 
@@ -41,16 +41,19 @@ class ScoredRun(NamedTuple):
     path: Path
     tasks: dict[str, ScoredTask]
     rescored: bool
+    missing: int = 0  # tasks of the suite an interrupted run never ran
 
 
-def load_scored(path: Path, *, rescore: bool = True, policy: Policy | None = None) -> ScoredRun:
+def load_scored(path: Path, *, rescore: bool = True, overrides: PolicyOverrides | None = None) -> ScoredRun:
     saved = load_saved_run(path)
-    chosen = policy_of(saved, policy)
+    chosen = policy_of(saved, overrides)
     tasks = {}
     for record in saved.records:
         tasks[record.task.id] = _scored_task(record, chosen) if rescore else _as_recorded(record)
     label = str(saved.meta.get("lane") or saved.meta.get("run_id") or path.stem)
-    return ScoredRun(label, path, tasks, rescore)
+    expected = saved.meta.get("tasks_in_suite")
+    missing = expected - len(tasks) if isinstance(expected, int) else 0
+    return ScoredRun(label, path, tasks, rescore, missing)
 
 
 def _usage(record: SavedRecord) -> tuple[int | None, int | None]:

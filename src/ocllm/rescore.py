@@ -9,6 +9,7 @@ import msgspec
 
 from ocllm import __version__
 from ocllm.audit import render_audit
+from ocllm.errors import OcllmError
 from ocllm.formats import SavedRecord, SavedRun, load_saved_run
 from ocllm.metrics import summarize
 from ocllm.models import Decision, Policy
@@ -58,6 +59,9 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
     decisions = [decide(r.task, r.sample, policy) for r in saved.records]
     summary = summarize(decisions)
     summary["changed"] = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
+    expected = saved.meta.get("tasks_in_suite")
+    summary["missing"] = expected - len(saved.records) if isinstance(expected, int) else 0
+    summary["complete"] = summary["complete"] and not summary["missing"]
     summary["scorer"] = scorer_settings(policy)
     document = {
         "format": OUTPUT_FORMAT,
@@ -69,28 +73,36 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
     return Rescored(saved, decisions, document)
 
 
-def policy_of(saved: SavedRun, override: Policy | None) -> Policy:
-    """The policy to score a run with: the one asked for, else the lane's own (run directories), else default."""
-    if override is not None:
-        return override
-    lane = saved.meta.get("lane_settings")
-    if isinstance(lane, dict):
-        return Policy(
-            conflict_policy="strict" if lane.get("conflict_policy") == "strict" else "last",
-            allow_reasoning_fallback=bool(lane.get("allow_reasoning_fallback", False)),
-            think_prefilled=bool(lane.get("think_prefilled", False)),
-        )
-    return Policy()
+# Scoring switches asked for on the command line; each replaces the run's own setting, the rest stay.
+PolicyOverrides = dict[str, Any]
+
+
+def policy_of(saved: SavedRun, overrides: PolicyOverrides | None = None) -> Policy:
+    """The run's own policy (recorded by this project's metrics, or the lane of a run directory), else the
+    default; then the overrides asked for."""
+    base = Policy()
+    for key in ("scorer", "lane_settings"):
+        recorded = saved.meta.get(key)
+        if isinstance(recorded, dict):
+            base = Policy(
+                conflict_policy="strict" if recorded.get("conflict_policy") == "strict" else "last",
+                allow_reasoning_fallback=recorded.get("allow_reasoning_fallback") is True,
+                think_prefilled=recorded.get("think_prefilled") is True,
+            )
+            break
+    return msgspec.structs.replace(base, **overrides) if overrides else base
 
 
 def rescore_file(
-    input_path: Path, output_path: Path, policy: Policy | None, report_path: Path | None = None
+    input_path: Path, output_path: Path, overrides: PolicyOverrides | None = None, report_path: Path | None = None
 ) -> Rescored:
     refuse_overwrite(output_path, input_path)
     if report_path is not None:
         refuse_overwrite(report_path, input_path)
+        if report_path.resolve() == output_path.resolve():
+            raise OcllmError(f"{report_path}: the audit report and the output cannot be the same file")
     saved = load_saved_run(input_path)
-    result = rescore_run(saved, policy_of(saved, policy))
+    result = rescore_run(saved, policy_of(saved, overrides))
     # Both files are rendered in memory first, so a failure leaves neither half-written.
     payload = msgspec.json.format(msgspec.json.encode(result.document), indent=2) + b"\n"
     audit_text = render_audit(result) if report_path is not None else None

@@ -14,16 +14,23 @@ from ocllm.models import Sample
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write to a temporary name beside `path`, flush it to disk, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_file():
+        # Renaming over a directory fails, and over a device (as root) would replace it.
+        raise OcllmError(f"{path}: exists and is not a regular file; refusing to replace it")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise OcllmError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             tmp.unlink()
         raise
 
@@ -33,9 +40,16 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def refuse_overwrite(output: Path, *inputs: Path) -> None:
-    """An output must never replace one of the files it was computed from."""
+    """An output must never replace one of the files it was computed from: an input file, or any file
+    of an input run directory."""
+    if not output.exists():
+        return
+    target = output.resolve()
     for source in inputs:
-        if output.exists() and source.exists() and output.resolve() == source.resolve():
+        if not source.exists():
+            continue
+        protected = [source / name for name in RUN_FILES] if source.is_dir() else [source]
+        if any(p.exists() and p.resolve() == target for p in protected):
             raise OcllmError(f"{output}: refusing to write the output over its own input")
 
 
@@ -49,6 +63,7 @@ MANIFEST = "manifest.json"
 SUITE_COPY = "suite.jsonl"
 SAMPLES = "samples.jsonl"
 METRICS = "metrics.json"
+RUN_FILES = (MANIFEST, SUITE_COPY, SAMPLES, METRICS)
 
 
 def read_samples(path: Path, *, repair: bool = False) -> list[Sample]:

@@ -111,18 +111,9 @@ def score_run_dir(out_dir: Path, lane: Lane) -> dict[str, Any]:
     saved = load_run_dir(out_dir)
     document = rescore_run(saved, lane.policy()).document
     summary = document["summary"]
-    summary["missing"] = len(load_run_tasks(out_dir)) - len(saved.records)
-    summary["complete"] = summary["complete"] and not summary["missing"]
     document["source"] = {"path": str(out_dir), "lane": lane.name, "model": lane.model}
     write_json(out_dir / METRICS, document)
     return summary
-
-
-def load_run_tasks(out_dir: Path) -> list[Task]:
-    copy = out_dir / SUITE_COPY
-    if not copy.exists():
-        raise InputError(f"{out_dir}: not a run directory (no {SUITE_COPY})")
-    return load_suite(str(copy)).tasks
 
 
 async def _probe(lane: Lane, settings: ClientSettings) -> dict[str, Any] | None:
@@ -196,9 +187,11 @@ def _prepare_directory(lane: Lane, suite: Suite, out_dir: Path, *, resume: bool)
             manifest = msgspec.json.decode(manifest_path.read_bytes())
         except msgspec.DecodeError:
             raise InputError(f"{manifest_path}: not valid JSON; cannot resume this run") from None
-        if manifest.get("suite", {}).get("sha256") != suite.sha256:
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("suite"), dict):
+            raise InputError(f"{manifest_path}: not a run manifest; cannot resume this run")
+        if manifest["suite"].get("sha256") != suite.sha256:
             raise InputError(f"{out_dir}: was run on a different suite (content hash differs); cannot resume")
-        before = manifest.get("lane", {})
+        before = manifest.get("lane") if isinstance(manifest.get("lane"), dict) else {}
         now = public_settings(lane)
         changed = [k for k in _OUTPUT_SETTINGS if before.get(k) != now.get(k)]
         if changed:

@@ -55,7 +55,11 @@ def paired_bootstrap_diff(
         return Interval(0.0, 0.0)
     diff = np.asarray(b, dtype=np.int8) - np.asarray(a, dtype=np.int8)
     if not diff.any():
-        return Interval(0.0, 0.0)  # every pair agrees: every resample has a difference of exactly 0
+        # Every pair agrees, so every resample differs by exactly 0: a zero-width interval that would
+        # claim certainty. Report instead what the data can bound: with no disagreement in n pairs, the
+        # rate of disagreement is below 1 - (alpha/2)^(1/n) (exact, Clopper-Pearson), and so is |diff|.
+        bound = 1.0 - ((1.0 - confidence) / 2) ** (1.0 / n)
+        return Interval(-bound, bound)
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     # Resampled in blocks to bound memory on large suites.
@@ -73,9 +77,9 @@ def describe_difference(diff: float, ci: Interval, p: float, label_a: str, label
     """One sentence that claims no more than the statistics support."""
     points = abs(diff) * 100
     better, worse = (label_b, label_a) if diff > 0 else (label_a, label_b)
-    if diff == 0:
-        return f"{label_a} and {label_b} have the same accuracy on the paired tasks (McNemar p = {p:.3g})."
     interval = f"95% CI {ci.low * 100:+.1f} to {ci.high * 100:+.1f} points"
+    if diff == 0:
+        return f"{label_a} and {label_b} have the same accuracy on the paired tasks ({interval}; McNemar p = {p:.3g})."
     if p < 0.05 and (ci.low > 0 or ci.high < 0):
         return (
             f"{better} scores {points:.1f} points higher than {worse} ({interval}); exact McNemar p = {p:.3g}, "

@@ -27,34 +27,43 @@ def load_run_dir(path: Path) -> SavedRun:
             continue  # not run yet: an unfinished run is re-scored on what it holds
         task = msgspec.structs.replace(task, prompt=sample.sent_prompt())
         records.append(SavedRecord(task, sample, previous.get(task.id, {}), {}))
+    meta["tasks_in_suite"] = len(tasks)  # an interrupted run holds fewer: it is then not complete
     return SavedRun(path, meta, records)
 
 
 def _previous_decisions(metrics: Path) -> dict[str, dict[str, Any]]:
-    if not metrics.exists():
+    """The decisions metrics.json holds, by task id. Metrics are derived: a damaged or foreign file only
+    means there is nothing to compare against, never an error."""
+    doc = _json_object(metrics)
+    tasks = doc.get("tasks")
+    if not isinstance(tasks, list):
         return {}
-    try:
-        doc = msgspec.json.decode(metrics.read_bytes())
-    except msgspec.DecodeError:
-        return {}  # metrics are derived; a damaged file only means nothing to compare against
     return {
         t["task_id"]: {k: t[k] for k in DECISION_FIELDS if k in t}
-        for t in doc.get("tasks", [])
-        if isinstance(t, dict) and "task_id" in t
+        for t in tasks
+        if isinstance(t, dict) and isinstance(t.get("task_id"), str)
     }
 
 
 def _manifest(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        manifest = msgspec.json.decode(path.read_bytes())
-    except msgspec.DecodeError:
-        return {}
-    lane = manifest.get("lane", {})
+    manifest = _json_object(path)
+    lane = manifest.get("lane")
+    lane = lane if isinstance(lane, dict) else {}
+    suite = manifest.get("suite")
     return {
         "run_format": manifest.get("format"),
         "lane": lane.get("name"),
         "model": lane.get("model"),
         "lane_settings": lane,
+        "suite": suite.get("name") if isinstance(suite, dict) else None,
     }
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        doc = msgspec.json.decode(path.read_bytes())
+    except msgspec.DecodeError:
+        return {}
+    return doc if isinstance(doc, dict) else {}

@@ -29,6 +29,17 @@ DECISION_FIELDS = (
 # Fields that describe the run rather than the decision; carried through to the output.
 CARRIED_FIELDS = ("prompt", "latency_s", "usage", "subset")
 _TASK_TYPES = ("mcq", "required_substrings")
+# Optional fields and the types they must have when present (null is always allowed).
+_FIELD_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
+    ("raw_content", str, "text"),
+    ("raw_reasoning", str, "text"),
+    ("prompt", str, "text"),
+    ("finish_reason", str, "text"),
+    ("error", str, "text"),
+    ("category", str, "text"),
+    ("latency_s", (int, float), "a number"),
+    ("usage", dict, "an object"),
+)
 
 
 class SavedRecord(NamedTuple):
@@ -56,6 +67,9 @@ def load_saved_run(path: Path) -> SavedRun:
         rows = data
     elif isinstance(data, dict) and isinstance(data.get("tasks"), list):
         meta = {k: v for k, v in data.items() if k not in ("tasks", "summary")}
+        scorer = (data.get("summary") or {}).get("scorer") if isinstance(data.get("summary"), dict) else None
+        if isinstance(scorer, dict):
+            meta["scorer"] = scorer  # this project's output: the policy it was scored with
         rows = data["tasks"]
     else:
         raise InputError(f"{path}: expected an object with a 'tasks' list, or a list of task records")
@@ -97,9 +111,9 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
     elif not isinstance(required, list) or not all(isinstance(s, str) for s in required):
         raise InputError(f"{where} is a required_substrings task without a list of required_substrings")
 
-    for field in ("raw_content", "raw_reasoning"):
-        if row.get(field) is not None and not isinstance(row[field], str):
-            raise InputError(f"{where} has a {field} that is not text")
+    for field, kinds, what in _FIELD_TYPES:
+        if row.get(field) is not None and (not isinstance(row[field], kinds) or isinstance(row[field], bool)):
+            raise InputError(f"{where} has a {field} that is not {what}")
 
     task = Task(
         id=task_id,

@@ -13,8 +13,7 @@ from ocllm.compare import ScoredRun, _resources, compare_runs, load_scored
 from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
 from ocllm.metrics import accuracy, tally_categories
-from ocllm.models import Policy
-from ocllm.rescore import policy_of, rescore_run
+from ocllm.rescore import PolicyOverrides, policy_of, rescore_run
 from ocllm.stats import wilson
 
 
@@ -24,18 +23,18 @@ def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
     return {**figures, "ci_low": ci.low, "ci_high": ci.high}
 
 
-def run_report_doc(path: Path, policy: Policy | None = None) -> dict[str, Any]:
+def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> dict[str, Any]:
     """One run re-scored with the current scorer (the lane's policy for run directories), with
     intervals, resource figures, and every task's evidence (prompt, content, reasoning, statements)."""
     saved = load_saved_run(path)
-    result = rescore_run(saved, policy_of(saved, policy))
+    result = rescore_run(saved, policy_of(saved, overrides))
     doc = result.document
     doc["format"] = "ocllm-run-report/1"
     doc["label"] = str(saved.meta.get("lane") or saved.meta.get("run_id") or path.stem)
     summary = doc["summary"]
     doc["summary"] = _with_interval(summary)
     doc["summary"]["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
-    scored = load_scored(path, rescore=True, policy=policy_of(saved, policy))
+    scored = load_scored(path, rescore=True, overrides=overrides)
     doc["resources"] = _resources(list(scored.tasks.values()))
     return doc
 
@@ -50,9 +49,9 @@ def find_runs(folder: Path) -> list[Path]:
     return runs
 
 
-def matrix_doc(folder: Path, baseline: str | None = None, policy: Policy | None = None) -> dict[str, Any]:
+def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverrides | None = None) -> dict[str, Any]:
     """A leaderboard of the lanes in `folder` and each lane compared with the baseline lane."""
-    runs: list[ScoredRun] = [load_scored(p, rescore=True, policy=policy) for p in find_runs(folder)]
+    runs: list[ScoredRun] = [load_scored(p, rescore=True, overrides=overrides) for p in find_runs(folder)]
     labels = [r.label for r in runs]
     if baseline is None:
         baseline = next((lab for lab in labels if "baseline" in lab.lower()), labels[0])
@@ -76,6 +75,8 @@ def matrix_doc(folder: Path, baseline: str | None = None, policy: Policy | None 
                 "path": str(run.path),
                 **_with_interval(figures),
                 "truncated": sum(t.truncated for t in tasks),
+            "missing": run.missing,
+            "complete": not run.missing and not errors,
                 "by_category": {k: _with_interval(v) for k, v in tally_categories(tasks).items()},
                 "resources": _resources(tasks),
             }

@@ -405,6 +405,8 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
         name = cell(lane["label"])
         if lane["label"] == doc.get("baseline"):
             name += " (baseline)"
+        if lane.get("missing"):
+            name += f" (incomplete: {lane['missing']} missing)"
         rows.append(
             [
                 str(rank),
