@@ -1,4 +1,7 @@
-"""The `ocllm` command line: parse arguments, call one library function, print. No logic here."""
+"""The `ocllm` command line: parse arguments, call one library function, print. No logic here.
+
+Each command imports what it needs when it runs, so that `ocllm --help` and a mistyped flag answer at
+once instead of first loading SciPy, matplotlib and aiohttp."""
 
 from __future__ import annotations
 
@@ -75,7 +78,8 @@ def rescore(
     result = rescore_file(input_path, output, overrides, report)
     summary = result.document["summary"]
     console.print(summary_table(f"Re-scored {input_path.name}", summary))
-    console.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}")
+    incomplete = f"   INCOMPLETE: {summary['missing']} task(s) never ran" if summary.get("missing") else ""
+    console.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}{incomplete}")
     console.print(f"wrote {output}")
     if report is not None:
         console.print(f"wrote {report}")
