@@ -345,7 +345,13 @@ def test_stream_cut_after_its_finish_reason_is_accepted(server: FaultServer) -> 
 
 def test_last_event_without_a_trailing_blank_line_still_counts(server: FaultServer) -> None:
     server.script(
-        Stream([sse(chunk(content="x")) + "data: " + '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'])
+        Stream(
+            [
+                sse(chunk(content="x"), done=False)
+                + "data: "
+                + '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'
+            ]
+        )
     )
     sample = run(settings(server, stream=True))
     assert (sample.content, sample.error) == ("x", None)
@@ -590,6 +596,27 @@ def test_api_key_echoed_in_a_stream_never_survives_the_cut(server: FaultServer, 
     assert sample.error is not None
     for prefix_length in (6, 8, 12, len(API_KEY)):
         assert API_KEY[:prefix_length] not in sample.error
+
+
+def test_done_without_a_finish_reason_is_an_incomplete_stream(server: FaultServer) -> None:
+    # vLLM failing before the first token: only [DONE]; a stream cut to "The corr" and then [DONE].
+    server.script(Stream(["data: [DONE]\n\n"]), Stream([sse(chunk(content="The corr"))]))
+    sample = run(settings(server, stream=True, max_attempts=2))
+    assert sample.content is None and sample.attempts == 2
+    assert sample.error is not None and sample.error.startswith("incomplete stream after 2 attempts")
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        'error: {"code": 500, "message": "slot unavailable"}\n\ndata: [DONE]\n\n',  # older llama.cpp
+        'event: error\ndata: {"message": "slot unavailable"}\n\ndata: [DONE]\n\n',
+    ],
+)
+def test_error_lines_and_error_events_in_a_stream(server: FaultServer, event: str) -> None:
+    server.script(then=Stream([sse(chunk(content="The corr"), done=False) + event]))
+    sample = run(settings(server, stream=True, max_attempts=1))
+    assert sample.error is not None and "slot unavailable" in sample.error
 
 
 def test_no_api_key_sends_no_authorization_header(server: FaultServer) -> None:

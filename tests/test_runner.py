@@ -136,7 +136,7 @@ def test_unreachable_server_or_unknown_model_is_refused_before_any_request(
             str(tmp_path / "a"),
         ]
     )
-    assert code == 2 and "cannot reach http://127.0.0.1:" in capsys.readouterr().err
+    assert code == 2 and "cannot reach the server" in capsys.readouterr().err
     assert not (tmp_path / "a").exists()
     code = main(
         [
@@ -469,3 +469,104 @@ def test_policy_flags_replace_only_what_they_name(sim: SimServer, tmp_path: Path
     assert (scorer["conflict_policy"], scorer["allow_reasoning_fallback"]) == ("strict", True)
     assert main(["rescore", str(out), "-o", str(tmp_path / "c.json"), "--no-reasoning-fallback"]) == 0
     assert json.loads((tmp_path / "c.json").read_text())["summary"]["scorer"]["allow_reasoning_fallback"] is False
+
+
+def _reply(content: str = "FINAL: B", **message: object) -> Reply:
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content, **message}, "finish_reason": "stop"}
+        ],
+    }
+    return Reply(json=body)
+
+
+def _models(*names: str) -> Reply:
+    return Reply(json={"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
+
+
+@pytest.mark.parametrize(
+    ("first", "base_suffix", "message"),
+    [
+        (Reply(status=503, json={"error": {"message": "Loading model", "code": 503}}), "/v1", "not ready"),
+        (Reply(status=404, json={"detail": "Not Found"}), "", "is '/v1' missing"),
+        (Reply(json={"error": "Unexpected endpoint or method. (GET /models)"}), "", "is '/v1' missing"),
+        (Reply(status=401, json={"error": "bad key"}), "/v1", "refused the credentials"),
+    ],
+)
+def test_servers_that_cannot_answer_are_refused_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], first: Reply, base_suffix: str, message: str
+) -> None:
+    with FaultServer() as server:
+        server.script(first, then=_reply())
+        base = server.base_url.removesuffix("/v1") + base_suffix
+        code = main(["run", "--suite", "smoke", "--base-url", base, "--model", "m", "--out", str(tmp_path / "r")])
+    assert code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_lenient_model_checks_and_notices(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Ollama's ":latest"; a single-model server under another name; a server without /models.
+    for first, out in (
+        (_models("qwen3:latest", "llama3:latest"), "a"),
+        (_models("/models/q.gguf"), "b"),
+        (Reply(status=404, body="no"), "c"),
+    ):
+        with FaultServer() as server:
+            server.script(first, then=_reply(reasoning_content="thinking anyway"))
+            code = main(
+                [
+                    "run",
+                    "--suite",
+                    "smoke",
+                    "--base-url",
+                    server.base_url,
+                    "--model",
+                    "qwen3",
+                    "--out",
+                    str(tmp_path / out),
+                ]
+            )
+        assert code == 0
+    printed = capsys.readouterr().out
+    assert "lists one model, '/models/q.gguf'" in printed
+    assert "the model name was not checked" in printed
+    assert "reasoning is off for this lane, yet 10 response(s) carried reasoning" in printed
+
+
+def test_a_run_with_failed_requests_exits_1_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FaultServer() as server:
+        server.script(
+            _models("m"), then=Reply(status=400, json={"error": {"message": "Extra inputs are not permitted"}})
+        )
+        code = main(
+            ["run", "--suite", "smoke", "--base-url", server.base_url, "--model", "m", "--out", str(tmp_path / "r")]
+        )
+    out = capsys.readouterr().out
+    assert code == 1 and "10 task(s) failed: HTTP 400" in out and "Extra inputs are not permitted" in out
+    assert "n/a" in out  # nothing was scored, so there is no accuracy to show
+
+
+def test_omit_fields_and_aborted_generations(tmp_path: Path) -> None:
+    with FaultServer() as server:
+        aborted = _reply("FINAL: A")
+        aborted.json["choices"][0]["finish_reason"] = "abort"
+        server.script(_models("m"), aborted, then=_reply())
+        result = run_lane(
+            lane(
+                server.base_url,
+                model="m",
+                stream=False,
+                omit_fields=["seed", "chat_template_kwargs"],
+                max_attempts=2,
+                concurrency=1,
+            ),
+            tmp_path / "r",
+            progress=quiet,
+        )
+        bodies = [r.body for r in server.requests[1:]]
+    assert result.summary["errors"] == 0 and result.ran == 10
+    assert all(b"seed" not in b and b"chat_template_kwargs" not in b for b in bodies)
+    assert len(bodies) == 11  # the aborted generation was retried

@@ -440,3 +440,52 @@ def test_more_hedges(content: str) -> None:
 def test_an_aside_with_a_verb_is_not_a_sub_part() -> None:
     d = mcq("The correct answer is (A) Paris, (B) is London", answer="A", options=CAPITALS)
     assert (d.extracted_final_answer, d.ambiguity) == ("A", "none")
+
+
+# Found on a second, held-out set of real outputs (every text here is our own).
+@pytest.mark.parametrize(
+    ("content", "letter"),
+    [
+        ("Por lo tanto, la respuesta es (H).", "H"),
+        ("La respuesta correcta es D", "D"),
+        ("Antwort:\n\nAntwort: C", "C"),
+        ("Die richtige Antwort ist B.", "B"),
+        ("Donc la bonne réponse est (C).", "C"),
+        ("Portanto, a resposta correta é C.", "C"),
+        ("Quindi la risposta è (D).", "D"),
+    ],
+)
+def test_answer_phrases_in_other_languages(content: str, letter: str) -> None:
+    assert mcq(content, answer=letter, options=TEN).extracted_final_answer == letter
+
+
+def test_false_statement_is_a_hedged_answer() -> None:
+    d = mcq("Checking each one, the FALSE statement is **D**.", answer="D")
+    assert (d.extracted_final_answer, d.hedged) == ("D", True)
+    d = mcq("The false statement is A, so the claim holds. The answer is (C).", answer="C")
+    assert d.extracted_final_answer == "C"
+
+
+def test_statements_about_an_invented_question_are_ignored() -> None:
+    content = (
+        "Adding the two gives 84, so the answer is (G).\n\nQuestion: Which gas is inert?\n"
+        "Options: A. neon B. oxygen\nAnswer: Let's think step by step. The answer is (A)."
+    )
+    d = mcq(content, answer="G", options=TEN)
+    assert (d.extracted_final_answer, d.ambiguity) == ("G", "none")
+    assert "after_invented_question" in d.candidates[-1].reading
+
+
+def test_a_question_before_the_answer_is_not_an_invention() -> None:
+    d = mcq("Question: what is asked?\nWe compute 84.\nThe answer is (G).", answer="G", options=TEN)
+    assert d.extracted_final_answer == "G"
+
+
+@pytest.mark.parametrize("content", ["D. B (boron is a group 13 acceptor)", "D. B", "D. B: boron"])
+def test_option_line_with_a_one_character_option(content: str) -> None:
+    d = mcq(content, answer="D", options=["Li", "Na", "K", "B"])
+    assert (d.extracted_final_answer, d.extraction_method) == ("D", "option_line")
+
+
+def test_one_character_option_text_must_stand_apart() -> None:
+    assert mcq("D. Bromine is heavier", answer="D", options=["Li", "Na", "K", "B"]).extracted_final_answer is None

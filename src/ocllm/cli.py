@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ocllm import __version__
@@ -231,8 +232,11 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
 @click.option("--conflict-policy", type=click.Choice(["last", "strict"]), help="Policy for conflicting finals.")
 def run(
     config: Path | None, lane_name: str | None, out: Path | None, resume: bool, retry_errors: bool, **flags: object
-) -> None:
-    """Run one lane of a suite against an OpenAI-compatible server."""
+) -> int:
+    """Run one lane of a suite against an OpenAI-compatible server.
+
+    Exit code 0 when every task has an answer, 1 when the run finished with failed requests (they are
+    recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files."""
     from ocllm.lanes import Lane, lane_from_mapping, pick_lane
     from ocllm.runner import run_lane
 
@@ -250,6 +254,7 @@ def run(
         lane = lane_from_mapping(lane_name or "adhoc", given, "command line")
     result = run_lane(lane, out or Path("runs") / lane.name, resume=resume, retry_errors=retry_errors)
     print_run_result(result)
+    return 0 if result.summary["complete"] else 1
 
 
 @app.command()
@@ -257,8 +262,10 @@ def run(
 @click.option("--out", type=click.Path(path_type=Path), help="Folder of run directories (default: runs/CONFIG).")
 @click.option("--lane", "only", multiple=True, help="Run only these lanes (repeatable).")
 @click.option("--resume", is_flag=True, help="Finish interrupted lanes without repeating finished tasks.")
-def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool) -> None:
-    """Run every lane of a lanes file in turn, each into its own run directory."""
+def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool) -> int:
+    """Run every lane of a lanes file in turn, each into its own run directory.
+
+    Exit code 1 when any lane finished with failed requests, as for `ocllm run`."""
     from ocllm.lanes import load_lanes
     from ocllm.runner import run_lane
 
@@ -267,10 +274,14 @@ def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool) 
     if unknown:
         raise click.UsageError(f"no lane named {unknown[0]!r} in {config}")
     folder = out or Path("runs") / config.stem
+    complete = True
     for name, lane in lanes.items():
         if only and name not in only:
             continue
-        print_run_result(run_lane(lane, folder / name, resume=resume))
+        result = run_lane(lane, folder / name, resume=resume)
+        print_run_result(result)
+        complete = complete and result.summary["complete"]
+    return 0 if complete else 1
 
 
 @app.command("serve-sim")
@@ -332,6 +343,8 @@ def print_run_result(result: object) -> None:
         f"errors: {summary['errors']}   truncated: {summary['truncated']}   missing: {summary['missing']}"
         f"   requests this run: {result.ran}   {' '.join(flags)}"
     )
+    for notice in result.notices:
+        console.print(f"[yellow]note:[/yellow] {escape(notice)}", highlight=False, soft_wrap=True)
     for name in ("manifest.json", "samples.jsonl", "metrics.json"):
         console.print(f"wrote {result.out_dir / name}")
 
@@ -342,12 +355,13 @@ def summary_table(title: str, summary: dict) -> Table:
         table.add_column(column, justify="left" if column == "scope" else "right")
     rows = [("all", summary), *summary["by_category"].items()]
     for name, figures in rows:
+        scored = figures["total"] - figures.get("errors", 0)
         table.add_row(
             name,
             str(figures["correct"]),
             str(figures["total"]),
             str(figures.get("errors", 0)),
-            f"{100 * figures['accuracy']:.2f}%",
+            f"{100 * figures['accuracy']:.2f}%" if scored else "n/a",  # nothing scored: no accuracy to show
         )
     return table
 

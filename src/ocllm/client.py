@@ -53,6 +53,7 @@ class ClientSettings(msgspec.Struct, frozen=True, kw_only=True):
     backoff_base_s: float = 0.5  # full jitter: sleep uniform(0, min(backoff_max_s, base * 2**n)) before retry n+1
     backoff_max_s: float = 30.0
     retry_budget_s: float = 300.0  # no retry starts later than this after the first attempt started
+    omit_fields: tuple[str, ...] = ()  # request fields never sent, even those the client adds (stream_options)
 
     def __post_init__(self) -> None:
         # Caught here, a bad setting is one clear error at start-up rather than N error Samples.
@@ -98,6 +99,8 @@ def make_session(concurrency: int) -> aiohttp.ClientSession:
 class ServerProbe(NamedTuple):
     models: dict[str, Any] | None  # the /models answer, when the server gave one
     unreachable: str | None  # why no connection could be made at all; None when the server answered
+    status: int | None = None  # the HTTP status of /models, when the server answered
+    problem: str | None = None  # a one-line excerpt of an error answer (HTTP error, or an "error" object)
 
 
 # A probe answers quickly or not at all; it must not wait out a long generation timeout.
@@ -105,8 +108,8 @@ _PROBE_TIMEOUT_S = 30.0
 
 
 async def probe_server(session: aiohttp.ClientSession, settings: ClientSettings) -> ServerProbe:
-    """GET {base_url}/models once: the models, or why the server could not be reached. An HTTP error
-    is not "unreachable": some OpenAI-compatible servers do not implement /models."""
+    """GET {base_url}/models once: the models, or why the server could not be reached, or what it said
+    instead. Never raises for what the network or the server does."""
     url = f"{settings.base_url.rstrip('/')}/models"
     try:
         async with (
@@ -126,13 +129,16 @@ async def probe_server(session: aiohttp.ClientSession, settings: ClientSettings)
         return ServerProbe(None, reason)
     if not 200 <= status < 300:
         log.info("listing models at %s failed: HTTP %d", url, status)
-        return ServerProbe(None, None)
+        return ServerProbe(None, None, status, _excerpt(raw, settings.api_key))
     try:
         doc = msgspec.json.decode(raw)
     except msgspec.DecodeError:
         log.info("listing models at %s failed: the body is not JSON", url)
-        return ServerProbe(None, None)
-    return ServerProbe(doc if isinstance(doc, dict) else None, None)
+        return ServerProbe(None, None, status, "the body is not JSON")
+    if isinstance(doc, dict) and doc.get("error") and "data" not in doc:
+        # LM Studio answers unknown paths with 200 and {"error": "Unexpected endpoint ..."}.
+        return ServerProbe(None, None, status, _excerpt(msgspec.json.encode(doc["error"]), settings.api_key))
+    return ServerProbe(doc if isinstance(doc, dict) else None, None, status)
 
 
 async def list_models(session: aiohttp.ClientSession, settings: ClientSettings) -> dict[str, Any] | None:
@@ -154,6 +160,9 @@ async def chat_completion(
         request["stream"] = True
         # Without include_usage a stream carries no token counts; a caller's own choice is left alone.
         request.setdefault("stream_options", {"include_usage": True})
+    for name in settings.omit_fields:
+        # For servers that reject fields they do not know (older vLLM: "Extra inputs are not permitted").
+        request.pop(name, None)
     data = msgspec.json.encode(request)
     # The Sample records exactly the bytes sent, decoded afresh: later changes to the caller's dict cannot leak in.
     sent: dict[str, Any] = msgspec.json.decode(data)
@@ -166,6 +175,9 @@ async def chat_completion(
     while True:
         attempt += 1
         outcome = await _attempt(session, settings, url, headers, data)
+        if isinstance(outcome, _Response) and outcome.finish_reason == "abort":
+            # SGLang ends a generation it aborted with finish_reason "abort" and partial text: not an answer.
+            outcome = _Failure("aborted", "the server aborted the generation (finish_reason abort)", retryable=True)
         if isinstance(outcome, _Response):
             return outcome.to_sample(task_id, attempts=attempt, request=sent)
 
@@ -332,15 +344,14 @@ async def _read_stream(resp: aiohttp.ClientResponse, started: float, api_key: st
                 if failure is not None:
                     return failure
                 if acc.done:
-                    response = acc.response()
                     await _drain(resp)
-                    return response
+                    return _finished(acc)
         for data in parser.close():
             failure = acc.handle(data)
             if failure is not None:
                 return failure
             if acc.done:
-                return acc.response()
+                return _finished(acc)
     except (aiohttp.ClientError, OSError):
         # The answer is complete once a finish_reason arrived; losing only the trailing usage chunk and
         # [DONE] is not worth a second generation.
@@ -350,6 +361,16 @@ async def _read_stream(resp: aiohttp.ClientResponse, started: float, api_key: st
     if acc.finish_reason is None:
         return _Failure(
             "connection dropped", "the stream ended without [DONE] and without a finish_reason", retryable=True
+        )
+    return acc.response()
+
+
+def _finished(acc: _StreamAccumulator) -> _Response | _Failure:
+    """[DONE] arrived. Without a finish_reason the generation did not end: vLLM sends a bare [DONE] when it
+    fails before the first token, and older llama.cpp sends [DONE] after an error event. Retry, then error."""
+    if acc.finish_reason is None:
+        return _Failure(
+            "incomplete stream", "[DONE] arrived without a finish_reason: the generation did not end", retryable=True
         )
     return acc.response()
 
@@ -456,6 +477,7 @@ class _SSEParser:
     def __init__(self) -> None:
         self._buffer = bytearray()
         self._data: list[str] = []
+        self._event = ""  # the "event:" name of the event being read
         self._at_start = True
 
     def feed(self, chunk: bytes) -> list[str]:
@@ -490,14 +512,23 @@ class _SSEParser:
         if line.startswith(":"):
             return  # a comment, often a keep-alive
         name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
         if name == "data":
-            self._data.append(value.removeprefix(" "))
-        # "event", "id" and "retry" carry nothing that an OpenAI-compatible chat stream uses.
+            self._data.append(value)
+        elif name == "event":
+            self._event = value.strip()
+        elif name == "error":
+            # Older llama.cpp servers report a failure as an "error:" line rather than a data event.
+            self._data.append(_as_error_event(value))
+        # "id" and "retry" carry nothing that an OpenAI-compatible chat stream uses.
 
     def _dispatch(self, events: list[str]) -> None:
+        event, self._event = self._event, ""
         if not self._data:
             return
         lines, self._data = self._data, []
+        if event == "error":  # "event: error" then "data: ...": the data describes a failure
+            lines = [_as_error_event("\n".join(lines))]
         joined = "\n".join(lines)
         if len(lines) > 1 and not _is_json(joined) and all(_is_json(x) or x.strip() == "[DONE]" for x in lines):
             events.extend(lines)
@@ -506,6 +537,17 @@ class _SSEParser:
 
 
 # --- small pieces ----------------------------------------------------------------------------------------------
+
+
+def _as_error_event(value: str) -> str:
+    """An error reported outside a data event, as the data event {"error": ...} the accumulator knows."""
+    try:
+        detail = msgspec.json.decode(value)
+    except msgspec.DecodeError:
+        detail = {"message": value}
+    if isinstance(detail, dict) and isinstance(detail.get("error"), dict | str):
+        detail = detail["error"]
+    return msgspec.json.encode({"error": detail or {"message": "error event"}}).decode()
 
 
 def _first_choice(choices: Any) -> dict[str, Any] | None:

@@ -61,6 +61,8 @@ def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
     completion = usage.get("completion_tokens")
     details = usage.get("completion_tokens_details") or {}
     reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if reasoning is None:
+        reasoning = usage.get("reasoning_tokens")  # SGLang reports it at the top level of usage
     return (completion if isinstance(completion, int) else None, reasoning if isinstance(reasoning, int) else None)
 
 

@@ -42,6 +42,9 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     reasoning_switch: Literal["chat_template_kwargs", "none"] = "chat_template_kwargs"
     # Merged into the request body; `chat_template_kwargs` here overrides what `reasoning` sends.
     extra_body: dict[str, Any] = msgspec.field(default_factory=dict)
+    # Request fields never to send, for servers that reject fields they do not know: e.g. ["seed",
+    # "stream_options", "chat_template_kwargs"].
+    omit_fields: list[str] = msgspec.field(default_factory=list)
     allow_reasoning_fallback: bool = False
     conflict_policy: Literal["last", "strict"] = "last"
     think_prefilled: bool = False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm import __version__
-from ocllm.client import ClientSettings, chat_completion, make_session, probe_server
+from ocllm.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
 from ocllm.errors import InputError, OcllmError
 from ocllm.formats.run_dir import load_run_dir
 from ocllm.lanes import Lane, public_settings
@@ -43,7 +44,7 @@ RUN_FORMAT = "ocllm-run/1"
 # Lane settings that change what the model is asked; a resumed run must not mix two of them.
 _OUTPUT_SETTINGS = (
     "model", "prompt_template", "substring_template", "system_prompt", "temperature", "top_p",
-    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body",
+    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields",
 )  # fmt: skip
 
 
@@ -52,6 +53,7 @@ class RunResult(NamedTuple):
     lane: Lane
     summary: dict[str, Any]
     ran: int  # requests made in this invocation
+    notices: list[str]  # what the user should know: why requests failed, settings the server ignored
 
 
 def run_lane(
@@ -73,12 +75,14 @@ def run_lane(
             timeout_s=lane.timeout_s,
             max_attempts=lane.max_attempts,
             retry_budget_s=lane.retry_budget_s,
+            omit_fields=tuple(lane.omit_fields),
         )
     except ValueError as exc:
         raise InputError(f"lane {lane.name!r}: {exc}") from None
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
-    models = asyncio.run(_probe(lane, settings))
+    probe = asyncio.run(_probe(lane, settings))
+    notices = _check_server(lane, probe)
     samples_path = out_dir / SAMPLES
     existing = _prepare_directory(lane, suite, out_dir, resume=resume or retry_errors)
     if retry_errors:
@@ -89,7 +93,7 @@ def run_lane(
     pending = [t for t in suite.tasks if t.id not in done]
 
     manifest = _manifest(lane, suite, existing_manifest=out_dir / MANIFEST if done else None)
-    manifest["server_models"] = models
+    manifest["server_models"] = probe.models
     write_json(out_dir / MANIFEST, manifest)
     atomic_write_bytes(out_dir / SUITE_COPY, suite.path.read_bytes())
     make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
@@ -100,10 +104,12 @@ def run_lane(
         write_json(out_dir / MANIFEST, manifest)
         raise
     summary = score_run_dir(out_dir, lane)
+    notices += _after_run_notices(lane, read_samples(samples_path))
+    manifest["notices"] = notices
     manifest["finished_at"] = _now()
     manifest["status"] = "finished" if summary["complete"] else "finished_with_errors"
     write_json(out_dir / MANIFEST, manifest)
-    return RunResult(out_dir, lane, summary, len(pending))
+    return RunResult(out_dir, lane, summary, len(pending), notices)
 
 
 def score_run_dir(out_dir: Path, lane: Lane) -> dict[str, Any]:
@@ -116,11 +122,9 @@ def score_run_dir(out_dir: Path, lane: Lane) -> dict[str, Any]:
     return summary
 
 
-async def _probe(lane: Lane, settings: ClientSettings) -> dict[str, Any] | None:
+async def _probe(lane: Lane, settings: ClientSettings) -> ServerProbe:
     async with make_session(1) as session:
-        probe = await probe_server(session, settings)
-    _check_server(lane, probe.models, probe.unreachable)
-    return probe.models
+        return await probe_server(session, settings)
 
 
 async def _run_pending(
@@ -159,16 +163,51 @@ async def _run_pending(
         writer.close()
 
 
-def _check_server(lane: Lane, models: dict[str, Any] | None, unreachable: str | None) -> None:
-    """Refuse at once what would make every request fail: no server there, or not this model."""
-    if unreachable is not None:
-        raise OcllmError(f"lane {lane.name!r}: cannot reach {lane.base_url}: {unreachable}")
-    served = [m.get("id") for m in (models or {}).get("data") or [] if isinstance(m, dict)]
-    if served and lane.model not in served:
-        listed = ", ".join(map(str, served))
-        raise OcllmError(
-            f"lane {lane.name!r}: model {lane.model!r} is not served at {lane.base_url} (served: {listed})"
+def _check_server(lane: Lane, probe: ServerProbe) -> list[str]:
+    """Refuse at once what would make every request fail; return notices for what only might."""
+    where = f"lane {lane.name!r}: {lane.base_url}"
+    if probe.unreachable is not None:
+        raise OcllmError(f"{where}: cannot reach the server: {probe.unreachable}")
+    if probe.status == 503:
+        raise OcllmError(f"{where}: the server is not ready (HTTP 503: {probe.problem}); try again once it has loaded")
+    if probe.status in (401, 403):
+        raise OcllmError(f"{where}: the server refused the credentials (HTTP {probe.status}); check api_key_env")
+    if probe.problem is not None:
+        if not lane.base_url.rstrip("/").endswith("/v1"):
+            raise OcllmError(
+                f"{where}: /models answered with an error ({probe.problem}); is '/v1' missing from the base URL?"
+            )
+        return [f"{lane.base_url}/models answered with an error ({probe.problem}); the model name was not checked"]
+    served = [str(m.get("id")) for m in (probe.models or {}).get("data") or [] if isinstance(m, dict)]
+    if not served or _same_model(lane.model, served):
+        return []
+    listed = ", ".join(served)
+    if len(served) == 1:
+        # llama.cpp and TGI serve one model and answer to any name: worth saying, not worth refusing.
+        return [f"the server lists one model, {served[0]!r}, not {lane.model!r}; it may answer to any name"]
+    raise OcllmError(f"{where}: model {lane.model!r} is not served (served: {listed})")
+
+
+def _same_model(wanted: str, served: list[str]) -> bool:
+    # Ollama lists "qwen3:latest" for a model asked for as "qwen3".
+    names = {wanted, f"{wanted}:latest", wanted.removesuffix(":latest")}
+    return any(name in names for name in served)
+
+
+def _after_run_notices(lane: Lane, samples: list[Sample]) -> list[str]:
+    notices = []
+    reasons = Counter(s.error for s in samples if s.error)
+    for reason, count in reasons.most_common(3):
+        notices.append(f"{count} task(s) failed: {reason}")
+    if len(reasons) > 3:
+        notices.append(f"... and {sum(reasons.values()) - sum(c for _, c in reasons.most_common(3))} more failures")
+    thinking = sum(1 for s in samples if s.reasoning)
+    if lane.reasoning == "off" and thinking:
+        notices.append(
+            f"reasoning is off for this lane, yet {thinking} response(s) carried reasoning: this server may "
+            "ignore chat_template_kwargs (use a system prompt or extra_body to turn thinking off)"
         )
+    return notices
 
 
 def _prepare_directory(lane: Lane, suite: Suite, out_dir: Path, *, resume: bool) -> list[Sample]:

@@ -75,8 +75,8 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 "path": str(run.path),
                 **_with_interval(figures),
                 "truncated": sum(t.truncated for t in tasks),
-            "missing": run.missing,
-            "complete": not run.missing and not errors,
+                "missing": run.missing,
+                "complete": not run.missing and not errors,
                 "by_category": {k: _with_interval(v) for k, v in tally_categories(tasks).items()},
                 "resources": _resources(tasks),
             }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate, Decision, Policy, Sample, Task
@@ -38,10 +39,11 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
         found = [bare] if bare is not None else []
     in_reasoning = [c for c in find_statements(regions.reasoning, "reasoning", ctx) if not c.placeholder]
     withdraw(found, sample.content or "")
+    _drop_invented_questions(found, sample.content or "")
     # Echoes of the prompt's placeholder ("The answer is (X)") and statements the model took back are
     # kept as evidence, and never decide.
-    visible = [c for c in found if not c.placeholder and not c.withdrawn]
-    echoes = [c for c in found if c.placeholder or c.withdrawn]
+    visible = [c for c in found if not _ignored(c)]
+    echoes = [c for c in found if _ignored(c)]
 
     source: Literal["content", "reasoning", "none"]
     if visible:
@@ -94,6 +96,31 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
         truncated=sample.finish_reason == "length",
         hedged=source != "none" and pick.hedged,
     )
+
+
+# A base model run without a stop sequence answers, then writes a new "Question: …" of its own and
+# answers that too. Statements after the first such invented question are not about this task.
+_INVENTED_QUESTION = re.compile(
+    r"\n[ \t]*(?:#+[ \t]*)?(?:\*\*)?(?:Question|Q)[ \t]*\d*[ \t]*(?:\*\*)?[:.]", re.IGNORECASE
+)
+
+
+def _drop_invented_questions(found: list[Candidate], content: str) -> None:
+    starts = [c.start for c in found if c.field == "content"]
+    if not starts or ("uestion" not in content and "Q" not in content):
+        return
+    m = _INVENTED_QUESTION.search(content, min(starts))
+    if m is None:
+        return
+    for c in found:
+        if c.field == "content" and c.start >= m.start():
+            c.reading.append("after_invented_question")
+
+
+def _ignored(candidate: Candidate) -> bool:
+    """Kept as evidence, never deciding: placeholder echoes, statements taken back, and statements
+    about a question the model invented after answering."""
+    return candidate.placeholder or candidate.withdrawn or "after_invented_question" in candidate.reading
 
 
 def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:

@@ -112,4 +112,10 @@ def _text_names_option(text: str, option: str) -> bool:
     if same_value(text, option):
         return True
     said, wanted = normalize(text), normalize(option)
-    return len(wanted) >= 2 and said.startswith(wanted) and said[len(wanted) : len(wanted) + 1] in _AFTER_OPTION
+    if not wanted or not said.startswith(wanted):
+        return False
+    rest = said[len(wanted) :]
+    if len(wanted) >= 2:
+        return rest[:1] in _AFTER_OPTION
+    # A one-character option ("B", "5") needs a clear break before any explanation: "D. B (Boron…)".
+    return rest.startswith((" (", " -", " –", " —", ":", ",", ";"))

@@ -37,61 +37,41 @@ _HEDGE = (
 _QUALIFIER = r"(?:correct|best|right)"
 _MARKER_PATTERNS = {
     "final_colon": r"\bfinal[ \t]*[*_]*[ \t]*:",
+    # Hedged: "the answer would be (A)", "the answer is likely C", "the most likely answer is C", "the
+    # closest option is (G)", and "the false statement is D" (the answer to a "which is NOT" question,
+    # but also a common aside). Tried before the firm kinds so that "answer is likely" is not read firm.
+    "hedged": (
+        r"\b(?:(?:" + _QUALIFIER + r"|final)" + _WS + r")?answer" + _WS + _HEDGE
+        + r"|\b(?:most" + _WS + r")?(?:likely|probable)" + _WS + r"answer" + _COLON_OR_IS
+        + r"|\bclosest" + _WS + r"(?:answer|option|choice|match)(?:es|s)?"
+        + r"(?:[ \t]+(?:to|for)[^.:\n]{1,60}?)?" + _COLON_OR_IS
+        + r"|\b(?:false|incorrect|wrong|untrue|true)" + _WS + r"(?:statement|option|choice|answer)" + _COLON_OR_IS
+    ),
     # "Final answer:", "The final answer is", "Final choice:", and a bold "**Final Answer**" heading on its
     # own line (the box or letter follows on the next lines).
-    # Hedged: "the answer would be (A)", "the answer is likely C", "the most likely answer is C",
-    # "the closest option is (G)". Tried before "final_answer" and "answer" so that "answer is likely" is not read firm.
-    "hedged": (
-        r"\b(?:(?:"
-        + _QUALIFIER
-        + r"|final)"
-        + _WS
-        + r")?answer"
-        + _WS
-        + _HEDGE
-        + r"|\b(?:most"
-        + _WS
-        + r")?(?:likely|probable)"
-        + _WS
-        + r"answer"
-        + _COLON_OR_IS
-        + r"|\bclosest"
-        + _WS
-        + r"(?:answer|option|choice|match)(?:es|s)?"
-        + r"(?:[ \t]+(?:to|for)[^.:\n]{1,60}?)?"
-        + _COLON_OR_IS
-    ),
     "final_answer": r"\bfinal" + _WS + r"(?:answer|choice|option)(?:" + _COLON_OR_IS + "|" + _HEADING_END + ")",
     "answer": (
-        r"\b(?:"
-        + _QUALIFIER
-        + _WS
-        + r")?answer(?:"
-        + _WS
-        + r"(?:choice|option))?"
-        + r"(?:"
-        + _WS
-        + _words("to", r"(?:this|the)", "question")
-        + r")?"
-        + _COLON_OR_IS
+        r"\b(?:" + _QUALIFIER + _WS + r")?answer(?:" + _WS + r"(?:choice|option))?"
+        + r"(?:" + _WS + _words("to", r"(?:this|the)", "question") + r")?" + _COLON_OR_IS
         # "Correct option: C", "the most accurate statement is (C)"
-        + r"|\b(?:"
-        + _QUALIFIER
-        + r"|most"
-        + _WS
-        + r"(?:accurate|appropriate|suitable|plausible))"
-        + _WS
-        + r"(?:option|choice|statement|response|alternative)"
-        + _COLON_OR_IS
+        + r"|\b(?:" + _QUALIFIER + r"|most" + _WS + r"(?:accurate|appropriate|suitable|plausible))" + _WS
+        + r"(?:option|choice|statement|response|alternative)" + _COLON_OR_IS
+        # The same in the languages models most often answer in besides English.
         + r"|答案\s*(?:是|为|：|:)"
+        + r"|\brespuesta(?:" + _WS + r"correcta)?" + _WS + r"es\b[ \t]*:?|\brespuesta[ \t]*:"
+        + r"|\bréponse(?:" + _WS + r"correcte)?" + _WS + r"est\b[ \t]*:?|\bréponse[ \t]*:"
+        + r"|\bantwort(?:" + _WS + r"ist)?[ \t]*:?(?=[ \t\n*(])"
+        + r"|\bresposta(?:" + _WS + r"correta)?" + _WS + r"é(?![a-zà-ÿ])[ \t]*:?|\bresposta[ \t]*:"
+        + r"|\brisposta(?:" + _WS + r"corretta)?" + _WS + r"è(?![a-zà-ÿ])[ \t]*:?|\brisposta[ \t]*:"
     ),
     "boxed": r"\\boxed[ \t]*\{",
-}
+}  # fmt: skip
 _MARKERS = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MARKER_PATTERNS.items()), re.IGNORECASE)
 # Every marker begins with one of these words. Finding them with str.find on a lower-cased copy and
 # trying the marker pattern only there is ~20x faster than letting the regex scan long reasoning.
 _MARKER_WORDS = (
-    "final", "answer", "boxed", "correct", "best", "right", "likely", "probable", "most", "closest", "答案",
+    "final", "answer", "boxed", "correct", "best", "right", "likely", "probable", "most", "closest", "false",
+    "incorrect", "wrong", "untrue", "true", "答案", "respuesta", "réponse", "antwort", "resposta", "risposta",
 )  # fmt: skip
 
 
