@@ -59,14 +59,15 @@ _FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 
 @functools.lru_cache(maxsize=64)
 def _fences(text: str) -> list[int]:
+    if "```" not in text and "~~~" not in text:
+        return []
     return [m.start() for m in _FENCE.finditer(text)]
 
 
 def inside_code_block(text: str, pos: int) -> bool:
     """Is `pos` inside a fenced Markdown code block (an odd number of fences before it)?"""
-    if "```" not in text and "~~~" not in text:
-        return False
-    return bisect.bisect_right(_fences(text), pos) % 2 == 1
+    fences = _fences(text)  # cached per text: this is asked once per statement, and a text may hold thousands
+    return bool(fences) and bisect.bisect_right(fences, pos) % 2 == 1
 
 
 def rank(candidate: Candidate) -> int:
