@@ -30,6 +30,7 @@ from ocllm.report.markdown import (
     extracted_text,
     interval,
     p_value,
+    partly_recorded,
     pct,
     points,
     points_interval,
@@ -555,12 +556,10 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
 
 
 def _resource_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
-    notes = []
-    for key, name, _ in RESOURCE_FIGURES:
-        have = [label for label, res in columns if (res or {}).get(key)]
-        if have and len(have) < len(columns):
-            notes.append(f"Only {', '.join(have)} recorded {name}; the other side shows “not recorded”.")
-    return notes
+    return [
+        f"Only {', '.join(have)} recorded {name}; the other side shows “not recorded”."
+        for name, have in partly_recorded(columns)
+    ]
 
 
 def comparison_html(doc: Mapping[str, Any]) -> str:

@@ -376,14 +376,19 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _recorded_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
-    """Say plainly when only some runs recorded a figure: side-by-side numbers would mislead otherwise."""
-    notes = []
+def partly_recorded(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[tuple[str, list[str]]]:
+    """The resource figures only some runs recorded, with the labels of those that did: side-by-side
+    numbers would mislead otherwise, so both renderers say so plainly."""
+    partial = []
     for key, name, _ in RESOURCE_FIGURES:
         have = [label for label, res in columns if (res or {}).get(key)]
         if have and len(have) < len(columns):
-            notes.append(f"- Only {', '.join(cell(h) for h in have)} recorded {name}.")
-    return notes
+            partial.append((name, have))
+    return partial
+
+
+def _recorded_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    return [f"- Only {', '.join(cell(h) for h in have)} recorded {name}." for name, have in partly_recorded(columns)]
 
 
 # --- Matrix -------------------------------------------------------------------------------------------
