@@ -403,7 +403,7 @@ CAPITALS = ["Paris", "London", "Berlin", "Madrid"]
     "content",
     [
         "A common mistake is to say the answer is A.\n\n\\boxed{C}",
-        "A common mistake is to say the answer is A.\n\nC. Berlin",
+        "A common mistake is to say the answer is A.\n\n**C. Berlin**",
         "At first glance the answer is A. However, after checking, C is the correct answer.",
         "If the answer is A, the capital would be Paris. It is not.\n\n\\boxed{C}",
         "```python\nprint('FINAL: A')\n```\nThe answer is C",
@@ -422,11 +422,13 @@ def test_review_cases_read_c(content: str) -> None:
 
 
 def test_hypothetical_and_code_statements_are_hedged_not_dropped() -> None:
-    d = mcq("If in doubt, the answer is A.", answer="A", options=CAPITALS)
+    d = mcq("If the answer is A, the capital is in Europe.", answer="A", options=CAPITALS)
     assert (d.extracted_final_answer, d.hedged) == ("A", True)
-    d = mcq("```\nAnswer: B\n```", answer="B", options=CAPITALS)
+    d = mcq("```python\nprint('Answer: B')\n```", answer="B", options=CAPITALS)
     assert (d.extracted_final_answer, d.hedged) == ("B", True)
     assert "in_code_block" in d.candidates[0].reading
+    d = mcq("```\nFINAL: B\n```", answer="B", options=CAPITALS)  # a plain fence only frames the answer
+    assert (d.extracted_final_answer, d.hedged) == ("B", False)
 
 
 @pytest.mark.parametrize(
@@ -489,3 +491,50 @@ def test_option_line_with_a_one_character_option(content: str) -> None:
 
 def test_one_character_option_text_must_stand_apart() -> None:
     assert mcq("D. Bromine is heavier", answer="D", options=["Li", "Na", "K", "B"]).extracted_final_answer is None
+
+
+# The second review's probes: a firm correction after an abandoned letter must win.
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Answer: B\n\nWait, Sydney is not the capital, so the answer is C.",
+        "The answer is (B).\n\nHmm, that's not right; Sydney is the largest city, not the capital, "
+        "so the correct answer is (C).",
+        "The answer is B. Actually no, if we look at it again, the answer is C.",
+        "Answer: (B)\nOn reflection, as Sydney is not the seat of government, the final answer is (C).",
+        "Answer: B\n\nHold on. Even if Sydney is bigger, the answer is C.",
+        "A. Paris is in France, so it is out.\n"
+        "Among the Australian cities, since Sydney is not the capital, the answer is C.",
+        "\\boxed{B}? No: since Sydney is not the capital, the answer is \\boxed{C}.",
+        "I first thought the answer is (B), the largest city. Checking again, Canberra is the capital."
+        "\n\n```\nFINAL: C\n```",
+        "At first glance, (B) is the correct answer. However, the capital is Canberra, so the answer is (C).",
+        "Answer: B? No. The true answer is C.",
+        "The wrong answer is B; Canberra is the capital, so the answer is C.",
+        "The answer is (C), but it is not one of the largest cities.",
+        "Answer: C. Some may say you can't choose C, since Sydney is better known, but Canberra is the capital.",
+        "The answer is (C) Canberra, (B) Sydney being the largest city.",
+        'I will end with "The answer is (X)".\n\nQuestion: What is the capital of Australia?\n\nThe answer is (C).',
+        "Option B is correct? Let's check.\n\nQ1: Is Sydney the capital? No.\nQ2: Is Canberra? Yes."
+        "\n\nThe answer is C.",
+        "Suppose the answer is A. Then Paris would be in Australia.\nQ.E.D.\n\nFINAL: C",
+        "La respuesta correcta es la C.",
+        "A resposta correta é a alternativa C.",
+        "Die richtige Antwort lautet C.",
+        "Respuesta: la C",
+    ],
+)
+def test_second_review_probes_read_c(content: str) -> None:
+    d = mcq(content, answer="C", options=["Paris", "Sydney", "Canberra", "Melbourne"])
+    assert d.extracted_final_answer == "C", d.reason
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Canberra is the capital; the other options are cities that are not the capital:\n\nB. Sydney",
+        "The capital is Canberra. The most common wrong pick is\nB. Sydney",
+    ],
+)
+def test_an_analysis_ending_on_a_distractor_names_no_answer(content: str) -> None:
+    assert mcq(content, answer="C", options=["Paris", "Sydney", "Canberra", "Melbourne"]).extracted_final_answer != "B"

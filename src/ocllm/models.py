@@ -82,7 +82,8 @@ class Candidate(msgspec.Struct, kw_only=True):
     withdrawn: bool = False  # taken back by the model ("..., but it is not the correct answer"): ignored
     value: str | None = None  # the stated value, when the letter came from matching an option's text
     # The reading rules of docs/scoring.md that shaped this statement: latex, box_after_marker,
-    # option_text, several_option_lines, hedged, placeholder_echo.
+    # option_text, several_option_lines, hedged, placeholder_echo, withdrawn, in_code_block,
+    # after_invented_question.
     reading: list[str] = msgspec.field(default_factory=list)
 
 

@@ -54,20 +54,43 @@ class Found(NamedTuple):
     value: str | None = None  # the stated value when the letters came from matching option texts
 
 
-_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+# A statement the sentence puts inside a hypothesis or someone else's mouth, right before its marker:
+# "If the answer is A, ...", "A common mistake is to say the answer is A", "At first glance the answer is
+# A", "I first thought the answer is B". Such a statement is hedged: it counts only when nothing firmer
+# exists. Only the words just before the marker count, so "Since B is not the capital, the answer is C"
+# and "If we check again, the answer is C" stay firm. ("I think the answer is C" is an answer.)
+_HYPOTHETICAL_LEAD = re.compile(
+    r"(?:\b(?:if|whether|suppose|supposing|assume|assuming|unless|say|says|said|saying|claim|claims|claimed|"
+    r"thought|wrongly|incorrectly|naively|mistakenly|initially)|\bat[ \t]+first(?:[ \t]+glance)?|"
+    r"\bfirst[ \t]+glance)[,:]?[ \t]+[\"'“‘]?(?:that[ \t]+)?(?:the[ \t]+)?[\"'“‘]?$",
+    re.IGNORECASE,
+)
+
+
+def hypothetical(text: str, start: int) -> bool:
+    return _HYPOTHETICAL_LEAD.search(text, max(0, start - 60), start) is not None
+
+
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[ \t]*([\w+#.-]*)", re.MULTILINE)
+# A fence with no language, or a prose one, only frames the answer ("```\nFINAL: C\n```"); a fence of
+# program code holds code, where "print('FINAL: A')" states nothing.
+_PROSE_FENCES = frozenset(("", "text", "txt", "plaintext", "plain", "markdown", "md", "output"))
 
 
 @functools.lru_cache(maxsize=64)
-def _fences(text: str) -> list[int]:
+def _fences(text: str) -> tuple[list[int], list[str]]:
     if "```" not in text and "~~~" not in text:
-        return []
-    return [m.start() for m in _FENCE.finditer(text)]
+        return [], []
+    found = list(_FENCE.finditer(text))
+    return [m.start() for m in found], [m.group(1).lower() for m in found]
 
 
 def inside_code_block(text: str, pos: int) -> bool:
-    """Is `pos` inside a fenced Markdown code block (an odd number of fences before it)?"""
-    fences = _fences(text)  # cached per text: this is asked once per statement, and a text may hold thousands
-    return bool(fences) and bisect.bisect_right(fences, pos) % 2 == 1
+    """Is `pos` inside a fenced block of program code (an odd number of fences before it, the opening
+    one naming a language)? Cached per text: this is asked once per statement, and a text may hold thousands."""
+    starts, languages = _fences(text)
+    before = bisect.bisect_right(starts, pos)
+    return before % 2 == 1 and languages[before - 1] not in _PROSE_FENCES
 
 
 def rank(candidate: Candidate) -> int:

@@ -72,9 +72,13 @@ _CONNECTORS = frozenset(
 # Characters after a letter that make it part of a formula, not an answer ("x = 5", "A + B").
 _MATH_AFTER = frozenset("=+^<>")
 # Optional words between a marker and its letter: "The correct answer is option A".
-# Words between a marker and its letter: "The answer is option C", "The correct answer is therefore C".
+# Words between a marker and its letter: "The answer is option C", "The correct answer is therefore C",
+# and the articles and nouns of other languages ("la respuesta es la opción C", "a alternativa C").
 _LEAD_WORD = re.compile(
-    r"(?:option|choice|letter|therefore|thus|hence|clearly|indeed|definitely|also)\b[ \t]*", re.IGNORECASE
+    r"(?:option|choice|letter|therefore|thus|hence|clearly|indeed|definitely|also|opción|opcion|alternativa|"
+    r"opção|letra|lettera|lettre|choix)\b[ \t]*|(?-i:(?:la|el|le|die|der|das|a)[ \t]+(?=(?:opción|opcion|alternativa|"
+    r"opção|letra|lettera|lettre|option)\b|\(?[A-Z]\b))",
+    re.IGNORECASE,
 )
 _SPACE = " \t"
 # "}" and "$" close a LaTeX wrapper around the marker itself: "$$\text{Answer: } B$$".

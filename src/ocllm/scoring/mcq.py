@@ -98,23 +98,26 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     )
 
 
-# A base model run without a stop sequence answers, then writes a new "Question: …" of its own and
-# answers that too. Statements after the first such invented question are not about this task.
+# A base model run without a stop sequence answers, then writes a new question of its own, with options,
+# and answers that too. Statements after the first such invented question are not about this task.
 _INVENTED_QUESTION = re.compile(
-    r"\n[ \t]*(?:#+[ \t]*)?(?:\*\*)?(?:Question|Q)[ \t]*\d*[ \t]*(?:\*\*)?[:.]", re.IGNORECASE
+    r"\n[ \t]*(?:#+[ \t]*)?(?:\*\*)?(?:Question[ \t]*\d*[ \t]*(?:\*\*)?[:.]|Q\d*[ \t]*(?:\*\*)?:)", re.IGNORECASE
 )
+_ITS_OPTIONS = re.compile(r"\n[ \t]*(?:Options?[ \t]*:|\(?[A-J][.)][ \t]+\S)|\bOptions?[ \t]*:")
 
 
 def _drop_invented_questions(found: list[Candidate], content: str) -> None:
-    starts = [c.start for c in found if c.field == "content"]
+    # Counted from the first statement that could decide: an echoed format instruction or a hedge is not
+    # yet an answer, and a question restated before the answer is not an invention.
+    starts = [c.start for c in found if c.field == "content" and not c.hedged and not c.placeholder]
     if not starts or ("uestion" not in content and "Q" not in content):
         return
-    m = _INVENTED_QUESTION.search(content, min(starts))
-    if m is None:
-        return
-    for c in found:
-        if c.field == "content" and c.start >= m.start():
-            c.reading.append("after_invented_question")
+    for m in _INVENTED_QUESTION.finditer(content, min(starts)):
+        if _ITS_OPTIONS.search(content, m.end(), m.end() + 800):
+            for c in found:
+                if c.field == "content" and c.start >= m.start():
+                    c.reading.append("after_invented_question")
+            return
 
 
 def _ignored(candidate: Candidate) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ocllm.models import Candidate
-from ocllm.scoring.candidates import Found, Region, TaskContext, make_candidate
+from ocllm.scoring.candidates import Found, Region, TaskContext, hypothetical, make_candidate
 from ocllm.scoring.letters import read_letters, skip_to_value
 from ocllm.scoring.regions import Piece
 from ocllm.scoring.values import normalize, same_value
@@ -38,31 +38,29 @@ def find_option_claims(pieces: list[Piece], region: Region, ctx: TaskContext) ->
         for m in _OPTION_CLAIM.finditer(piece.text):
             letter = (m.group("a") or m.group("b") or m.group("c") or m.group("d")).upper()
             how = (m.group("how_a") or m.group("how_b") or m.group("how_d") or "").lower()
-            hedged = how in ("closest", "corresponds", "corresponding")
+            hedged = how in ("closest", "corresponds", "corresponding") or hypothetical(piece.text, m.start())
             statement = Found([letter], m.start(), m.end())
             found.append(make_candidate(statement, "option_claim", region, piece, ctx, hedged=hedged))
     return found
 
 
 def find_option_lines(pieces: list[Piece], ctx: TaskContext) -> list[Candidate]:
-    """Visible lines "X. <text>" / "X) <text>" whose text is option X's text: the first or the last line
-    of the answer when no other line looks like an option line, or bold lines that all name one letter.
+    """Visible lines "X. <text>" / "X) <text>" whose text is option X's text: the first line of the answer
+    when no other line looks like an option line, or bold lines that all name one letter. (Not the last
+    line: an analysis often ends on a distractor, "the most common wrong pick is\nB. Sydney".)
     Several option lines are a list (an echo of the options, or an analysis of each), not an answer."""
     shaped: list[tuple[Piece, re.Match[str], str, bool]] = []  # lines shaped like an option line
     first: tuple[Piece, re.Match[str]] | None = None
-    last: tuple[Piece, re.Match[str]] | None = None
     for piece in pieces:
         for line in LINE.finditer(piece.text):
             body = line.group(0).strip()
             if first is None:
                 first = (piece, line)
-            last = (piece, line)
             m = OPTION_LINE.match(body)
             if m is not None and m.group(1) in ctx.valid:
                 shaped.append((piece, line, m.group(1), _BOLD_LINE.fullmatch(body) is not None))
     chosen: list[tuple[Piece, re.Match[str]]] = []
-    ends = [end[1] for end in (first, last) if end is not None]
-    if len(shaped) == 1 and any(shaped[0][1] is end for end in ends):
+    if first is not None and len(shaped) == 1 and shaped[0][1] is first[1]:
         chosen = [(shaped[0][0], shaped[0][1])]
     else:
         bold = [(piece, line, letter) for piece, line, letter, is_bold in shaped if is_bold]

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 
 from ocllm.models import Candidate
-from ocllm.scoring.candidates import Found, Region, TaskContext, make_candidate
+from ocllm.scoring.candidates import Found, Region, TaskContext, hypothetical, make_candidate
 from ocllm.scoring.letters import LINE_WINDOW, line_end, read_letters, skip_to_value
 from ocllm.scoring.option_lines import LINE, OPTION_LINE
 from ocllm.scoring.regions import Piece
@@ -34,7 +34,7 @@ _HEDGE = (
     + r"|seems" + _WS + _words("to", "be")
     + r"|(?:is|seems)" + _WS + r"(?:most" + _WS + r")?(?:likely|probably|possibly|perhaps))\b[ \t]*:?"
 )  # fmt: skip
-_QUALIFIER = r"(?:correct|best|right)"
+_QUALIFIER = r"(?:correct|best|right|true)"
 _MARKER_PATTERNS = {
     "final_colon": r"\bfinal[ \t]*[*_]*[ \t]*:",
     # Hedged: "the answer would be (A)", "the answer is likely C", "the most likely answer is C", "the
@@ -45,7 +45,7 @@ _MARKER_PATTERNS = {
         + r"|\b(?:most" + _WS + r")?(?:likely|probable)" + _WS + r"answer" + _COLON_OR_IS
         + r"|\bclosest" + _WS + r"(?:answer|option|choice|match)(?:es|s)?"
         + r"(?:[ \t]+(?:to|for)[^.:\n]{1,60}?)?" + _COLON_OR_IS
-        + r"|\b(?:false|incorrect|wrong|untrue|true)" + _WS + r"(?:statement|option|choice|answer)" + _COLON_OR_IS
+        + r"|\b(?:false|incorrect|untrue)" + _WS + r"(?:statement|option|choice)" + _COLON_OR_IS
     ),
     # "Final answer:", "The final answer is", "Final choice:", and a bold "**Final Answer**" heading on its
     # own line (the box or letter follows on the next lines).
@@ -60,7 +60,7 @@ _MARKER_PATTERNS = {
         + r"|答案\s*(?:是|为|：|:)"
         + r"|\brespuesta(?:" + _WS + r"correcta)?" + _WS + r"es\b[ \t]*:?|\brespuesta[ \t]*:"
         + r"|\bréponse(?:" + _WS + r"correcte)?" + _WS + r"est\b[ \t]*:?|\bréponse[ \t]*:"
-        + r"|\bantwort(?:" + _WS + r"ist)?[ \t]*:?(?=[ \t\n*(])"
+        + r"|\bantwort(?:" + _WS + r"(?:ist|lautet))?[ \t]*:?(?=[ \t\n*(])"
         + r"|\bresposta(?:" + _WS + r"correta)?" + _WS + r"é(?![a-zà-ÿ])[ \t]*:?|\bresposta[ \t]*:"
         + r"|\brisposta(?:" + _WS + r"corretta)?" + _WS + r"è(?![a-zà-ÿ])[ \t]*:?|\brisposta[ \t]*:"
     ),
@@ -71,7 +71,7 @@ _MARKERS = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MA
 # trying the marker pattern only there is ~20x faster than letting the regex scan long reasoning.
 _MARKER_WORDS = (
     "final", "answer", "boxed", "correct", "best", "right", "likely", "probable", "most", "closest", "false",
-    "incorrect", "wrong", "untrue", "true", "答案", "respuesta", "réponse", "antwort", "resposta", "risposta",
+    "incorrect", "untrue", "true", "答案", "respuesta", "réponse", "antwort", "resposta", "risposta",
 )  # fmt: skip
 
 
@@ -79,6 +79,7 @@ _MAX_BOX_CHARS = 300
 _BRACE = re.compile(r"[{}]")
 # A further wrapped letter after a comma in the same sentence: "(G) $438.00, (B) $459.60".
 # Each sub-part letter carries a value; "(C), and (D) is off" and "(A) Paris, (B) is London" are asides.
+_NUMERIC_VALUE = re.compile(r"[ \t]*[-+$€£]?[ \t]*\d")
 _SUB_PART_LETTER = re.compile(
     r",[ \t]*(?:and[ \t]+)?\(([A-Z])\)[ \t]+(?!(?:is|are|was|were|isn't|would|could|can|seems|also)\b)[^\s,]"
 )
@@ -121,7 +122,9 @@ def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> li
             if got is None:
                 continue
             consumed = got.end
-            hedged = kind == "hedged" or _hypothetical(text, m.start())
+            if _negated(text, m.start()):
+                continue
+            hedged = kind == "hedged" or hypothetical(text, m.start())
             statement = Found(got.letters, m.start(), got.end, got.value)
             found.append(make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged))
     return found
@@ -148,21 +151,12 @@ def _marker_matches(text: str) -> Iterator[re.Match[str]]:
             yield m
 
 
-# Words that make a statement hypothetical or attributed: "A common mistake is to say the answer is A",
-# "If the answer is B, then ...", "At first glance the answer is A". Such a statement is hedged: it
-# counts only when nothing firmer exists. ("I think the answer is C" is an answer, so "think" is absent.)
-_HYPOTHETICAL = re.compile(
-    r"\b(?:if|whether|suppose|supposing|assume|assuming|unless|mistake|mistakenly|misconception|tempting|"
-    r"tempted|might|initially|wrongly|incorrectly|naively|at[ \t]+first|first[ \t]+glance|not)\b",
-    re.IGNORECASE,
-)
-_SENTENCE_START = re.compile(r"[.!?\n][^.!?\n]*$")
+# A statement about a wrong answer is no statement of the model's answer: "The wrong answer is B".
+_NEGATED_LEAD = re.compile(r"\b(?:wrong|incorrect|bad|not[ \t]+the|isn't[ \t]+the)[ \t]+$", re.IGNORECASE)
 
 
-def _hypothetical(text: str, start: int) -> bool:
-    before = text[max(0, start - 80) : start]
-    cut = _SENTENCE_START.search(before)
-    return _HYPOTHETICAL.search(before[cut.start() + 1 :] if cut else before) is not None
+def _negated(text: str, start: int) -> bool:
+    return _NEGATED_LEAD.search(text, max(0, start - 20), start) is not None
 
 
 def _read_after_marker(text: str, marker_end: int, ctx: TaskContext) -> Found | None:
@@ -191,6 +185,11 @@ def _sub_part_letters(text: str, letters: list[str], end: int) -> tuple[list[str
     if comma == -1 or not text[end:comma].strip() or text.find("(", comma, stop) == -1:
         return letters, end  # no value after the first letter, or no further letter
     more = list(_SUB_PART_LETTER.finditer(text, end, stop))
+    # One aside names one more letter ("(C) Canberra, (B) Sydney being the largest"); sub-part answers
+    # come two or more after the first, or carry numbers ("(G) $438.00, (B) $459.60").
+    numeric = all(_NUMERIC_VALUE.match(text, m.end(1) + 1) for m in more)
+    if len(more) < 2 and not (more and numeric and _NUMERIC_VALUE.match(text, end)):
+        return letters, end
     named = list(dict.fromkeys([*letters, *(m.group(1) for m in more)]))
     if len(named) > 1:
         return named, more[-1].end(1) + 1

@@ -9,15 +9,19 @@ from ocllm.models import Candidate
 
 # A statement taken back later: "The closest option is (C) 14, but it is not the correct answer",
 # "... we can't choose option D".
-# Only a denial of correctness counts: "but it's not an easy question" takes nothing back.
+# Only a denial that it is the answer counts: "but it is not the correct answer", "but it is not one of
+# the options"; "but it's not an easy question" or "but it is not one of the largest cities" take nothing back.
 _BUT_NOT = re.compile(
-    r"\bbut[ \t]+(?:it|this|that)(?:'s|[ \t]+is)[ \t]+not[ \t]+(?:the[ \t]+|an?[ \t]+)?"
-    r"(?:correct|right|exact|accurate|listed|among|one[ \t]+of|answer|option|choice|valid)\b",
+    r"\bbut[ \t]+(?:it|this|that)(?:'s|[ \t]+is)[ \t]+not[ \t]+(?:"
+    r"(?:the[ \t]+)?(?:correct|right)(?:[ \t]+(?:answer|option|choice))?\b"
+    r"|(?:an?|one[ \t]+of[ \t]+the)[ \t]+(?:options?|choices?|answers?)\b"
+    r"|(?:listed|among[ \t]+the[ \t]+(?:options|choices))\b)",
     re.IGNORECASE,
 )
-# A refusal ends its clause: "we can't choose option D." (not "cannot choose C without first ...").
+# A refusal is the model's own and ends its clause: "so we can't choose option D." (not "cannot choose C
+# without first ...", nor "some may say you can't choose C").
 _REFUSAL = re.compile(
-    r"\b(?:can't|cannot|can[ \t]+not|won't|shouldn't)[ \t]+(?:choose|select|pick|go[ \t]+with)[ \t]+"
+    r"\b(?:I|we)[ \t]+(?:can't|cannot|can[ \t]+not|won't|shouldn't)[ \t]+(?:choose|select|pick|go[ \t]+with)[ \t]+"
     r"(?:option[ \t]+|choice[ \t]+)?\(?([A-Z])\)?(?=[ \t]*(?:[.,;:!]|$)|[ \t]+(?:here|either|as[ \t]+the)\b)",
     re.IGNORECASE | re.MULTILINE,
 )
