@@ -152,7 +152,7 @@ def test_unreachable_server_or_unknown_model_is_refused_before_any_request(
         ]
     )
     err = capsys.readouterr().err
-    assert code == 2 and "model 'no-such-model' is not served" in err and "sim-baseline" in err
+    assert code == 2 and "a request for model 'no-such-model' fails" in err and "sim-baseline" in err
     assert not (tmp_path / "b").exists()
 
 
@@ -263,7 +263,7 @@ def test_api_key_is_never_written(
     monkeypatch.setenv("OCLLM_TEST_KEY", key)
     run_lane(lane(sim.base_url, api_key_env="OCLLM_TEST_KEY"), tmp_path / "ok", progress=quiet)
     with FaultServer() as broken:
-        broken.script(then=Reply(status=500, body="overloaded"))
+        broken.script(_models("sim-reasoning"), then=Reply(status=500, body="overloaded"))
         dead = lane(broken.base_url, api_key_env="OCLLM_TEST_KEY", max_attempts=1)
         run_lane(dead, tmp_path / "failed", progress=quiet)
     assert (
@@ -487,20 +487,36 @@ def _models(*names: str) -> Reply:
     return Reply(json={"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
 
 
+NOT_FOUND = Reply(status=404, json={"detail": "Not Found"})
+
+
 @pytest.mark.parametrize(
-    ("first", "base_suffix", "message"),
+    ("first", "then", "base_suffix", "message"),
     [
-        (Reply(status=503, json={"error": {"message": "Loading model", "code": 503}}), "/v1", "not ready"),
-        (Reply(status=404, json={"detail": "Not Found"}), "", "is '/v1' missing"),
-        (Reply(json={"error": "Unexpected endpoint or method. (GET /models)"}), "", "is '/v1' missing"),
-        (Reply(status=401, json={"error": "bad key"}), "/v1", "refused the credentials"),
+        (Reply(status=503, json={"error": {"message": "Loading model"}}), None, "/v1", "not ready"),
+        (NOT_FOUND, NOT_FOUND, "", "is '/v1' missing"),
+        (Reply(json={"error": "Unexpected endpoint or method. (GET /models)"}), NOT_FOUND, "", "is '/v1' missing"),
+        (Reply(status=401, json={"error": "bad key"}), None, "/v1", "refused the credentials"),
+        (
+            _models("a", "b"),
+            Reply(status=404, json={"error": {"message": "model m does not exist"}}),
+            "/v1",
+            "a request for model 'm' fails (served: a, b): HTTP 404",
+        ),
     ],
 )
 def test_servers_that_cannot_answer_are_refused_up_front(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], first: Reply, base_suffix: str, message: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    first: Reply,
+    then: Reply | None,
+    base_suffix: str,
+    message: str,
 ) -> None:
+    monkeypatch.setattr("ocllm.runner._NOT_READY_WAIT_S", 0.01)
     with FaultServer() as server:
-        server.script(first, then=_reply())
+        server.script(first, then=then or first)
         base = server.base_url.removesuffix("/v1") + base_suffix
         code = main(["run", "--suite", "smoke", "--base-url", base, "--model", "m", "--out", str(tmp_path / "r")])
     assert code == 2 and message in capsys.readouterr().err
@@ -531,8 +547,8 @@ def test_lenient_model_checks_and_notices(tmp_path: Path, capsys: pytest.Capture
             )
         assert code == 0
     printed = capsys.readouterr().out
-    assert "lists one model, '/models/q.gguf'" in printed
-    assert "the model name was not checked" in printed
+    assert "model 'qwen3' is not among those the server lists (/models/q.gguf), but it answers" in printed
+    assert "/models answered with an error" in printed and "requests work" in printed
     assert "reasoning is off for this lane, yet 10 response(s) carried reasoning" in printed
 
 
@@ -570,3 +586,13 @@ def test_omit_fields_and_aborted_generations(tmp_path: Path) -> None:
     assert result.summary["errors"] == 0 and result.ran == 10
     assert all(b"seed" not in b and b"chat_template_kwargs" not in b for b in bodies)
     assert len(bodies) == 11  # the aborted generation was retried
+
+
+def test_an_unlisted_alias_that_the_server_accepts_is_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # llama-swap and routers accept names they do not list: one request decides, not the list.
+    with FaultServer() as server:
+        server.script(_models("qwen3-8b", "llama-3.1-8b"), then=_reply())
+        code = main(
+            ["run", "--suite", "smoke", "--base-url", server.base_url, "--model", "coder", "--out", str(tmp_path / "r")]
+        )
+    assert code == 0 and "is not among those the server lists" in capsys.readouterr().out

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import aiohttp
 import msgspec
 
 from ocllm import __version__
@@ -81,8 +82,7 @@ def run_lane(
         raise InputError(f"lane {lane.name!r}: {exc}") from None
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
-    probe = asyncio.run(_probe(lane, settings))
-    notices = _check_server(lane, probe)
+    probe, notices = asyncio.run(_check_server(lane, settings))
     samples_path = out_dir / SAMPLES
     existing = _prepare_directory(lane, suite, out_dir, resume=resume or retry_errors)
     if retry_errors:
@@ -122,9 +122,57 @@ def score_run_dir(out_dir: Path, lane: Lane) -> dict[str, Any]:
     return summary
 
 
-async def _probe(lane: Lane, settings: ClientSettings) -> ServerProbe:
+# A server still loading answers 503 for a while: the probe waits a little before refusing.
+_NOT_READY_RETRIES = 3
+_NOT_READY_WAIT_S = 2.0
+
+
+async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerProbe, list[str]]:
+    """Refuse at once what would make every request fail; return notices for what only might.
+
+    /models is asked first. When it cannot settle the question (the model is not listed, the server
+    lists one model under another name, or /models itself fails), one tiny chat request decides: what
+    the server accepts is accepted, whatever it lists (llama-swap aliases, routers, single-model servers)."""
+    where = f"lane {lane.name!r}: {lane.base_url}"
     async with make_session(1) as session:
-        return await probe_server(session, settings)
+        probe = await probe_server(session, settings)
+        for _ in range(_NOT_READY_RETRIES):
+            if probe.status != 503:
+                break
+            await asyncio.sleep(_NOT_READY_WAIT_S)
+            probe = await probe_server(session, settings)
+        if probe.unreachable is not None:
+            raise OcllmError(f"{where}: cannot reach the server: {probe.unreachable}")
+        if probe.status == 503:
+            raise OcllmError(
+                f"{where}: the server is not ready (HTTP 503: {probe.problem}); try again once it has loaded"
+            )
+        if probe.status in (401, 403):
+            raise OcllmError(f"{where}: the server refused the credentials (HTTP {probe.status}); check api_key_env")
+        served = [str(m.get("id")) for m in (probe.models or {}).get("data") or [] if isinstance(m, dict)]
+        if probe.problem is None and (not served or _same_model(lane.model, served)):
+            return probe, []
+        failure = await _try_one_request(session, settings, lane)
+    if failure is None or not failure.startswith(("HTTP 4", "connection")):
+        if failure is not None:  # a server error on one request proves nothing about the model name
+            return probe, [f"a first request failed ({failure}); the run goes on and records what fails"]
+        if probe.problem is not None:
+            return probe, [f"{lane.base_url}/models answered with an error ({probe.problem}); requests work"]
+        return probe, [
+            f"model {lane.model!r} is not among those the server lists ({', '.join(served)}), but it answers"
+        ]
+    if probe.problem is not None and not lane.base_url.rstrip("/").endswith("/v1"):
+        raise OcllmError(f"{where}: requests fail ({failure}); is '/v1' missing from the base URL?")
+    listed = f" (served: {', '.join(served)})" if served else ""
+    raise OcllmError(f"{where}: a request for model {lane.model!r} fails{listed}: {failure}")
+
+
+async def _try_one_request(session: aiohttp.ClientSession, settings: ClientSettings, lane: Lane) -> str | None:
+    """One chat request of one token: None when the server answers it, else why it failed."""
+    once = msgspec.structs.replace(settings, max_attempts=1, stream=False)
+    body = {"model": lane.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 1}
+    sample = await chat_completion(session, once, "probe", body)
+    return sample.error
 
 
 async def _run_pending(
@@ -161,31 +209,6 @@ async def _run_pending(
                 await asyncio.gather(*(worker() for _ in range(min(lane.concurrency, len(pending)) or 1)))
     finally:
         writer.close()
-
-
-def _check_server(lane: Lane, probe: ServerProbe) -> list[str]:
-    """Refuse at once what would make every request fail; return notices for what only might."""
-    where = f"lane {lane.name!r}: {lane.base_url}"
-    if probe.unreachable is not None:
-        raise OcllmError(f"{where}: cannot reach the server: {probe.unreachable}")
-    if probe.status == 503:
-        raise OcllmError(f"{where}: the server is not ready (HTTP 503: {probe.problem}); try again once it has loaded")
-    if probe.status in (401, 403):
-        raise OcllmError(f"{where}: the server refused the credentials (HTTP {probe.status}); check api_key_env")
-    if probe.problem is not None:
-        if not lane.base_url.rstrip("/").endswith("/v1"):
-            raise OcllmError(
-                f"{where}: /models answered with an error ({probe.problem}); is '/v1' missing from the base URL?"
-            )
-        return [f"{lane.base_url}/models answered with an error ({probe.problem}); the model name was not checked"]
-    served = [str(m.get("id")) for m in (probe.models or {}).get("data") or [] if isinstance(m, dict)]
-    if not served or _same_model(lane.model, served):
-        return []
-    listed = ", ".join(served)
-    if len(served) == 1:
-        # llama.cpp and TGI serve one model and answer to any name: worth saying, not worth refusing.
-        return [f"the server lists one model, {served[0]!r}, not {lane.model!r}; it may answer to any name"]
-    raise OcllmError(f"{where}: model {lane.model!r} is not served (served: {listed})")
 
 
 def _same_model(wanted: str, served: list[str]) -> bool:
