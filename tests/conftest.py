@@ -66,6 +66,13 @@ def legacy_record(
     return record
 
 
+# The per-task fields every scored output carries (docs: DESIGN's contract for rescore, run and reports).
+PER_TASK_FIELDS = (
+    "task_id", "task_type", "category", "expected_answer", "extracted_final_answer", "extraction_source",
+    "extraction_method", "ambiguity", "correct", "candidates",
+)  # fmt: skip
+
+
 def write_json(path: Path, data: Any) -> Path:
     path.write_text(json.dumps(data), encoding="utf-8")
     return path

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import legacy_record, write_json
+from conftest import PER_TASK_FIELDS, legacy_record, write_json
 
 from ocllm.cli import main
 
@@ -52,19 +52,7 @@ def test_rescore_legacy_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert s["scorer"]["conflict_policy"] == "last" and s["scorer"]["allow_reasoning_fallback"] is False
     assert s["by_category"]["reasoning"]["correct"] == 2
     bug = next(t for t in doc["tasks"] if t["task_id"] == "t_bug")
-    for field in (
-        "task_id",
-        "task_type",
-        "category",
-        "expected_answer",
-        "extracted_final_answer",
-        "extraction_source",
-        "extraction_method",
-        "ambiguity",
-        "correct",
-        "candidates",
-        "previous",
-    ):
+    for field in (*PER_TASK_FIELDS, "previous"):
         assert field in bug
     assert bug["previous"] == {
         "extracted_final_answer": "B",

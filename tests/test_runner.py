@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import PER_TASK_FIELDS
 from faultserver import FaultServer, Reply, free_port
 
 from ocllm.cli import main
@@ -58,6 +59,11 @@ def lane(base_url: str, **kw: object) -> Lane:
     return Lane(**settings)
 
 
+def run_cli(base_url: str, out: Path, *extra: str, model: str = "sim-reasoning", suite: str = "smoke") -> int:
+    """`ocllm run` through the real entry point."""
+    return main(["run", "--suite", suite, "--base-url", base_url, "--model", model, "--out", str(out), *extra])
+
+
 def lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -83,19 +89,7 @@ def test_run_writes_a_complete_run_directory(sim: SimServer, tmp_path: Path, str
     assert s == result.summary
     truncated = [t for t in metrics["tasks"] if t["finish_reason"] == "length"]
     assert all(t["truncated"] and not t["correct"] for t in truncated)
-    for field in (
-        "task_id",
-        "task_type",
-        "category",
-        "expected_answer",
-        "extracted_final_answer",
-        "extraction_source",
-        "extraction_method",
-        "ambiguity",
-        "correct",
-        "candidates",
-        "error",
-    ):
+    for field in (*PER_TASK_FIELDS, "error"):
         assert field in metrics["tasks"][0]
 
 
@@ -123,34 +117,10 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
 def test_unreachable_server_or_unknown_model_is_refused_before_any_request(
     sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(
-        [
-            "run",
-            "--suite",
-            "smoke",
-            "--base-url",
-            f"http://127.0.0.1:{free_port()}/v1",
-            "--model",
-            "m",
-            "--out",
-            str(tmp_path / "a"),
-        ]
-    )
+    code = run_cli(f"http://127.0.0.1:{free_port()}/v1", tmp_path / "a", model="m")
     assert code == 2 and "cannot reach the server" in capsys.readouterr().err
     assert not (tmp_path / "a").exists()
-    code = main(
-        [
-            "run",
-            "--suite",
-            "smoke",
-            "--base-url",
-            sim.base_url,
-            "--model",
-            "no-such-model",
-            "--out",
-            str(tmp_path / "b"),
-        ]
-    )
+    code = run_cli(sim.base_url, tmp_path / "b", model="no-such-model")
     err = capsys.readouterr().err
     assert code == 2 and "a request for model 'no-such-model' fails" in err and "sim-baseline" in err
     assert not (tmp_path / "b").exists()
@@ -158,36 +128,9 @@ def test_unreachable_server_or_unknown_model_is_refused_before_any_request(
 
 def test_resume_refuses_a_changed_lane(sim: SimServer, tmp_path: Path) -> None:
     run_lane(lane(sim.base_url), tmp_path / "run", progress=quiet)
-    code = main(
-        [
-            "run",
-            "--suite",
-            "smoke",
-            "--base-url",
-            sim.base_url,
-            "--model",
-            "sim-baseline",
-            "--out",
-            str(tmp_path / "run"),
-            "--resume",
-        ]
-    )
+    code = run_cli(sim.base_url, tmp_path / "run", "--resume", model="sim-baseline")
     assert code == 2
-    code = main(
-        [
-            "run",
-            "--suite",
-            "smoke",
-            "--base-url",
-            sim.base_url,
-            "--model",
-            "sim-reasoning",
-            "--reasoning",
-            "native",
-            "--out",
-            str(tmp_path / "run"),
-        ]
-    )
+    code = run_cli(sim.base_url, tmp_path / "run", "--reasoning", "native")
     assert code == 2  # already holds a run, and --resume was not given
 
 
@@ -427,25 +370,7 @@ def test_damaged_manifest_and_metrics_do_not_stop_a_rescore(sim: SimServer, tmp_
         (out / "metrics.json").write_text(metrics)
         assert main(["rescore", str(out), "-o", str(tmp_path / "r.json")]) == 0
         assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
-    assert (
-        main(
-            [
-                "run",
-                "--suite",
-                "smoke",
-                "--base-url",
-                sim.base_url,
-                "--model",
-                "sim-reasoning",
-                "--reasoning",
-                "native",
-                "--out",
-                str(out),
-                "--resume",
-            ]
-        )
-        == 2
-    )  # cannot check what it would resume
+    assert run_cli(sim.base_url, out, "--reasoning", "native", "--resume") == 2  # cannot check what it would resume
 
 
 def test_an_interrupted_run_is_reported_incomplete(sim: SimServer, tmp_path: Path) -> None:
@@ -532,19 +457,7 @@ def test_lenient_model_checks_and_notices(tmp_path: Path, capsys: pytest.Capture
     ):
         with FaultServer() as server:
             server.script(first, then=_reply(reasoning_content="thinking anyway"))
-            code = main(
-                [
-                    "run",
-                    "--suite",
-                    "smoke",
-                    "--base-url",
-                    server.base_url,
-                    "--model",
-                    "qwen3",
-                    "--out",
-                    str(tmp_path / out),
-                ]
-            )
+            code = run_cli(server.base_url, tmp_path / out, model="qwen3")
         assert code == 0
     printed = capsys.readouterr().out
     assert "model 'qwen3' is not among those the server lists (/models/q.gguf), but it answers" in printed
