@@ -600,3 +600,13 @@ def test_sparse_documents_still_render() -> None:
     page = matrix_html(single)
     assert "Only one lane: nothing to compare." in page and "difference" not in charts_in(page)
     assert "Only one lane: nothing to compare." in matrix_markdown(single)
+
+
+def test_failed_requests_are_listed_with_their_reason_in_markdown() -> None:
+    from ocllm.report.markdown import run_report_markdown
+
+    doc = run_doc()
+    doc["tasks"][0]["error"] = "HTTP 400 after 1 attempt: Extra inputs | are not permitted"
+    doc["tasks"][0]["correct"] = None
+    text = run_report_markdown(doc)
+    assert "## Failed requests (2)" in text and "Extra inputs \\| are not permitted" in text

@@ -243,6 +243,11 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         for t in tasks
     ]
     lines += _table(["task", "category", "expected", "extracted", "method", "ambiguity", "verdict"], rows)
+    failed = [t for t in tasks if t.get("error")]
+    if failed:
+        # The reason a request failed matters as much as the fact: "HTTP 400 …" is fixed differently from a timeout.
+        lines += ["", f"## Failed requests ({len(failed)})", ""]
+        lines += _table(["task", "reason"], [[cell(t.get("task_id"), 80), cell(t.get("error"), 300)] for t in failed])
     return "\n".join(lines).rstrip() + "\n"
 
 
