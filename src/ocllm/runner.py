@@ -82,6 +82,7 @@ def run_lane(
         raise InputError(f"lane {lane.name!r}: {exc}") from None
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
+    _refuse_unusable_directory(out_dir, resume=resume or retry_errors)
     probe, notices = asyncio.run(_check_server(lane, settings))
     samples_path = out_dir / SAMPLES
     existing = _prepare_directory(lane, suite, out_dir, resume=resume or retry_errors)
@@ -233,13 +234,19 @@ def _after_run_notices(lane: Lane, samples: list[Sample]) -> list[str]:
     return notices
 
 
-def _prepare_directory(lane: Lane, suite: Suite, out_dir: Path, *, resume: bool) -> list[Sample]:
-    samples_path = out_dir / SAMPLES
+def _refuse_unusable_directory(out_dir: Path, *, resume: bool) -> None:
+    """The mistakes about --out that need no server to find: checked before the server is asked."""
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"{out_dir}: exists and is not a directory")
+    samples_path = out_dir / SAMPLES
+    if not resume and samples_path.exists() and samples_path.stat().st_size:
+        raise InputError(f"{out_dir}: already holds a run; pass --resume to finish it, or choose another --out")
+
+
+def _prepare_directory(lane: Lane, suite: Suite, out_dir: Path, *, resume: bool) -> list[Sample]:
+    samples_path = out_dir / SAMPLES
+    _refuse_unusable_directory(out_dir, resume=resume)
     if not resume:
-        if samples_path.exists() and samples_path.stat().st_size:
-            raise InputError(f"{out_dir}: already holds a run; pass --resume to finish it, or choose another --out")
         out_dir.mkdir(parents=True, exist_ok=True)
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
