@@ -106,3 +106,57 @@ def test_wording_never_claims_an_unsupported_difference() -> None:
     assert strong.startswith("B scores 6.2 points higher than A") and "unlikely to be chance" in strong
     same = describe_difference(0.0, Interval(0.0, 0.0), 1.0, "A", "B")
     assert "same accuracy" in same
+
+
+def _sentence_interval(sentence: str) -> tuple[float, float]:
+    import re
+
+    found = re.search(r"95% CI(?: for [^:]+:)? ([+-]\d+\.\d) to ([+-]\d+\.\d) points", sentence)
+    assert found, sentence
+    return float(found.group(1)), float(found.group(2))
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ([True] * 40 + [False] * 20, [True] * 55 + [False] * 5),  # B clearly better: significant
+        ([True] * 30 + [False] * 30, [True] * 32 + [False] * 28),  # B slightly better: not significant
+        ([True] * 20 + [False] * 20, [False] * 20 + [True] * 20),  # tie with disagreement
+        ([True] * 30 + [False] * 10, [True] * 30 + [False] * 10),  # tie, no disagreement
+    ],
+)
+def test_every_sentence_reads_the_same_in_both_orders(a: list[bool], b: list[bool]) -> None:
+    """The sentence names the better lane first; its interval is that lane minus the other, whichever
+    order the runs were given in (issue 8: `compare B A` printed B - A's interval negated)."""
+
+    def sentence(x: list[bool], y: list[bool], lx: str, ly: str) -> str:
+        n = len(x)
+        diff = (sum(y) - sum(x)) / n
+        wins_x = sum(p and not q for p, q in zip(x, y, strict=True))
+        wins_y = sum(q and not p for p, q in zip(x, y, strict=True))
+        return describe_difference(diff, paired_bootstrap_diff(x, y), mcnemar_exact(wins_x, wins_y), lx, ly)
+
+    forward, backward = sentence(a, b, "A", "B"), sentence(b, a, "B", "A")
+    low_f, high_f = _sentence_interval(forward)
+    low_b, high_b = _sentence_interval(backward)
+    points = 100 * (sum(b) - sum(a)) / len(a)
+    if points:
+        # Both sentences say the same thing: B is ahead, by an interval around +points.
+        assert forward.startswith(f"B scores {abs(points):.1f} points higher than A")
+        assert backward.startswith(f"B scores {abs(points):.1f} points higher than A")
+        assert (low_f, high_f) == (low_b, high_b)
+        assert low_f <= abs(points) <= high_f
+    else:
+        assert "same accuracy" in forward and "same accuracy" in backward
+        assert "for B minus A" in forward and "for A minus B" in backward  # says which way round it is
+        assert low_f <= 0 <= high_f and low_b <= 0 <= high_b
+
+
+def test_the_better_first_run_gets_a_positive_interval() -> None:
+    from ocllm.stats import Interval
+
+    # compare B A with B better: diff = A - B = -0.062 and the interval of A - B is negative.
+    text = describe_difference(-0.062, Interval(-0.11, -0.019), 0.0146, "B", "A")
+    assert text.startswith("B scores 6.2 points higher than A (95% CI +1.9 to +11.0 points)")
+    weak = describe_difference(-0.02, Interval(-0.05, 0.01), 0.4, "B", "A")
+    assert "B scores 2.0 points higher than A" in weak and "95% CI -1.0 to +5.0 points" in weak

@@ -74,13 +74,20 @@ def paired_bootstrap_diff(
 
 
 def describe_difference(diff: float, ci: Interval, p: float, label_a: str, label_b: str) -> str:
-    """One sentence that claims no more than the statistics support."""
+    """One sentence that claims no more than the statistics support.
+
+    `diff` and `ci` are accuracy(b) - accuracy(a). The sentence names the better lane first, so the
+    interval is turned round with it: it always reads as the better lane minus the worse one."""
     points = abs(diff) * 100
-    better, worse = (label_b, label_a) if diff > 0 else (label_a, label_b)
-    interval = f"95% CI {ci.low * 100:+.1f} to {ci.high * 100:+.1f} points"
+    if diff < 0:
+        better, worse, low, high = label_a, label_b, -ci.high, -ci.low
+    else:
+        better, worse, low, high = label_b, label_a, ci.low, ci.high
     if diff == 0:
+        interval = f"95% CI for {better} minus {worse}: {low * 100:+.1f} to {high * 100:+.1f} points"
         return f"{label_a} and {label_b} have the same accuracy on the paired tasks ({interval}; McNemar p = {p:.3g})."
-    if p < 0.05 and (ci.low > 0 or ci.high < 0):
+    interval = f"95% CI {low * 100:+.1f} to {high * 100:+.1f} points"
+    if p < 0.05 and (low > 0 or high < 0):
         return (
             f"{better} scores {points:.1f} points higher than {worse} ({interval}); exact McNemar p = {p:.3g}, "
             "so this difference is unlikely to be chance at the 5% level."
