@@ -99,7 +99,9 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
         broken.script(then=Reply(status=500, body="overloaded"))
         failing = lane(broken.base_url, max_attempts=2, retry_budget_s=1.0)
         result = run_lane(failing, out, progress=quiet)
-    assert (result.summary["errors"], result.summary["correct"], result.summary["complete"]) == (10, 0, False)
+    # Every task ran, so the run is complete; its requests failed, which `errors` counts (issue 8).
+    assert (result.summary["errors"], result.summary["correct"], result.summary["complete"]) == (10, 0, True)
+    assert "--retry-errors" in result.notices[0] and result.notices[0].startswith("10 of 10 task(s) failed")
     metrics = json.loads((out / "metrics.json").read_text())
     assert all(t["correct"] is None and t["rule"] == "request_error" for t in metrics["tasks"])
     assert all(t["error"].startswith("HTTP 500 after 2 attempts") for t in metrics["tasks"])
@@ -460,7 +462,8 @@ def test_lenient_model_checks_and_notices(tmp_path: Path, capsys: pytest.Capture
             code = run_cli(server.base_url, tmp_path / out, model="qwen3")
         assert code == 0
     printed = capsys.readouterr().out
-    assert "model 'qwen3' is not among those the server lists (/models/q.gguf), but it answers" in printed
+    assert "model 'qwen3' is not among those the server lists (/models/q.gguf); it answers, as 'm'" in printed
+    assert "the lane asked for model 'qwen3', but the server answered as 'm'" in printed
     assert "/models answered with an error" in printed and "requests work" in printed
     assert "reasoning is off for this lane, yet 10 response(s) carried reasoning" in printed
 

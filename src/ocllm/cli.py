@@ -73,14 +73,15 @@ def rescore(
     think_prefilled: bool | None,
 ) -> None:
     """Re-score a saved run from its raw model output, without calling any model."""
+    from ocllm.notices import incomplete_notice
     from ocllm.rescore import rescore_file
 
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     result = rescore_file(input_path, output, overrides, report)
     summary = result.document["summary"]
+    print_notices([n for n in (incomplete_notice(summary["missing"], summary["tasks_in_suite"]),) if n])
     console.print(summary_table(f"Re-scored {input_path.name}", summary))
-    incomplete = f"   INCOMPLETE: {summary['missing']} task(s) never ran" if summary.get("missing") else ""
-    console.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}{incomplete}")
+    console.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}")
     console.print(f"wrote {output}")
     if report is not None:
         console.print(f"wrote {report}")
@@ -134,6 +135,7 @@ def report(
 
     doc = run_report_doc(run_path, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
     folder = out or (run_path / "report" if run_path.is_dir() else run_path.parent / f"{run_path.stem}_report")
+    print_notices(doc["notices"])
     console.print(summary_table(f"{doc['label']}", doc["summary"]))
     for path in write_run_report(doc, folder):
         console.print(f"wrote {path}")
@@ -159,6 +161,7 @@ def matrix_report(
     from ocllm.report.write import write_matrix_report
 
     doc = matrix_doc(folder, baseline, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
+    print_notices(doc["notices"])
     table = Table(title=f"Lanes in {folder} (baseline {doc['baseline']})")
     for column in ("lane", "correct", "total", "errors", "accuracy", "95% CI"):
         table.add_column(column, justify="left" if column == "lane" else "right")
@@ -179,6 +182,7 @@ def matrix_report(
 
 
 def console_comparison(doc: dict) -> None:
+    print_notices(doc["notices"])
     table = Table(title=f"{doc['a']['label']} vs {doc['b']['label']} ({doc['n_paired']} paired tasks)")
     for column in ("scope", "A", "B", "A wins", "B wins", "McNemar p", "B - A (95% CI)"):
         table.add_column(column, justify="left" if column == "scope" else "right")
@@ -252,9 +256,11 @@ def run(
             if needed not in given:
                 raise click.UsageError(f"--{needed.replace('_', '-')} is needed without --config")
         lane = lane_from_mapping(lane_name or "adhoc", given, "command line")
-    result = run_lane(lane, out or Path("runs") / lane.name, resume=resume, retry_errors=retry_errors)
+    result = run_lane(
+        lane, out or Path("runs") / lane.name, resume=resume, retry_errors=retry_errors, announce=print_notice
+    )
     print_run_result(result)
-    return 0 if result.summary["complete"] else 1
+    return 0 if all_answered(result.summary) else 1
 
 
 @app.command()
@@ -278,9 +284,9 @@ def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool) 
     for name, lane in lanes.items():
         if only and name not in only:
             continue
-        result = run_lane(lane, folder / name, resume=resume)
+        result = run_lane(lane, folder / name, resume=resume, announce=print_notice)
         print_run_result(result)
-        complete = complete and result.summary["complete"]
+        complete = complete and all_answered(result.summary)
     return 0 if complete else 1
 
 
@@ -338,15 +344,27 @@ def print_run_result(result: object) -> None:
     summary = result.summary
     title = f"{result.lane.name} ({result.lane.model})"
     console.print(summary_table(title, summary))
-    flags = [] if summary["complete"] else ["INCOMPLETE"]
     console.print(
         f"errors: {summary['errors']}   truncated: {summary['truncated']}   missing: {summary['missing']}"
-        f"   requests this run: {result.ran}   {' '.join(flags)}"
+        f"   requests this run: {result.ran}"
     )
-    for notice in result.notices:
-        console.print(f"[yellow]note:[/yellow] {escape(notice)}", highlight=False, soft_wrap=True)
+    print_notices(result.notices)
     for name in ("manifest.json", "samples.jsonl", "metrics.json"):
         console.print(f"wrote {result.out_dir / name}")
+
+
+def all_answered(summary: dict) -> bool:
+    """Exit code 0 means every task of the suite ran and has an answer."""
+    return bool(summary["complete"]) and not summary["errors"]
+
+
+def print_notice(notice: str) -> None:
+    console.print(f"[yellow]note:[/yellow] {escape(notice)}", highlight=False, soft_wrap=True)
+
+
+def print_notices(notices: list[str]) -> None:
+    for notice in notices:
+        print_notice(notice)
 
 
 def summary_table(title: str, summary: dict) -> Table:

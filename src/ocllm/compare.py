@@ -16,6 +16,7 @@ import numpy as np
 
 from ocllm.formats import SavedRecord, load_saved_run
 from ocllm.models import Policy
+from ocllm.notices import incomplete_notice
 from ocllm.rescore import PolicyOverrides, policy_of
 from ocllm.scoring import SCORER_VERSION, decide
 from ocllm.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
@@ -42,6 +43,7 @@ class ScoredRun(NamedTuple):
     tasks: dict[str, ScoredTask]
     rescored: bool
     missing: int = 0  # tasks of the suite an interrupted run never ran
+    in_suite: int | None = None  # tasks in the suite, when the input says
 
 
 def load_scored(path: Path, *, rescore: bool = True, overrides: PolicyOverrides | None = None) -> ScoredRun:
@@ -52,8 +54,9 @@ def load_scored(path: Path, *, rescore: bool = True, overrides: PolicyOverrides 
         tasks[record.task.id] = _scored_task(record, chosen) if rescore else _as_recorded(record)
     label = str(saved.meta.get("lane") or saved.meta.get("run_id") or path.stem)
     expected = saved.meta.get("tasks_in_suite")
-    missing = expected - len(tasks) if isinstance(expected, int) else 0
-    return ScoredRun(label, path, tasks, rescore, missing)
+    in_suite = expected if isinstance(expected, int) and expected >= len(tasks) else None
+    missing = in_suite - len(tasks) if in_suite is not None else 0
+    return ScoredRun(label, path, tasks, rescore, missing, in_suite)
 
 
 def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
@@ -158,6 +161,23 @@ def _resources(tasks: list[ScoredTask]) -> dict[str, Any]:
     }
 
 
+def _side(run: ScoredRun) -> dict[str, Any]:
+    return {"label": run.label, "path": str(run.path), "missing": run.missing, "tasks_in_suite": run.in_suite}
+
+
+def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int) -> list[str]:
+    """What a reader must know before the figures: a side that never ran part of its suite, and tasks left
+    out because a request failed."""
+    notices = []
+    for run in (a, b):
+        incomplete = incomplete_notice(run.missing, run.in_suite)
+        if incomplete:
+            notices.append(f"{run.label}: {incomplete}")
+    if failed:
+        notices.append(f"{failed} task(s) failed on one side or both and are left out of the paired figures")
+    return notices
+
+
 def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:
     """The comparison document (comparison.json)."""
     if a.label == b.label:
@@ -170,8 +190,9 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:
         "format": "ocllm-comparison/1",
         "scorer_version": SCORER_VERSION if a.rescored else None,
         "rescored": a.rescored,
-        "a": {"label": a.label, "path": str(a.path)},
-        "b": {"label": b.label, "path": str(b.path)},
+        "a": _side(a),
+        "b": _side(b),
+        "notices": _comparison_notices(a, b, len(unscorable)),
         **_paired_figures(pa, pb, a.label, b.label),
         "only_in_a": [t for t in a.tasks if t not in b.tasks],
         "only_in_b": [t for t in b.tasks if t not in a.tasks],

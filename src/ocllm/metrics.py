@@ -44,7 +44,6 @@ def summarize(decisions: list[Decision]) -> dict[str, Any]:
         "correct": correct,
         "errors": errors,
         "accuracy": accuracy(correct, total - errors),
-        "complete": errors == 0,
         "by_category": by_category,
         "by_ambiguity": dict(Counter(d.ambiguity for d in decisions).most_common()),
         "by_method": dict(Counter(d.extraction_method for d in decisions).most_common()),

@@ -60,8 +60,12 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
     summary = summarize(decisions)
     summary["changed"] = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
     expected = saved.meta.get("tasks_in_suite")
-    summary["missing"] = expected - len(saved.records) if isinstance(expected, int) else 0
-    summary["complete"] = summary["complete"] and not summary["missing"]
+    in_suite = expected if isinstance(expected, int) and expected >= len(saved.records) else len(saved.records)
+    summary["tasks_in_suite"] = in_suite
+    summary["missing"] = in_suite - len(saved.records)
+    # Complete: every task of the suite ran. A run can be complete with failed requests (counted in
+    # `errors`), and incomplete without any (interrupted).
+    summary["complete"] = not summary["missing"]
     summary["scorer"] = scorer_settings(policy)
     document = {
         "format": OUTPUT_FORMAT,

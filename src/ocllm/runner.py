@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,9 +23,10 @@ from ocllm.errors import InputError, OcllmError
 from ocllm.formats.run_dir import load_run_dir
 from ocllm.lanes import Lane, public_settings
 from ocllm.models import Sample, Task
+from ocllm.notices import Scored, run_notices, same_model, served_models
 from ocllm.progress import RunProgress
 from ocllm.prompting import request_body
-from ocllm.rescore import rescore_run
+from ocllm.rescore import Rescored, rescore_run
 from ocllm.rundir import (
     MANIFEST,
     METRICS,
@@ -54,7 +54,7 @@ class RunResult(NamedTuple):
     lane: Lane
     summary: dict[str, Any]
     ran: int  # requests made in this invocation
-    notices: list[str]  # what the user should know: why requests failed, settings the server ignored
+    notices: list[str]  # what the user should know after the run: why requests failed, truncation, ...
 
 
 def run_lane(
@@ -64,8 +64,12 @@ def run_lane(
     resume: bool = False,
     retry_errors: bool = False,
     progress: Callable[[str, int, int], RunProgress] | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> RunResult:
-    """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix."""
+    """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix.
+
+    `announce` is told, before the first task is sent, what the user must know before waiting for the
+    run (the server serves the model under another name, a first request failed)."""
     suite = load_suite(lane.suite)
     api_key = _api_key(lane)
     try:
@@ -83,7 +87,9 @@ def run_lane(
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
     _refuse_unusable_directory(out_dir, resume=resume or retry_errors)
-    probe, notices = asyncio.run(_check_server(lane, settings))
+    probe, served, before = asyncio.run(_check_server(lane, settings))
+    for notice in before:
+        (announce or (lambda _: None))(notice)
     samples_path = out_dir / SAMPLES
     existing = _prepare_directory(lane, suite, out_dir, resume=resume or retry_errors)
     if retry_errors:
@@ -95,6 +101,7 @@ def run_lane(
 
     manifest = _manifest(lane, suite, existing_manifest=out_dir / MANIFEST if done else None)
     manifest["server_models"] = probe.models
+    manifest["served_model"] = served
     write_json(out_dir / MANIFEST, manifest)
     atomic_write_bytes(out_dir / SUITE_COPY, suite.path.read_bytes())
     make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
@@ -104,23 +111,32 @@ def run_lane(
         manifest["status"] = "interrupted"
         write_json(out_dir / MANIFEST, manifest)
         raise
-    summary = score_run_dir(out_dir, lane)
-    notices += _after_run_notices(lane, read_samples(samples_path))
-    manifest["notices"] = notices
+    rescored = score_run_dir(out_dir, lane)
+    summary = rescored.document["summary"]
+    after = run_notices(
+        [Scored(r.sample, d) for r, d in zip(rescored.source.records, rescored.decisions, strict=True)],
+        missing=summary["missing"],
+        in_suite=summary["tasks_in_suite"],
+        requested_model=lane.model,
+        reasoning=lane.reasoning,
+    )
+    if (resume or retry_errors) and not pending:
+        after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
+    manifest["notices"] = before + after
+    manifest["served_model"] = next(iter(served_models(r.sample for r in rescored.source.records)), served)
     manifest["finished_at"] = _now()
-    manifest["status"] = "finished" if summary["complete"] else "finished_with_errors"
+    manifest["status"] = "finished" if not summary["errors"] else "finished_with_errors"
     write_json(out_dir / MANIFEST, manifest)
-    return RunResult(out_dir, lane, summary, len(pending), notices)
+    return RunResult(out_dir, lane, summary, len(pending), after)
 
 
-def score_run_dir(out_dir: Path, lane: Lane) -> dict[str, Any]:
-    """Decide every task from the samples on disk and write metrics.json; returns the summary."""
+def score_run_dir(out_dir: Path, lane: Lane) -> Rescored:
+    """Decide every task from the samples on disk and write metrics.json."""
     saved = load_run_dir(out_dir)
-    document = rescore_run(saved, lane.policy()).document
-    summary = document["summary"]
-    document["source"] = {"path": str(out_dir), "lane": lane.name, "model": lane.model}
-    write_json(out_dir / METRICS, document)
-    return summary
+    result = rescore_run(saved, lane.policy())
+    result.document["source"] = {**result.document["source"], "path": str(out_dir), "lane": lane.name}
+    write_json(out_dir / METRICS, result.document)
+    return result
 
 
 # A server still loading answers 503 for a while: the probe waits a little before refusing.
@@ -128,8 +144,9 @@ _NOT_READY_RETRIES = 3
 _NOT_READY_WAIT_S = 2.0
 
 
-async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerProbe, list[str]]:
-    """Refuse at once what would make every request fail; return notices for what only might.
+async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerProbe, str | None, list[str]]:
+    """Refuse at once what would make every request fail. Returns the /models answer, the model name
+    the server answered a trial request with (None when none was needed), and notices for what only might.
 
     /models is asked first. When it cannot settle the question (the model is not listed, the server
     lists one model under another name, or /models itself fails), one tiny chat request decides: what
@@ -151,29 +168,39 @@ async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerPro
         if probe.status in (401, 403):
             raise OcllmError(f"{where}: the server refused the credentials (HTTP {probe.status}); check api_key_env")
         served = [str(m.get("id")) for m in (probe.models or {}).get("data") or [] if isinstance(m, dict)]
-        if probe.problem is None and (not served or _same_model(lane.model, served)):
-            return probe, []
-        failure = await _try_one_request(session, settings, lane)
+        if probe.problem is None and (not served or any(same_model(lane.model, name) for name in served)):
+            return probe, None, []
+        trial = await _try_one_request(session, settings, lane)
+    failure = trial.error
     if failure is None or not failure.startswith(("HTTP 4", "connection")):
         if failure is not None:  # a server error on one request proves nothing about the model name
-            return probe, [f"a first request failed ({failure}); the run goes on and records what fails"]
+            return probe, None, [f"a first request failed ({failure}); the run goes on and records what fails"]
         if probe.problem is not None:
-            return probe, [f"{lane.base_url}/models answered with an error ({probe.problem}); requests work"]
-        return probe, [
-            f"model {lane.model!r} is not among those the server lists ({', '.join(served)}), but it answers"
-        ]
+            return (
+                probe,
+                trial.model,
+                [f"{lane.base_url}/models answered with an error ({probe.problem}); requests work"],
+            )
+        if trial.model and not same_model(lane.model, trial.model):
+            answered = f"it answers, as {trial.model!r}: results and reports name the model the server answered as"
+        else:
+            answered = "but it answers to that name"
+        return (
+            probe,
+            trial.model,
+            [f"model {lane.model!r} is not among those the server lists ({', '.join(served)}); {answered}"],
+        )
     if probe.problem is not None and not lane.base_url.rstrip("/").endswith("/v1"):
         raise OcllmError(f"{where}: requests fail ({failure}); is '/v1' missing from the base URL?")
     listed = f" (served: {', '.join(served)})" if served else ""
     raise OcllmError(f"{where}: a request for model {lane.model!r} fails{listed}: {failure}")
 
 
-async def _try_one_request(session: aiohttp.ClientSession, settings: ClientSettings, lane: Lane) -> str | None:
-    """One chat request of one token: None when the server answers it, else why it failed."""
+async def _try_one_request(session: aiohttp.ClientSession, settings: ClientSettings, lane: Lane) -> Sample:
+    """One chat request of one token: its sample says whether the server answered, and as which model."""
     once = msgspec.structs.replace(settings, max_attempts=1, stream=False)
     body = {"model": lane.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 1}
-    sample = await chat_completion(session, once, "probe", body)
-    return sample.error
+    return await chat_completion(session, once, "probe", body)
 
 
 async def _run_pending(
@@ -210,28 +237,6 @@ async def _run_pending(
                 await asyncio.gather(*(worker() for _ in range(min(lane.concurrency, len(pending)) or 1)))
     finally:
         writer.close()
-
-
-def _same_model(wanted: str, served: list[str]) -> bool:
-    # Ollama lists "qwen3:latest" for a model asked for as "qwen3".
-    names = {wanted, f"{wanted}:latest", wanted.removesuffix(":latest")}
-    return any(name in names for name in served)
-
-
-def _after_run_notices(lane: Lane, samples: list[Sample]) -> list[str]:
-    notices = []
-    reasons = Counter(s.error for s in samples if s.error)
-    for reason, count in reasons.most_common(3):
-        notices.append(f"{count} task(s) failed: {reason}")
-    if len(reasons) > 3:
-        notices.append(f"... and {sum(reasons.values()) - sum(c for _, c in reasons.most_common(3))} more failures")
-    thinking = sum(1 for s in samples if s.reasoning)
-    if lane.reasoning == "off" and thinking:
-        notices.append(
-            f"reasoning is off for this lane, yet {thinking} response(s) carried reasoning: this server may "
-            "ignore chat_template_kwargs (use a system prompt or extra_body to turn thinking off)"
-        )
-    return notices
 
 
 def _refuse_unusable_directory(out_dir: Path, *, resume: bool) -> None:

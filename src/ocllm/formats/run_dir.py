@@ -9,6 +9,7 @@ import msgspec
 
 from ocllm.errors import InputError
 from ocllm.formats.saved_run import DECISION_FIELDS, SavedRecord, SavedRun
+from ocllm.notices import served_models
 from ocllm.rundir import MANIFEST, METRICS, SAMPLES, SUITE_COPY, read_samples
 from ocllm.suites import load_suite
 
@@ -20,7 +21,7 @@ def load_run_dir(path: Path) -> SavedRun:
     samples = {s.task_id: s for s in read_samples(path / SAMPLES)}
     previous = _previous_decisions(path / METRICS)
     meta = _manifest(path / MANIFEST)
-    records = []
+    records: list[SavedRecord] = []
     for task in tasks:
         sample = samples.get(task.id)
         if sample is None:
@@ -28,6 +29,11 @@ def load_run_dir(path: Path) -> SavedRun:
         task = msgspec.structs.replace(task, prompt=sample.sent_prompt())
         records.append(SavedRecord(task, sample, previous.get(task.id, {}), {}))
     meta["tasks_in_suite"] = len(tasks)  # an interrupted run holds fewer: it is then not complete
+    # Reports name the model the server answered as: the name the lane asked for may be an alias, or
+    # another model altogether (a single-model server answers to any name).
+    served = served_models(r.sample for r in records)
+    if served:
+        meta["model"] = served[0]
     return SavedRun(path, meta, records)
 
 
@@ -54,6 +60,7 @@ def _manifest(path: Path) -> dict[str, Any]:
         "run_format": manifest.get("format"),
         "lane": lane.get("name"),
         "model": lane.get("model"),
+        "requested_model": lane.get("model"),
         "lane_settings": lane,
         "suite": suite.get("name") if isinstance(suite, dict) else None,
     }

@@ -28,6 +28,8 @@ DECISION_FIELDS = (
 )
 # Fields that describe the run rather than the decision; carried through to the output.
 CARRIED_FIELDS = ("prompt", "latency_s", "usage", "subset")
+# What this project's output records under `source` about the run it was scored from.
+_RUN_FIELDS = ("lane", "model", "requested_model", "lane_settings", "suite", "tasks_in_suite")
 _TASK_TYPES = ("mcq", "required_substrings")
 # Optional fields and the types they must have when present (null is always allowed).
 _FIELD_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
@@ -70,6 +72,11 @@ def load_saved_run(path: Path) -> SavedRun:
         scorer = (data.get("summary") or {}).get("scorer") if isinstance(data.get("summary"), dict) else None
         if isinstance(scorer, dict):
             meta["scorer"] = scorer  # this project's output: the policy it was scored with
+        source = data.get("source")
+        if isinstance(source, dict):
+            # This project's output names the run it came from (lane, model, suite size): a metrics.json
+            # read back says as much about the run as its directory would, an interrupted one included.
+            meta.update({k: v for k, v in source.items() if k in _RUN_FIELDS and k not in meta})
         rows = data["tasks"]
     else:
         raise InputError(f"{path}: expected an object with a 'tasks' list, or a list of task records")

@@ -13,6 +13,7 @@ from ocllm.compare import ScoredRun, _resources, compare_runs, load_scored
 from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
 from ocllm.metrics import accuracy, tally_categories
+from ocllm.notices import Scored, incomplete_notice, run_notices
 from ocllm.rescore import PolicyOverrides, policy_of, rescore_run
 from ocllm.stats import wilson
 
@@ -36,6 +37,14 @@ def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> dict
     doc["summary"]["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
     scored = load_scored(path, rescore=True, overrides=overrides)
     doc["resources"] = _resources(list(scored.tasks.values()))
+    settings = saved.meta.get("lane_settings")
+    doc["notices"] = run_notices(
+        [Scored(r.sample, d) for r, d in zip(saved.records, result.decisions, strict=True)],
+        missing=summary["missing"],
+        in_suite=summary["tasks_in_suite"],
+        requested_model=saved.meta.get("requested_model"),
+        reasoning=settings.get("reasoning") if isinstance(settings, dict) else None,
+    )
     return doc
 
 
@@ -76,16 +85,21 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 **_with_interval(figures),
                 "truncated": sum(t.truncated for t in tasks),
                 "missing": run.missing,
-                "complete": not run.missing and not errors,
+                "complete": not run.missing,
                 "by_category": {k: _with_interval(v) for k, v in tally_categories(tasks).items()},
                 "resources": _resources(tasks),
             }
         )
     lanes.sort(key=lambda lane: lane["accuracy"], reverse=True)
+    notices = [f"{run.label}: {note}" for run in runs if (note := incomplete_notice(run.missing, run.in_suite))]
+    notices += [
+        f"{lane['label']}: {lane['errors']} task(s) failed and are not scored" for lane in lanes if lane["errors"]
+    ]
     return {
         "format": "ocllm-matrix/1",
         "folder": str(folder),
         "baseline": baseline,
+        "notices": notices,
         "lanes": lanes,
         "comparisons": [compare_runs(base, run) for run in runs if run is not base],
     }

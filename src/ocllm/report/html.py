@@ -537,7 +537,8 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         script=FILTER_SCRIPT,
         doc=_with_defaults(doc, {"label": "run"}),
         summary=summary,
-        source=_with_defaults(doc.get("source") or {}, {"path": None, "model": None}),
+        source=_with_defaults(doc.get("source") or {}, {"path": None, "model": None, "requested_model": None}),
+        notices=doc.get("notices") or [],
         scorer=scorer,
         scored=summary["total"] - (summary.get("errors") or 0),
         charts=run_charts(doc),
@@ -569,6 +570,7 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
     return _render(
         "comparison.html.j2",
         doc=doc,
+        notices=doc.get("notices") or [],
         colours=[charts.colour(0), charts.colour(1)],
         charts=comparison_charts(doc),
         unpaired=[
@@ -619,6 +621,7 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
     return _render(
         "matrix.html.j2",
         doc=_with_defaults(doc, {"folder": "", "baseline": None}),
+        notices=doc.get("notices") or [],
         lanes=lanes,
         charts=matrix_charts(doc),
         heat_rows=heat_rows,

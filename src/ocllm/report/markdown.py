@@ -132,6 +132,22 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | No
     return lines
 
 
+def notices_md(doc: Mapping[str, Any]) -> list[str]:
+    """The document's notices (a run never finished, requests failed, every answer cut off...), as the
+    first thing under the title: a reader must see them before any figure."""
+    notices = doc.get("notices") or []
+    if not notices:
+        return []
+    return [*(f"> **⚠ {cell(n, 600)}**  " for n in notices), ""]
+
+
+def _completeness(summary: Mapping[str, Any]) -> str:
+    if summary.get("complete", True):
+        return "yes"
+    missing, in_suite = summary.get("missing"), summary.get("tasks_in_suite")
+    return f"**no: {missing} of {in_suite} tasks never ran**" if missing else "**no**"
+
+
 def _on_off(flag: object) -> str:
     return "on" if flag else "off"
 
@@ -176,10 +192,13 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
     scorer = summary.get("scorer") or {}
     source = doc.get("source") or {}
     scored = summary["total"] - summary.get("errors", 0)
-    lines = [f"# Run report: {cell(doc.get('label'))}", ""]
+    lines = [f"# Run report: {cell(doc.get('label'))}", "", *notices_md(doc)]
     facts = []
     if source.get("model"):
         facts.append(f"Model: {cell(source['model'])}")
+        requested = source.get("requested_model")
+        if requested and requested != source["model"]:
+            facts.append(f"the lane asked for {cell(requested)}")
     if source.get("path"):
         facts.append(f"source: {cell(source['path'], 200)}")
     if facts:
@@ -195,7 +214,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
                 ["correct", str(summary["correct"])],
                 ["errors (failed requests, not scored)", str(summary.get("errors", 0))],
                 ["truncated (finish_reason: length)", str(summary.get("truncated", 0))],
-                ["run complete", "yes" if summary.get("complete", True) else "**no**"],
+                ["run complete", _completeness(summary)],
                 *([["decisions changed from the input's", str(summary["changed"])]] if "changed" in summary else []),
                 ["scorer", cell(scorer.get("version", "n/a"))],
                 ["conflict policy", cell(scorer.get("conflict_policy", "n/a"))],
@@ -327,7 +346,7 @@ def _id_list(ids: Sequence[str]) -> str:
 
 def comparison_markdown(doc: Mapping[str, Any]) -> str:
     a, b = doc["a"]["label"], doc["b"]["label"]
-    lines = [f"# Comparison: {cell(a)} vs {cell(b)}", "", *comparison_core(doc), ""]
+    lines = [f"# Comparison: {cell(a)} vs {cell(b)}", "", *notices_md(doc), *comparison_core(doc), ""]
     lines += [
         f"- Paired tasks: {doc['n_paired']}. "
         + (
@@ -404,6 +423,7 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
     lines = [
         f"# Matrix: {cell(doc.get('folder'), 200)}",
         "",
+        *notices_md(doc),
         f"{len(lanes)} lanes; baseline **{cell(doc.get('baseline'))}**. Best first.",
         "",
         "## Leaderboard",

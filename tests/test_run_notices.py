@@ -1,0 +1,217 @@
+"""What the user is told beside the figures (issue 8): runs that never finished, failed requests, the
+model the server really served, truncation, reasoning asked for and never seen. Real runs against real
+servers on 127.0.0.1 (the simulator and the scriptable fault server), real files, the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from faultserver import FaultServer, Reply
+from test_runner import lane, quiet
+
+from ocllm.cli import main
+from ocllm.models import Policy, Sample, Task
+from ocllm.notices import Scored, run_notices
+from ocllm.runner import run_lane
+from ocllm.scoring import decide
+from ocllm.sim import SimConfig, SimServer
+from ocllm.suites import shipped_suites
+
+SUITE_LINES = [
+    {"id": "m1", "type": "mcq", "question": "2+2?", "options": ["3", "4"], "answer": "B", "category": "maths"},
+    {"id": "m2", "type": "mcq", "question": "3+3?", "options": ["6", "7"], "answer": "A", "category": "maths"},
+    {"id": "s1", "type": "required_substrings", "question": "Say alpha.", "required_substrings": ["alpha"]},
+    {"id": "s2", "type": "required_substrings", "question": "Say beta.", "required_substrings": ["beta"]},
+]
+
+
+def write_suite(tmp_path: Path) -> Path:
+    path = tmp_path / "suite.jsonl"
+    path.write_text("".join(json.dumps({"category": "text", **line}) + "\n" for line in SUITE_LINES))
+    return path
+
+
+def reply(content: str, *, model: str = "m", finish_reason: str = "stop", **message: object) -> Reply:
+    return Reply(
+        json={
+            "id": "x",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, **message},
+                    "finish_reason": finish_reason,
+                }
+            ],
+        }
+    )
+
+
+def models(*names: str) -> Reply:
+    return Reply(json={"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
+
+
+def cli_run(base_url: str, suite: Path | str, out: Path, *extra: str, model: str = "m") -> int:
+    args = ["run", "--suite", str(suite), "--base-url", base_url, "--model", model, "--out", str(out)]
+    return main([*args, "--concurrency", "1", *extra])
+
+
+# --- The sentences themselves --------------------------------------------------------------------------
+
+
+def scored(task: dict, content: str | None, *, finish: str = "stop", error: str | None = None, **kw: object) -> Scored:
+    t = Task(**{"category": "text", **task})
+    sample = Sample(task_id=t.id, content=content, finish_reason=finish, error=error, **kw)  # type: ignore[arg-type]
+    return Scored(sample, decide(t, sample, Policy()))
+
+
+def test_a_clean_run_has_nothing_to_say() -> None:
+    done = [scored(SUITE_LINES[0], "FINAL: B", model="m"), scored(SUITE_LINES[2], "alpha", model="m")]
+    assert run_notices(done, in_suite=2, requested_model="m", reasoning="off") == []
+
+
+def test_incomplete_comes_first_with_the_count() -> None:
+    done = [scored(SUITE_LINES[0], None, error="HTTP 500 after 4 attempts: boom")]
+    notices = run_notices(done, missing=3, in_suite=4)
+    assert notices[0].startswith("INCOMPLETE: 3 of 4 tasks never ran")
+    assert notices[1].startswith("1 of 1 task(s) failed") and "--retry-errors" in notices[1]
+    assert notices[2] == "1 task(s) failed: HTTP 500 after 4 attempts: boom"
+
+
+def test_truncation_is_counted_and_substring_passes_on_cut_output_are_named() -> None:
+    done = [
+        scored(SUITE_LINES[0], "Let me think", finish="length"),
+        scored(SUITE_LINES[2], "alpha alpha and", finish="length"),  # passes, although cut off
+        scored(SUITE_LINES[3], "beta.", finish="stop"),  # passes, finished
+    ]
+    notices = run_notices(done)
+    assert notices[0].startswith("2 of 3 responses were cut off at max_tokens")
+    assert notices[1].startswith("1 of the 2 required-substring passes came from truncated output")
+    every = run_notices(done[:2])
+    assert every[0].startswith("every response (2) was cut off at max_tokens")
+
+
+def test_served_model_and_reasoning_mismatches() -> None:
+    done = [scored(SUITE_LINES[0], "FINAL: B", model="smollm2")]
+    assert run_notices(done, requested_model="smollm2:latest") == []  # Ollama's spelling of the same model
+    (model_note,) = run_notices(done, requested_model="llama3")
+    assert model_note == "the lane asked for model 'llama3', but the server answered as 'smollm2'"
+    (native,) = run_notices(done, reasoning="native")
+    assert native.startswith("reasoning is native for this lane, yet no response carried reasoning")
+    tagged = [scored(SUITE_LINES[0], "<think>hm</think>FINAL: B")]
+    assert run_notices(tagged, reasoning="native") == []  # think tags in the content are reasoning
+
+
+# --- Said where the user looks ----------------------------------------------------------------------------
+
+
+def test_a_model_served_under_another_name_is_said_before_the_run_starts(tmp_path: Path) -> None:
+    said: list[tuple[str, int, bool]] = []
+    out = tmp_path / "run"
+    with FaultServer() as server:
+        server.script(models("smollm2"), then=reply("FINAL: B", model="smollm2"))
+
+        def announce(text: str) -> None:
+            said.append((text, len(server.requests), (out / "samples.jsonl").exists()))
+
+        result = run_lane(
+            lane(server.base_url, model="llama3", suite=str(write_suite(tmp_path)), concurrency=1),
+            out,
+            progress=quiet,
+            announce=announce,
+        )
+    # Said after /models and the one trial request, before any task was sent or recorded.
+    ((text, requests, recorded),) = said
+    assert (requests, recorded) == (2, False)
+    assert "'llama3' is not among those the server lists (smollm2)" in text and "as 'smollm2'" in text
+    assert any("asked for model 'llama3', but the server answered as 'smollm2'" in n for n in result.notices)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["served_model"] == "smollm2" and manifest["lane"]["model"] == "llama3"
+    assert main(["report", str(out)]) == 0
+    report = (out / "report" / "report.md").read_text()
+    assert "Model: smollm2; the lane asked for llama3" in report
+    assert "the server answered as 'smollm2'" in report.split("## By category")[0]
+    assert "model smollm2 (the lane asked for llama3)" in (out / "report" / "report.html").read_text()
+
+
+def test_resume_after_failed_requests_points_to_retry_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, suite = tmp_path / "run", write_suite(tmp_path)
+    with FaultServer() as server:
+        server.script(models("m"), then=Reply(status=400, json={"error": {"message": "bad field"}}))
+        assert cli_run(server.base_url, suite, out) == 1
+    capsys.readouterr()
+    with FaultServer() as server:
+        server.script(models("m"), then=reply("FINAL: A"))
+        assert cli_run(server.base_url, suite, out, "--resume") == 1
+        assert len(server.requests) == 1  # only /models: nothing was run again
+    printed = capsys.readouterr().out
+    assert "nothing left to run: every one of the 4 tasks has already run" in printed
+    assert "4 of 4 task(s) failed" in printed and "--retry-errors" in printed
+    assert "INCOMPLETE" not in printed  # every task ran: complete, with errors
+
+
+def test_all_truncated_and_native_reasoning_never_seen_are_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FaultServer() as server:
+        server.script(models("m"), then=reply("alpha beta FINAL: B and", finish_reason="length"))
+        code = cli_run(server.base_url, write_suite(tmp_path), tmp_path / "run", "--reasoning", "native")
+    printed = capsys.readouterr().out
+    assert code == 0  # every task has an answer; what is off is said, not failed
+    assert "note: every response (4) was cut off at max_tokens" in printed
+    assert "2 of the 2 required-substring passes came from truncated output" in printed
+    assert "reasoning is native for this lane, yet no response carried reasoning" in printed
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["summary"]["truncated"] == 4
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two finished runs of the smoke suite, one of them then cut back to 4 of its 10 tasks."""
+    folder = tmp_path_factory.mktemp("matrix")
+    with SimServer(SimConfig(suites=tuple(shipped_suites().values()))) as sim:
+        for name in ("A_baseline", "B_cut"):
+            run_lane(lane(sim.base_url, name=name), folder / name, progress=quiet)
+    samples = folder / "B_cut" / "samples.jsonl"
+    samples.write_bytes(b"".join(samples.read_bytes().splitlines(keepends=True)[:4]))
+    return folder / "A_baseline", folder / "B_cut"
+
+
+INCOMPLETE = "INCOMPLETE: 6 of 10 tasks never ran"
+
+
+def test_report_of_an_interrupted_run_opens_with_it(
+    interrupted: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, cut = interrupted
+    assert main(["report", str(cut), "-o", str(tmp_path / "rep")]) == 0
+    first_line = capsys.readouterr().out.splitlines()[0]
+    assert first_line.startswith("note: " + INCOMPLETE)
+    markdown = (tmp_path / "rep" / "report.md").read_text().splitlines()
+    assert markdown[2].startswith(f"> **⚠ {INCOMPLETE}")  # right under the title
+    assert "**no: 6 of 10 tasks never ran**" in "\n".join(markdown)
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert html.index(INCOMPLETE) < html.index('id="summary"')
+
+
+def test_compare_and_matrix_report_open_with_the_incomplete_side(
+    interrupted: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    full, cut = interrupted
+    assert main(["compare", str(full), str(cut), "-o", str(tmp_path / "cmp")]) == 0
+    first_line = capsys.readouterr().out.splitlines()[0]
+    assert first_line.startswith(f"note: B_cut: {INCOMPLETE}")
+    doc = json.loads((tmp_path / "cmp" / "comparison.json").read_text())
+    assert (doc["b"]["missing"], doc["b"]["tasks_in_suite"], doc["a"]["missing"]) == (6, 10, 0)
+    assert (tmp_path / "cmp" / "comparison.md").read_text().splitlines()[2].startswith(f"> **⚠ B_cut: {INCOMPLETE}")
+    html = (tmp_path / "cmp" / "comparison.html").read_text()
+    assert html.index(INCOMPLETE) < html.index('id="verdict"') and "B_cut incomplete: 6 tasks never ran" in html
+
+    assert main(["matrix-report", str(full.parent), "-o", str(tmp_path / "mx")]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith(f"note: B_cut: {INCOMPLETE}")
+    assert f"B_cut: {INCOMPLETE}" in (tmp_path / "mx" / "matrix.md").read_text().split("## Leaderboard")[0]
