@@ -215,3 +215,89 @@ def test_compare_and_matrix_report_open_with_the_incomplete_side(
     assert main(["matrix-report", str(full.parent), "-o", str(tmp_path / "mx")]) == 0
     assert capsys.readouterr().out.splitlines()[0].startswith(f"note: B_cut: {INCOMPLETE}")
     assert f"B_cut: {INCOMPLETE}" in (tmp_path / "mx" / "matrix.md").read_text().split("## Leaderboard")[0]
+
+
+# --- Progress: a stall is visible, the rate follows the recent speed ------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_rate_and_eta_follow_the_recent_finishes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from ocllm.progress import RunProgress
+
+    clock = Clock()
+    monkeypatch.setattr("ocllm.progress.time.monotonic", clock)
+    bar = RunProgress("L", 100, stream=io.StringIO())
+    for _ in range(30):  # one task a second
+        bar.start()
+        clock.now += 1.0
+        bar.advance(True, False)
+    assert bar.rate() == pytest.approx(20 / 19)  # the last 20 finishes span 19 s
+    bar.start()
+    clock.now += 60.0  # one slow task: nothing finishes for a minute
+    status = bar.status()
+    assert bar.rate() == pytest.approx(20 / 79)
+    assert "1 in flight" in status and "last finished 1m00s ago" in status
+    assert "3.9s/task" in status and "0.0/s" not in status  # slow rates are shown per task, never as 0.0/s
+    assert "eta 4m36s" in status  # 70 left at 20/79 per second: 276.5 s
+
+
+def test_a_stalled_server_shows_in_the_progress_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from faultserver import Hang
+
+    from ocllm.progress import RunProgress
+
+    monkeypatch.setattr("ocllm.runner._TICK_S", 0.05)
+    log = io.StringIO()
+    with FaultServer() as server:
+        server.script(models("m"), Hang(5.0), then=reply("FINAL: B"))
+        run_lane(
+            lane(server.base_url, model="m", suite=str(write_suite(tmp_path)), concurrency=1, timeout_s=0.6),
+            tmp_path / "run",
+            progress=lambda label, total, done: RunProgress(label, total, done, stream=log, interval_s=0.05),
+        )
+    lines = log.getvalue().splitlines()
+    # While the first request hangs, lines keep coming: one in flight, nothing finished yet.
+    stalled = [line for line in lines if "1 in flight" in line and "waiting" in line and "0/4 done" in line]
+    assert len(stalled) >= 2, lines
+    assert lines[-1].startswith("[L] 4/4 done, 0 in flight") and "last finished 0s ago" in lines[-1]
+
+
+def test_piped_tables_never_wrap_a_figure(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from conftest import legacy_record, write_json
+
+    category = "reasoning_mmlu_pro_engineering_and_applied_sciences"
+    sides = []
+    for name, right in (("lane_a_with_a_long_name", 6), ("lane_b_with_a_long_name", 9)):
+        records = [
+            legacy_record(f"t{i}", "FINAL: B" if i < right else "FINAL: A", category=category) for i in range(12)
+        ]
+        sides.append(str(write_json(tmp_path / f"{name}.json", {"tasks": records})))
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ocllm", "compare", *sides, "-o", str(tmp_path / "c")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    # The whole difference and its interval stand on the row of their scope, on one line.
+    figure = r"[+-]\d+\.\d \([+-]\d+\.\d to [+-]\d+\.\d\)"
+    assert re.search(rf"{category} .*{figure}", proc.stdout), proc.stdout
+    assert re.search(rf"all .*{figure}", proc.stdout), proc.stdout

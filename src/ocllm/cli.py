@@ -5,6 +5,7 @@ once instead of first loading SciPy, matplotlib and aiohttp."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ from rich.table import Table
 from ocllm import __version__
 from ocllm.errors import OcllmError
 
-console = Console()
+# Piped or redirected output gets a fixed wide page instead of rich's 80 columns, so that tables are
+# not wrapped in the middle of a figure or an interval (COLUMNS, when set, still wins).
+console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160)
 
 
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -164,7 +167,7 @@ def matrix_report(
     print_notices(doc["notices"])
     table = Table(title=f"Lanes in {folder} (baseline {doc['baseline']})")
     for column in ("lane", "correct", "total", "errors", "accuracy", "95% CI"):
-        table.add_column(column, justify="left" if column == "lane" else "right")
+        table.add_column(column, justify="left" if column == "lane" else "right", no_wrap=column != "lane")
     for lane in doc["lanes"]:
         table.add_row(
             lane["label"],
@@ -185,7 +188,7 @@ def console_comparison(doc: dict) -> None:
     print_notices(doc["notices"])
     table = Table(title=f"{doc['a']['label']} vs {doc['b']['label']} ({doc['n_paired']} paired tasks)")
     for column in ("scope", "A", "B", "A wins", "B wins", "McNemar p", "B - A (95% CI)"):
-        table.add_column(column, justify="left" if column == "scope" else "right")
+        table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
     for name, f in [("all", doc), *doc["by_category"].items()]:
         table.add_row(
             name,
@@ -370,7 +373,7 @@ def print_notices(notices: list[str]) -> None:
 def summary_table(title: str, summary: dict) -> Table:
     table = Table(title=title)
     for column in ("scope", "correct", "total", "errors", "accuracy"):
-        table.add_column(column, justify="left" if column == "scope" else "right")
+        table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
     rows = [("all", summary), *summary["by_category"].items()]
     for name, figures in rows:
         scored = figures["total"] - figures.get("errors", 0)

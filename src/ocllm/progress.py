@@ -1,17 +1,38 @@
-"""Progress of a run: a live bar on a terminal, plain periodic lines elsewhere (CI logs, pipes)."""
+"""Progress of a run: a live bar on a terminal, plain periodic lines elsewhere (CI logs, pipes).
+
+Besides done/total it shows what tells a slow server from a stalled one: requests in flight and the time
+since the last task finished. The rate and ETA come from the recent finishes only (a moving window), so
+a run that slowed down, or one slow task among fast ones, shows the speed it has now, not its average."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 from typing import TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+# Finishes the rate is measured on: enough to smooth out one odd task, few enough to follow a change.
+RATE_WINDOW = 20
+# Plain lines: one per `interval_s` while tasks finish; while nothing finishes, one per `_STALLED_EVERY`
+# intervals, so a stalled server shows in a log without filling it.
+_STALLED_EVERY = 6
+
+
+def duration(seconds: float) -> str:
+    """3s, 4m05s, 2h03m: short enough for a progress line."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
 class RunProgress:
-    """done/total, rate, ETA, running accuracy and error count."""
+    """done/total, in flight, recent rate, ETA, time since the last finish, running accuracy, errors."""
 
     def __init__(
         self, label: str, total: int, done: int = 0, *, stream: TextIO | None = None, interval_s: float = 5.0
@@ -22,10 +43,11 @@ class RunProgress:
         self.correct = 0
         self.scored = 0
         self.errors = 0
+        self.in_flight = 0
         self._stream = stream or sys.stderr
         self._interval = interval_s
         self._started = time.monotonic()
-        self._new = 0  # finished in this session: what the rate is measured on
+        self._finishes: deque[float] = deque(maxlen=RATE_WINDOW)  # when the recent tasks finished
         self._last_line = 0.0
         self._last_done = -1  # what the last plain line reported
         self._bar: Progress | None = None
@@ -35,9 +57,7 @@ class RunProgress:
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TimeRemainingColumn(),
-                TextColumn("{task.fields[stats]}"),
+                TextColumn("{task.fields[status]}"),
                 console=Console(file=self._stream),
                 transient=False,
             )
@@ -45,51 +65,76 @@ class RunProgress:
     def __enter__(self) -> RunProgress:
         if self._bar is not None:
             self._bar.start()
-            self._task_id = self._bar.add_task(
-                self.label, total=self.total, completed=self.done, rate="", stats=self._stats()
-            )
+            self._task_id = self._bar.add_task(self.label, total=self.total, completed=self.done, status=self.status())
         else:
             self._line(force=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
+            self._refresh()
             self._bar.stop()
         elif self._last_done != self.done:
             self._line(force=True)
 
+    def start(self) -> None:
+        """A request was sent."""
+        self.in_flight += 1
+
     def advance(self, correct: bool | None, error: bool) -> None:
+        """A task finished: answered (correct or not, or unscorable) or failed."""
+        self.in_flight = max(0, self.in_flight - 1)
         self.done += 1
-        self._new += 1
+        self._finishes.append(time.monotonic())
         if error:
             self.errors += 1
         elif correct is not None:
             self.scored += 1
             self.correct += bool(correct)
+        self._refresh()
+
+    def tick(self) -> None:
+        """Called every second or so by the runner, so that a stall shows although nothing finishes."""
+        self._refresh()
+
+    def rate(self, now: float | None = None) -> float:
+        """Tasks per second over the recent finishes, measured up to now: it falls while nothing finishes."""
+        now = time.monotonic() if now is None else now
+        if not self._finishes:
+            return 0.0
+        since = self._finishes[0] if len(self._finishes) == RATE_WINDOW else self._started
+        elapsed = now - since
+        return len(self._finishes) / elapsed if elapsed > 0 else 0.0
+
+    def status(self) -> str:
+        now = time.monotonic()
+        rate = self.rate(now)
+        left = self.total - self.done
+        parts = [f"{self.in_flight} in flight"]
+        if rate > 0:
+            parts.append(f"{rate:.1f}/s" if rate >= 1 else f"{1 / rate:.1f}s/task")
+            if left:
+                parts.append(f"eta {duration(left / rate)}")
+        if self._finishes:
+            parts.append(f"last finished {duration(now - self._finishes[-1])} ago")
+        elif self.in_flight:
+            parts.append(f"waiting {duration(now - self._started)} for the first answer")
+        acc = f"{100 * self.correct / self.scored:.1f}%" if self.scored else "-"
+        parts.append(f"acc {acc}  errors {self.errors}")
+        return ", ".join(parts)
+
+    def _refresh(self) -> None:
         if self._bar is not None and self._task_id is not None:
-            self._bar.update(self._task_id, completed=self.done, rate=f"{self._rate():.1f}/s", stats=self._stats())
+            self._bar.update(self._task_id, completed=self.done, status=self.status())
         else:
             self._line()
 
-    def _rate(self) -> float:
-        elapsed = time.monotonic() - self._started
-        return self._new / elapsed if elapsed > 0 else 0.0
-
-    def _stats(self) -> str:
-        acc = f"{100 * self.correct / self.scored:.1f}%" if self.scored else "-"
-        return f"acc {acc}  errors {self.errors}"
-
     def _line(self, force: bool = False) -> None:
         now = time.monotonic()
-        if not force and now - self._last_line < self._interval and self.done != self.total:
+        moved = self.done != self._last_done
+        wait = self._interval if moved else self._interval * _STALLED_EVERY
+        if not force and now - self._last_line < wait and not (moved and self.done == self.total):
             return
         self._last_line = now
         self._last_done = self.done
-        rate = self._rate()
-        left = self.total - self.done
-        eta = f"{left / rate:.0f}s" if rate > 0 and left else "-"
-        print(
-            f"[{self.label}] {self.done}/{self.total} done, {rate:.1f}/s, eta {eta}, {self._stats()}",
-            file=self._stream,
-            flush=True,
-        )
+        print(f"[{self.label}] {self.done}/{self.total} done, {self.status()}", file=self._stream, flush=True)

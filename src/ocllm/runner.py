@@ -139,6 +139,8 @@ def score_run_dir(out_dir: Path, lane: Lane) -> Rescored:
     return result
 
 
+# How often the progress is refreshed while no task finishes.
+_TICK_S = 1.0
 # A server still loading answers 503 for a while: the probe waits a little before refusing.
 _NOT_READY_RETRIES = 3
 _NOT_READY_WAIT_S = 2.0
@@ -227,6 +229,7 @@ async def _run_pending(
                     while not queue.empty():
                         task = queue.get_nowait()
                         body = request_body(task, lane)
+                        bar.start()
                         sample = await chat_completion(session, settings, task.id, body)
                         writer.append(sample)
                         # Scored as the final metrics will score it (with the prompt), for the live accuracy.
@@ -234,7 +237,18 @@ async def _run_pending(
                         correct = None if sample.error else decide(prompted, sample, policy).correct
                         bar.advance(correct, sample.error is not None)
 
-                await asyncio.gather(*(worker() for _ in range(min(lane.concurrency, len(pending)) or 1)))
+                async def ticker() -> None:
+                    # Refreshes the progress while nothing finishes: a stalled server shows as time
+                    # since the last finish and requests in flight, not as silence.
+                    while True:
+                        await asyncio.sleep(_TICK_S)
+                        bar.tick()
+
+                ticking = asyncio.create_task(ticker())
+                try:
+                    await asyncio.gather(*(worker() for _ in range(min(lane.concurrency, len(pending)) or 1)))
+                finally:
+                    ticking.cancel()
     finally:
         writer.close()
 
