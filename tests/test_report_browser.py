@@ -194,3 +194,46 @@ def test_model_markup_runs_nothing_and_shows_as_text(opened: Watched) -> None:
     assert page.locator("script").count() == 1  # the page's own filter script
     assert page.locator("figure[data-chart] svg").count() == 3
     assert opened.problems == []
+
+
+def long_names_run() -> dict[str, Any]:
+    """Tasks with the longest method and ambiguity names the scorer gives, truncated: the layout's worst case."""
+    tasks = []
+    for i, (method, ambiguity) in enumerate(
+        [
+            ("option_text_after_final_answer_marker", "ambiguous_final_answer"),
+            ("final_colon_letter", "answer_only_in_reasoning"),
+            ("boxed_letter_after_explicit_marker", "conflicting_final_answers"),
+            ("none", "no_extractable_answer"),
+        ]
+    ):
+        t = task(f"reasoning_mmlu_pro_engineering_{i:03d}", "reasoning_mmlu_pro_engineering")
+        t.update(extraction_method=method, ambiguity=ambiguity, truncated=True, finish_reason="length")
+        tasks.append(t)
+    doc = run_doc(tasks)
+    doc["summary"]["truncated"] = len(tasks)
+    return doc
+
+
+@pytest.mark.parametrize("width", [1400, 1024, 760])
+def test_tags_stay_whole_and_tables_fit_the_page(browser: Browser, tmp_path: Path, width: int) -> None:
+    """Issue 8: the "truncated" tag was cut off in the task list, and the ambiguity table scrolled sideways
+    at 1400 px."""
+    page_path = write_run_report(long_names_run(), tmp_path / "long")[-1]
+    for watched in open_report(browser, page_path):
+        page = watched.page
+        page.set_viewport_size({"width": width, "height": 900})
+        tags = page.eval_on_selector_all(
+            "details.task > summary .tag",
+            """els => els.map(t => {
+                const r = t.getBoundingClientRect(), box = t.closest('.task-row > span').getBoundingClientRect();
+                return [t.textContent, r.width > 0 && r.left >= box.left - 0.5 && r.right <= box.right + 0.5];
+            })""",
+        )
+        assert tags and all(whole for _, whole in tags), tags
+        wide = page.eval_on_selector_all(
+            "#extraction .table-wrap",
+            "els => els.filter(w => w.scrollWidth > w.clientWidth + 1).map(w => w.dataset.breakdown)",
+        )
+        assert wide == []
+        assert watched.problems == []

@@ -19,6 +19,7 @@ from typing import Any
 
 import jinja2
 from markupsafe import Markup
+from markupsafe import escape as markupsafe_escape
 
 from ocllm import __version__
 from ocllm.report import charts
@@ -127,9 +128,14 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    env.filters.update(pct=pct, points=points, p_value=p_value, count=count, seconds=seconds)
+    env.filters.update(pct=pct, points=points, p_value=p_value, count=count, seconds=seconds, breakable=breakable)
     env.globals.update(interval=interval, points_interval=points_interval, version=__version__)
     return env
+
+
+def breakable(name: object) -> Markup:
+    """A snake_case name that may wrap after its underscores (escaped first, so it stays text)."""
+    return Markup(str(markupsafe_escape(str(name))).replace("_", "_<wbr>"))
 
 
 def _render(template: str, *, script: str | None = None, **context: Any) -> str:
