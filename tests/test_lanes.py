@@ -46,3 +46,29 @@ def test_bad_lanes_files(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(InputError) as err:
         load(tmp_path, text)
     assert message in str(err.value) and str(tmp_path / "lanes.toml") in str(err.value)
+
+
+def test_every_lane_setting_is_documented_with_its_default() -> None:
+    """docs/lanes.md is the one table of lane defaults (issue 8): it must name every setting, and the
+    simple defaults as the code has them."""
+    import msgspec
+
+    from ocllm.lanes import Lane
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "lanes.md").read_text(encoding="utf-8")
+    rows = {
+        line.split("|")[1].strip().strip("`"): line.split("|")[2].strip()
+        for line in doc.splitlines()
+        if line.startswith("| `")
+    }
+    for field in msgspec.structs.fields(Lane):
+        if field.name == "name":
+            continue
+        assert field.name in rows, f"docs/lanes.md lacks {field.name}"
+        default = field.default
+        if isinstance(default, bool):
+            assert rows[field.name] == f"`{str(default).lower()}`", field.name
+        elif isinstance(default, int | float):
+            assert rows[field.name].strip("`").replace(",", "") in (str(default), f"{default:g}"), field.name
+        elif isinstance(default, str) and field.name not in ("prompt_template", "substring_template"):
+            assert rows[field.name] == f"`{default}`", field.name
