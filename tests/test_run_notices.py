@@ -130,6 +130,7 @@ def test_a_model_served_under_another_name_is_said_before_the_run_starts(tmp_pat
     assert any("asked for model 'llama3', but the server answered as 'smollm2'" in n for n in result.notices)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["served_model"] == "smollm2" and manifest["lane"]["model"] == "llama3"
+    assert result.model == "smollm2"
     assert main(["report", str(out)]) == 0
     report = (out / "report" / "report.md").read_text()
     assert "Model: smollm2; the lane asked for llama3" in report

@@ -345,7 +345,8 @@ def print_run_result(result: object) -> None:
 
     assert isinstance(result, RunResult)
     summary = result.summary
-    title = f"{result.lane.name} ({result.lane.model})"
+    served = result.model if result.model == result.lane.model else f"{result.model}, asked for as {result.lane.model}"
+    title = f"{result.lane.name} ({served})"
     console.print(summary_table(title, summary))
     console.print(
         f"errors: {summary['errors']}   truncated: {summary['truncated']}   missing: {summary['missing']}"

@@ -55,6 +55,7 @@ class RunResult(NamedTuple):
     summary: dict[str, Any]
     ran: int  # requests made in this invocation
     notices: list[str]  # what the user should know after the run: why requests failed, truncation, ...
+    model: str  # the model the server answered as (the lane's name for it when no answer said)
 
 
 def run_lane(
@@ -124,10 +125,11 @@ def run_lane(
         after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
     manifest["notices"] = before + after
     manifest["served_model"] = next(iter(served_models(r.sample for r in rescored.source.records)), served)
+    model = manifest["served_model"] or lane.model
     manifest["finished_at"] = _now()
     manifest["status"] = "finished" if not summary["errors"] else "finished_with_errors"
     write_json(out_dir / MANIFEST, manifest)
-    return RunResult(out_dir, lane, summary, len(pending), after)
+    return RunResult(out_dir, lane, summary, len(pending), after, model)
 
 
 def score_run_dir(out_dir: Path, lane: Lane) -> Rescored:
