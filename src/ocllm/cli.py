@@ -345,9 +345,9 @@ def print_run_result(result: object) -> None:
 
     assert isinstance(result, RunResult)
     summary = result.summary
-    served = result.model if result.model == result.lane.model else f"{result.model}, asked for as {result.lane.model}"
-    title = f"{result.lane.name} ({served})"
-    console.print(summary_table(title, summary))
+    console.print(summary_table(result.lane.name, summary))
+    asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
+    console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
     console.print(
         f"errors: {summary['errors']}   truncated: {summary['truncated']}   missing: {summary['missing']}"
         f"   requests this run: {result.ran}"
