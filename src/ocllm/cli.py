@@ -179,7 +179,7 @@ def matrix_report(
         )
     console.print(table)
     for comparison in doc["comparisons"]:
-        console.print(comparison["verdict"])
+        console.print(comparison["verdict"], soft_wrap=True, markup=False, highlight=False)
     for path in write_matrix_report(doc, out or folder / "report"):
         console.print(f"wrote {path}")
 
@@ -200,7 +200,7 @@ def console_comparison(doc: dict) -> None:
             f"{100 * f['diff']:+.1f} ({100 * f['diff_ci_low']:+.1f} to {100 * f['diff_ci_high']:+.1f})",
         )
     console.print(table)
-    console.print(doc["verdict"])
+    console.print(doc["verdict"], soft_wrap=True, markup=False, highlight=False)
     if doc["only_in_a"] or doc["only_in_b"]:
         console.print(f"left out: {len(doc['only_in_a'])} task(s) only in A, {len(doc['only_in_b'])} only in B")
 
