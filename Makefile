@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint bench clean browser
+.PHONY: test test-real-server demo lint bench clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests bench scripts
 
 # The HTML reports are tested in a real headless browser: Debian's chromium, installed when missing.
 browser:
@@ -27,6 +27,15 @@ browser:
 
 test: $(STAMP) lint browser
 	$(BIN)/python -m pytest
+
+# Against a real llama.cpp llama-server and a small real model on the CPU. The first run builds the server
+# (about 6-10 minutes on 2 cores) and caches it with the model outside the checkout (~/.cache/ocllm);
+# later runs take a few minutes. See README.md, "Real-server tests".
+REAL_SERVER_ENV := $(VENV)/real-server.env
+
+test-real-server: $(STAMP)
+	$(BIN)/python scripts/real_server.py --env-file $(REAL_SERVER_ENV)
+	. ./$(REAL_SERVER_ENV) && $(BIN)/python -m pytest tests/real_server
 
 demo: $(STAMP)
 	$(BIN)/python -m ocllm.demo out/demo

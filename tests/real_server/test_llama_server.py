@@ -1,0 +1,415 @@
+"""ocllm against a real llama.cpp llama-server running SmolLM2-135M-Instruct on the CPU.
+
+Driven as a user drives it: `ocllm run`, `report` and `compare` as subprocesses, then the files they write
+are read. A real model's answers are what they are, so no accuracy is asserted: only the structure (every
+task exactly once, errors apart from answers, finish reasons, model names, exit codes).
+
+Assertions marked `# contract: issue 8` state behaviour that lands with issue 8 and may fail before it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import SERVED_NAME, SERVER_ENV, LlamaServer, ServerFactory, die_with_parent, free_port
+
+if not os.environ.get(SERVER_ENV):
+    pytest.skip(
+        f"needs a real llama-server: run `make test-real-server` (builds and caches one), or set {SERVER_ENV} "
+        "and OCLLM_LLAMA_MODEL to a llama-server binary and a GGUF model",
+        allow_module_level=True,
+    )
+
+OCLLM_TIMEOUT_S = 300.0  # any one ocllm command; the slowest here takes well under a minute
+MAX_TOKENS = "48"
+
+
+# --- suites ------------------------------------------------------------------------------------------------
+
+
+def mcq(task_id: str, question: str, options: list[str], answer: str, category: str) -> dict[str, Any]:
+    return {"id": task_id, "type": "mcq", "question": question, "options": options, "answer": answer,
+            "category": category}  # fmt: skip
+
+
+def substrings(task_id: str, question: str, required: list[str], category: str) -> dict[str, Any]:
+    return {"id": task_id, "type": "required_substrings", "question": question, "required_substrings": required,
+            "category": category}  # fmt: skip
+
+
+TASKS = [
+    mcq("add_1", "What is 2 + 3?", ["5", "6", "4", "7"], "A", "arithmetic"),
+    mcq("sub_1", "What is 10 - 4?", ["5", "6", "7", "8"], "B", "arithmetic"),
+    mcq("mul_1", "What is 3 times 3?", ["6", "12", "9", "33"], "C", "arithmetic"),
+    mcq("cap_fr", "What is the capital of France?", ["Berlin", "Madrid", "Rome", "Paris"], "D", "geography"),
+    mcq("cap_jp", "What is the capital of Japan?", ["Tokyo", "Seoul", "Beijing", "Bangkok"], "A", "geography"),
+    mcq("legs", "How many legs does a spider have?", ["Six", "Eight", "Ten", "Four"], "B", "general"),
+    mcq("sky", "What colour is the sky on a clear day?", ["Green", "Red", "Blue", "Yellow"], "C", "general"),
+    substrings("echo", "Write the word banana, once, and nothing else.", ["banana"], "general"),
+]
+# About 20,000 tokens: far past the 4096-token context (and past any one slot's share of it).
+HUGE = mcq("huge", "Count the words. " + "apple banana cherry " * 7000, ["1", "2", "3", "4"], "A", "general")
+
+
+def write_suite(path: Path, tasks: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(task) + "\n" for task in tasks), encoding="utf-8")
+    return path
+
+
+def write_lanes(path: Path, server: LlamaServer, suite: Path, **settings: object) -> Path:
+    """A lanes file with one lane `L`: for the settings that have no flag (max_attempts, retry_budget_s...)."""
+    lane = {"base_url": server.base_url, "model": SERVED_NAME, "suite": str(suite), **settings}
+    lines = ["[lanes.L]", *(f"{key} = {json.dumps(value)}" for key, value in lane.items())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# --- running ocllm -----------------------------------------------------------------------------------------
+
+
+def ocllm_env() -> dict[str, str]:
+    # Wide, so that rich does not wrap a note across lines; unbuffered, so a Popen'd run's console can be
+    # read while it runs.
+    return {**os.environ, "COLUMNS": "250", "PYTHONUNBUFFERED": "1"}
+
+
+def ocllm(*args: str, timeout: float = OCLLM_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ocllm", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=ocllm_env(),
+        check=False,
+        preexec_fn=die_with_parent,
+    )
+
+
+def run_args(server: LlamaServer, suite: Path, out: Path, *extra: str, model: str = SERVED_NAME) -> list[str]:
+    return ["run", "--suite", str(suite), "--base-url", server.base_url, "--model", model, "--out", str(out), *extra]
+
+
+def start_ocllm(args: list[str], console: Path) -> subprocess.Popen[bytes]:
+    """`ocllm ARGS` in the background, stdout and stderr together in `console`."""
+    with open(console, "wb") as fh:
+        return subprocess.Popen(
+            [sys.executable, "-m", "ocllm", *args],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env=ocllm_env(),
+            preexec_fn=die_with_parent,
+        )
+
+
+def wait_exit(proc: subprocess.Popen[bytes], console: Path, timeout: float = OCLLM_TIMEOUT_S) -> int:
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f"ocllm did not finish within {timeout:g} s:\n{console.read_text(errors='replace')}")
+
+
+def count_lines(path: Path) -> int:
+    """Whole lines written so far (a line being written has no newline yet)."""
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def wait_for_samples(proc: subprocess.Popen[bytes], samples: Path, console: Path, n: int = 1) -> None:
+    deadline = time.monotonic() + OCLLM_TIMEOUT_S
+    while count_lines(samples) < n:
+        if proc.poll() is not None:
+            pytest.fail(f"ocllm exited ({proc.returncode}) before {n} sample(s):\n{console.read_text()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"no {n} sample(s) within {OCLLM_TIMEOUT_S:g} s:\n{console.read_text()}")
+        time.sleep(0.02)
+
+
+# --- reading what it wrote -----------------------------------------------------------------------------------
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def said(result: subprocess.CompletedProcess[str]) -> str:
+    """The console output of a finished command, for assertion messages."""
+    return f"exit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+
+
+def assert_each_task_once(samples: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> None:
+    ids = [s["task_id"] for s in samples]
+    assert sorted(ids) == sorted(t["id"] for t in tasks), f"samples hold {ids}"
+
+
+def metrics_tasks(out: Path) -> dict[str, dict[str, Any]]:
+    return {t["task_id"]: t for t in read_json(out / "metrics.json")["tasks"]}
+
+
+def note_lines(console: str) -> list[str]:
+    return [line for line in console.splitlines() if line.lstrip().startswith("note:")]
+
+
+# --- a. streamed and not, one request at a time and four ---------------------------------------------------
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+@pytest.mark.parametrize("stream", [False, True], ids=["no-stream", "stream"])
+def test_a_run_answers_every_task_once(
+    llama_server: LlamaServer, tmp_path: Path, stream: bool, concurrency: int
+) -> None:
+    suite, out = write_suite(tmp_path / "suite.jsonl", TASKS), tmp_path / "run"
+    flags = ["--stream" if stream else "--no-stream", "--concurrency", str(concurrency), "--max-tokens", MAX_TOKENS]
+    result = ocllm(*run_args(llama_server, suite, out, *flags))
+    assert result.returncode == 0, said(result)
+
+    samples = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(samples, TASKS)
+    assert [s for s in samples if s.get("error")] == []
+    served = llama_server.served_models()
+    assert served == [SERVED_NAME]
+    for s in samples:
+        assert s["model"] == SERVED_NAME  # the name the server answered with, recorded per sample
+        assert s["finish_reason"] in ("stop", "length")
+        assert isinstance(s["content"], str)
+        assert 0 < s["usage"]["completion_tokens"] <= int(MAX_TOKENS)
+        assert s["usage"]["prompt_tokens"] > 0
+        assert s["latency_s"] > 0
+        if stream:
+            assert 0 < s["ttft_s"] <= s["latency_s"]
+        else:
+            assert s.get("ttft_s") is None
+        assert s["request"]["stream"] is True if stream else "stream" not in s["request"]
+
+    manifest = read_json(out / "manifest.json")
+    assert manifest["status"] == "finished"
+    assert [m["id"] for m in manifest["server_models"]["data"]] == served
+    summary = read_json(out / "metrics.json")["summary"]
+    assert (summary["total"], summary["errors"], summary["complete"]) == (len(TASKS), 0, True)
+    assert all(isinstance(t["correct"], bool) for t in metrics_tasks(out).values())
+
+
+# --- b. a prompt past the context size ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["no-stream", "stream"])
+def test_b_prompt_past_the_context_is_an_error_with_the_servers_reason(
+    llama_server: LlamaServer, tmp_path: Path, stream: bool
+) -> None:
+    tasks = [*TASKS[:3], HUGE, *TASKS[3:5]]
+    suite, out = write_suite(tmp_path / "suite.jsonl", tasks), tmp_path / "run"
+    flags = ["--stream" if stream else "--no-stream", "--concurrency", "4", "--max-tokens", MAX_TOKENS]
+    result = ocllm(*run_args(llama_server, suite, out, *flags))
+    assert result.returncode == 1, said(result)
+
+    samples = {s["task_id"]: s for s in read_jsonl(out / "samples.jsonl")}
+    assert_each_task_once(list(samples.values()), tasks)
+    error = samples["huge"]["error"]
+    # llama-server's own words, e.g. "request (20012 tokens) exceeds the available context size (4096 tokens)"
+    assert error and "context size" in error, error
+    assert samples["huge"].get("content") is None
+    assert all(s.get("error") is None and s["model"] == SERVED_NAME for tid, s in samples.items() if tid != "huge")
+
+    records = metrics_tasks(out)
+    assert records["huge"]["correct"] is None and records["huge"]["error"] == error
+    assert all(isinstance(r["correct"], bool) and r["error"] is None for tid, r in records.items() if tid != "huge")
+    summary = read_json(out / "metrics.json")["summary"]
+    assert (summary["errors"], summary["missing"]) == (1, 0)  # every task ran; one request failed
+    assert read_json(out / "manifest.json")["status"] == "finished_with_errors"
+    assert "1 task(s) failed" in result.stdout and "context size" in result.stdout, said(result)
+
+
+# --- c. the server killed mid-run, then --retry-errors -------------------------------------------------------
+
+
+def test_c_server_killed_mid_run_then_retry_errors(start_llama_server: ServerFactory, tmp_path: Path) -> None:
+    port = free_port()
+    server = start_llama_server(port)
+    suite = write_suite(tmp_path / "suite.jsonl", TASKS)
+    # Slow enough to be killed part-way (one request at a time, 64 tokens each); failures end fast (two
+    # attempts within 3 s) instead of the default four attempts within half an hour.
+    lanes = write_lanes(
+        tmp_path / "lanes.toml", server, suite, concurrency=1, max_tokens=64, stream=False,
+        max_attempts=2, retry_budget_s=3.0, timeout_s=60.0,
+    )  # fmt: skip
+    out, console = tmp_path / "run", tmp_path / "console.txt"
+    args = ["run", "--config", str(lanes), "--lane", "L", "--out", str(out)]
+    proc = start_ocllm(args, console)
+    wait_for_samples(proc, out / "samples.jsonl", console)
+    server.kill()
+    code = wait_exit(proc, console)
+    text = console.read_text(errors="replace")
+    assert code == 1, text
+
+    first = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(first, TASKS)
+    answered = [s for s in first if s.get("error") is None]
+    failed = [s for s in first if s.get("error")]
+    assert answered and failed, f"expected answers then errors: {[s.get('error') for s in first]}"
+    # One request at a time: once the server is gone, every later task fails, none is answered.
+    errors_seen = [s.get("error") is not None for s in first]
+    assert errors_seen == sorted(errors_seen), "an answer came after a failure"
+    assert all(s["error"].startswith("connection failed") for s in failed), [s["error"] for s in failed]
+    records = metrics_tasks(out)
+    assert all(records[s["task_id"]]["correct"] is None for s in failed)
+    assert read_json(out / "manifest.json")["status"] == "finished_with_errors"
+
+    start_llama_server(port)  # the same address, so the lane is unchanged
+    again = ocllm(*args, "--retry-errors")
+    assert again.returncode == 0, said(again)
+    samples = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(samples, TASKS)
+    assert all(s.get("error") is None for s in samples)
+    # What was answered before the kill was kept, not asked again.
+    by_id = {s["task_id"]: s for s in samples}
+    assert all(by_id[s["task_id"]] == s for s in answered)
+    summary = read_json(out / "metrics.json")["summary"]
+    assert (summary["total"], summary["errors"], summary["complete"]) == (len(TASKS), 0, True)
+
+
+# --- d. a model name the server does not serve ----------------------------------------------------------------
+
+
+def test_d_wrong_model_name_runs_with_a_note_before_the_first_task(llama_server: LlamaServer, tmp_path: Path) -> None:
+    tasks = TASKS[:4]
+    suite, out, console = write_suite(tmp_path / "suite.jsonl", tasks), tmp_path / "run", tmp_path / "console.txt"
+    flags = ["--no-stream", "--concurrency", "1", "--max-tokens", MAX_TOKENS]
+    proc = start_ocllm(run_args(llama_server, suite, out, *flags, model="llama3"), console)
+
+    def names_both(text: str) -> bool:
+        return any("llama3" in line and SERVED_NAME in line for line in text.splitlines())
+
+    # The console is read after the first sample is seen: a note missing then was not there before it.
+    wait_for_samples(proc, out / "samples.jsonl", console)
+    note_before_first_task = names_both(console.read_text(errors="replace"))
+    code = wait_exit(proc, console)
+    text = console.read_text(errors="replace")
+    assert code == 0, text  # llama-server answers whatever name is asked for: the run goes on
+
+    samples = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(samples, tasks)
+    assert all(s.get("error") is None for s in samples)
+    assert {s["request"]["model"] for s in samples} == {"llama3"}
+    assert {s["model"] for s in samples} == {SERVED_NAME}  # llama-server answers with its own name
+
+    assert names_both(text), f"no note naming 'llama3' and {SERVED_NAME!r}:\n{text}"  # contract: issue 8
+    assert note_before_first_task, f"the note came only after the first task finished:\n{text}"  # contract: issue 8
+
+    report = ocllm("report", str(out))
+    assert report.returncode == 0, said(report)
+    markdown = (out / "report" / "report.md").read_text(encoding="utf-8")
+    assert SERVED_NAME in markdown, markdown[:2000]  # contract: issue 8
+
+
+# --- e. Ctrl-C, then --resume -----------------------------------------------------------------------------------
+
+
+def test_e_ctrl_c_then_report_then_resume(llama_server: LlamaServer, tmp_path: Path) -> None:
+    suite, out, console = write_suite(tmp_path / "suite.jsonl", TASKS), tmp_path / "run", tmp_path / "console.txt"
+    args = run_args(llama_server, suite, out, "--no-stream", "--concurrency", "1", "--max-tokens", "64")
+    proc = start_ocllm(args, console)
+    wait_for_samples(proc, out / "samples.jsonl", console)
+    proc.send_signal(signal.SIGINT)
+    code = wait_exit(proc, console)
+    text = console.read_text(errors="replace")
+    assert code == 130, text
+    assert read_json(out / "manifest.json")["status"] == "interrupted"
+    done = read_jsonl(out / "samples.jsonl")
+    missing = len(TASKS) - len(done)
+    assert missing >= 1, "the run finished before it was interrupted: make it slower"
+    assert all(s.get("error") is None for s in done)
+
+    report = ocllm("report", str(out))
+    assert report.returncode == 0, said(report)
+    told = [line for line in (report.stdout + report.stderr).splitlines() if "INCOMPLETE" in line]
+    assert any(re.search(rf"\b{missing}\b", line) for line in told), said(report)  # contract: issue 8
+    top = "\n".join((out / "report" / "report.md").read_text(encoding="utf-8").splitlines()[:15])
+    assert "incomplete" in top.lower() and re.search(rf"\b{missing}\b", top), top  # contract: issue 8
+
+    resumed = ocllm(*args, "--resume")
+    assert resumed.returncode == 0, said(resumed)
+    samples = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(samples, TASKS)  # no task repeated, none left out
+    assert samples[: len(done)] == done  # the finished ones were kept as they were
+    assert all(s.get("error") is None for s in samples)
+    assert read_json(out / "manifest.json")["status"] == "finished"
+    summary = read_json(out / "metrics.json")["summary"]
+    assert (summary["total"], summary["errors"], summary["complete"]) == (len(TASKS), 0, True)
+
+
+# --- f. max_tokens small enough to truncate ---------------------------------------------------------------------
+
+
+def test_f_truncation_is_counted_and_noted(llama_server: LlamaServer, tmp_path: Path) -> None:
+    tasks = TASKS[:5]
+    suite, out = write_suite(tmp_path / "suite.jsonl", tasks), tmp_path / "run"
+    result = ocllm(*run_args(llama_server, suite, out, "--no-stream", "--concurrency", "4", "--max-tokens", "4"))
+    assert result.returncode == 0, said(result)  # a truncated answer is an answer, not a failed request
+
+    samples = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(samples, tasks)
+    assert all(s.get("error") is None and s["usage"]["completion_tokens"] <= 4 for s in samples)
+    cut = [s["task_id"] for s in samples if s["finish_reason"] == "length"]
+    assert cut, [s["finish_reason"] for s in samples]  # 4 tokens cannot hold the reasoning asked for
+    summary = read_json(out / "metrics.json")["summary"]
+    assert summary["truncated"] == len(cut)
+    assert sorted(tid for tid, r in metrics_tasks(out).items() if r["truncated"]) == sorted(cut)
+
+    notes = note_lines(result.stdout + result.stderr)
+    assert any("max_tokens" in n or "truncated" in n for n in notes), said(result)  # contract: issue 8
+
+
+# --- g. compare and report on real runs -------------------------------------------------------------------------
+
+
+def test_g_compare_and_report_agree_with_the_runs(llama_server: LlamaServer, tmp_path: Path) -> None:
+    tasks = [*TASKS[:6], HUGE]  # the huge task fails on both sides: left out of the paired figures
+    suite = write_suite(tmp_path / "suite.jsonl", tasks)
+    runs = {"a": (tmp_path / "a", MAX_TOKENS), "b": (tmp_path / "b", "8")}  # b is cut short: other answers
+    for out, max_tokens in runs.values():
+        result = ocllm(*run_args(llama_server, suite, out, "--concurrency", "4", "--max-tokens", max_tokens))
+        assert result.returncode == 1, said(result)  # the huge task
+
+    folder = tmp_path / "a_vs_b"
+    result = ocllm("compare", str(runs["a"][0]), str(runs["b"][0]), "-o", str(folder))
+    assert result.returncode == 0, said(result)
+    for name in ("comparison.json", "comparison.md", "comparison.html"):
+        assert (folder / name).stat().st_size > 0
+    doc = read_json(folder / "comparison.json")
+
+    a, b = metrics_tasks(runs["a"][0]), metrics_tasks(runs["b"][0])
+    paired = [tid for tid in a if tid in b and a[tid]["correct"] is not None and b[tid]["correct"] is not None]
+    assert sorted(paired) == sorted(t["id"] for t in TASKS[:6])
+    assert doc["unpaired_errors"] == ["huge"]
+    assert doc["n_paired"] == len(paired)
+    assert doc["a_correct"] == sum(a[tid]["correct"] for tid in paired)
+    assert doc["b_correct"] == sum(b[tid]["correct"] for tid in paired)
+    assert doc["a_wins"] == sum(a[tid]["correct"] and not b[tid]["correct"] for tid in paired)
+    assert doc["b_wins"] == sum(b[tid]["correct"] and not a[tid]["correct"] for tid in paired)
+    for side, records in (("a", a), ("b", b)):
+        assert doc["resources"][side]["errors"] == 1
+        assert doc["resources"][side]["truncated"] == sum(r["truncated"] for r in records.values())
+        summary = read_json(runs[side][0] / "metrics.json")["summary"]
+        assert summary["correct"] == doc[f"{side}_correct"]  # the huge task is never correct
+
+    result = ocllm("report", str(runs["a"][0]))
+    assert result.returncode == 0, said(result)
+    report = runs["a"][0] / "report"
+    markdown, html = (report / "report.md").read_text(), (report / "report.html").read_text()
+    assert "context size" in markdown  # the failed request is listed with the server's reason
+    assert all(t["id"] in html for t in tasks)
