@@ -302,3 +302,34 @@ def test_piped_tables_never_wrap_a_figure(tmp_path: Path) -> None:
     figure = r"[+-]\d+\.\d \([+-]\d+\.\d to [+-]\d+\.\d\)"
     assert re.search(rf"{category} .*{figure}", proc.stdout), proc.stdout
     assert re.search(rf"all .*{figure}", proc.stdout), proc.stdout
+
+
+# --- Prefilled thinking, detected (issue 9) ------------------------------------------------------------------
+
+
+def test_closing_think_without_an_opening_one_suggests_think_prefilled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import legacy_record, write_json
+
+    records = [
+        legacy_record("t1", "Okay, 2 + 2 is 4, option B.\n</think>\n\nFINAL: B", correct=True),
+        legacy_record("t2", "Hmm, so it is B. Wait, let me recheck the sum of", correct=False),  # cut off
+        legacy_record("t3", "<think>easy</think>FINAL: B", correct=True),
+    ]
+    path = write_json(tmp_path / "old.json", {"tasks": records})
+    assert main(["rescore", str(path), "-o", str(tmp_path / "a.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "note: 1 of 3 output(s) close a </think> they never opened" in printed
+    assert "think_prefilled = true" in printed
+    assert json.loads((tmp_path / "a.json").read_text())["notices"][0].startswith("1 of 3 output(s) close")
+    assert main(["rescore", str(path), "-o", str(tmp_path / "b.json"), "--think-prefilled"]) == 0
+    assert "never opened" not in capsys.readouterr().out
+    assert json.loads((tmp_path / "b.json").read_text())["notices"] == []
+
+
+def test_a_run_says_it_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FaultServer() as server:
+        server.script(models("m"), then=reply("so the answer is B\n</think>\nFINAL: B"))
+        assert cli_run(server.base_url, write_suite(tmp_path), tmp_path / "run") == 0
+    assert "note: 4 of 4 output(s) close a </think> they never opened" in capsys.readouterr().out

@@ -76,13 +76,12 @@ def rescore(
     think_prefilled: bool | None,
 ) -> None:
     """Re-score a saved run from its raw model output, without calling any model."""
-    from ocllm.notices import incomplete_notice
     from ocllm.rescore import rescore_file
 
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     result = rescore_file(input_path, output, overrides, report)
     summary = result.document["summary"]
-    print_notices([n for n in (incomplete_notice(summary["missing"], summary["tasks_in_suite"]),) if n])
+    print_notices(result.document["notices"])
     console.print(summary_table(f"Re-scored {input_path.name}", summary))
     console.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}")
     console.print(f"wrote {output}")

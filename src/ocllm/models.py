@@ -81,9 +81,12 @@ class Candidate(msgspec.Struct, kw_only=True):
     placeholder: bool = False  # an echo of the prompt's own placeholder ("The answer is (X)"): ignored
     withdrawn: bool = False  # taken back by the model ("..., but it is not the correct answer"): ignored
     value: str | None = None  # the stated value, when the letter came from matching an option's text
+    # What the statement restates after its letter when that is not the letter's own option: "C. 533"
+    # where C is 492 ("533, which is no option"). Such a statement names no single answer.
+    contradiction: str | None = None
     # The reading rules of docs/scoring.md that shaped this statement: latex, box_after_marker,
-    # option_text, several_option_lines, hedged, placeholder_echo, withdrawn, in_code_block,
-    # after_invented_question.
+    # option_text, stated_value, letter_value_mismatch, several_option_lines, hedged, placeholder_echo,
+    # withdrawn, in_code_block, after_invented_question, for_another_question.
     reading: list[str] = msgspec.field(default_factory=list)
 
 

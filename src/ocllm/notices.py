@@ -52,6 +52,7 @@ def run_notices(
     in_suite: int | None = None,
     requested_model: str | None = None,
     reasoning: str | None = None,
+    think_prefilled: bool | None = None,
 ) -> list[str]:
     """Every notice a run deserves, the most important first: tasks never run, failed requests, then
     what looks wrong in the answers (truncation, the model served, reasoning asked for and not seen)."""
@@ -61,6 +62,8 @@ def run_notices(
     notices += _truncation_notices(answered)
     notices += _model_notices([s.sample for s in answered], requested_model)
     notices += _reasoning_notices([s.sample for s in answered], reasoning)
+    if think_prefilled is False:
+        notices += _prefill_notices([s.sample for s in answered])
     return notices
 
 
@@ -121,3 +124,17 @@ def _reasoning_notices(answered: Sequence[Sample], reasoning: str | None) -> lis
             "(vLLM --reasoning-parser, llama.cpp --reasoning-format)"
         ]
     return []
+
+
+def _prefill_notices(answered: Sequence[Sample]) -> list[str]:
+    """Outputs that close a thinking block they never opened: the chat template opened it in the prompt
+    (R1-distill and its kin). Finished ones are read correctly (everything before the last </think> is
+    reasoning), but one cut off before its </think> is all thinking, read as a visible answer."""
+    closed_only = sum(1 for s in answered if "</think>" in (low := (s.content or "").lower()) and "<think>" not in low)
+    if not closed_only:
+        return []
+    return [
+        f"{closed_only} of {len(answered)} output(s) close a </think> they never opened: the chat template opens "
+        "the thinking in the prompt; set think_prefilled = true for this lane (--think-prefilled to rescore), "
+        "or an output cut off before its </think> is read as a visible answer"
+    ]

@@ -13,6 +13,7 @@ from ocllm.errors import OcllmError
 from ocllm.formats import SavedRecord, SavedRun, load_saved_run
 from ocllm.metrics import summarize
 from ocllm.models import Decision, Policy
+from ocllm.notices import Scored, run_notices
 from ocllm.rundir import atomic_write_bytes, atomic_write_text, refuse_overwrite
 from ocllm.scoring import SCORER_VERSION, decide
 
@@ -67,11 +68,21 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
     # `errors`), and incomplete without any (interrupted).
     summary["complete"] = not summary["missing"]
     summary["scorer"] = scorer_settings(policy)
+    settings = saved.meta.get("lane_settings")
+    notices = run_notices(
+        [Scored(r.sample, d) for r, d in zip(saved.records, decisions, strict=True)],
+        missing=summary["missing"],
+        in_suite=in_suite,
+        requested_model=saved.meta.get("requested_model"),
+        reasoning=settings.get("reasoning") if isinstance(settings, dict) else None,
+        think_prefilled=policy.think_prefilled,
+    )
     document = {
         "format": OUTPUT_FORMAT,
         "harness_version": __version__,
         "source": {"path": str(saved.path), **saved.meta},
         "summary": summary,
+        "notices": notices,
         "tasks": [task_record(r, d) for r, d in zip(saved.records, decisions, strict=True)],
     }
     return Rescored(saved, decisions, document)

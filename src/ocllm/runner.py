@@ -23,7 +23,7 @@ from ocllm.errors import InputError, OcllmError
 from ocllm.formats.run_dir import load_run_dir
 from ocllm.lanes import Lane, public_settings
 from ocllm.models import Sample, Task
-from ocllm.notices import Scored, run_notices, same_model, served_models
+from ocllm.notices import same_model, served_models
 from ocllm.progress import RunProgress
 from ocllm.prompting import request_body
 from ocllm.rescore import Rescored, rescore_run
@@ -114,13 +114,7 @@ def run_lane(
         raise
     rescored = score_run_dir(out_dir, lane)
     summary = rescored.document["summary"]
-    after = run_notices(
-        [Scored(r.sample, d) for r, d in zip(rescored.source.records, rescored.decisions, strict=True)],
-        missing=summary["missing"],
-        in_suite=summary["tasks_in_suite"],
-        requested_model=lane.model,
-        reasoning=lane.reasoning,
-    )
+    after = list(rescored.document["notices"])
     if (resume or retry_errors) and not pending:
         after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
     manifest["notices"] = before + after

@@ -13,7 +13,7 @@ from ocllm.compare import ScoredRun, _resources, compare_runs, load_scored
 from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
 from ocllm.metrics import accuracy, tally_categories
-from ocllm.notices import Scored, incomplete_notice, run_notices
+from ocllm.notices import incomplete_notice
 from ocllm.rescore import PolicyOverrides, policy_of, rescore_run
 from ocllm.stats import wilson
 
@@ -37,14 +37,6 @@ def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> dict
     doc["summary"]["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
     scored = load_scored(path, rescore=True, overrides=overrides)
     doc["resources"] = _resources(list(scored.tasks.values()))
-    settings = saved.meta.get("lane_settings")
-    doc["notices"] = run_notices(
-        [Scored(r.sample, d) for r, d in zip(saved.records, result.decisions, strict=True)],
-        missing=summary["missing"],
-        in_suite=summary["tasks_in_suite"],
-        requested_model=saved.meta.get("requested_model"),
-        reasoning=settings.get("reasoning") if isinstance(settings, dict) else None,
-    )
     return doc
 
 

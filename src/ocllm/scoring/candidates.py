@@ -52,6 +52,7 @@ class Found(NamedTuple):
     start: int  # statement start in the piece's text
     end: int  # statement end in the piece's text
     value: str | None = None  # the stated value when the letters came from matching option texts
+    contradiction: str | None = None  # a restated value that is not the letter's own option
 
 
 # A statement the sentence puts inside a hypothesis or someone else's mouth, right before its marker:
@@ -101,7 +102,9 @@ def make_candidate(
     found: Found, kind: str, region: Region, piece: Piece, ctx: TaskContext, *, hedged: bool = False
 ) -> Candidate:
     letters = found.letters
-    if found.value is not None:
+    if found.value is not None and not letters:
+        method = "stated_value"  # a value that is no option's text: no letter at all
+    elif found.value is not None:
         method = "option_text"
     elif kind in ("option_line", "option_claim"):
         method = kind
@@ -110,8 +113,8 @@ def make_candidate(
     in_code = inside_code_block(piece.text, found.start)
     # Code is not prose: "print('FINAL: A')" states nothing, unless nothing outside code does.
     hedged = hedged or in_code
-    out_of_range = any(letter not in ctx.valid for letter in letters)
-    placeholder = out_of_range and all(letter in ctx.placeholders for letter in letters)
+    out_of_range = not letters or any(letter not in ctx.valid for letter in letters)
+    placeholder = bool(letters) and out_of_range and all(letter in ctx.placeholders for letter in letters)
     text = piece.text[found.start : found.end]
     return Candidate(
         letter=letters[0] if len(letters) == 1 else None,
@@ -127,6 +130,7 @@ def make_candidate(
         out_of_range=out_of_range,
         placeholder=placeholder,
         value=found.value,
+        contradiction=found.contradiction,
         reading=reading_tags(text, kind, found, hedged=hedged, placeholder=placeholder)
         + (["in_code_block"] if in_code else []),
     )
@@ -143,7 +147,9 @@ def reading_tags(text: str, kind: str, found: Found, *, hedged: bool, placeholde
     if kind != "boxed" and "\\boxed" in text:
         tags.append("box_after_marker")
     if found.value is not None:
-        tags.append("option_text")
+        tags.append("option_text" if found.letters else "stated_value")
+    if found.contradiction is not None:
+        tags.append("letter_value_mismatch")
     if kind in ("final_colon", "final_answer", "answer") and "\n" in text and len(found.letters) > 1:
         tags.append("several_option_lines")
     if hedged:

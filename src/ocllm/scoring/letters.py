@@ -69,6 +69,13 @@ _CONNECTORS = frozenset(
         "whereas",
     )
 )
+# Letters that are also words, and so may open a sentence after a marker: the pronoun "I" and the article
+# "a"/"A" ("Answer: I don't know", "The answer is a selection of ..."). Every other letter followed by an
+# ordinary word is still a letter: "FINAL: C would be my guess", "Answer: B seems right".
+ENGLISH_WORD_LETTERS = frozenset("IAa")
+# After a marker in another language, its one-letter words too: es "a", "e", "o", "u", "y"; fr "a", "à",
+# "y"; pt "a", "e", "o"; it "a", "e", "i", "o".
+OTHER_WORD_LETTERS = frozenset("IAaEeiOoUuYyàÀ")
 # Characters after a letter that make it part of a formula, not an answer ("x = 5", "A + B").
 _MATH_AFTER = frozenset("=+^<>")
 # Optional words between a marker and its letter: "The correct answer is option A".
@@ -112,18 +119,22 @@ def skip_to_value(text: str, pos: int) -> int:
     return pos
 
 
-def read_letters(text: str, pos: int, *, explicit_marker: bool) -> LetterValue | None:
+def read_letters(
+    text: str, pos: int, *, explicit_marker: bool, word_letters: frozenset[str] = ENGLISH_WORD_LETTERS
+) -> LetterValue | None:
     """Read a letter, or a list of letters, starting exactly at `pos`.
 
     Returns None when what stands there is not a letter standing alone: the first letter of a
     word ("Because"), a pronoun or article opening a sentence ("I don't know", "a selection of"),
-    or a symbol in a formula ("x = 5").
+    or a symbol in a formula ("x = 5"). After an explicit marker only the letters in `word_letters`
+    can be such words; without a marker (a region that is only a letter) any letter can.
     """
     first = _read_one(text, pos, explicit_marker=explicit_marker)
     if first is None:
         return None
     letter, end, wrapped = first
-    if not wrapped and not _prose_allows_letter(text, end):
+    can_be_word = not explicit_marker or text[end - 1] in word_letters
+    if not wrapped and can_be_word and not _prose_allows_letter(text, end):
         return None
     if text[end - 1] == ")" and _starts_enumeration(text, end):
         return None

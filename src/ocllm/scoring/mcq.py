@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Literal, NamedTuple
 
@@ -10,6 +11,7 @@ from ocllm.scoring.candidates import rank
 from ocllm.scoring.option_lines import find_bare_letter, find_option_claims, find_option_lines
 from ocllm.scoring.regions import split_regions
 from ocllm.scoring.statements import find_statements, task_context
+from ocllm.scoring.values import normalize, same_value
 from ocllm.scoring.withdrawal import withdraw
 
 
@@ -39,7 +41,9 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
         found = [bare] if bare is not None else []
     in_reasoning = [c for c in find_statements(regions.reasoning, "reasoning", ctx) if not c.placeholder]
     withdraw(found, sample.content or "")
-    _drop_invented_questions(found, sample.content or "")
+    if not _keep_own_question(found, sample.content or "", ctx.options, task.question):
+        _drop_invented_questions(found, sample.content or "")
+    other_questions = mark_other_questions(found, sample.content or "", task.prompt)
     # Echoes of the prompt's placeholder ("The answer is (X)") and statements the model took back are
     # kept as evidence, and never decide.
     visible = [c for c in found if not _ignored(c)]
@@ -51,6 +55,18 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
         pick = _select(visible, policy, "visible content")
         if in_reasoning:
             pick = pick._replace(reason=f"{pick.reason}; {len(in_reasoning)} statement(s) in the reasoning ignored")
+    elif other_questions:
+        # Only answers labelled for other numbered questions (few-shot exemplars answered again): which of
+        # them is this task's, nothing says.
+        source = "content"
+        numbers = ", ".join(other_questions)
+        pick = _Pick(
+            None,
+            "ambiguous_final_answer",
+            "answers_other_questions",
+            f"visible content: answers labelled for numbered questions {numbers}, none marked as this one",
+            "none",
+        )
     elif in_reasoning and policy.allow_reasoning_fallback:
         source = "reasoning"
         pick = _select(in_reasoning, policy, "reasoning (fallback allowed)")
@@ -69,13 +85,14 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     else:
         source = "none"
         empty = not regions.visible_text().strip()
-        pick = _Pick(
-            None,
-            "no_extractable_answer",
-            "no_statement",
-            "the visible content is empty" if empty else "no final-answer statement in the visible content",
-            "none",
-        )
+        elsewhere = sum("for_another_question" in c.reading for c in echoes)
+        if empty:
+            why = "the visible content is empty"
+        elif elsewhere:
+            why = f"no statement answers this task's own question; {elsewhere} answer(s) other questions"
+        else:
+            why = "no final-answer statement in the visible content"
+        pick = _Pick(None, "no_extractable_answer", "no_statement", why, "none")
 
     candidates = sorted(visible + echoes, key=lambda c: c.start) + in_reasoning
     return Decision(
@@ -106,6 +123,53 @@ _INVENTED_QUESTION = re.compile(
 _ITS_OPTIONS = re.compile(r"\n[ \t]*(?:Options?[ \t]*:|\(?[A-J][.)][ \t]+\S)|\bOptions?[ \t]*:")
 
 
+# A question block of the visible text: "Question:" (numbered or not) at a line start.
+_QUESTION_BLOCK = re.compile(r"(?:^|\n)[ \t]*(?:#+[ \t]*)?(?:\*\*)?Question[ \t]*\d*[ \t]*(?:\*\*)?[:.]", re.IGNORECASE)
+_BLOCK_OPTION_LINE = re.compile(r"^[ \t]*\(?([A-Z])[.)][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+# How many of the task's own options a block must list, each under its own letter and none other, to be
+# this task's question restated (all of them when there are fewer).
+_OWN_OPTIONS_SHOWN = 3
+
+
+def _keep_own_question(found: list[Candidate], content: str, options: list[str], question: str) -> bool:
+    """A few-shot prompt's exemplars answered again, one "Question: ... Options: ... The answer is (F)" block
+    each, and then this task's own question restated with its answer: the block that lists this task's
+    own options (and holds its question, when the task's text is known) is this task's; statements outside
+    it answer other questions (`for_another_question`). Only when the text opens with such blocks: a model
+    that answered first and then wrote more questions invented them (R3e), even with the same options.
+    Returns whether such a block was found (then R3e does not apply)."""
+    if "uestion" not in content or not options:
+        return False
+    blocks = [m.start() for m in _QUESTION_BLOCK.finditer(content)]
+    if len(blocks) < 2 or any(c.field == "content" and c.start < blocks[0] for c in found):
+        return False
+    bounds = list(zip(blocks, [*blocks[1:], len(content)], strict=True))
+    asked = normalize(question)[:60]
+    own = [
+        (start, end)
+        for start, end in bounds
+        if _lists_own_options(content[start:end], options) and asked in normalize(content[start:end])
+    ]
+    if not own:
+        return False
+    start, end = own[-1]
+    for c in found:
+        if c.field == "content" and not start <= c.start < end:
+            c.reading.append("for_another_question")
+    return True
+
+
+def _lists_own_options(block: str, options: list[str]) -> bool:
+    shown = agree = 0
+    for m in _BLOCK_OPTION_LINE.finditer(block):
+        shown += 1
+        index = ord(m.group(1)) - ord("A")
+        agree += index < len(options) and same_value(m.group(2), options[index])
+    # Every option line shown must be the task's own, under its own letter: a base model's invented question
+    # often borrows most of the real options (two of them swapped is another question).
+    return agree == shown and agree >= min(len(options), _OWN_OPTIONS_SHOWN)
+
+
 def _drop_invented_questions(found: list[Candidate], content: str) -> None:
     # Counted from the first statement that could decide: an echoed format instruction or a hedge is not
     # yet an answer, and a question restated before the answer is not an invention.
@@ -120,10 +184,74 @@ def _drop_invented_questions(found: list[Candidate], content: str) -> None:
             return
 
 
+# A label that says which numbered question a statement answers: "Question 4:", "**Q4.**", "- Problem 2 -" at
+# the start of a line (its paragraph belongs to it), or "4." / "4)" heading a line that starts with an answer.
+_QUESTION_LABEL = re.compile(
+    r"^[ \t>]*(?:[-*•+][ \t]+)?(?:\*\*|__)?(?:(?:Question|Problem|Q)[ \t]*#?[ \t]*(?P<q>\d{1,3})\b"
+    r"|(?P<n>\d{1,3})[.)][ \t]+(?=(?:\*\*|__)?(?:The[ \t]+)?(?:final[ \t]+|correct[ \t]+)?answer\b))",
+    re.IGNORECASE | re.MULTILINE,
+)
+_PROMPT_QUESTION = re.compile(r"\b(?:Question|Q)[ \t]*#?[ \t]*(\d{1,3})\b", re.IGNORECASE)
+
+
+def mark_other_questions(found: list[Candidate], content: str, prompt: str | None) -> list[str]:
+    """Statements labelled as answers to other numbered questions (a few-shot prompt's exemplars answered
+    again: "- Question 4: The answer is (J)") get the reading `for_another_question` and never decide.
+    Only when two or more numbered questions are answered: one label is just this answer's heading.
+    A statement labelled with this task's own number (the last one its prompt names) still counts.
+    Returns the numbers answered when every visible statement is such an answer, else []."""
+    if not content or (
+        "uestion" not in content and "Q" not in content and "roblem" not in content and ". " not in content
+    ):
+        return []
+    labels = [
+        (m.start(), m.group("q") or m.group("n"), m.group("q") is not None) for m in _QUESTION_LABEL.finditer(content)
+    ]
+    if len(labels) < 2:
+        return []
+    own = None
+    if prompt:
+        named = _PROMPT_QUESTION.findall(prompt)
+        own = named[-1] if named else None
+    owner: dict[int, str] = {}
+    for i, c in enumerate(found):
+        if c.field != "content":
+            continue
+        number = _label_of(content, c.start, labels)
+        if number is not None:
+            owner[i] = number
+    answered = sorted(set(owner.values()), key=int)
+    if len(answered) < 2:
+        return []
+    for i, number in owner.items():
+        if number != own:
+            found[i].reading.append("for_another_question")
+    rest = [c for c in found if not _ignored(c)]
+    return [] if rest else [n for n in answered if n != own]
+
+
+def _label_of(content: str, pos: int, labels: list[tuple[int, str, bool]]) -> str | None:
+    """The number of the label whose block holds `pos`: a "Question N" label's paragraph, or the line of a
+    "N." label."""
+    at = bisect.bisect_right(labels, pos, key=lambda label: label[0])
+    if not at:
+        return None
+    start, number, is_question = labels[at - 1]
+    between = content[start:pos]
+    if is_question:
+        return None if re.search(r"\n[ \t]*\n", between) else number
+    return None if "\n" in between else number
+
+
 def _ignored(candidate: Candidate) -> bool:
-    """Kept as evidence, never deciding: placeholder echoes, statements taken back, and statements
-    about a question the model invented after answering."""
-    return candidate.placeholder or candidate.withdrawn or "after_invented_question" in candidate.reading
+    """Kept as evidence, never deciding: placeholder echoes, statements taken back, statements about a
+    question the model invented after answering, and answers labelled for other numbered questions."""
+    return (
+        candidate.placeholder
+        or candidate.withdrawn
+        or "after_invented_question" in candidate.reading
+        or "for_another_question" in candidate.reading
+    )
 
 
 def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
@@ -132,7 +260,7 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
     group = [c for c in candidates if rank(c) == strongest]
     last = group[-1]
     said = f'{where}: the last {_kind_label(last)} statement "{_short(last.text)}"'
-    if last.value is not None:
+    if last.value is not None and last.letters:
         said += f" (its value matches the text of option {'/'.join(last.letters)})"
     if last.reading:
         said += f" [read by: {', '.join(last.reading)}]"
@@ -140,8 +268,19 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
     def pick(letter: str | None, ambiguity: str, rule: str, reason: str) -> _Pick:
         return _Pick(letter, ambiguity, rule, reason, last.method, last.hedged, last)
 
+    if not last.letters:
+        # "The answer is FINAL: 555." where no option is 555: the model's answer all the same, and no option.
+        return pick(None, "out_of_range", "value_not_an_option", f"{said} states {last.value!r}, no option's text")
     if len(last.letters) > 1:
         return pick(None, "ambiguous_final_answer", "several_letters", f"{said} names several letters")
+    if last.contradiction is not None:
+        # "The answer is: C. 533" where C is 492: the letter says C, the value says something else.
+        return pick(
+            None,
+            "ambiguous_final_answer",
+            "letter_value_mismatch",
+            f"{said} names {last.letters[0]} but {last.contradiction}: two readings, no single answer",
+        )
     if last.out_of_range:
         return pick(None, "out_of_range", "out_of_range", f"{said} names {last.letters[0]}, not an option")
     named = {tuple(c.letters) for c in group}

@@ -11,10 +11,17 @@ from collections.abc import Iterator
 
 from ocllm.models import Candidate
 from ocllm.scoring.candidates import Found, Region, TaskContext, hypothetical, make_candidate
-from ocllm.scoring.letters import LINE_WINDOW, line_end, read_letters, skip_to_value
+from ocllm.scoring.letters import (
+    ENGLISH_WORD_LETTERS,
+    LINE_WINDOW,
+    OTHER_WORD_LETTERS,
+    line_end,
+    read_letters,
+    skip_to_value,
+)
 from ocllm.scoring.option_lines import LINE, OPTION_LINE
 from ocllm.scoring.regions import Piece
-from ocllm.scoring.values import matching_options
+from ocllm.scoring.values import NUMBER, matching_options, value_key
 
 # By convention "(X)" is the placeholder of a format instruction ("The answer is (X)").
 _CONVENTIONAL_PLACEHOLDERS = frozenset("X")
@@ -118,14 +125,15 @@ def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> li
                 continue  # part of a statement already read ("Final answer: \boxed{B}")
             kind = m.lastgroup or ""
             reader = _read_box if kind == "boxed" else _read_after_marker
-            got = reader(text, m.end(), ctx)
+            words = OTHER_WORD_LETTERS if _OTHER_LANGUAGE.search(m.group(0)) else ENGLISH_WORD_LETTERS
+            got = reader(text, m.end(), ctx, words)
             if got is None:
                 continue
             consumed = got.end
             if _negated(text, m.start()):
                 continue
-            hedged = kind == "hedged" or hypothetical(text, m.start())
-            statement = Found(got.letters, m.start(), got.end, got.value)
+            hedged = kind == "hedged" or hypothetical(text, m.start()) or _HEDGE_AFTER.match(text, got.end) is not None
+            statement = got._replace(start=m.start())
             found.append(make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged))
     return found
 
@@ -151,6 +159,17 @@ def _marker_matches(text: str) -> Iterator[re.Match[str]]:
             yield m
 
 
+# Markers in another language: their one-letter words ("y", "o", "e") may follow the marker as words.
+_OTHER_LANGUAGE = re.compile(r"答案|respuesta|réponse|antwort|resposta|risposta", re.IGNORECASE)
+# A letter the model itself calls a guess right after naming it: "FINAL: C would be my guess", "Answer: B
+# seems right", "The answer is D, I think". Hedged (it counts where nothing firmer exists), not withdrawn.
+_HEDGE_AFTER = re.compile(
+    r"[ \t]*,?[ \t]*(?:(?:would|might|may|could)[ \t]+be\b|is[ \t]+my[ \t]+(?:best[ \t]+)?guess\b"
+    r"|(?:seems|looks|appears)(?:[ \t]+to[ \t]+be)?[ \t]+(?:right|correct|likely|plausible|probable|reasonable|best)\b"
+    r"|seems\b|(?:is[ \t]+)?(?:probably|likely|possibly|perhaps|maybe)\b|I[ \t]+(?:think|guess|believe|suppose)\b)",
+    re.IGNORECASE,
+)
+
 # A statement about a wrong answer is no statement of the model's answer: "The wrong answer is B".
 _NEGATED_LEAD = re.compile(r"\b(?:wrong|incorrect|bad|not[ \t]+the|isn't[ \t]+the)[ \t]+$", re.IGNORECASE)
 
@@ -159,12 +178,14 @@ def _negated(text: str, start: int) -> bool:
     return _NEGATED_LEAD.search(text, max(0, start - 20), start) is not None
 
 
-def _read_after_marker(text: str, marker_end: int, ctx: TaskContext) -> Found | None:
+def _read_after_marker(text: str, marker_end: int, ctx: TaskContext, words: frozenset[str]) -> Found | None:
     start = skip_to_value(text, marker_end)
-    got = read_letters(text, start, explicit_marker=True)
+    got = read_letters(text, start, explicit_marker=True, word_letters=words)
     if got is None or (got.letters[0] in "IVX" and _ROMAN_LIST.match(text, got.end)):
         # No letter, or a Roman numeral list ("I and II only") that may be an option's text.
         stated = _stated_value(text, start, ctx)
+        if stated is None and got is None:
+            return _value_of_no_option(text, start)
         if stated is not None or got is None:
             return stated
     letters, end = got.letters, got.end
@@ -174,6 +195,9 @@ def _read_after_marker(text: str, marker_end: int, ctx: TaskContext) -> Found | 
     elif len(letters) == 1:
         # "The answer is (G) $438.00, (B) $459.60": one letter per sub-part, so no single answer.
         letters, end = _sub_part_letters(text, letters, end)
+    if len(letters) == 1:
+        contradiction = restated_contradiction(text, end, letters[0], ctx, wrapped=got.wrapped)
+        return Found(letters, start, end, contradiction=contradiction)
     return Found(letters, start, end)
 
 
@@ -196,7 +220,7 @@ def _sub_part_letters(text: str, letters: list[str], end: int) -> tuple[list[str
     return letters, end
 
 
-def _read_box(text: str, pos: int, ctx: TaskContext) -> Found | None:
+def _read_box(text: str, pos: int, ctx: TaskContext, words: frozenset[str]) -> Found | None:
     """Inside \\boxed{...}: a letter (wrapped, or followed by option text), or one option's value."""
     depth, close = 1, pos
     # A box that names an answer is short; bounding the search keeps unclosed boxes from costing
@@ -209,17 +233,21 @@ def _read_box(text: str, pos: int, ctx: TaskContext) -> Found | None:
     else:
         return None
     inner = text[pos : close - 1]
-    got = read_letters(inner, skip_to_value(inner, 0), explicit_marker=True)
+    got = read_letters(inner, skip_to_value(inner, 0), explicit_marker=True, word_letters=words)
     if got is not None:
         rest = inner[got.end :].lstrip()
         # After the letter: nothing, option text after "." ")" ":", or anything after a closed
         # wrapper ("\boxed{\textbf{(B)}\ 100}", "\boxed{(C) 3.14}"); never math ("\boxed{A + B}").
         if not rest or rest[0] in ".):" or got.wrapped:
-            return Found(got.letters, pos, close)
+            contradiction = None
+            if len(got.letters) == 1:
+                contradiction = restated_contradiction(inner, got.end, got.letters[0], ctx, wrapped=got.wrapped)
+            return Found(got.letters, pos, close, contradiction=contradiction)
         return None
     matches = matching_options(inner, ctx.option_keys) if len(inner) <= 2 * ctx.longest_option + 40 else []
     if not matches:
-        return None
+        stated = _value_of_no_option(inner, 0)
+        return None if stated is None else Found([], pos, close, stated.value)
     return Found([chr(ord("A") + i) for i in matches], pos, close, inner.strip())
 
 
@@ -252,6 +280,88 @@ def _stated_value(text: str, start: int, ctx: TaskContext) -> Found | None:
         if matches:
             return Found([chr(ord("A") + i) for i in matches], start, start + len(cut), cut.strip())
     return None
+
+
+# What may stand between a letter and the option text it restates: "C. 533", "C) 533", "C: 533",
+# "C - 533", "C = 533", "C (492)", "**C.** 492"; after a wrapped letter a space will do: "(C) 0.50 m/s".
+_RESTATEMENT_LEAD = re.compile(
+    r"[ \t]*(?:[*_]{1,2})?[ \t]*(?:[.):=]|[-–—](?=[ \t]))[ \t]*(?:[*_]{1,2})?[ \t]*\(?|[ \t]+\("
+)
+_SPACE_LEAD = re.compile(r"[ \t]+")
+
+
+def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *, wrapped: bool) -> str | None:
+    """What a letter's restated option text says when it is not that letter's option ("C. 533" where C is
+    492), or None: it agrees, or what follows is prose ("B because ..."), not a restated value."""
+    index = ord(letter) - ord("A")
+    if not 0 <= index < len(ctx.options):
+        return None
+    lead = _RESTATEMENT_LEAD.match(text, end) or (_SPACE_LEAD.match(text, end) if wrapped else None)
+    if lead is None:
+        return None
+    line = text[lead.end() : line_end(text, lead.end(), 301)].rstrip()
+    if not line or line[0].isspace():
+        return None
+    own = ctx.option_keys[index]
+    for cut in _cuts(line):
+        if len(cut) > 2 * ctx.longest_option + 40:
+            continue
+        matches = matching_options(cut, ctx.option_keys)
+        if index in matches:
+            return None  # "C. 492": the letter and its own option's text agree
+        if matches:
+            others = "/".join(chr(ord("A") + i) for i in matches)
+            return f"restates {cut.strip()!r}, the text of option {others}, not of option {letter}"
+    stated = _value_of_no_option(line, 0)
+    if stated is not None and own.number is not None:
+        number = value_key(stated.value or "").number
+        if number is not None and number[0] != own.number[0]:
+            return f"restates {stated.value!r}, which is not option {letter} ({ctx.options[index]!r}) nor any option"
+    return None
+
+
+# A stated value: a number with at most one short unit after it ("2222", "0.50 m/s", "$438.00", "48°C",
+# "\frac{3}{4}"), not a sentence that happens to start with a number ("3 of the 4 statements ...").
+_MAX_UNIT = 12
+
+
+def _value_of_no_option(text: str, start: int) -> Found | None:
+    """A marker followed by a number that is no option's text: `The correct answer is FINAL: 2222.` It is
+    the model's statement all the same; it names no letter."""
+    line = text[start : line_end(text, start, 301)].rstrip()
+    for cut in _cuts(line)[::-1]:  # shortest first: the value, before any explanation after it
+        key = value_key(cut)
+        if key.number is None:
+            continue
+        unit = key.text[_number_prefix(key.text) :].strip()
+        if len(unit) <= _MAX_UNIT and " " not in unit:
+            value = _trim_value(cut)
+            return Found([], start, start + len(value), value.strip())
+        return None
+    return None
+
+
+_PAIRS = {"}": "{", ")": "(", "]": "["}
+
+
+def _trim_value(cut: str) -> str:
+    """A stated value without the sentence's end or the closers of wrappers it was read out of
+    ("533}$" in "\\boxed{C. 533}$"), but with its own balanced brackets ("\\frac{1}{2}")."""
+    value = cut.rstrip().rstrip(".,;:!")
+    while value and value[-1] in "}$*_`)]":
+        closer = value[-1]
+        opener = _PAIRS.get(closer)
+        if opener is not None and value.count(opener) >= value.count(closer):
+            break
+        if opener is None and value.count(closer) % 2 == 0:
+            break  # "**5**": its own emphasis
+        value = value[:-1].rstrip().rstrip(".,;:!")
+    return value
+
+
+def _number_prefix(normal: str) -> int:
+    m = NUMBER.match(normal)
+    return m.end() if m else 0
 
 
 def _cuts(line: str) -> list[str]:

@@ -17,7 +17,7 @@ _LATEX_SPACES = re.compile(r"\\[,;:! ]|\\quad|\\qquad|~")
 _MATH_DELIMS = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$")
 _DEGREE = re.compile(r"\^\s*\{?\\circ\}?|\\circ|\\degree")
 _EDGE_PUNCT = " \t\r\n.,;:!?*_\"'`()[]{}"
-_NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?:\.\d+)?)?|[-+−]?\.\d+")
+NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?:\.\d+)?)?|[-+−]?\.\d+")
 
 
 def normalize(text: str) -> str:
@@ -36,7 +36,7 @@ def normalize(text: str) -> str:
 
 def _as_number(s: str) -> tuple[Fraction, str] | None:
     """A leading number and the unit after it ("48 °c" -> (48, "°c")), or None."""
-    m = _NUMBER.match(s)
+    m = NUMBER.match(s)
     if m is None:
         return None
     raw = m.group(0).replace(",", "").replace("−", "-")
