@@ -21,7 +21,7 @@ from ocllm.scoring.letters import (
 )
 from ocllm.scoring.option_lines import LINE, OPTION_LINE
 from ocllm.scoring.regions import Piece
-from ocllm.scoring.values import NUMBER, matching_options, value_key
+from ocllm.scoring.values import NUMBER, matching_options, normalize, value_key
 
 # By convention "(X)" is the placeholder of a format instruction ("The answer is (X)").
 _CONVENTIONAL_PLACEHOLDERS = frozenset("X")
@@ -300,7 +300,7 @@ def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *
     if lead is None:
         return None
     line = text[lead.end() : line_end(text, lead.end(), 301)].rstrip()
-    if not line or line[0].isspace():
+    if not line or line[0].isspace() or not _may_restate(line, ctx):
         return None
     own = ctx.option_keys[index]
     for cut in _cuts(line):
@@ -320,16 +320,30 @@ def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *
     return None
 
 
+def _may_restate(line: str, ctx: TaskContext) -> bool:
+    """A cheap first look: a number, LaTeX, or the first word of some option's text. Prose ("because ...",
+    "see the working") is most of what follows a letter, and needs no comparison with every option."""
+    if line[0].isdigit() or line[0] in "-+−$.\\(":
+        return True
+    head = normalize(line[:40]).split(" ", 1)[0]
+    return bool(head) and any(key.text.startswith(head) for key in ctx.option_keys)
+
+
 # A stated value: a number with at most one short unit after it ("2222", "0.50 m/s", "$438.00", "48°C",
 # "\frac{3}{4}"), not a sentence that happens to start with a number ("3 of the 4 statements ...").
 _MAX_UNIT = 12
+_MAX_VALUE = 60  # "\\frac{12}{5}\\ \\text{m/s}^2" and the like; anything longer is a sentence
 
 
 def _value_of_no_option(text: str, start: int) -> Found | None:
     """A marker followed by a number that is no option's text: `The correct answer is FINAL: 2222.` It is
     the model's statement all the same; it names no letter."""
     line = text[start : line_end(text, start, 301)].rstrip()
+    if not line or not (line[0].isdigit() or line[0] in "-+−$.\\"):
+        return None  # a value starts with its number (or a sign, a currency, LaTeX)
     for cut in _cuts(line)[::-1]:  # shortest first: the value, before any explanation after it
+        if len(cut) > _MAX_VALUE:
+            break
         key = value_key(cut)
         if key.number is None:
             continue
