@@ -4,6 +4,9 @@ shapes real models produced."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from conftest import mcq
 
@@ -20,7 +23,7 @@ WITH_591 = ["100", "200", "591", "540"]
         ("The answer is: C. 533", NUMBERS, "'533', which is not option C ('492') nor any option"),
         ("So the answer is: D. 591", WITH_591, "'591', the text of option C, not of option D"),
         ("FINAL: **C.** 533", NUMBERS, "'533'"),
-        ("Answer: C) 533 J", NUMBERS, "'533 J'"),
+        ("Answer: C) 533 J", ["100 J", "200 J", "492 J", "540 J"], "'533 J'"),
         ("The answer is (C) 540", NUMBERS, "the text of option D, not of option C"),
         ("The final answer is $\\boxed{C. 533}$", NUMBERS, "'533'"),
     ],
@@ -137,8 +140,27 @@ def test_pronouns_and_articles_stay_unread(content: str) -> None:
     assert d.extracted_final_answer not in ("A", "I", "O"), d.reason
 
 
-def test_a_firm_letter_outranks_a_guess() -> None:
-    d = mcq("The answer is B.\nFINAL: C would be my guess", answer="B")
+@pytest.mark.parametrize(
+    ("content", "letter"),
+    [
+        ("The answer is B.\nFINAL: C would be my guess", "C"),
+        ("...so the answer is A. Wait, I forgot the factor of two. The answer is B, I think.", "B"),
+        ("Answer: A\n\nHmm, the radius doubles.\n\nAnswer: B, probably.", "B"),
+    ],
+)
+def test_a_guess_is_still_the_models_last_word(content: str, letter: str) -> None:
+    """A guess keeps its statement's rank: it is the model's final word, said with less certainty; an earlier,
+    abandoned firm letter does not win over it (second review of 1.6)."""
+    d = mcq(content, answer=letter)
+    assert (d.extracted_final_answer, d.hedged) == (letter, True)
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["Answer: B, likely because the radius doubles.", "The correct answer is B, may be surprising to some."],
+)
+def test_words_after_a_letter_that_are_no_guess(content: str) -> None:
+    d = mcq(content, answer="B")
     assert (d.extracted_final_answer, d.hedged) == ("B", False)
 
 
@@ -233,3 +255,34 @@ def test_an_answer_first_then_invented_questions_with_the_same_options() -> None
     d = mcq("Owls can fly. The answer is (C).\n\n" + block * 2, options=OWN, answer="C")
     assert (d.extracted_final_answer, d.ambiguity) == ("C", "none")
     assert all("after_invented_question" in c.reading for c in d.candidates[1:])
+
+
+# --- The second review's probes --------------------------------------------------------------------------
+
+PROBES = [json.loads(line) for line in (Path(__file__).parent / "data" / "review_1_6_probes.jsonl").open()]
+# Read wrongly by 1.5.0 too, and left so by 1.6.0 (docs/scoring.md, known limits): a value followed by a
+# letter on its own line, a one-letter word that is an option's text ("C. difficile", "E. coli").
+KNOWN_MISSES = frozenset(
+    (
+        "b_unit_mismatch_then_option", "b_final_then_letter_line", "b_approx_closest", "b_options_remain",
+        "b_3remain", "b_hours_vs_h", "b_step_num", "b_answer_is_1_of", "r6_ecoli", "r6_cdiff", "r6_clang",
+        "r6_vitk", "r6_hbond", "r6_oblood", "f_summary_checks", "b_value_then_letter_same_line",
+        "b_value_then_bold_letter", "b_final_val_eq", "b_box_metres",
+    )
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("probe", [p for p in PROBES if p["id"] not in KNOWN_MISSES], ids=lambda p: p["id"])
+def test_review_probes_read_as_a_careful_reader_does(probe: dict) -> None:
+    """196 realistic outputs written by a reviewer to break 1.6.0's new rules (units and scales restated,
+    percentages for fractions, rounded figures, letters that start a word, guesses after a correction,
+    numbered steps, repetition loops); 59 of them did, before the rules were narrowed."""
+    from ocllm.models import Policy, Sample, Task
+    from ocllm.scoring import decide
+
+    task = Task(
+        id="t", type="mcq", options=probe["options"], answer=probe.get("gold", "B"), prompt=probe.get("prompt"),
+        question=probe.get("question", ""),
+    )  # fmt: skip
+    d = decide(task, Sample(task_id="t", content=probe["content"], finish_reason="stop"), Policy())
+    assert d.extracted_final_answer == probe["expected_letter"], d.reason

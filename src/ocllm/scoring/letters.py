@@ -67,6 +67,18 @@ _CONNECTORS = frozenset(
         "therefore",
         "while",
         "whereas",
+        # The same after the markers of other languages: es/pt "porque", "pois", it "perché", "poiché",
+        # fr "car", "parce", "puisque", de "weil", "denn", "da".
+        "porque",
+        "pois",
+        "perché",
+        "poiché",
+        "car",
+        "parce",
+        "puisque",
+        "weil",
+        "denn",
+        "da",
     )
 )
 # Letters that are also words, and so may open a sentence after a marker: the pronoun "I" and the article
@@ -98,6 +110,9 @@ class LetterValue(NamedTuple):
     start: int  # where the first letter token (with its wrappers) begins
     end: int  # just past the last letter token and its closing wrappers
     wrapped: bool
+    # An unwrapped letter followed by an ordinary word ("FINAL: C would be my guess", but also "The answer
+    # is D minor"): a letter unless an option's text reads it better; the caller, who knows the options, decides.
+    before_word: bool = False
 
 
 def skip_to_value(text: str, pos: int) -> int:
@@ -133,8 +148,8 @@ def read_letters(
     if first is None:
         return None
     letter, end, wrapped = first
-    can_be_word = not explicit_marker or text[end - 1] in word_letters
-    if not wrapped and can_be_word and not _prose_allows_letter(text, end):
+    before_word = not wrapped and not _prose_allows_letter(text, end)
+    if before_word and (not explicit_marker or text[end - 1] in word_letters):
         return None
     if text[end - 1] == ")" and _starts_enumeration(text, end):
         return None
@@ -151,7 +166,7 @@ def read_letters(
             letters.append(more[0])
         cursor = more[1]
         end = cursor
-    return LetterValue(letters, pos, end, wrapped)
+    return LetterValue(letters, pos, end, wrapped, before_word and len(letters) == 1)
 
 
 def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, bool] | None:

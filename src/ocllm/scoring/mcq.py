@@ -48,6 +48,7 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     # kept as evidence, and never decide.
     visible = [c for c in found if not _ignored(c)]
     echoes = [c for c in found if _ignored(c)]
+    _values_before_letters(visible)
 
     source: Literal["content", "reasoning", "none"]
     if visible:
@@ -152,9 +153,9 @@ def _keep_own_question(found: list[Candidate], content: str, options: list[str],
     ]
     if not own:
         return False
-    start, end = own[-1]
+    # Every block of this task's own (a restated question, a loop repeating it) holds its answers.
     for c in found:
-        if c.field == "content" and not start <= c.start < end:
+        if c.field == "content" and not any(start <= c.start < end for start, end in own):
             c.reading.append("for_another_question")
     return True
 
@@ -197,7 +198,8 @@ _PROMPT_QUESTION = re.compile(r"\b(?:Question|Q)[ \t]*#?[ \t]*(\d{1,3})\b", re.I
 def mark_other_questions(found: list[Candidate], content: str, prompt: str | None) -> list[str]:
     """Statements labelled as answers to other numbered questions (a few-shot prompt's exemplars answered
     again: "- Question 4: The answer is (J)") get the reading `for_another_question` and never decide.
-    Only when two or more numbered questions are answered: one label is just this answer's heading.
+    Only when two or more numbered questions are answered, with different letters: one label is just this
+    answer's heading, and "1. The answer is (B). 2. The answer is (B)." is one answer said twice.
     A statement labelled with this task's own number (the last one its prompt names) still counts.
     Returns the numbers answered when every visible statement is such an answer, else []."""
     if not content or (
@@ -215,13 +217,14 @@ def mark_other_questions(found: list[Candidate], content: str, prompt: str | Non
         own = named[-1] if named else None
     owner: dict[int, str] = {}
     for i, c in enumerate(found):
-        if c.field != "content":
-            continue
+        if c.field != "content" or not c.letters:
+            continue  # a value with no letter answers nothing in particular
         number = _label_of(content, c.start, labels)
         if number is not None:
             owner[i] = number
     answered = sorted(set(owner.values()), key=int)
-    if len(answered) < 2:
+    # Numbered answers that all name the same letter are one answer said in steps, not several questions.
+    if len(answered) < 2 or len({tuple(found[i].letters) for i in owner}) < 2:
         return []
     for i, number in owner.items():
         if number != own:
@@ -241,6 +244,15 @@ def _label_of(content: str, pos: int, labels: list[tuple[int, str, bool]]) -> st
     if is_question:
         return None if re.search(r"\n[ \t]*\n", between) else number
     return None if "\n" in between else number
+
+
+def _values_before_letters(visible: list[Candidate]) -> None:
+    """A value that is no option, followed by a statement naming a letter ("The answer is 492, which
+    corresponds to option C"; "\\boxed{4}" then "Option B is correct") was the working, not the answer:
+    it ranks below every letter (reading `letter_follows`). Last of all, it decides (R8b)."""
+    for i, c in enumerate(visible):
+        if not c.letters and any(later.letters for later in visible[i + 1 :]):
+            c.reading.append("letter_follows")
 
 
 def _ignored(candidate: Candidate) -> bool:
@@ -266,7 +278,7 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
         said += f" [read by: {', '.join(last.reading)}]"
 
     def pick(letter: str | None, ambiguity: str, rule: str, reason: str) -> _Pick:
-        return _Pick(letter, ambiguity, rule, reason, last.method, last.hedged, last)
+        return _Pick(letter, ambiguity, rule, reason, last.method, last.hedged or "guess" in last.reading, last)
 
     if not last.letters:
         # "The answer is FINAL: 555." where no option is 555: the model's answer all the same, and no option.

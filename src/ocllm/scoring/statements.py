@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
+from fractions import Fraction
 
 from ocllm.models import Candidate
 from ocllm.scoring.candidates import Found, Region, TaskContext, hypothetical, make_candidate
@@ -132,9 +133,13 @@ def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> li
             consumed = got.end
             if _negated(text, m.start()):
                 continue
-            hedged = kind == "hedged" or hypothetical(text, m.start()) or _HEDGE_AFTER.match(text, got.end) is not None
+            hedged = kind == "hedged" or hypothetical(text, m.start())
             statement = got._replace(start=m.start())
-            found.append(make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged))
+            candidate = make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged)
+            if _GUESS_AFTER.match(text, got.end):
+                # The model's final word all the same: it keeps its rank, and the decision says it was a guess.
+                candidate.reading.append("guess")
+            found.append(candidate)
     return found
 
 
@@ -161,12 +166,14 @@ def _marker_matches(text: str) -> Iterator[re.Match[str]]:
 
 # Markers in another language: their one-letter words ("y", "o", "e") may follow the marker as words.
 _OTHER_LANGUAGE = re.compile(r"答案|respuesta|réponse|antwort|resposta|risposta", re.IGNORECASE)
-# A letter the model itself calls a guess right after naming it: "FINAL: C would be my guess", "Answer: B
-# seems right", "The answer is D, I think". Hedged (it counts where nothing firmer exists), not withdrawn.
-_HEDGE_AFTER = re.compile(
-    r"[ \t]*,?[ \t]*(?:(?:would|might|may|could)[ \t]+be\b|is[ \t]+my[ \t]+(?:best[ \t]+)?guess\b"
-    r"|(?:seems|looks|appears)(?:[ \t]+to[ \t]+be)?[ \t]+(?:right|correct|likely|plausible|probable|reasonable|best)\b"
-    r"|seems\b|(?:is[ \t]+)?(?:probably|likely|possibly|perhaps|maybe)\b|I[ \t]+(?:think|guess|believe|suppose)\b)",
+# A letter the model itself calls a guess right after naming it, the clause ending there: "FINAL: C would
+# be my guess", "Answer: B seems right", "The answer is D, I think." Not "B, likely because ...".
+_GUESS_AFTER = re.compile(
+    r"[ \t]*,?[ \t]*(?:(?:would|might|could)[ \t]+be[ \t]+my[ \t]+(?:best[ \t]+)?(?:guess|answer|pick|choice)"
+    r"|is[ \t]+my[ \t]+(?:best[ \t]+)?guess"
+    r"|(?:seems|looks|appears)(?:[ \t]+to[ \t]+be)?[ \t]+(?:right|correct|likely|plausible|best)"
+    r"|(?:,[ \t]*)?(?:I[ \t]+(?:think|guess|believe|suppose)|probably|perhaps|maybe|likely))"
+    r"[ \t]*(?:[.!;)\n]|$)",
     re.IGNORECASE,
 )
 
@@ -187,6 +194,12 @@ def _read_after_marker(text: str, marker_end: int, ctx: TaskContext, words: froz
         if stated is None and got is None:
             return _value_of_no_option(text, start)
         if stated is not None or got is None:
+            return stated
+    if got.before_word:
+        # "The answer is D minor", "Answer: T cells": the words may be an option's text; only when they
+        # are not is the capital a letter ("FINAL: C would be my guess"), and never one beyond the options.
+        stated = _stated_value(text, start, ctx)
+        if stated is not None or got.letters[0] not in ctx.valid:
             return stated
     letters, end = got.letters, got.end
     if "\n" in text[marker_end:start] and len(letters) == 1:
@@ -292,7 +305,10 @@ _SPACE_LEAD = re.compile(r"[ \t]+")
 
 def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *, wrapped: bool) -> str | None:
     """What a letter's restated option text says when it is not that letter's option ("C. 533" where C is
-    492), or None: it agrees, or what follows is prose ("B because ..."), not a restated value."""
+    492), or None: it agrees, or what follows is prose ("B because ..."), not a restated value.
+
+    Cautious on purpose: a value that may be the same option written another way (a unit or scale
+    changed, a percentage for a fraction, a rounded figure, "490 J" for "492 J") is not a contradiction."""
     index = ord(letter) - ord("A")
     if not 0 <= index < len(ctx.options):
         return None
@@ -302,22 +318,35 @@ def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *
     line = text[lead.end() : line_end(text, lead.end(), 301)].rstrip()
     if not line or line[0].isspace() or not _may_restate(line, ctx):
         return None
-    own = ctx.option_keys[index]
-    for cut in _cuts(line):
-        if len(cut) > 2 * ctx.longest_option + 40:
-            continue
-        matches = matching_options(cut, ctx.option_keys)
-        if index in matches:
-            return None  # "C. 492": the letter and its own option's text agree
+    cuts = [c for c in _cuts(line) if len(c) <= 2 * ctx.longest_option + 40]
+    if any(index in matching_options(cut, ctx.option_keys) for cut in cuts):
+        return None  # "C. 492": the letter and its own option's text agree
+    # Another option's text, as the whole restatement (an explanation may follow it, a list may not:
+    # "B: 2, 3 and 5 are the primes" restates no option).
+    for cut in _cuts(line, clauses=False):
+        matches = matching_options(cut, ctx.option_keys) if len(cut) <= 2 * ctx.longest_option + 40 else []
         if matches:
             others = "/".join(chr(ord("A") + i) for i in matches)
             return f"restates {cut.strip()!r}, the text of option {others}, not of option {letter}"
-    stated = _value_of_no_option(line, 0)
-    if stated is not None and own.number is not None:
-        number = value_key(stated.value or "").number
-        if number is not None and number[0] != own.number[0]:
-            return f"restates {stated.value!r}, which is not option {letter} ({ctx.options[index]!r}) nor any option"
-    return None
+    # A plain number where the letter's own option is a plain number (the same unit, or none on both
+    # sides) and the two are far apart: "C. 533" where C is 492.
+    stated = _value_of_no_option(line, 0, clauses=False)
+    own = ctx.option_keys[index].number
+    said = value_key(stated.value or "").number if stated is not None else None
+    if said is None or own is None or said[1] != own[1] or _near(said[0], own[0]):
+        return None
+    return f"restates {stated.value!r}, which is not option {letter} ({ctx.options[index]!r}) nor any option"
+
+
+# Within this, two figures may be one value written twice (491.6 for 492, 0.333 for 1/3, -500 for (500)).
+_RELATIVE_TOLERANCE = Fraction(2, 100)
+
+
+def _near(a: Fraction, b: Fraction) -> bool:
+    if abs(a) == abs(b):
+        return True
+    scale = max(abs(a), abs(b))
+    return abs(a - b) <= _RELATIVE_TOLERANCE * scale
 
 
 def _may_restate(line: str, ctx: TaskContext) -> bool:
@@ -332,16 +361,19 @@ def _may_restate(line: str, ctx: TaskContext) -> bool:
 # A stated value: a number with at most one short unit after it ("2222", "0.50 m/s", "$438.00", "48°C",
 # "\frac{3}{4}"), not a sentence that happens to start with a number ("3 of the 4 statements ...").
 _MAX_UNIT = 12
+_LIST_ITEM = re.compile(r"\d{1,2}[.)][ \t]+[A-Z(*]")
 _MAX_VALUE = 60  # "\\frac{12}{5}\\ \\text{m/s}^2" and the like; anything longer is a sentence
 
 
-def _value_of_no_option(text: str, start: int) -> Found | None:
+def _value_of_no_option(text: str, start: int, *, clauses: bool = True) -> Found | None:
     """A marker followed by a number that is no option's text: `The correct answer is FINAL: 2222.` It is
     the model's statement all the same; it names no letter."""
     line = text[start : line_end(text, start, 301)].rstrip()
     if not line or not (line[0].isdigit() or line[0] in "-+−$.\\"):
         return None  # a value starts with its number (or a sign, a currency, LaTeX)
-    for cut in _cuts(line)[::-1]:  # shortest first: the value, before any explanation after it
+    if _LIST_ITEM.match(line):
+        return None  # "Answer: 1. First, we find the moles": a numbered step, not a value
+    for cut in _cuts(line, clauses=clauses)[::-1]:  # shortest first: the value, before any explanation
         if len(cut) > _MAX_VALUE:
             break
         key = value_key(cut)
@@ -378,9 +410,15 @@ def _number_prefix(normal: str) -> int:
     return m.end() if m else 0
 
 
-def _cuts(line: str) -> list[str]:
+_CLAUSE_SEPARATORS = (", ", "; ")
+_SEPARATORS = (". ", ", ", "; ", " because", " since", " as ", " (", " — ", " - ", " which")
+
+
+def _cuts(line: str, *, clauses: bool = True) -> list[str]:
+    """The line, its first sentence, and (with `clauses`) its first clause: candidates for a stated value,
+    longest first."""
     cuts = {line}
-    for sep in (". ", ", ", "; ", " because", " since", " as ", " (", " — ", " - ", " which"):
+    for sep in _SEPARATORS if clauses else tuple(s for s in _SEPARATORS if s not in _CLAUSE_SEPARATORS):
         at = line.find(sep)
         if at > 0:
             cuts.add(line[:at])

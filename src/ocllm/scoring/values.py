@@ -75,8 +75,19 @@ def same_value(a: str, b: str) -> bool:
 
 
 def matching_options(value: str, option_keys: tuple[ValueKey, ...]) -> list[int]:
-    """Indexes of the options whose text equals `value`."""
+    """Indexes of the options whose text equals `value`. A bare number with no unit also matches the
+    options that are that number with a unit ("492" for "492 J"), when no option equals it exactly."""
     key = value_key(value)
     if not key.text:
         return []
-    return [i for i, option in enumerate(option_keys) if same_key(key, option)]
+    exact = [i for i, option in enumerate(option_keys) if same_key(key, option)]
+    if exact or key.number is None or key.number[1] or key.text != _number_text(key.text):
+        return exact
+    return [
+        i for i, option in enumerate(option_keys) if option.number is not None and option.number[0] == key.number[0]
+    ]
+
+
+def _number_text(normal: str) -> str:
+    m = NUMBER.match(normal)
+    return m.group(0) if m else ""
