@@ -333,3 +333,25 @@ def test_a_run_says_it_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         server.script(models("m"), then=reply("so the answer is B\n</think>\nFINAL: B"))
         assert cli_run(server.base_url, write_suite(tmp_path), tmp_path / "run") == 0
     assert "note: 4 of 4 output(s) close a </think> they never opened" in capsys.readouterr().out
+
+
+def test_run_takes_every_scoring_switch_that_rescore_takes(tmp_path: Path) -> None:
+    """Issue 10: `run` lacked --think-prefilled and could not switch reasoning fallback off."""
+    config = tmp_path / "lanes.toml"
+    with FaultServer() as server:
+        server.script(models("m"), then=reply("FINAL: B"))
+        config.write_text(
+            f'[lanes.L]\nbase_url = "{server.base_url}"\nmodel = "m"\nsuite = "{write_suite(tmp_path)}"\n'
+            "allow_reasoning_fallback = true\n"
+        )
+        out = tmp_path / "run"
+        args = ["run", "--config", str(config), "--lane", "L", "--out", str(out)]
+        assert main([*args, "--think-prefilled", "--no-reasoning-fallback", "--conflict-policy", "strict"]) == 0
+    lane = json.loads((out / "manifest.json").read_text())["lane"]
+    assert (lane["think_prefilled"], lane["allow_reasoning_fallback"], lane["conflict_policy"]) == (
+        True,
+        False,
+        "strict",
+    )
+    scorer = json.loads((out / "metrics.json").read_text())["summary"]["scorer"]
+    assert (scorer["think_prefilled"], scorer["allow_reasoning_fallback"]) == (True, False)

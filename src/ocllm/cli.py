@@ -5,22 +5,24 @@ once instead of first loading SciPy, matplotlib and aiohttp."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from ocllm import __version__
+from ocllm.console import (
+    all_answered,
+    console,
+    console_comparison,
+    console_matrix,
+    print_notice,
+    print_notices,
+    print_run_result,
+    summary_table,
+)
 from ocllm.errors import OcllmError
-
-# Piped or redirected output gets a fixed wide page instead of rich's 80 columns, so that tables are
-# not wrapped in the middle of a figure or an interval (COLUMNS, when set, still wins).
-console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160)
 
 
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -163,45 +165,9 @@ def matrix_report(
     from ocllm.report.write import write_matrix_report
 
     doc = matrix_doc(folder, baseline, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
-    print_notices(doc["notices"])
-    table = Table(title=f"Lanes in {folder} (baseline {doc['baseline']})")
-    for column in ("lane", "correct", "total", "errors", "accuracy", "95% CI"):
-        table.add_column(column, justify="left" if column == "lane" else "right", no_wrap=column != "lane")
-    for lane in doc["lanes"]:
-        table.add_row(
-            lane["label"],
-            str(lane["correct"]),
-            str(lane["total"]),
-            str(lane["errors"]),
-            f"{100 * lane['accuracy']:.1f}%",
-            f"{100 * lane['ci_low']:.1f}-{100 * lane['ci_high']:.1f}%",
-        )
-    console.print(table)
-    for comparison in doc["comparisons"]:
-        console.print(comparison["verdict"], soft_wrap=True, markup=False, highlight=False)
+    console_matrix(doc, folder)
     for path in write_matrix_report(doc, out or folder / "report"):
         console.print(f"wrote {path}")
-
-
-def console_comparison(doc: dict) -> None:
-    print_notices(doc["notices"])
-    table = Table(title=f"{doc['a']['label']} vs {doc['b']['label']} ({doc['n_paired']} paired tasks)")
-    for column in ("scope", "A", "B", "A wins", "B wins", "McNemar p", "B - A (95% CI)"):
-        table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
-    for name, f in [("all", doc), *doc["by_category"].items()]:
-        table.add_row(
-            name,
-            f"{f['a_correct']}/{f['n_paired']}",
-            f"{f['b_correct']}/{f['n_paired']}",
-            str(f["a_wins"]),
-            str(f["b_wins"]),
-            f"{f['mcnemar_p']:.3g}",
-            f"{100 * f['diff']:+.1f} ({100 * f['diff_ci_low']:+.1f} to {100 * f['diff_ci_high']:+.1f})",
-        )
-    console.print(table)
-    console.print(doc["verdict"], soft_wrap=True, markup=False, highlight=False)
-    if doc["only_in_a"] or doc["only_in_b"]:
-        console.print(f"left out: {len(doc['only_in_a'])} task(s) only in A, {len(doc['only_in_b'])} only in B")
 
 
 def _stem(path: Path) -> str:
@@ -232,10 +198,7 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
 @click.option("--lane", "lane_name", help="Which lane of --config to run (the lane's name for a one-off run).")
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory (default: runs/LANE).")
 @lane_options
-@click.option(
-    "--allow-reasoning-fallback", is_flag=True, default=None, help="Score the reasoning when nothing is visible."
-)
-@click.option("--conflict-policy", type=click.Choice(["last", "strict"]), help="Policy for conflicting finals.")
+@policy_options
 def run(
     config: Path | None, lane_name: str | None, out: Path | None, resume: bool, retry_errors: bool, **flags: object
 ) -> int:
@@ -243,7 +206,7 @@ def run(
 
     Exit code 0 when every task has an answer, 1 when the run finished with failed requests (they are
     recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files."""
-    from ocllm.lanes import Lane, lane_from_mapping, pick_lane
+    from ocllm.lanes import Lane, lane_from_mapping, pick_lane, with_flags
     from ocllm.runner import run_lane
 
     given = {k: v for k, v in flags.items() if v is not None}
@@ -252,7 +215,7 @@ def run(
             raise click.UsageError("--config needs --lane NAME")
         lane: Lane = pick_lane(config, lane_name)
         if given:
-            lane = lane_from_mapping(lane.name, {**public_settings_of(lane), **given}, "command line")
+            lane = with_flags(lane, given)
     else:
         for needed in ("base_url", "model"):
             if needed not in given:
@@ -331,62 +294,6 @@ def serve_sim(host: str, port: int, models: tuple[str, ...], suites: tuple[str, 
     serve(config, host, port)
 
 
-def public_settings_of(lane: object) -> dict:
-    import msgspec
-
-    settings = msgspec.to_builtins(lane)
-    settings.pop("name", None)
-    return settings
-
-
-def print_run_result(result: object) -> None:
-    from ocllm.runner import RunResult
-
-    assert isinstance(result, RunResult)
-    summary = result.summary
-    console.print(summary_table(result.lane.name, summary))
-    asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
-    console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
-    console.print(
-        f"errors: {summary['errors']}   truncated: {summary['truncated']}   missing: {summary['missing']}"
-        f"   requests this run: {result.ran}"
-    )
-    print_notices(result.notices)
-    for name in ("manifest.json", "samples.jsonl", "metrics.json"):
-        console.print(f"wrote {result.out_dir / name}")
-
-
-def all_answered(summary: dict) -> bool:
-    """Exit code 0 means every task of the suite ran and has an answer."""
-    return bool(summary["complete"]) and not summary["errors"]
-
-
-def print_notice(notice: str) -> None:
-    console.print(f"[yellow]note:[/yellow] {escape(notice)}", highlight=False, soft_wrap=True)
-
-
-def print_notices(notices: list[str]) -> None:
-    for notice in notices:
-        print_notice(notice)
-
-
-def summary_table(title: str, summary: dict) -> Table:
-    table = Table(title=title)
-    for column in ("scope", "correct", "total", "errors", "accuracy"):
-        table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
-    rows = [("all", summary), *summary["by_category"].items()]
-    for name, figures in rows:
-        scored = figures["total"] - figures.get("errors", 0)
-        table.add_row(
-            name,
-            str(figures["correct"]),
-            str(figures["total"]),
-            str(figures.get("errors", 0)),
-            f"{100 * figures['accuracy']:.2f}%" if scored else "n/a",  # nothing scored: no accuracy to show
-        )
-    return table
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point. Every error a user can cause ends in one line on stderr and exit code 2."""
     try:
@@ -405,9 +312,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ocllm: error: {exc}", file=sys.stderr)
         return 2
     except (click.Abort, KeyboardInterrupt):
-        print("ocllm: interrupted; finished tasks are saved (run again with --resume)", file=sys.stderr)
+        print(f"ocllm: interrupted; {_after_interrupt(argv)}", file=sys.stderr)
         return 130
     return result if isinstance(result, int) else 0
+
+
+def _after_interrupt(argv: list[str] | None) -> str:
+    """What an interrupted command left behind: a run keeps every finished task; the others write their
+    outputs whole or not at all."""
+    words = sys.argv[1:] if argv is None else argv
+    if any(word in ("run", "matrix") for word in words[:1]):
+        return "finished tasks are saved (run the same command again with --resume)"
+    return "nothing was written (outputs are written whole or not at all)"
 
 
 def entry() -> None:

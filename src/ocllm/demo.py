@@ -15,8 +15,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ocllm.cli import console_comparison, print_run_result
 from ocllm.compare import compare_runs, load_scored
+from ocllm.console import console_comparison, print_run_result
 from ocllm.lanes import load_lanes
 from ocllm.report.data import matrix_doc, run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report

@@ -132,3 +132,10 @@ def pick_lane(path: Path, name: str) -> Lane:
 def public_settings(lane: Lane) -> dict[str, Any]:
     """The lane as recorded in a manifest: every setting, and never a secret."""
     return msgspec.to_builtins(lane)
+
+
+def with_flags(lane: Lane, flags: dict[str, Any]) -> Lane:
+    """The lane with the settings given on the command line replacing its own, checked as a lane is."""
+    settings = public_settings(lane)
+    settings.pop("name", None)
+    return lane_from_mapping(lane.name, {**settings, **flags}, "command line")

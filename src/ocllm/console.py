@@ -1,0 +1,107 @@
+"""What the command line prints: tables, notices and verdicts, on the terminal or into a pipe.
+
+Everything a model or a file supplied (labels, categories, notices) is printed as text, never as markup."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
+    from ocllm.runner import RunResult
+
+# Piped or redirected output gets a fixed wide page instead of rich's 80 columns, so that tables are
+# not wrapped in the middle of a figure or an interval (COLUMNS, when set, still wins).
+console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160)
+
+
+def console_comparison(doc: dict) -> None:
+    print_notices(doc["notices"])
+    title = f"{doc['a']['label']} vs {doc['b']['label']} ({doc['n_paired']} paired tasks)"
+    table = Table(title=escape(title))
+    for column in ("scope", "A", "B", "A wins", "B wins", "McNemar p", "B - A (95% CI)"):
+        table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
+    for name, f in [("all", doc), *doc["by_category"].items()]:
+        table.add_row(
+            escape(name),
+            f"{f['a_correct']}/{f['n_paired']}",
+            f"{f['b_correct']}/{f['n_paired']}",
+            str(f["a_wins"]),
+            str(f["b_wins"]),
+            f"{f['mcnemar_p']:.3g}",
+            f"{100 * f['diff']:+.1f} ({100 * f['diff_ci_low']:+.1f} to {100 * f['diff_ci_high']:+.1f})",
+        )
+    console.print(table)
+    console.print(doc["verdict"], soft_wrap=True, markup=False, highlight=False)
+    if doc["only_in_a"] or doc["only_in_b"]:
+        console.print(f"left out: {len(doc['only_in_a'])} task(s) only in A, {len(doc['only_in_b'])} only in B")
+
+
+def console_matrix(doc: dict[str, Any], folder: Path) -> None:
+    print_notices(doc["notices"])
+    table = Table(title=escape(f"Lanes in {folder} (baseline {doc['baseline']})"))
+    for column in ("lane", "correct", "total", "errors", "accuracy", "95% CI"):
+        table.add_column(column, justify="left" if column == "lane" else "right", no_wrap=column != "lane")
+    for lane in doc["lanes"]:
+        table.add_row(
+            escape(lane["label"]),
+            str(lane["correct"]),
+            str(lane["total"]),
+            str(lane["errors"]),
+            f"{100 * lane['accuracy']:.1f}%",
+            f"{100 * lane['ci_low']:.1f}-{100 * lane['ci_high']:.1f}%",
+        )
+    console.print(table)
+    for comparison in doc["comparisons"]:
+        console.print(comparison["verdict"], soft_wrap=True, markup=False, highlight=False)
+
+
+def print_run_result(result: RunResult) -> None:
+    summary = result.summary
+    console.print(summary_table(result.lane.name, summary))
+    asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
+    console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
+    console.print(
+        f"errors: {summary['errors']}   truncated: {summary['truncated']}   missing: {summary['missing']}"
+        f"   requests this run: {result.ran}"
+    )
+    print_notices(result.notices)
+    for name in ("manifest.json", "samples.jsonl", "metrics.json"):
+        console.print(f"wrote {result.out_dir / name}")
+
+
+def all_answered(summary: dict) -> bool:
+    """Exit code 0 means every task of the suite ran and has an answer."""
+    return bool(summary["complete"]) and not summary["errors"]
+
+
+def print_notice(notice: str) -> None:
+    console.print(f"[yellow]note:[/yellow] {escape(notice)}", highlight=False, soft_wrap=True)
+
+
+def print_notices(notices: list[str]) -> None:
+    for notice in notices:
+        print_notice(notice)
+
+
+def summary_table(title: str, summary: dict) -> Table:
+    table = Table(title=escape(title))
+    for column in ("scope", "correct", "total", "errors", "accuracy"):
+        table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
+    rows = [("all", summary), *summary["by_category"].items()]
+    for name, figures in rows:
+        scored = figures["total"] - figures.get("errors", 0)
+        table.add_row(
+            escape(name),
+            str(figures["correct"]),
+            str(figures["total"]),
+            str(figures.get("errors", 0)),
+            f"{100 * figures['accuracy']:.2f}%" if scored else "n/a",  # nothing scored: no accuracy to show
+        )
+    return table
