@@ -414,7 +414,8 @@ def test_port_is_released_and_server_can_restart() -> None:
 
 def test_a_bad_suite_fails_on_enter(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"id": "a", "type": "mcq"}\n{"id": 3}\n', encoding="utf-8")
+    good = '{"id": "a", "type": "mcq", "question": "q", "options": ["x", "y"], "answer": "A", "category": "c"}'
+    bad.write_text(good + '\n{"id": 3}\n', encoding="utf-8")  # validated as `ocllm run` validates suites
     with pytest.raises(InputError, match=r"bad\.jsonl:2:"), SimServer(SimConfig(suites=(bad,))):
         pass
     with pytest.raises(InputError, match="no such file"), SimServer(SimConfig(suites=(tmp_path / "none.jsonl",))):

@@ -15,6 +15,7 @@ import msgspec
 import numpy as np
 
 from ocllm.formats import SavedRecord, load_saved_run
+from ocllm.metrics import token_counts
 from ocllm.models import Policy
 from ocllm.notices import incomplete_notice
 from ocllm.rescore import PolicyOverrides, policy_of
@@ -60,13 +61,7 @@ def load_scored(path: Path, *, rescore: bool = True, overrides: PolicyOverrides 
 
 
 def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
-    usage = record.sample.usage or {}
-    completion = usage.get("completion_tokens")
-    details = usage.get("completion_tokens_details") or {}
-    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    if reasoning is None:
-        reasoning = usage.get("reasoning_tokens")  # SGLang reports it at the top level of usage
-    return (completion if isinstance(completion, int) else None, reasoning if isinstance(reasoning, int) else None)
+    return token_counts(record.sample.usage)
 
 
 def _scored_task(record: SavedRecord, policy: Policy) -> ScoredTask:

@@ -13,6 +13,7 @@ import msgspec
 from ocllm.errors import InputError
 from ocllm.formats.jsonfile import read_text
 from ocllm.models import Task
+from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
 _REQUIRED = ("id", "type", "question", "category")
 _TYPES = ("mcq", "required_substrings")
@@ -38,7 +39,7 @@ def resolve_suite(name_or_path: str) -> Path:
     path = Path(name_or_path)
     if path.exists():
         return path
-    raise InputError(f"{name_or_path}: no such suite file, and not a shipped suite ({', '.join(sorted(shipped))})")
+    raise InputError(f"{name_or_path}: no such file, and not a shipped suite ({', '.join(sorted(shipped))})")
 
 
 def load_suite(name_or_path: str) -> Suite:
@@ -88,9 +89,9 @@ def _check_mcq(where: str, row: dict[str, Any]) -> None:
     options = row.get("options")
     if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
         raise InputError(f"{where}: field 'options': an MCQ task needs a list of option texts")
-    if not 2 <= len(options) <= 26:
+    if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
         raise InputError(f"{where}: field 'options': {len(options)} options; 2 to 26 are allowed")
-    last = chr(ord("A") + len(options) - 1)
+    last = option_letter(len(options) - 1)
     answer = row.get("answer")
     if not isinstance(answer, str) or len(answer) != 1 or not "A" <= answer <= last:
         raise InputError(f"{where}: field 'answer': {answer!r} is not one of the option letters A-{last}")

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from ocllm.errors import InputError
 from ocllm.formats.jsonfile import load_json
 from ocllm.models import Sample, Task
+from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
 # Fields holding a scorer's decision in the old format or ours; copied untouched into `previous`.
 DECISION_FIELDS = (
@@ -109,9 +110,9 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
     if task_type == "mcq":
         if not isinstance(options, list) or not options:
             raise InputError(f"{where} is an MCQ task without options")
-        if len(options) > 26:
-            raise InputError(f"{where} has {len(options)} options; at most 26 (A-Z) are supported")
-        last = chr(ord("A") + len(options) - 1)
+        if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
+            raise InputError(f"{where} has {len(options)} option(s); an MCQ task needs 2 to 26 (A-Z)")
+        last = option_letter(len(options) - 1)
         if not isinstance(expected, str) or len(expected.strip()) != 1 or not ("A" <= expected.strip().upper() <= last):
             raise InputError(f"{where} expects answer {expected!r}, which is not one of its options A-{last}")
         expected = expected.strip().upper()

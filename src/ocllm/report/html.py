@@ -22,6 +22,8 @@ from markupsafe import Markup
 from markupsafe import escape as markupsafe_escape
 
 from ocllm import __version__
+from ocllm.metrics import token_counts
+from ocllm.option_letters import option_letter
 from ocllm.report import charts
 from ocllm.report.charts import Difference, Estimate, LaneAccuracy
 from ocllm.report.markdown import (
@@ -381,9 +383,9 @@ def _usage_facts(usage: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     for key in ("prompt_tokens", "completion_tokens"):
         if isinstance(usage.get(key), int):
             facts.append((key.replace("_", " "), count(usage[key])))
-    details = usage.get("completion_tokens_details")
-    if isinstance(details, Mapping) and isinstance(details.get("reasoning_tokens"), int):
-        facts.append(("reasoning tokens", count(details["reasoning_tokens"])))
+    _, reasoning = token_counts(dict(usage))
+    if reasoning is not None:
+        facts.append(("reasoning tokens", count(reasoning)))
     return facts
 
 
@@ -393,7 +395,7 @@ def _options(task: Mapping[str, Any]) -> list[dict[str, Any]]:
     picked = task.get("extracted_final_answer")
     out = []
     for i, text in enumerate(task.get("options") or []):
-        letter = chr(ord("A") + i) if i < 26 else str(i + 1)
+        letter = option_letter(i) if i < 26 else str(i + 1)
         out.append(
             {
                 "letter": letter,

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from ocllm.models import Candidate
+from ocllm.option_letters import option_letter, option_letters
 from ocllm.scoring.candidates import Found, Region, TaskContext, hypothetical, make_candidate
 from ocllm.scoring.letters import (
     ENGLISH_WORD_LETTERS,
@@ -105,7 +106,7 @@ def _task_context(options: tuple[str, ...], prompt: str | None) -> TaskContext:
     # Cached: a suite's few hundred prompts are scored again and again (lanes, rescoring, audits).
     options_list = list(options)
     longest = max((len(o) for o in options), default=0)
-    valid = frozenset(chr(ord("A") + i) for i in range(len(options)))
+    valid = frozenset(option_letters(len(options)))
     named: set[str] = set(_CONVENTIONAL_PLACEHOLDERS)
     if prompt:
         plain = TaskContext(options_list, valid, frozenset(), longest)
@@ -261,7 +262,7 @@ def _read_box(text: str, pos: int, ctx: TaskContext, words: frozenset[str]) -> F
     if not matches:
         stated = _value_of_no_option(inner, 0)
         return None if stated is None else Found([], pos, close, stated.value)
-    return Found([chr(ord("A") + i) for i in matches], pos, close, inner.strip())
+    return Found([option_letter(i) for i in matches], pos, close, inner.strip())
 
 
 def _option_lines_after(text: str, start: int, letters: list[str], end: int) -> tuple[list[str], int]:
@@ -291,7 +292,7 @@ def _stated_value(text: str, start: int, ctx: TaskContext) -> Found | None:
             continue  # LaTeX can double a value's length, but no more: skip prose
         matches = matching_options(cut, ctx.option_keys)
         if matches:
-            return Found([chr(ord("A") + i) for i in matches], start, start + len(cut), cut.strip())
+            return Found([option_letter(i) for i in matches], start, start + len(cut), cut.strip())
     return None
 
 
@@ -326,7 +327,7 @@ def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *
     for cut in _cuts(line, clauses=False):
         matches = matching_options(cut, ctx.option_keys) if len(cut) <= 2 * ctx.longest_option + 40 else []
         if matches:
-            others = "/".join(chr(ord("A") + i) for i in matches)
+            others = "/".join(option_letter(i) for i in matches)
             return f"restates {cut.strip()!r}, the text of option {others}, not of option {letter}"
     # A plain number where the letter's own option is a plain number (the same unit, or none on both
     # sides) and the two are far apart: "C. 533" where C is 492.

@@ -16,15 +16,11 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from ocllm.errors import InputError
-from ocllm.formats.jsonfile import read_text
 from ocllm.models import Task
 from ocllm.sim.config import MAX_MODEL_LEN, SIM_LABEL, SimConfig
+from ocllm.suites import load_suite
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # Questions are found by their first characters: a dict lookup at every position of the prompt costs
@@ -54,19 +50,6 @@ def error_body(status: int, error_type: str, message: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------- suites
-
-
-def load_suite(path: Path) -> list[Task]:
-    """Read a suite JSONL file; a bad line is an InputError naming file and line."""
-    tasks: list[Task] = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            tasks.append(msgspec.json.decode(line, type=Task))
-        except msgspec.DecodeError as exc:
-            raise InputError(f"{path}:{number}: not a valid task ({exc})") from None
-    return tasks
 
 
 class SuiteIndex:
@@ -238,7 +221,7 @@ class Simulator:
         self.config = config
         tasks: list[Task] = []
         for path in config.suites:
-            tasks.extend(load_suite(path))
+            tasks.extend(load_suite(str(path)).tasks)  # validated as `ocllm run` validates it
         self.index = SuiteIndex(tasks)
 
     def complete(self, request: ChatRequest) -> Completion:
