@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+from conftest import mcq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,3 +91,22 @@ def test_reasoning_never_changes_a_visible_decision(content: str, reasoning: str
 def test_deterministic(content: str) -> None:
     sample = Sample(task_id="p", content=content)
     assert decide(TASK, sample) == decide(TASK, sample)
+
+
+# Every word a marker can begin with, in a statement that begins with it. The scorer finds markers by
+# looking for these words first: a word missing from its list would make the statement start later (or
+# vanish), which these examples catch, in every language and hedge form (issue 10, item 7).
+MARKER_STARTS = [
+    "FINAL: C", "Final answer: C", "Answer: C", "\\boxed{C}", "Correct option: C", "Best answer: C",
+    "Right answer: C", "True answer: C", "Likely answer: C", "Probable answer: C", "Most likely answer: C",
+    "Most accurate option: C", "Closest option: C", "False statement: C", "Incorrect statement: C",
+    "Untrue statement: C", "答案是 C", "Respuesta: C", "Réponse: C", "Antwort: C", "Resposta: C", "Risposta: C",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("statement", MARKER_STARTS)
+def test_every_marker_word_starts_its_statement(statement: str) -> None:
+    d = mcq(f"{statement}\n", answer="C")
+    assert d.candidates, statement
+    first = d.candidates[0]
+    assert (first.start, first.letter) == (0, "C"), (statement, first)
