@@ -1,7 +1,8 @@
 """The HTTP client: one chat request to an OpenAI-compatible endpoint in, one Sample out.
 
-Whatever the network or the server does ends in a Sample: the response, kept verbatim, or `error` set to a
-one-line reason once retrying stops. Only programming errors (a body that is not JSON-serialisable, invalid
+Whatever the network or the server does ends in a Sample: the response, kept verbatim, or, once retrying stops,
+`error` set to a one-line reason for people, with `error_kind` (and `error_status`) saying what failed for code
+to decide on: callers never parse the wording. Only programming errors (a body that is not JSON-serialisable, invalid
 settings) raise. Retries are bounded twice, by `max_attempts` and by `retry_budget_s`, so that a dead server
 costs a run a known, small amount of time per task.
 
@@ -17,16 +18,16 @@ import email.utils
 import logging
 import math
 import random
-import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import aiohttp
 import msgspec
 
 from ocllm.models import Sample
+from ocllm.sse import SSEParser
 
 __all__ = ["ClientSettings", "ServerProbe", "chat_completion", "list_models", "make_session", "probe_server"]
 
@@ -177,22 +178,25 @@ async def chat_completion(
         outcome = await _attempt(session, settings, url, headers, data)
         if isinstance(outcome, _Response) and outcome.finish_reason == "abort":
             # SGLang ends a generation it aborted with finish_reason "abort" and partial text: not an answer.
-            outcome = _Failure("aborted", "the server aborted the generation (finish_reason abort)", retryable=True)
+            outcome = _Failure(
+                "aborted", "aborted", "the server aborted the generation (finish_reason abort)", retryable=True
+            )
         if isinstance(outcome, _Response):
             return outcome.to_sample(task_id, attempts=attempt, request=sent)
 
         if not outcome.retryable:
-            return _failed(task_id, attempt, sent, f"{outcome.label}: {outcome.detail}", settings)
+            return _failed(task_id, attempt, sent, outcome, f"{outcome.label}: {outcome.detail}", settings)
         tried = _n_attempts(attempt)
         if attempt >= settings.max_attempts:
-            return _failed(task_id, attempt, sent, f"{outcome.label} after {tried}: {outcome.detail}", settings)
+            return _failed(
+                task_id, attempt, sent, outcome, f"{outcome.label} after {tried}: {outcome.detail}", settings
+            )
         delay = _retry_delay(outcome, settings, attempt, rng)
         # A retry that could only start past the budget is not made: sleeping first would just waste the time.
         if time.monotonic() - first_start + delay >= settings.retry_budget_s:
             spent = f"retry budget of {settings.retry_budget_s:g} s spent"
-            return _failed(
-                task_id, attempt, sent, f"{outcome.label} after {tried} ({spent}): {outcome.detail}", settings
-            )
+            reason = f"{outcome.label} after {tried} ({spent}): {outcome.detail}"
+            return _failed(task_id, attempt, sent, outcome, reason, settings)
         # INFO, not WARNING: with no logging configured, Python prints warnings over the progress display.
         log.info(
             "task %s: attempt %d of %d failed (%s); retrying in %.2f s",
@@ -239,14 +243,20 @@ class _Response:
         )
 
 
+# The values of Sample.error_kind (documented there, one by one); tests/test_error_kinds.py checks they agree.
+ErrorKind = Literal["http_status", "connection", "timeout", "malformed", "stream_cut", "server_error_event", "aborted"]
+
+
 @dataclass(frozen=True)
 class _Failure:
     """Why one attempt produced no response, and whether another attempt could help."""
 
+    kind: ErrorKind  # what failed, as a closed set: what callers decide on (the label is for people)
     label: str  # what failed, e.g. "HTTP 500", "timeout"; the error message starts with it
     detail: str
     retryable: bool
     retry_after_s: float | None = None  # what the server asked for in Retry-After, if anything
+    status: int | None = None  # the HTTP status, for kind "http_status"
 
 
 async def _attempt(
@@ -271,10 +281,12 @@ async def _attempt(
     except TimeoutError as exc:
         # Checked first: aiohttp's connect timeout is both a TimeoutError and a ClientError.
         if isinstance(exc, aiohttp.ConnectionTimeoutError):
-            return _Failure("timeout", f"could not connect within {settings.connect_timeout_s:g} s", retryable=True)
-        return _Failure("timeout", f"no complete response within {settings.timeout_s:g} s", retryable=True)
+            return _Failure(
+                "timeout", "timeout", f"could not connect within {settings.connect_timeout_s:g} s", retryable=True
+            )
+        return _Failure("timeout", "timeout", f"no complete response within {settings.timeout_s:g} s", retryable=True)
     except (aiohttp.ClientError, OSError) as exc:
-        return _Failure("connection failed", _describe(exc), retryable=True)
+        return _Failure("connection", "connection failed", _describe(exc), retryable=True)
 
 
 def _request_timeout(settings: ClientSettings) -> aiohttp.ClientTimeout:
@@ -298,7 +310,9 @@ def _http_failure(resp: aiohttp.ClientResponse, raw: bytes, api_key: str | None)
     # 429 and 5xx are the server being busy or broken for now; any other status will not change on retry.
     retryable = status == 429 or status >= 500
     retry_after = _parse_retry_after(resp.headers.get("Retry-After")) if retryable else None
-    return _Failure(f"HTTP {status}", detail, retryable=retryable, retry_after_s=retry_after)
+    return _Failure(
+        "http_status", f"HTTP {status}", detail, retryable=retryable, retry_after_s=retry_after, status=status
+    )
 
 
 def _parse_completion(raw: bytes, started: float, api_key: str | None) -> _Response | _Failure:
@@ -332,8 +346,12 @@ def _parse_completion(raw: bytes, started: float, api_key: str | None) -> _Respo
     )
 
 
+# The parser's name from when it lived in this module; tests/test_client.py imports it from here.
+_SSEParser = SSEParser
+
+
 async def _read_stream(resp: aiohttp.ClientResponse, started: float, api_key: str | None) -> _Response | _Failure:
-    parser = _SSEParser()
+    parser = SSEParser()
     acc = _StreamAccumulator(started, api_key)
     try:
         # iter_any rather than line iteration: aiohttp's readline refuses lines longer than its buffer limit,
@@ -360,7 +378,10 @@ async def _read_stream(resp: aiohttp.ClientResponse, started: float, api_key: st
         raise
     if acc.finish_reason is None:
         return _Failure(
-            "connection dropped", "the stream ended without [DONE] and without a finish_reason", retryable=True
+            "stream_cut",
+            "connection dropped",
+            "the stream ended without [DONE] and without a finish_reason",
+            retryable=True,
         )
     return acc.response()
 
@@ -370,7 +391,10 @@ def _finished(acc: _StreamAccumulator) -> _Response | _Failure:
     fails before the first token, and older llama.cpp sends [DONE] after an error event. Retry, then error."""
     if acc.finish_reason is None:
         return _Failure(
-            "incomplete stream", "[DONE] arrived without a finish_reason: the generation did not end", retryable=True
+            "stream_cut",
+            "incomplete stream",
+            "[DONE] arrived without a finish_reason: the generation did not end",
+            retryable=True,
         )
     return acc.response()
 
@@ -462,92 +486,7 @@ class _StreamAccumulator:
         )
 
 
-class _SSEParser:
-    """Incremental text/event-stream decoder: bytes in, in whatever pieces the network delivers; the data of
-    each complete event out.
-
-    It follows the SSE rules (CR, LF or CRLF line ends; comment lines starting with ":"; several data lines
-    joined with "\\n"; a blank line ends an event) with two leniencies for servers that bend them: an event
-    cut off by the end of the stream still counts, and data lines that were not separated by blank lines are
-    split again when their joined text is not JSON but each line is.
-    """
-
-    _LINE_END = re.compile(rb"\r\n|\r|\n")
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._data: list[str] = []
-        self._event = ""  # the "event:" name of the event being read
-        self._at_start = True
-
-    def feed(self, chunk: bytes) -> list[str]:
-        self._buffer += chunk
-        events: list[str] = []
-        consumed = 0
-        for match in self._LINE_END.finditer(self._buffer):
-            if match.group() == b"\r" and match.end() == len(self._buffer):
-                break  # maybe the first half of a CRLF whose LF is still on its way
-            self._line(bytes(self._buffer[consumed : match.start()]), events)
-            consumed = match.end()
-        del self._buffer[:consumed]
-        return events
-
-    def close(self) -> list[str]:
-        events: list[str] = []
-        if self._buffer:
-            self._line(bytes(self._buffer), events)
-            self._buffer.clear()
-        self._dispatch(events)
-        return events
-
-    def _line(self, raw: bytes, events: list[str]) -> None:
-        # Whole lines are decoded, so a multi-byte character split between network chunks arrives intact.
-        line = raw.decode("utf-8", errors="replace")
-        if self._at_start:
-            line = line.removeprefix("\ufeff")
-            self._at_start = False
-        if not line:
-            self._dispatch(events)
-            return
-        if line.startswith(":"):
-            return  # a comment, often a keep-alive
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value.strip()
-        elif name == "error":
-            # Older llama.cpp servers report a failure as an "error:" line rather than a data event.
-            self._data.append(_as_error_event(value))
-        # "id" and "retry" carry nothing that an OpenAI-compatible chat stream uses.
-
-    def _dispatch(self, events: list[str]) -> None:
-        event, self._event = self._event, ""
-        if not self._data:
-            return
-        lines, self._data = self._data, []
-        if event == "error":  # "event: error" then "data: ...": the data describes a failure
-            lines = [_as_error_event("\n".join(lines))]
-        joined = "\n".join(lines)
-        if len(lines) > 1 and not _is_json(joined) and all(_is_json(x) or x.strip() == "[DONE]" for x in lines):
-            events.extend(lines)
-        else:
-            events.append(joined)
-
-
 # --- small pieces ----------------------------------------------------------------------------------------------
-
-
-def _as_error_event(value: str) -> str:
-    """An error reported outside a data event, as the data event {"error": ...} the accumulator knows."""
-    try:
-        detail = msgspec.json.decode(value)
-    except msgspec.DecodeError:
-        detail = {"message": value}
-    if isinstance(detail, dict) and isinstance(detail.get("error"), dict | str):
-        detail = detail["error"]
-    return msgspec.json.encode({"error": detail or {"message": "error event"}}).decode()
 
 
 def _first_choice(choices: Any) -> dict[str, Any] | None:
@@ -593,11 +532,11 @@ def _error_object_failure(error: Any, label: str, api_key: str | None) -> _Failu
     detail = _scrub(_one_line(text), api_key)[:BODY_EXCERPT_CHARS]
     if code is not None:
         detail = f"{detail} (code {code})"
-    return _Failure(label, detail, retryable=retryable)
+    return _Failure("server_error_event", label, detail, retryable=retryable)
 
 
 def _malformed(detail: str) -> _Failure:
-    return _Failure("malformed response body", detail, retryable=True)
+    return _Failure("malformed", "malformed response body", detail, retryable=True)
 
 
 def _retry_delay(failure: _Failure, settings: ClientSettings, attempt: int, rng: random.Random | None) -> float:
@@ -635,9 +574,17 @@ def _parse_retry_after(value: str | None) -> float | None:
     return max(0.0, seconds)
 
 
-def _failed(task_id: str, attempts: int, request: dict[str, Any], reason: str, settings: ClientSettings) -> Sample:
+def _failed(
+    task_id: str, attempts: int, request: dict[str, Any], last: _Failure, reason: str, settings: ClientSettings
+) -> Sample:
+    """The Sample of a request that finally failed: the reason for people, the kind and status for code."""
     return Sample(
-        task_id=task_id, attempts=attempts, error=_scrub(_one_line(reason), settings.api_key), request=request
+        task_id=task_id,
+        attempts=attempts,
+        error=_scrub(_one_line(reason), settings.api_key),
+        error_kind=last.kind,
+        error_status=last.status,
+        request=request,
     )
 
 
@@ -666,11 +613,3 @@ def _scrub(text: str, api_key: str | None) -> str:
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _is_json(text: str) -> bool:
-    try:
-        msgspec.json.decode(text)
-    except msgspec.DecodeError:
-        return False
-    return True

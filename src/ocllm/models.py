@@ -43,6 +43,21 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     ttft_s: float | None = None  # time to the first content or reasoning token (streaming only)
     attempts: int = 1
     error: str | None = None  # why the request finally failed; None for a response
+    # What kind of failure `error` reports, decided where it happened (the client), so that code reads this
+    # rather than the wording of `error`. None for a response, and in runs saved before it was recorded.
+    #   http_status         the server answered with a non-2xx status (in error_status); 429 = rate limited
+    #   connection          no connection, or it failed or was reset while sending or reading the response
+    #   timeout             no connection within connect_timeout_s, or no complete response within timeout_s
+    #   malformed           a 200 body or stream event that is not the JSON of a chat completion
+    #   stream_cut          an event stream ended before the generation did (no finish_reason: the stream
+    #                       closed without [DONE], or [DONE] came early)
+    #   server_error_event  a 200 answer whose body, or one of whose stream events, is an `error` object
+    #   aborted             the server ended the generation itself (finish_reason "abort", SGLang)
+    error_kind: (
+        Literal["http_status", "connection", "timeout", "malformed", "stream_cut", "server_error_event", "aborted"]
+        | None
+    ) = None
+    error_status: int | None = None  # the HTTP status of the last failed attempt, for error_kind "http_status"
     request: dict[str, Any] | None = None  # the JSON body sent (never headers, so never the API key)
 
     def sent_prompt(self) -> str | None:

@@ -170,7 +170,16 @@ async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerPro
             return probe, None, []
         trial = await _try_one_request(session, settings, lane)
     failure = trial.error
-    if failure is None or not failure.startswith(("HTTP 4", "connection")):
+    if trial.error_kind == "http_status" and trial.error_status == 429:
+        # Still rate-limited after waiting as asked: says nothing against the model name or the request.
+        raise OcllmError(
+            f"{where}: the server is rate-limiting requests ({failure}); try again later or lower concurrency"
+        )
+    # Only the request refused (another 4xx) or no connection at all means every request would fail.
+    refused = trial.error_kind == "connection" or (
+        trial.error_kind == "http_status" and 400 <= (trial.error_status or 0) < 500
+    )
+    if not refused:
         if failure is not None:  # a server error on one request proves nothing about the model name
             return probe, None, [f"a first request failed ({failure}); the run goes on and records what fails"]
         if probe.problem is not None:
@@ -196,9 +205,16 @@ async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerPro
 
 async def _try_one_request(session: aiohttp.ClientSession, settings: ClientSettings, lane: Lane) -> Sample:
     """One chat request of one token: its sample says whether the server answered, and as which model."""
-    once = msgspec.structs.replace(settings, max_attempts=1, stream=False)
+    # Retried as any request is (a 429 waits as Retry-After asks), but within a few attempts and seconds:
+    # it only decides whether the run may start.
+    trial = msgspec.structs.replace(
+        settings,
+        max_attempts=min(settings.max_attempts, 3),
+        retry_budget_s=min(settings.retry_budget_s, 30.0),
+        stream=False,
+    )
     body = {"model": lane.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 1}
-    return await chat_completion(session, once, "probe", body)
+    return await chat_completion(session, trial, "probe", body)
 
 
 async def _run_pending(
