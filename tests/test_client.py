@@ -22,12 +22,12 @@ from ocllm.client import (
     ClientSettings,
     _backoff_delay,
     _parse_retry_after,
-    _SSEParser,
     chat_completion,
     list_models,
     make_session,
 )
 from ocllm.models import Sample
+from ocllm.sse import SSEParser
 
 API_KEY = "sk-test-7f3a9c1e5b2d4f60"
 BODY: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "What is 2 + 2?"}], "max_tokens": 64}
@@ -706,7 +706,7 @@ def test_sse_parser_gives_the_same_events_at_every_split_point() -> None:
     ).encode()
 
     def events(pieces: list[bytes]) -> list[str]:
-        parser = _SSEParser()
+        parser = SSEParser()
         out = [e for piece in pieces for e in parser.feed(piece)]
         return out + parser.close()
 
@@ -719,13 +719,13 @@ def test_sse_parser_gives_the_same_events_at_every_split_point() -> None:
 
 
 def test_sse_parser_tolerates_events_without_blank_lines_between_them() -> None:
-    parser = _SSEParser()
+    parser = SSEParser()
     out = parser.feed(b'data: {"a": 1}\ndata: {"b": 2}\ndata: [DONE]\n')
     assert out + parser.close() == ['{"a": 1}', '{"b": 2}', "[DONE]"]
 
 
 def test_sse_parser_strips_a_byte_order_mark() -> None:
-    parser = _SSEParser()
+    parser = SSEParser()
     assert parser.feed("\ufeffdata: x\n\n".encode()) == ["x"]
 
 

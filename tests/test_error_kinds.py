@@ -21,9 +21,9 @@ import pytest
 from faultserver import Behaviour, Drop, FaultServer, Hang, Reply, Stream, free_port, sse
 
 from ocllm.cli import main
-from ocllm.client import ClientSettings, ErrorKind, chat_completion, make_session
+from ocllm.client import ClientSettings, chat_completion, make_session
 from ocllm.lanes import Lane
-from ocllm.models import Sample
+from ocllm.models import ErrorKind, Sample
 from ocllm.progress import RunProgress
 from ocllm.rundir import read_samples
 from ocllm.runner import run_lane

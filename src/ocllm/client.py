@@ -21,12 +21,12 @@ import random
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import aiohttp
 import msgspec
 
-from ocllm.models import Sample
+from ocllm.models import ErrorKind, Sample
 from ocllm.sse import SSEParser
 
 __all__ = ["ClientSettings", "ServerProbe", "chat_completion", "list_models", "make_session", "probe_server"]
@@ -244,7 +244,6 @@ class _Response:
 
 
 # The values of Sample.error_kind (documented there, one by one); tests/test_error_kinds.py checks they agree.
-ErrorKind = Literal["http_status", "connection", "timeout", "malformed", "stream_cut", "server_error_event", "aborted"]
 
 
 @dataclass(frozen=True)
@@ -347,7 +346,6 @@ def _parse_completion(raw: bytes, started: float, api_key: str | None) -> _Respo
 
 
 # The parser's name from when it lived in this module; tests/test_client.py imports it from here.
-_SSEParser = SSEParser
 
 
 async def _read_stream(resp: aiohttp.ClientResponse, started: float, api_key: str | None) -> _Response | _Failure:

@@ -8,6 +8,9 @@ import msgspec
 
 TaskType = Literal["mcq", "required_substrings"]
 ConflictPolicy = Literal["last", "strict"]
+# What kind of failure a Sample's error is (see Sample.error_kind): one closed set, for the client that
+# decides it and every consumer that reads it.
+ErrorKind = Literal["http_status", "connection", "timeout", "malformed", "stream_cut", "server_error_event", "aborted"]
 
 
 class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -53,10 +56,7 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     #                       closed without [DONE], or [DONE] came early)
     #   server_error_event  a 200 answer whose body, or one of whose stream events, is an `error` object
     #   aborted             the server ended the generation itself (finish_reason "abort", SGLang)
-    error_kind: (
-        Literal["http_status", "connection", "timeout", "malformed", "stream_cut", "server_error_event", "aborted"]
-        | None
-    ) = None
+    error_kind: ErrorKind | None = None
     error_status: int | None = None  # the HTTP status of the last failed attempt, for error_kind "http_status"
     request: dict[str, Any] | None = None  # the JSON body sent (never headers, so never the API key)
 
