@@ -345,9 +345,6 @@ def _parse_completion(raw: bytes, started: float, api_key: str | None) -> _Respo
     )
 
 
-# The parser's name from when it lived in this module; tests/test_client.py imports it from here.
-
-
 async def _read_stream(resp: aiohttp.ClientResponse, started: float, api_key: str | None) -> _Response | _Failure:
     parser = SSEParser()
     acc = _StreamAccumulator(started, api_key)
