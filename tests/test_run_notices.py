@@ -258,7 +258,7 @@ def test_a_stalled_server_shows_in_the_progress_lines(tmp_path: Path, monkeypatc
 
     from ocllm.progress import RunProgress
 
-    monkeypatch.setattr("ocllm.runner._TICK_S", 0.05)
+    monkeypatch.setattr("ocllm.execute.TICK_S", 0.05)
     log = io.StringIO()
     with FaultServer() as server:
         server.script(models("m"), Hang(5.0), then=reply("FINAL: B"))

@@ -70,6 +70,12 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
         return None
 
 
+def as_sent(task: Task, sample: Sample) -> Task:
+    """The task with the prompt its sample's request carried: what the scorer reads a format instruction
+    from. The live progress and the final metrics both score this, so they agree."""
+    return msgspec.structs.replace(task, prompt=sample.sent_prompt())
+
+
 class Policy(msgspec.Struct, frozen=True, kw_only=True):
     """The scoring switches a lane or a rescore may set."""
 

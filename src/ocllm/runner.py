@@ -10,43 +10,25 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import aiohttp
 import msgspec
 
-from ocllm import __version__
 from ocllm.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
 from ocllm.errors import InputError, OcllmError
+from ocllm.execute import Dispatch, execute
 from ocllm.formats.run_dir import load_run_dir
-from ocllm.lanes import Lane, public_settings
-from ocllm.models import Sample, Task
+from ocllm.lanes import Lane
+from ocllm.models import Sample, Task, as_sent
 from ocllm.notices import same_model, served_models
 from ocllm.progress import RunProgress
 from ocllm.prompting import request_body
 from ocllm.rescore import Rescored, rescore_run
-from ocllm.rundir import (
-    MANIFEST,
-    METRICS,
-    SAMPLES,
-    SUITE_COPY,
-    SampleWriter,
-    atomic_write_bytes,
-    read_samples,
-    write_json,
-    write_samples,
-)
-from ocllm.scoring import SCORER_VERSION, decide
+from ocllm.run_directory import RunDirectory
+from ocllm.scoring import decide
 from ocllm.suites import Suite, load_suite
-
-RUN_FORMAT = "ocllm-run/1"
-# Lane settings that change what the model is asked; a resumed run must not mix two of them.
-_OUTPUT_SETTINGS = (
-    "model", "prompt_template", "substring_template", "system_prompt", "temperature", "top_p",
-    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields",
-)  # fmt: skip
 
 
 class RunResult(NamedTuple):
@@ -72,11 +54,74 @@ def run_lane(
     `announce` is told, before the first task is sent, what the user must know before waiting for the
     run (the server serves the model under another name, a first request failed)."""
     suite = load_suite(lane.suite)
-    api_key = _api_key(lane)
+    settings = client_settings(lane)
+    run_dir = RunDirectory(out_dir)
+    # Refused before the server is asked: mistakes about --out need no server to find.
+    run_dir.check(resume=resume or retry_errors)
+    make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
     try:
-        settings = ClientSettings(
+        ran, before, served = asyncio.run(
+            _run(lane, suite, settings, run_dir, resume, retry_errors, make_progress, announce or (lambda _: None))
+        )
+    except KeyboardInterrupt:
+        run_dir.interrupted()
+        raise
+    rescored = score_run_dir(out_dir, lane)
+    summary = rescored.document["summary"]
+    after = list(rescored.document["notices"])
+    if (resume or retry_errors) and not ran:
+        after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
+    served = next(iter(served_models(r.sample for r in rescored.source.records)), served)
+    run_dir.finish(notices=before + after, served_model=served, errors=summary["errors"])
+    return RunResult(out_dir, lane, summary, ran, after, served or lane.model)
+
+
+async def _run(
+    lane: Lane,
+    suite: Suite,
+    settings: ClientSettings,
+    run_dir: RunDirectory,
+    resume: bool,
+    retry_errors: bool,
+    make_progress: Callable[[str, int, int], RunProgress],
+    announce: Callable[[str], None],
+) -> tuple[int, list[str], str | None]:
+    """The server check, then the pending tasks, in one event loop. Returns how many requests were made,
+    the notices said before the run, and the model name the trial request was answered as."""
+    # Asked before anything is written: an unreachable server or an unknown model is refused at once,
+    # instead of every task being retried and recorded as an error.
+    probe, served, before = await _check_server(lane, settings)
+    for notice in before:
+        announce(notice)
+    existing = run_dir.open(lane, suite, resume=resume, retry_errors=retry_errors)
+    done = {s.task_id for s in existing}
+    pending = [t for t in suite.tasks if t.id not in done]
+    run_dir.start(lane, suite, resumed=bool(done), server_models=probe.models, served_model=served)
+    policy = lane.policy()
+    writer = run_dir.writer()
+    try:
+        async with make_session(lane.concurrency) as session:
+            with make_progress(lane.name, len(suite.tasks), len(done)) as bar:
+
+                def finished(task: Task, sample: Sample) -> None:
+                    writer.append(sample)
+                    # Scored as the final metrics will score it (with the prompt as sent), for the live accuracy.
+                    correct = None if sample.error else decide(as_sent(task, sample), sample, policy).correct
+                    bar.advance(correct, sample.error is not None)
+
+                dispatch = http_dispatcher(session, settings, lane)
+                await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
+    finally:
+        writer.close()
+    return len(pending), before, served
+
+
+def client_settings(lane: Lane) -> ClientSettings:
+    """How the lane's requests are sent (the API key read from the variable the lane names)."""
+    try:
+        return ClientSettings(
             base_url=lane.base_url.rstrip("/"),
-            api_key=api_key,
+            api_key=_api_key(lane),
             stream=lane.stream,
             timeout_s=lane.timeout_s,
             max_attempts=lane.max_attempts,
@@ -85,45 +130,15 @@ def run_lane(
         )
     except ValueError as exc:
         raise InputError(f"lane {lane.name!r}: {exc}") from None
-    # Asked before anything is written: an unreachable server or an unknown model is refused at once,
-    # instead of every task being retried and recorded as an error.
-    _refuse_unusable_directory(out_dir, resume=resume or retry_errors)
-    probe, served, before = asyncio.run(_check_server(lane, settings))
-    for notice in before:
-        (announce or (lambda _: None))(notice)
-    samples_path = out_dir / SAMPLES
-    existing = _prepare_directory(lane, suite, out_dir, resume=resume or retry_errors)
-    if retry_errors:
-        kept = [s for s in existing if s.error is None]
-        write_samples(samples_path, kept)  # atomically: the failed lines go, the rest stay
-        existing = kept
-    done = {s.task_id for s in existing}
-    pending = [t for t in suite.tasks if t.id not in done]
 
-    manifest = _manifest(lane, suite, existing_manifest=out_dir / MANIFEST if done else None)
-    manifest["server_models"] = probe.models
-    manifest["served_model"] = served
-    write_json(out_dir / MANIFEST, manifest)
-    atomic_write_bytes(out_dir / SUITE_COPY, suite.path.read_bytes())
-    make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
-    try:
-        asyncio.run(_run_pending(lane, settings, pending, samples_path, make_progress, len(suite.tasks), len(done)))
-    except KeyboardInterrupt:
-        manifest["status"] = "interrupted"
-        write_json(out_dir / MANIFEST, manifest)
-        raise
-    rescored = score_run_dir(out_dir, lane)
-    summary = rescored.document["summary"]
-    after = list(rescored.document["notices"])
-    if (resume or retry_errors) and not pending:
-        after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
-    manifest["notices"] = before + after
-    manifest["served_model"] = next(iter(served_models(r.sample for r in rescored.source.records)), served)
-    model = manifest["served_model"] or lane.model
-    manifest["finished_at"] = _now()
-    manifest["status"] = "finished" if not summary["errors"] else "finished_with_errors"
-    write_json(out_dir / MANIFEST, manifest)
-    return RunResult(out_dir, lane, summary, len(pending), after, model)
+
+def http_dispatcher(session: aiohttp.ClientSession, settings: ClientSettings, lane: Lane) -> Dispatch:
+    """Tasks to one OpenAI-compatible endpoint: the lane's prompt and request body, one chat request each."""
+
+    async def dispatch(task: Task) -> Sample:
+        return await chat_completion(session, settings, task.id, request_body(task, lane))
+
+    return dispatch
 
 
 def score_run_dir(out_dir: Path, lane: Lane) -> Rescored:
@@ -131,12 +146,10 @@ def score_run_dir(out_dir: Path, lane: Lane) -> Rescored:
     saved = load_run_dir(out_dir)
     result = rescore_run(saved, lane.policy())
     result.document["source"] = {**result.document["source"], "path": str(out_dir), "lane": lane.name}
-    write_json(out_dir / METRICS, result.document)
+    RunDirectory(out_dir).write_metrics(result.document)
     return result
 
 
-# How often the progress is refreshed while no task finishes.
-_TICK_S = 1.0
 # A server still loading answers 503 for a while: the probe waits a little before refusing.
 _NOT_READY_RETRIES = 3
 _NOT_READY_WAIT_S = 2.0
@@ -217,111 +230,6 @@ async def _try_one_request(session: aiohttp.ClientSession, settings: ClientSetti
     return await chat_completion(session, trial, "probe", body)
 
 
-async def _run_pending(
-    lane: Lane,
-    settings: ClientSettings,
-    pending: list[Task],
-    samples_path: Path,
-    make_progress: Callable[[str, int, int], RunProgress],
-    total: int,
-    already: int,
-) -> None:
-    policy = lane.policy()
-    writer = SampleWriter(samples_path)
-    queue: asyncio.Queue[Task] = asyncio.Queue()
-    for task in pending:
-        queue.put_nowait(task)
-    try:
-        async with make_session(lane.concurrency) as session:
-            with make_progress(lane.name, total, already) as bar:
-
-                async def worker() -> None:
-                    # A fixed pool of workers rather than one coroutine per task: memory stays flat
-                    # on suites of any size, and the connection pool is never oversubscribed.
-                    while not queue.empty():
-                        task = queue.get_nowait()
-                        body = request_body(task, lane)
-                        bar.start()
-                        sample = await chat_completion(session, settings, task.id, body)
-                        writer.append(sample)
-                        # Scored as the final metrics will score it (with the prompt), for the live accuracy.
-                        prompted = msgspec.structs.replace(task, prompt=sample.sent_prompt())
-                        correct = None if sample.error else decide(prompted, sample, policy).correct
-                        bar.advance(correct, sample.error is not None)
-
-                async def ticker() -> None:
-                    # Refreshes the progress while nothing finishes: a stalled server shows as time
-                    # since the last finish and requests in flight, not as silence.
-                    while True:
-                        await asyncio.sleep(_TICK_S)
-                        bar.tick()
-
-                ticking = asyncio.create_task(ticker())
-                try:
-                    await asyncio.gather(*(worker() for _ in range(min(lane.concurrency, len(pending)) or 1)))
-                finally:
-                    ticking.cancel()
-    finally:
-        writer.close()
-
-
-def _refuse_unusable_directory(out_dir: Path, *, resume: bool) -> None:
-    """The mistakes about --out that need no server to find: checked before the server is asked."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError(f"{out_dir}: exists and is not a directory")
-    samples_path = out_dir / SAMPLES
-    if not resume and samples_path.exists() and samples_path.stat().st_size:
-        raise InputError(f"{out_dir}: already holds a run; pass --resume to finish it, or choose another --out")
-
-
-def _prepare_directory(lane: Lane, suite: Suite, out_dir: Path, *, resume: bool) -> list[Sample]:
-    samples_path = out_dir / SAMPLES
-    _refuse_unusable_directory(out_dir, resume=resume)
-    if not resume:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        return []
-    out_dir.mkdir(parents=True, exist_ok=True)
-    manifest_path = out_dir / MANIFEST
-    if manifest_path.exists():
-        try:
-            manifest = msgspec.json.decode(manifest_path.read_bytes())
-        except msgspec.DecodeError:
-            raise InputError(f"{manifest_path}: not valid JSON; cannot resume this run") from None
-        if not isinstance(manifest, dict) or not isinstance(manifest.get("suite"), dict):
-            raise InputError(f"{manifest_path}: not a run manifest; cannot resume this run")
-        if manifest["suite"].get("sha256") != suite.sha256:
-            raise InputError(f"{out_dir}: was run on a different suite (content hash differs); cannot resume")
-        before = manifest.get("lane") if isinstance(manifest.get("lane"), dict) else {}
-        now = public_settings(lane)
-        changed = [k for k in _OUTPUT_SETTINGS if before.get(k) != now.get(k)]
-        if changed:
-            raise InputError(f"{out_dir}: lane settings differ from the interrupted run ({', '.join(changed)})")
-    samples = read_samples(samples_path, repair=True)
-    known = {t.id for t in suite.tasks}
-    strangers = [s.task_id for s in samples if s.task_id not in known]
-    if strangers:
-        raise InputError(f"{samples_path}: holds task {strangers[0]!r}, which is not in the suite")
-    return samples
-
-
-def _manifest(lane: Lane, suite: Suite, existing_manifest: Path | None) -> dict[str, Any]:
-    started = _now()
-    if existing_manifest is not None and existing_manifest.exists():
-        previous = msgspec.json.decode(existing_manifest.read_bytes())
-        started = previous.get("started_at", started)
-    return {
-        "format": RUN_FORMAT,
-        "harness_version": __version__,
-        "scorer_version": SCORER_VERSION,
-        "lane": public_settings(lane),
-        "suite": {"name": suite.name, "sha256": suite.sha256, "tasks": len(suite.tasks)},
-        "server_models": None,
-        "started_at": started,
-        "finished_at": None,
-        "status": "running",
-    }
-
-
 def _api_key(lane: Lane) -> str | None:
     if lane.api_key_env is None:
         return None
@@ -329,7 +237,3 @@ def _api_key(lane: Lane) -> str | None:
     if not key:
         raise OcllmError(f"lane {lane.name!r}: environment variable {lane.api_key_env} (api_key_env) is not set")
     return key
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -9,6 +9,7 @@ import msgspec
 
 from ocllm.errors import InputError
 from ocllm.formats.saved_run import DECISION_FIELDS, SavedRecord, SavedRun
+from ocllm.models import as_sent
 from ocllm.notices import served_models
 from ocllm.rundir import MANIFEST, METRICS, SAMPLES, SUITE_COPY, read_samples
 from ocllm.suites import load_suite
@@ -26,8 +27,7 @@ def load_run_dir(path: Path) -> SavedRun:
         sample = samples.get(task.id)
         if sample is None:
             continue  # not run yet: an unfinished run is re-scored on what it holds
-        task = msgspec.structs.replace(task, prompt=sample.sent_prompt())
-        records.append(SavedRecord(task, sample, previous.get(task.id, {}), {}))
+        records.append(SavedRecord(as_sent(task, sample), sample, previous.get(task.id, {}), {}))
     meta["tasks_in_suite"] = len(tasks)  # an interrupted run holds fewer: it is then not complete
     # Reports name the model the server answered as: the name the lane asked for may be an alias, or
     # another model altogether (a single-model server answers to any name).

@@ -1,0 +1,143 @@
+"""The run directory's one owner: what may be written there, resuming, the manifest, the samples.
+
+manifest.json  what ran: versions, lane settings (no secrets), suite name and hash, server models, times
+suite.jsonl    the suite's tasks exactly as run, so the directory can be re-scored on its own
+samples.jsonl  one line per finished task, appended and flushed as each finishes; never rewritten
+               except by --retry-errors, which drops failed lines (atomically) before re-running them
+metrics.json   derived: the decisions and summary, recomputed whenever the run finishes
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ocllm import __version__
+from ocllm.errors import InputError
+from ocllm.lanes import Lane, public_settings
+from ocllm.models import Sample
+from ocllm.rundir import (
+    MANIFEST,
+    METRICS,
+    SAMPLES,
+    SUITE_COPY,
+    SampleWriter,
+    atomic_write_bytes,
+    read_samples,
+    write_json,
+    write_samples,
+)
+from ocllm.scoring import SCORER_VERSION
+from ocllm.suites import Suite
+
+RUN_FORMAT = "ocllm-run/1"
+# Lane settings that change what the model is asked; a resumed run must not mix two of them.
+_OUTPUT_SETTINGS = (
+    "model", "prompt_template", "substring_template", "system_prompt", "temperature", "top_p",
+    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields",
+)  # fmt: skip
+
+
+class RunDirectory:
+    """One run directory, from the first check of --out to the finished manifest."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.samples_path = path / SAMPLES
+        self.manifest: dict[str, Any] | None = None  # once the run has started
+
+    def check(self, *, resume: bool) -> None:
+        """The mistakes about --out that need no server to find: checked before the server is asked."""
+        if self.path.exists() and not self.path.is_dir():
+            raise InputError(f"{self.path}: exists and is not a directory")
+        if not resume and self.samples_path.exists() and self.samples_path.stat().st_size:
+            raise InputError(f"{self.path}: already holds a run; pass --resume to finish it, or choose another --out")
+
+    def open(self, lane: Lane, suite: Suite, *, resume: bool, retry_errors: bool) -> list[Sample]:
+        """Make the directory ready and return the samples already there that count (none for a new run;
+        with --retry-errors, the failed ones are dropped from the file first)."""
+        self.check(resume=resume or retry_errors)
+        self.path.mkdir(parents=True, exist_ok=True)
+        if not (resume or retry_errors):
+            return []
+        self._check_resumable(lane, suite)
+        samples = read_samples(self.samples_path, repair=True)
+        known = {t.id for t in suite.tasks}
+        strangers = [s.task_id for s in samples if s.task_id not in known]
+        if strangers:
+            raise InputError(f"{self.samples_path}: holds task {strangers[0]!r}, which is not in the suite")
+        if retry_errors:
+            kept = [s for s in samples if s.error is None]
+            write_samples(self.samples_path, kept)  # atomically: the failed lines go, the rest stay
+            return kept
+        return samples
+
+    def _check_resumable(self, lane: Lane, suite: Suite) -> None:
+        manifest_path = self.path / MANIFEST
+        if not manifest_path.exists():
+            return
+        try:
+            manifest = msgspec.json.decode(manifest_path.read_bytes())
+        except msgspec.DecodeError:
+            raise InputError(f"{manifest_path}: not valid JSON; cannot resume this run") from None
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("suite"), dict):
+            raise InputError(f"{manifest_path}: not a run manifest; cannot resume this run")
+        if manifest["suite"].get("sha256") != suite.sha256:
+            raise InputError(f"{self.path}: was run on a different suite (content hash differs); cannot resume")
+        before = manifest.get("lane") if isinstance(manifest.get("lane"), dict) else {}
+        now = public_settings(lane)
+        changed = [k for k in _OUTPUT_SETTINGS if before.get(k) != now.get(k)]
+        if changed:
+            raise InputError(f"{self.path}: lane settings differ from the interrupted run ({', '.join(changed)})")
+
+    def start(self, lane: Lane, suite: Suite, *, resumed: bool, server_models: Any, served_model: str | None) -> None:
+        """Write the manifest (keeping a resumed run's start time) and the suite as run."""
+        started = _now()
+        previous = self.path / MANIFEST
+        if resumed and previous.exists():
+            with_time = msgspec.json.decode(previous.read_bytes())
+            if isinstance(with_time, dict) and isinstance(with_time.get("started_at"), str):
+                started = with_time["started_at"]
+        self.manifest = {
+            "format": RUN_FORMAT,
+            "harness_version": __version__,
+            "scorer_version": SCORER_VERSION,
+            "lane": public_settings(lane),
+            "suite": {"name": suite.name, "sha256": suite.sha256, "tasks": len(suite.tasks)},
+            "server_models": server_models,
+            "served_model": served_model,
+            "started_at": started,
+            "finished_at": None,
+            "status": "running",
+        }
+        write_json(self.path / MANIFEST, self.manifest)
+        atomic_write_bytes(self.path / SUITE_COPY, suite.path.read_bytes())
+
+    def writer(self) -> SampleWriter:
+        return SampleWriter(self.samples_path)
+
+    def interrupted(self) -> None:
+        """Ctrl-C: the samples written so far stay; the manifest says the run did not finish."""
+        if self.manifest is not None:
+            self.manifest["status"] = "interrupted"
+            write_json(self.path / MANIFEST, self.manifest)
+
+    def write_metrics(self, document: dict[str, Any]) -> None:
+        write_json(self.path / METRICS, document)
+
+    def finish(self, *, notices: list[str], served_model: str | None, errors: int) -> None:
+        assert self.manifest is not None, "start() comes first"
+        self.manifest.update(
+            notices=notices,
+            served_model=served_model,
+            finished_at=_now(),
+            status="finished" if not errors else "finished_with_errors",
+        )
+        write_json(self.path / MANIFEST, self.manifest)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
