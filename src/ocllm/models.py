@@ -8,6 +8,22 @@ import msgspec
 
 TaskType = Literal["mcq", "required_substrings"]
 ConflictPolicy = Literal["last", "strict"]
+# The closed sets of docs/scoring.md, rule 7: what a decision and its statements may say. Typed here so
+# that a misspelt class fails where it is made, not in a report that counts it under a new name.
+Ambiguity = Literal[
+    "none", "conflicting_final_answers", "ambiguous_final_answer", "out_of_range", "no_extractable_answer",
+    "answer_only_in_reasoning",
+]  # fmt: skip
+Rule = Literal[
+    "final_statement", "conflict_last", "conflict_strict", "several_letters", "out_of_range", "value_not_an_option",
+    "letter_value_mismatch", "answers_other_questions", "no_statement", "answer_only_in_reasoning",
+    "reasoning_fallback", "required_substrings", "request_error",
+]  # fmt: skip
+Method = Literal[
+    "final_colon_letter", "final_answer_letter", "answer_letter", "boxed_letter", "option_claim", "option_line",
+    "option_text", "stated_value", "bare_letter", "none", "required_substrings",
+]  # fmt: skip
+Kind = Literal["final_colon", "final_answer", "answer", "boxed", "option_claim", "option_line", "bare"]
 # What kind of failure a Sample's error is (see Sample.error_kind): one closed set, for the client that
 # decides it and every consumer that reads it.
 ErrorKind = Literal["http_status", "connection", "timeout", "malformed", "stream_cut", "server_error_event", "aborted"]
@@ -90,8 +106,8 @@ class Candidate(msgspec.Struct, kw_only=True):
 
     letter: str | None  # the one letter named, or None when the statement names several
     letters: list[str]
-    kind: str  # final_colon, final_answer, answer, boxed, option_line, bare: what is ranked
-    method: str  # the extraction_method this statement gives when it decides
+    kind: Kind  # what is ranked (docs/scoring.md, rule 2)
+    method: Method  # the extraction_method this statement gives when it decides
     region: Literal["content", "reasoning"]  # visible answer region, or reasoning region
     field: Literal["content", "reasoning"]  # the raw field that start/end index into
     start: int
@@ -120,10 +136,10 @@ class Decision(msgspec.Struct, kw_only=True):
     expected_answer: str | None
     extracted_final_answer: str | None
     extraction_source: Literal["content", "reasoning", "none"]
-    extraction_method: str
-    ambiguity: str
+    extraction_method: Method
+    ambiguity: Ambiguity
     correct: bool | None
-    rule: str
+    rule: Rule
     reason: str
     candidates: list[Candidate] = msgspec.field(default_factory=list)
     decided_by: int | None = None  # index in `candidates` of the statement that decided, if any
