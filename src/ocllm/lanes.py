@@ -15,7 +15,7 @@ from typing import Any, Literal
 import msgspec
 
 from ocllm.errors import InputError
-from ocllm.formats.jsonfile import read_text
+from ocllm.jsonfile import read_text
 from ocllm.models import Policy
 
 DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."

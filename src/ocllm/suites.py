@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm.errors import InputError
-from ocllm.formats.jsonfile import read_text
+from ocllm.jsonfile import read_text
 from ocllm.models import Task
 from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 

@@ -1,5 +1,41 @@
-"""Readers that turn saved runs (ours, the old harness's) into Tasks and Samples."""
+"""Readers of saved runs: each turns one kind of file into Tasks, Samples and the file's own decisions.
 
-from ocllm.formats.saved_run import SavedRecord, SavedRun, load_saved_run
+A registry, so that another tool's format is one more module with a `recognise(path)` and a reader, and
+every command that reads saved runs (rescore, compare, report, matrix-report) reads it. Readers are asked
+in order; the first that recognises the path reads it.
+"""
 
-__all__ = ["SavedRecord", "SavedRun", "load_saved_run"]
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from ocllm.errors import InputError
+from ocllm.formats import run_dir, saved_run
+from ocllm.formats.records import SavedRecord, SavedRun
+
+__all__ = ["READERS", "Reader", "SavedRecord", "SavedRun", "load_saved_run"]
+
+
+class Reader(NamedTuple):
+    name: str
+    recognise: Callable[[Path], bool]
+    read: Callable[[Path], SavedRun]
+
+
+READERS: list[Reader] = [
+    Reader("ocllm run directory", run_dir.recognise, run_dir.load_run_dir),
+    Reader("metrics file (ocllm or the old harness)", saved_run.recognise, saved_run.load_metrics_file),
+]
+
+
+def load_saved_run(path: Path) -> SavedRun:
+    """A saved run of any known kind: a run directory, or a metrics file."""
+    for reader in READERS:
+        if reader.recognise(path):
+            return reader.read(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    # A file of another extension is read as a metrics file: its content says whether it is one.
+    return saved_run.load_metrics_file(path)

@@ -8,11 +8,17 @@ from typing import Any
 import msgspec
 
 from ocllm.errors import InputError
-from ocllm.formats.saved_run import DECISION_FIELDS, SavedRecord, SavedRun
+from ocllm.formats.records import SavedRecord, SavedRun
+from ocllm.formats.saved_run import DECISION_FIELDS
 from ocllm.models import as_sent
 from ocllm.notices import served_models
 from ocllm.rundir import MANIFEST, METRICS, SAMPLES, SUITE_COPY, read_samples
 from ocllm.suites import load_suite
+
+
+def recognise(path: Path) -> bool:
+    """A folder: this project's run directory (refused with a clear line when its files are missing)."""
+    return path.is_dir()
 
 
 def load_run_dir(path: Path) -> SavedRun:

@@ -1,4 +1,4 @@
-"""Saved runs as input to rescoring: the old harness's metrics files and this project's output.
+"""Reader of metrics files: the old harness's and this project's output, as input to rescoring.
 
 Both are a JSON object with a `tasks` list (or a bare list of task records). Each record carries
 the raw model output (`raw_content`, `raw_reasoning`, `finish_reason`) beside the task definition
@@ -9,10 +9,11 @@ raw output and the task definition are read for scoring; the old decision is kep
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from ocllm.errors import InputError
-from ocllm.formats.jsonfile import load_json
+from ocllm.formats.records import SavedRecord, SavedRun
+from ocllm.jsonfile import load_json
 from ocllm.models import Sample, Task
 from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
@@ -45,25 +46,14 @@ _FIELD_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
 )
 
 
-class SavedRecord(NamedTuple):
-    task: Task
-    sample: Sample
-    previous: dict[str, Any]
-    carried: dict[str, Any]
+def recognise(path: Path) -> bool:
+    """A JSON file: this project's metrics or rescore output, or the old harness's metrics."""
+    return path.is_file() and path.suffix.lower() == ".json"
 
 
-class SavedRun(NamedTuple):
-    path: Path
-    meta: dict[str, Any]  # run-level fields of the input (run_id, lane, model, ...), no tasks
-    records: list[SavedRecord]
-
-
-def load_saved_run(path: Path) -> SavedRun:
-    """A metrics file (old format or ours), or one of this project's run directories."""
-    if path.is_dir():
-        from ocllm.formats.run_dir import load_run_dir  # run_dir imports this module
-
-        return load_run_dir(path)
+def load_metrics_file(path: Path) -> SavedRun:
+    """A metrics file: an object with a `tasks` list (the old harness's, or this project's output), or a
+    bare list of task records."""
     data = load_json(path)
     if isinstance(data, list):
         meta: dict[str, Any] = {}
