@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ocllm.report import charts
-from ocllm.report.html import FILTER_SCRIPT, comparison_html, matrix_html, run_report_html, segments
+from ocllm.report.html import comparison_html, filter_script, matrix_html, run_report_html, segments
 from ocllm.report.markdown import cell, comparison_markdown, matrix_markdown, run_report_markdown
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 
@@ -540,8 +540,8 @@ def csp(page: str) -> str:
 def test_filter_script_is_the_only_script_and_allowed_by_hash() -> None:
     page = run_report_html(run_doc())
     assert page.count("<script>") == 1
-    assert f"<script>{FILTER_SCRIPT}</script>" in page
-    digest = base64.b64encode(hashlib.sha256(FILTER_SCRIPT.encode()).digest()).decode()
+    assert f"<script>{filter_script()}</script>" in page
+    digest = base64.b64encode(hashlib.sha256(filter_script().encode()).digest()).decode()
     policy = csp(page)
     assert "default-src 'none'" in policy
     assert f"script-src 'sha256-{digest}';" in policy

@@ -24,7 +24,8 @@ from ocllm.errors import InputError, OcllmError
 from ocllm.models import Policy, Sample, Task
 from ocllm.scoring import decide
 from ocllm.sim import SimConfig, SimServer
-from ocllm.sim.responses import SuiteIndex, parse_options, split_pieces
+from ocllm.sim.responses import split_pieces
+from ocllm.sim.suite_index import SuiteIndex, parse_options
 
 LETTERS = "ABCDEFGHIJ"
 

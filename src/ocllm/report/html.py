@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 import jinja2
@@ -26,7 +27,7 @@ from ocllm.metrics import token_counts
 from ocllm.option_letters import option_letter
 from ocllm.report import charts
 from ocllm.report.charts import Difference, Estimate, LaneAccuracy
-from ocllm.report.markdown import (
+from ocllm.report.format import (
     RESOURCE_FIGURES,
     count,
     expected_text,
@@ -82,37 +83,14 @@ class CandidateView:
     tags: list[Tag] = field(default_factory=list)
 
 
-# A few lines of progressive enhancement: the page is complete without them (every task is listed, and
-# <details> opens without script). They only filter the list; model text is read via dataset, never
-# written as HTML.
-FILTER_SCRIPT = """
-(function () {
-  "use strict";
-  var bar = document.querySelector("[data-filters]");
-  var box = document.getElementById("task-filter");
-  var select = document.getElementById("verdict-filter");
-  var out = document.getElementById("task-count");
-  if (!bar || !box || !select || !out) { return; }
-  var tasks = Array.prototype.slice.call(document.querySelectorAll("details.task"));
-  function apply() {
-    var query = box.value.trim().toLowerCase();
-    var verdict = select.value;
-    var shown = 0;
-    tasks.forEach(function (task) {
-      var v = task.getAttribute("data-verdict");
-      var okVerdict = !verdict || v === verdict || (verdict === "failing" && v !== "correct");
-      var okText = !query || (task.getAttribute("data-search") || "").indexOf(query) !== -1;
-      task.hidden = !(okVerdict && okText);
-      if (!task.hidden) { shown += 1; }
-    });
-    out.textContent = shown === tasks.length ? tasks.length + " tasks" : shown + " of " + tasks.length + " tasks";
-  }
-  box.addEventListener("input", apply);
-  select.addEventListener("change", apply);
-  bar.hidden = false;
-  apply();
-})();
-"""
+# A few lines of progressive enhancement, shipped as templates/filter.js: the page is complete without them
+# (every task is listed, and <details> opens without script). They only filter the list; model text is read
+# via dataset, never written as HTML.
+@lru_cache(maxsize=1)
+def filter_script() -> str:
+    """The run page's filter script, read once from the package. It is inlined exactly as returned here, and
+    the Content-Security-Policy hash is computed from the same string."""
+    return resources.files("ocllm.report").joinpath("templates", "filter.js").read_text(encoding="utf-8")
 
 
 def _script_hash(script: str) -> str:
@@ -542,7 +520,7 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
     verdicts = Counter(t["verdict"] for t in tasks)
     return _render(
         "run.html.j2",
-        script=FILTER_SCRIPT,
+        script=filter_script(),
         doc=_with_defaults(doc, {"label": "run"}),
         summary=summary,
         source=_with_defaults(doc.get("source") or {}, {"path": None, "model": None, "requested_model": None}),

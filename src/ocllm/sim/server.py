@@ -20,14 +20,9 @@ from typing import Any
 from aiohttp import web
 
 from ocllm.sim.config import MAX_MODEL_LEN, SIM_HEADER, SIM_LABEL, SimConfig
-from ocllm.sim.responses import (
-    RequestError,
-    Simulator,
-    completion_body,
-    error_body,
-    parse_request,
-    stream_chunks,
-)
+from ocllm.sim.requests import RequestError, error_body, parse_request
+from ocllm.sim.responses import completion_body, stream_chunks
+from ocllm.sim.simulator import Simulator
 
 log = logging.getLogger("ocllm.sim")
 

@@ -1,0 +1,134 @@
+"""What both renderers say, in the same words: numbers, intervals, verdicts, answers and resource figures as
+plain text. Nothing here escapes anything: the Markdown renderer passes these strings through `cell`, the HTML
+templates through Jinja2's autoescaping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# --- Numbers and intervals ----------------------------------------------------------------------------
+
+
+def pct(value: float | None, decimals: int = 1) -> str:
+    return "n/a" if value is None else f"{100.0 * value:.{decimals}f}%"
+
+
+def interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "n/a"
+    return f"{100.0 * low:.1f}–{100.0 * high:.1f}%"
+
+
+def _signed(value: float) -> str:
+    text = f"{100.0 * value:+.1f}"
+    return "0.0" if text in ("+0.0", "-0.0") else text
+
+
+def points(value: float) -> str:
+    """A difference in accuracy, in percentage points, signed (zero unsigned)."""
+    return f"{_signed(value)} pts"
+
+
+def points_interval(low: float, high: float) -> str:
+    return f"{_signed(low)} to {_signed(high)} pts"
+
+
+def p_value(p: float | None) -> str:
+    """Three significant digits, as the verdict sentences print them."""
+    if p is None:
+        return "n/a"
+    return "< 0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def count(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def seconds(value: float | None) -> str:
+    """Latency: milliseconds below a second (the simulator's are tiny), seconds otherwise."""
+    if value is None:
+        return "n/a"
+    if value < 1.0:
+        return f"{1000.0 * value:.0f} ms"
+    return f"{value:.2f} s"
+
+
+# --- A task's verdict and answers ---------------------------------------------------------------------
+
+
+def verdict_of(task: Mapping[str, Any]) -> str:
+    """correct / wrong / error / unscored: a failed request is never a wrong answer."""
+    correct = task.get("correct")
+    if correct is True:
+        return "correct"
+    if correct is False:
+        return "wrong"
+    return "error" if task.get("error") else "unscored"
+
+
+def expected_text(task: Mapping[str, Any]) -> str:
+    if task.get("expected_answer") is not None:
+        return str(task["expected_answer"])
+    subs = task.get("required_substrings")
+    if subs:
+        return "contains " + ", ".join(f"“{s}”" for s in subs)
+    return "—"
+
+
+def extracted_text(task: Mapping[str, Any]) -> str:
+    if task.get("extracted_final_answer") is not None:
+        return str(task["extracted_final_answer"])
+    if task.get("task_type") == "required_substrings" and task.get("error") is None:
+        missing = task.get("missing_substrings")
+        if missing:
+            return "missing " + ", ".join(f"“{s}”" for s in missing)
+        if missing is not None:
+            return "all present"
+    return "—"
+
+
+# --- Resource figures ---------------------------------------------------------------------------------
+
+# A resource figure: (key in the resources object, label, integer-valued?)
+RESOURCE_FIGURES: tuple[tuple[str, str, bool], ...] = (
+    ("completion_tokens", "completion tokens", True),
+    ("reasoning_tokens", "reasoning tokens", True),
+    ("latency_s", "latency", False),
+)
+
+
+def resource_value(dist: Mapping[str, Any] | None, stat: str, integer: bool) -> str:
+    if not dist:
+        return "not recorded"
+    value = dist.get(stat)
+    return count(value) if integer else seconds(value)
+
+
+def resource_rows(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[list[str]]:
+    """Resource figures side by side, one column per run: [figure name, value per run...] (plain text)."""
+    rows: list[list[str]] = []
+    for key, name in (("tasks", "tasks"), ("errors", "errors (failed requests)"), ("truncated", "truncated")):
+        rows.append([name, *[count((res or {}).get(key)) for _, res in columns]])
+    for key, name, integer in RESOURCE_FIGURES:
+        dists = [(res or {}).get(key) for _, res in columns]
+        if not any(dists):
+            rows.append([name, *["not recorded"] * len(columns)])
+            continue
+        for stat in ("mean", "p50", "p95"):
+            rows.append(
+                [f"{name}, {'median' if stat == 'p50' else stat}", *[resource_value(d, stat, integer) for d in dists]]
+            )
+    return rows
+
+
+def partly_recorded(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[tuple[str, list[str]]]:
+    """The resource figures only some runs recorded, with the labels of those that did: side-by-side
+    numbers would mislead otherwise, so both renderers say so plainly."""
+    partial = []
+    for key, name, _ in RESOURCE_FIGURES:
+        have = [label for label, res in columns if (res or {}).get(key)]
+        if have and len(have) < len(columns):
+            partial.append((name, have))
+    return partial

@@ -1,0 +1,111 @@
+"""What the ocllm SIMULATOR answers a checked request: the seeded draws, the answer drafted, truncation and
+token counts, as a Completion. It runs no model: it writes plausible text from templates (`answers`).
+
+Everything here is pure and deterministic. Each random choice comes from a `random.Random` seeded by
+a SHA-256 of (config seed, model, the messages as canonical JSON, reasoning on/off), so the same
+request always gets the same answer: the runner's resume test compares a resumed run with an
+uninterrupted one, byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from ocllm.models import Task
+from ocllm.sim.answers import cut_mid_sentence, draft_answer
+from ocllm.sim.config import MAX_MODEL_LEN, SimConfig
+from ocllm.sim.requests import ChatRequest, last_user_text, message_text
+from ocllm.sim.suite_index import SuiteIndex
+from ocllm.suites import load_suite
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One simulated answer, before it is shaped into a response body or stream."""
+
+    response_id: str
+    model: str
+    content: str
+    reasoning: str | None  # None in non-reasoning mode
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+    reasoning_tokens: int | None  # None in non-reasoning mode
+
+
+class Simulator:
+    """Answers chat requests for the configured models, from the suites it was given."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.config = config
+        tasks: list[Task] = []
+        for path in config.suites:
+            tasks.extend(load_suite(str(path)).tasks)  # validated as `ocllm run` validates it
+        self.index = SuiteIndex(tasks)
+
+    def complete(self, request: ChatRequest) -> Completion:
+        canonical = json.dumps(
+            [self.config.seed, request.model, request.messages, request.reasoning],
+            sort_keys=True,
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        rng = random.Random(int(digest[:32], 16))
+        accuracy = self.config.models[request.model]
+        # Both draws are always taken, in this order, so that changing the truncation rate or the
+        # reasoning text does not change which answers are correct.
+        truncated = rng.random() < self.config.truncation_rate and request.reasoning
+        correct = rng.random() < accuracy
+
+        prompt = last_user_text(request.messages)
+        task = self.index.find(prompt)
+        draft = draft_answer(rng, task, prompt, request.model, correct=correct, reasoning=request.reasoning)
+
+        content, reasoning, finish_reason = draft.content, draft.reasoning, "stop"
+        if truncated and reasoning is not None:
+            content, reasoning, finish_reason = "", cut_mid_sentence(rng, reasoning), "length"
+
+        prompt_tokens = _prompt_tokens(request.messages)
+        content_tokens = _approx_tokens(content)
+        reasoning_tokens: int | None = None
+        if finish_reason == "length":
+            # The model spent its whole budget thinking: vLLM's default budget is what the context leaves.
+            completion_tokens = request.max_tokens or max(1, MAX_MODEL_LEN - prompt_tokens)
+            reasoning_tokens = completion_tokens
+        elif reasoning is not None:
+            # Real reasoning traces are far longer than the few sentences written here; report that.
+            thinking = max(_approx_tokens(reasoning), rng.randint(300, 2500))
+            completion_tokens = _cap(thinking + content_tokens, request.max_tokens)
+            reasoning_tokens = max(0, completion_tokens - content_tokens)
+        else:
+            completion_tokens = _cap(content_tokens + rng.randint(5, 120), request.max_tokens)
+        return Completion(
+            response_id=f"chatcmpl-sim-{digest[:24]}",
+            model=request.model,
+            content=content,
+            reasoning=reasoning,
+            finish_reason=finish_reason,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            reasoning_tokens=reasoning_tokens,
+        )
+
+
+def _approx_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    # About four characters a token, plus the few tokens a chat template adds around each message.
+    chars = sum(len(message_text(m.get("content"))) for m in messages)
+    return max(1, math.ceil(chars / 4) + 4 * len(messages))
+
+
+def _cap(tokens: int, max_tokens: int | None) -> int:
+    return min(tokens, max_tokens) if max_tokens is not None else tokens
