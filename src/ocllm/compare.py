@@ -11,12 +11,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import msgspec
 import numpy as np
 
 from ocllm.formats import SavedRecord, load_saved_run
 from ocllm.metrics import token_counts
-from ocllm.models import Policy
+from ocllm.models import Decision, Policy
 from ocllm.notices import incomplete_notice
 from ocllm.rescore import PolicyOverrides, policy_of
 from ocllm.scoring import SCORER_VERSION, decide
@@ -65,7 +64,11 @@ def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
 
 
 def _scored_task(record: SavedRecord, policy: Policy) -> ScoredTask:
-    d = decide(record.task, record.sample, policy)
+    return scored_task(record, decide(record.task, record.sample, policy))
+
+
+def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:
+    """What a comparison needs of one decided task."""
     completion, reasoning = _usage(record)
     return ScoredTask(
         record.task.id,
@@ -133,7 +136,7 @@ def _paired_figures(a: list[ScoredTask], b: list[ScoredTask], label_a: str, labe
     }
 
 
-def _resources(tasks: list[ScoredTask]) -> dict[str, Any]:
+def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
     def dist(values: list[float]) -> dict[str, float] | None:
         if not values:
             return None
@@ -212,9 +215,5 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:
         for tid in paired
         if a.tasks[tid].correct != b.tasks[tid].correct
     ]
-    document["resources"] = {"a": _resources(list(a.tasks.values())), "b": _resources(list(b.tasks.values()))}
+    document["resources"] = {"a": resources_of(list(a.tasks.values())), "b": resources_of(list(b.tasks.values()))}
     return document
-
-
-def comparison_json(document: dict[str, Any]) -> bytes:
-    return msgspec.json.format(msgspec.json.encode(document), indent=2) + b"\n"

@@ -14,7 +14,7 @@ from ocllm.formats import SavedRecord, SavedRun, load_saved_run
 from ocllm.metrics import summarize
 from ocllm.models import Decision, Policy
 from ocllm.notices import Scored, run_notices
-from ocllm.rundir import atomic_write_bytes, atomic_write_text, refuse_overwrite
+from ocllm.rundir import atomic_write_bytes, atomic_write_text, pretty_json, refuse_overwrite
 from ocllm.scoring import SCORER_VERSION, decide
 
 OUTPUT_FORMAT = "ocllm-metrics/1"
@@ -119,7 +119,7 @@ def rescore_file(
     saved = load_saved_run(input_path)
     result = rescore_run(saved, policy_of(saved, overrides))
     # Both files are rendered in memory first, so a failure leaves neither half-written.
-    payload = msgspec.json.format(msgspec.json.encode(result.document), indent=2) + b"\n"
+    payload = pretty_json(result.document)
     audit_text = render_audit(result) if report_path is not None else None
     atomic_write_bytes(output_path, payload)
     if report_path is not None and audit_text is not None:

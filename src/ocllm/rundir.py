@@ -117,8 +117,13 @@ def write_samples(path: Path, samples: list[Sample]) -> None:
     atomic_write_bytes(path, b"".join(_ENCODER.encode(s) + b"\n" for s in samples))
 
 
+def pretty_json(document: object) -> bytes:
+    """Every JSON file this project writes: indented by two, one trailing newline."""
+    return msgspec.json.format(_ENCODER.encode(document), indent=2) + b"\n"
+
+
 def write_json(path: Path, document: object) -> None:
-    atomic_write_bytes(path, msgspec.json.format(_ENCODER.encode(document), indent=2) + b"\n")
+    atomic_write_bytes(path, pretty_json(document))
 
 
 _ENCODER = msgspec.json.Encoder()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ocllm.compare import ScoredRun, _resources, compare_runs, load_scored
+from ocllm.compare import ScoredRun, compare_runs, load_scored, resources_of, scored_task
 from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
 from ocllm.metrics import accuracy, tally_categories
@@ -35,8 +35,8 @@ def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> dict
     summary = doc["summary"]
     doc["summary"] = _with_interval(summary)
     doc["summary"]["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
-    scored = load_scored(path, rescore=True, overrides=overrides)
-    doc["resources"] = _resources(list(scored.tasks.values()))
+    # From the decisions just made: scoring every task a second time to reach the same figures cost double.
+    doc["resources"] = resources_of([scored_task(r, d) for r, d in zip(saved.records, result.decisions, strict=True)])
     return doc
 
 
@@ -79,7 +79,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 "missing": run.missing,
                 "complete": not run.missing,
                 "by_category": {k: _with_interval(v) for k, v in tally_categories(tasks).items()},
-                "resources": _resources(tasks),
+                "resources": resources_of(tasks),
             }
         )
     lanes.sort(key=lambda lane: lane["accuracy"], reverse=True)

@@ -9,15 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from ocllm.report.html import comparison_html, matrix_html, run_report_html
 from ocllm.report.markdown import comparison_markdown, matrix_markdown, run_report_markdown
-from ocllm.rundir import atomic_write_bytes, atomic_write_text
-
-
-def _json(doc: dict[str, Any]) -> bytes:
-    return msgspec.json.format(msgspec.json.encode(doc), indent=2) + b"\n"
+from ocllm.rundir import atomic_write_bytes, atomic_write_text, pretty_json
 
 
 def _write_all(out_dir: Path, files: list[tuple[str, str | bytes]]) -> list[Path]:
@@ -44,7 +38,7 @@ def write_comparison(doc: dict[str, Any], out_dir: Path) -> list[Path]:
     return _write_all(
         out_dir,
         [
-            ("comparison.json", _json(doc)),
+            ("comparison.json", pretty_json(doc)),
             ("comparison.md", comparison_markdown(doc)),
             ("comparison.html", comparison_html(doc)),
         ],
@@ -56,7 +50,7 @@ def write_matrix_report(doc: dict[str, Any], out_dir: Path) -> list[Path]:
     return _write_all(
         out_dir,
         [
-            ("matrix.json", _json(doc)),
+            ("matrix.json", pretty_json(doc)),
             ("matrix.md", matrix_markdown(doc)),
             ("matrix.html", matrix_html(doc)),
         ],
