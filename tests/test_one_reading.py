@@ -67,3 +67,53 @@ def test_every_decision_made_fits_the_closed_sets() -> None:
         for policy in (Policy(), Policy(allow_reasoning_fallback=True, conflict_policy="strict")):
             decision = decide(task, sample, policy)
             msgspec.convert(msgspec.to_builtins(decision), Decision)  # raises on a value outside the sets
+
+
+def test_a_suite_has_one_canonical_form_and_hash(tmp_path: Path) -> None:
+    """Issue 10, item 6: the suite's identity is its tasks, not its file's bytes (an importer writing other
+    bytes for the same tasks, or a hand-edited file with other spacing, is the same suite)."""
+    from ocllm.suites import load_suite
+
+    a = tmp_path / "a.jsonl"
+    b = tmp_path / "b.jsonl"
+    a.write_text(
+        '{"id": "t1", "type": "mcq", "question": "2+2?", "options": ["3", "4"], "answer": "B", "category": "m"}\n'
+    )
+    b.write_text('\n{"category":"m","answer":"B","options":["3","4"],"question":"2+2?","type":"mcq","id":"t1"}\n\n')
+    sa, sb = load_suite(str(a)), load_suite(str(b))
+    assert sa.sha256 == sb.sha256 and sa.file_sha256 != sb.file_sha256
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(sa.canonical())
+    again = load_suite(str(copy))
+    assert again.tasks == sa.tasks and again.sha256 == sa.sha256 and copy.read_bytes() == sa.canonical()
+
+
+def test_a_run_recorded_with_the_file_hash_still_resumes(tmp_path: Path) -> None:
+    import json
+
+    from faultserver import FaultServer, Reply
+
+    from ocllm.suites import load_suite
+
+    suite = tmp_path / "s.jsonl"
+    suite.write_text(
+        "".join(
+            json.dumps({"id": f"t{i}", "type": "mcq", "question": "q", "options": ["a", "b"], "answer": "A",
+                        "category": "c"}) + "\n"
+            for i in range(3)
+        )
+    )  # fmt: skip
+    out = tmp_path / "run"
+    answer = {"index": 0, "message": {"role": "assistant", "content": "FINAL: A"}, "finish_reason": "stop"}
+    body = {"id": "x", "object": "chat.completion", "model": "m", "choices": [answer]}
+    models = Reply(json={"object": "list", "data": [{"id": "m", "object": "model"}]})
+    args = ["run", "--suite", str(suite), "--model", "m", "--out", str(out)]
+    with FaultServer() as server:
+        server.script(models, then=Reply(json=body))
+        assert main([*args, "--base-url", server.base_url]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["suite"]["sha256"] = load_suite(str(suite)).file_sha256  # as a run of an earlier version recorded it
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with FaultServer() as server:
+        server.script(models, then=Reply(json=body))
+        assert main([*args, "--base-url", server.base_url, "--resume"]) == 0

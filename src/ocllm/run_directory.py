@@ -85,7 +85,8 @@ class RunDirectory:
             raise InputError(f"{manifest_path}: not valid JSON; cannot resume this run") from None
         if not isinstance(manifest, dict) or not isinstance(manifest.get("suite"), dict):
             raise InputError(f"{manifest_path}: not a run manifest; cannot resume this run")
-        if manifest["suite"].get("sha256") != suite.sha256:
+        # Runs recorded before suites had one canonical form hashed the file's bytes: either identifies it.
+        if manifest["suite"].get("sha256") not in (suite.sha256, suite.file_sha256):
             raise InputError(f"{self.path}: was run on a different suite (content hash differs); cannot resume")
         before = manifest.get("lane") if isinstance(manifest.get("lane"), dict) else {}
         now = public_settings(lane)
@@ -114,7 +115,7 @@ class RunDirectory:
             "status": "running",
         }
         write_json(self.path / MANIFEST, self.manifest)
-        atomic_write_bytes(self.path / SUITE_COPY, suite.path.read_bytes())
+        atomic_write_bytes(self.path / SUITE_COPY, suite.canonical())
 
     def writer(self) -> SampleWriter:
         return SampleWriter(self.samples_path)

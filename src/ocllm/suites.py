@@ -22,8 +22,26 @@ _TYPES = ("mcq", "required_substrings")
 class Suite(NamedTuple):
     name: str
     path: Path
-    sha256: str  # of the file's bytes: the manifest records it, --resume checks it
+    sha256: str  # of the canonical serialisation: the manifest records it, --resume checks it
     tasks: list[Task]
+    file_sha256: str = ""  # of the file's bytes, as manifests recorded it before the canonical form
+
+    def canonical(self) -> bytes:
+        return canonical_jsonl(self.tasks)
+
+
+def canonical_jsonl(tasks: list[Task]) -> bytes:
+    """One spelling of a suite, whatever file it was read from (a JSONL file written by hand, or one day a
+    dataset's Parquet): one task a line, every field a suite line may carry that is set, keys sorted. A run
+    directory's suite.jsonl is this, and its hash is the suite's identity."""
+    lines = []
+    for task in tasks:
+        fields = msgspec.to_builtins(task)
+        fields.setdefault("question", "")
+        fields.setdefault("category", task.category)
+        fields.pop("prompt", None)  # the prompt as sent belongs to a sample, not to the suite
+        lines.append(msgspec.json.encode(fields, order="sorted") + b"\n")
+    return b"".join(lines)
 
 
 def shipped_suites() -> dict[str, Path]:
@@ -57,7 +75,8 @@ def load_suite(name_or_path: str) -> Suite:
         tasks.append(task)
     if not tasks:
         raise InputError(f"{path}: the suite holds no tasks")
-    return Suite(path.stem, path, hashlib.sha256(text.encode("utf-8")).hexdigest(), tasks)
+    canonical = hashlib.sha256(canonical_jsonl(tasks)).hexdigest()
+    return Suite(path.stem, path, canonical, tasks, hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 def parse_task_line(path: Path, number: int, line: str) -> Task:
