@@ -52,9 +52,9 @@ def load_scored(path: Path, *, rescore: bool = True, overrides: PolicyOverrides 
     tasks = {}
     for record in saved.records:
         tasks[record.task.id] = _scored_task(record, chosen) if rescore else _as_recorded(record)
-    label = str(saved.meta.get("lane") or saved.meta.get("run_id") or path.stem)
-    expected = saved.meta.get("tasks_in_suite")
-    in_suite = expected if isinstance(expected, int) and expected >= len(tasks) else None
+    label = saved.meta.label(path)
+    expected = saved.meta.tasks_in_suite
+    in_suite = expected if expected is not None and expected >= len(tasks) else None
     missing = in_suite - len(tasks) if in_suite is not None else 0
     return ScoredRun(label, path, tasks, rescore, missing, in_suite)
 

@@ -60,27 +60,27 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
     decisions = [decide(r.task, r.sample, policy) for r in saved.records]
     summary = summarize(decisions)
     summary["changed"] = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
-    expected = saved.meta.get("tasks_in_suite")
-    in_suite = expected if isinstance(expected, int) and expected >= len(saved.records) else len(saved.records)
+    expected = saved.meta.tasks_in_suite
+    in_suite = expected if expected is not None and expected >= len(saved.records) else len(saved.records)
     summary["tasks_in_suite"] = in_suite
     summary["missing"] = in_suite - len(saved.records)
     # Complete: every task of the suite ran. A run can be complete with failed requests (counted in
     # `errors`), and incomplete without any (interrupted).
     summary["complete"] = not summary["missing"]
     summary["scorer"] = scorer_settings(policy)
-    settings = saved.meta.get("lane_settings")
+    settings = saved.meta.lane_settings or {}
     notices = run_notices(
         [Scored(r.sample, d) for r, d in zip(saved.records, decisions, strict=True)],
         missing=summary["missing"],
         in_suite=in_suite,
-        requested_model=saved.meta.get("requested_model"),
-        reasoning=settings.get("reasoning") if isinstance(settings, dict) else None,
+        requested_model=saved.meta.requested_model,
+        reasoning=settings.get("reasoning"),
         think_prefilled=policy.think_prefilled,
     )
     document = {
         "format": OUTPUT_FORMAT,
         "harness_version": __version__,
-        "source": {"path": str(saved.path), **saved.meta},
+        "source": saved.meta.source(saved.path),
         "summary": summary,
         "notices": notices,
         "tasks": [task_record(r, d) for r, d in zip(saved.records, decisions, strict=True)],
@@ -96,9 +96,8 @@ def policy_of(saved: SavedRun, overrides: PolicyOverrides | None = None) -> Poli
     """The run's own policy (recorded by this project's metrics, or the lane of a run directory), else the
     default; then the overrides asked for."""
     base = Policy()
-    for key in ("scorer", "lane_settings"):
-        recorded = saved.meta.get(key)
-        if isinstance(recorded, dict):
+    for recorded in (saved.meta.scorer, saved.meta.lane_settings):
+        if recorded is not None:
             base = Policy(
                 conflict_policy="strict" if recorded.get("conflict_policy") == "strict" else "last",
                 allow_reasoning_fallback=recorded.get("allow_reasoning_fallback") is True,

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
+
 from ocllm.models import Sample, Task
 
 
@@ -16,7 +18,53 @@ class SavedRecord(NamedTuple):
     carried: dict[str, Any]
 
 
+class RunMeta(msgspec.Struct, kw_only=True):
+    """What a saved run says about the run as a whole, as every reader reports it and every consumer
+    reads it (labels, suite size, the policy and lane it ran with)."""
+
+    lane: str | None = None  # the lane's name
+    run_id: str | None = None  # the old harness's name for a run
+    model: str | None = None  # the model the server answered as, where known; else the one asked for
+    requested_model: str | None = None  # the model name the lane asked for
+    lane_settings: dict[str, Any] | None = None  # every lane setting (never a secret)
+    suite: str | None = None  # the suite's name
+    tasks_in_suite: int | None = None  # more than the records: the run was interrupted
+    scorer: dict[str, Any] | None = None  # the scorer and policy this project's output was scored with
+    run_format: str | None = None
+    other: dict[str, Any] = msgspec.field(default_factory=dict)  # any other run-level field of the input
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> RunMeta:
+        """From a file's run-level fields: the known ones when they have the right type, the rest kept
+        as they are under `other`, so that the output's `source` still shows them."""
+        known: dict[str, Any] = {}
+        other: dict[str, Any] = {}
+        for key, value in fields.items():
+            if (
+                (key in _TEXT and isinstance(value, str))
+                or (key in _TABLES and isinstance(value, dict))
+                or (key == "tasks_in_suite" and isinstance(value, int) and not isinstance(value, bool))
+            ):
+                known[key] = value
+            elif key not in _TEXT and key not in _TABLES and key != "tasks_in_suite" and key != "other":
+                other[key] = value
+        return cls(**known, other=other)
+
+    def label(self, path: Path) -> str:
+        """What a run is called in comparisons and reports: its lane, else its run id, else its file."""
+        return self.lane or self.run_id or path.stem
+
+    def source(self, path: Path) -> dict[str, Any]:
+        """The `source` of an output document: where it came from and what the input said of the run."""
+        fields = {k: v for k, v in msgspec.structs.asdict(self).items() if k != "other" and v is not None}
+        return {"path": str(path), **self.other, **fields}
+
+
+_TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format"))
+_TABLES = frozenset(("lane_settings", "scorer"))
+
+
 class SavedRun(NamedTuple):
     path: Path
-    meta: dict[str, Any]  # run-level fields of the input (run_id, lane, model, ...), no tasks
+    meta: RunMeta
     records: list[SavedRecord]

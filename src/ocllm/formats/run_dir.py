@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from ocllm.errors import InputError
-from ocllm.formats.records import SavedRecord, SavedRun
+from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 from ocllm.formats.saved_run import DECISION_FIELDS
 from ocllm.models import as_sent
 from ocllm.notices import served_models
@@ -40,7 +40,7 @@ def load_run_dir(path: Path) -> SavedRun:
     served = served_models(r.sample for r in records)
     if served:
         meta["model"] = served[0]
-    return SavedRun(path, meta, records)
+    return SavedRun(path, RunMeta.from_fields(meta), records)
 
 
 def _previous_decisions(metrics: Path) -> dict[str, dict[str, Any]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ocllm.errors import InputError
-from ocllm.formats.records import SavedRecord, SavedRun
+from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 from ocllm.jsonfile import load_json
 from ocllm.models import Sample, Task
 from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
@@ -79,7 +79,7 @@ def load_metrics_file(path: Path) -> SavedRun:
             raise InputError(f"{path}: task {record.task.id!r} appears twice")
         seen.add(record.task.id)
         records.append(record)
-    return SavedRun(path, meta, records)
+    return SavedRun(path, RunMeta.from_fields(meta), records)
 
 
 def _record(path: Path, index: int, row: Any) -> SavedRecord:
