@@ -4,15 +4,27 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-real-server demo lint bench clean browser
+.PHONY: test test-real-server demo lint bench clean browser lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): $(BIN)/python pyproject.toml
+# The exact versions of requirements.lock, then the project itself without resolving anything again.
+$(STAMP): $(BIN)/python pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# Re-pin requirements.lock to the newest versions pyproject.toml's ranges allow (then run make test).
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet --upgrade pip
+	.lock-venv/bin/python -m pip install --quiet '.[dev]'
+	{ echo "# The exact versions tests, CI and benchmarks use (Python 3.11, Linux). pyproject.toml declares the"; \
+	  echo "# compatible ranges a user's environment (next to vLLM) may satisfy. Regenerate: make lock"; \
+	  .lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^ocllm=='; } > requirements.lock
+	rm -rf .lock-venv
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
