@@ -20,11 +20,11 @@ from faultserver import Drop, FaultServer, Hang, Pause, Reply, Stream, free_port
 
 from ocllm.client import (
     ClientSettings,
-    _backoff_delay,
-    _parse_retry_after,
+    backoff_delay,
     chat_completion,
     list_models,
     make_session,
+    parse_retry_after,
 )
 from ocllm.models import Sample
 from ocllm.sse import SSEParser
@@ -648,14 +648,21 @@ def test_concurrent_requests_each_get_their_own_sample(server: FaultServer) -> N
     assert all(s.content == "The answer is 4.\nFINAL: B" and s.error is None for s in samples)
 
 
-def test_make_session_limits_connections_and_sets_no_global_timeout() -> None:
-    async def go() -> tuple[int, int, float | None]:
-        async with make_session(5) as session:
-            connector = session.connector
-            assert connector is not None
-            return connector.limit, connector.limit_per_host, session.timeout.total
+def test_make_session_sends_no_more_requests_at_once_than_asked(server: FaultServer) -> None:
+    """Behaviour, not connector attributes: with a session for 2, a third request waits for a free slot."""
+    slow = Stream([Pause(0.4), sse(chunk("stop", content="FINAL: B")), "data: [DONE]\n\n"])
+    server.script(then=slow)
+    cfg = settings(server, stream=True)
 
-    assert asyncio.run(go()) == (5, 5, None)
+    async def go() -> list[Sample]:
+        async with make_session(2) as session:
+            return await asyncio.gather(*(chat_completion(session, cfg, f"t{i}", BODY) for i in range(5)))
+
+    samples = asyncio.run(go())
+    assert all(s.error is None for s in samples)
+    arrivals = sorted(r.at for r in server.requests)
+    assert len(arrivals) == 5
+    assert sum(1 for t in arrivals if t - arrivals[0] < 0.3) == 2  # two at once; the rest after a slot freed
 
 
 def test_list_models(server: FaultServer) -> None:
@@ -730,27 +737,27 @@ def test_sse_parser_strips_a_byte_order_mark() -> None:
 
 
 def test_parse_retry_after() -> None:
-    assert _parse_retry_after("2") == 2.0
-    assert _parse_retry_after(" 0.25 ") == 0.25
-    assert _parse_retry_after("-3") == 0.0
-    assert _parse_retry_after(None) is None
-    assert _parse_retry_after("soon") is None
-    assert _parse_retry_after("nan") is None
-    future = _parse_retry_after(email.utils.formatdate(time.time() + 120, usegmt=True))
+    assert parse_retry_after("2") == 2.0
+    assert parse_retry_after(" 0.25 ") == 0.25
+    assert parse_retry_after("-3") == 0.0
+    assert parse_retry_after(None) is None
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after("nan") is None
+    future = parse_retry_after(email.utils.formatdate(time.time() + 120, usegmt=True))
     assert future is not None and 100 < future <= 121
-    assert _parse_retry_after(email.utils.formatdate(time.time() - 120, usegmt=True)) == 0.0
+    assert parse_retry_after(email.utils.formatdate(time.time() - 120, usegmt=True)) == 0.0
 
 
 def test_backoff_is_full_jitter_within_the_capped_exponential() -> None:
     cfg = ClientSettings(base_url="http://127.0.0.1:1/v1", backoff_base_s=0.5, backoff_max_s=3.0)
     rng = random.Random(0)
     for attempt, cap in [(1, 0.5), (2, 1.0), (3, 2.0), (4, 3.0), (10, 3.0), (5000, 3.0)]:
-        delays = [_backoff_delay(cfg, attempt, rng) for _ in range(200)]
+        delays = [backoff_delay(cfg, attempt, rng) for _ in range(200)]
         assert all(0.0 <= d <= cap for d in delays)
         assert max(delays) > cap * 0.8  # spread over the whole range, not a fixed wait
     # The same seed gives the same waits: a test can make jitter deterministic.
-    assert [_backoff_delay(cfg, 3, random.Random(1)) for _ in range(3)] == [
-        _backoff_delay(cfg, 3, random.Random(1)) for _ in range(3)
+    assert [backoff_delay(cfg, 3, random.Random(1)) for _ in range(3)] == [
+        backoff_delay(cfg, 3, random.Random(1)) for _ in range(3)
     ]
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ocllm.models import Policy, Sample, Task
 from ocllm.scoring import decide
-from ocllm.scoring.statements import _MARKERS, _marker_matches
+from ocllm.scoring.statements import MARKERS, marker_matches
 
 PIECES = st.sampled_from(
     [
@@ -54,8 +54,8 @@ TASK = Task(id="p", type="mcq", options=["1", "2", "3", "4"], answer="B")
 @given(TEXT)
 @settings(max_examples=400)
 def test_keyword_scan_finds_exactly_what_the_regex_scan_finds(text: str) -> None:
-    fast = [(m.start(), m.end(), m.lastgroup) for m in _marker_matches(text)]
-    slow = [(m.start(), m.end(), m.lastgroup) for m in _MARKERS.finditer(text)]
+    fast = [(m.start(), m.end(), m.lastgroup) for m in marker_matches(text)]
+    slow = [(m.start(), m.end(), m.lastgroup) for m in MARKERS.finditer(text)]
     assert fast == slow
 
 

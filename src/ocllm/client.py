@@ -308,7 +308,7 @@ def _http_failure(resp: aiohttp.ClientResponse, raw: bytes, api_key: str | None)
         detail = f"redirected to {_scrub(resp.headers['Location'], api_key)}; {detail}"
     # 429 and 5xx are the server being busy or broken for now; any other status will not change on retry.
     retryable = status == 429 or status >= 500
-    retry_after = _parse_retry_after(resp.headers.get("Retry-After")) if retryable else None
+    retry_after = parse_retry_after(resp.headers.get("Retry-After")) if retryable else None
     return _Failure(
         "http_status", f"HTTP {status}", detail, retryable=retryable, retry_after_s=retry_after, status=status
     )
@@ -539,17 +539,17 @@ def _retry_delay(failure: _Failure, settings: ClientSettings, attempt: int, rng:
     if failure.retry_after_s is not None:
         # The server said when; waiting longer than backoff_max_s is never worth it.
         return min(failure.retry_after_s, settings.backoff_max_s)
-    return _backoff_delay(settings, attempt, rng)
+    return backoff_delay(settings, attempt, rng)
 
 
-def _backoff_delay(settings: ClientSettings, attempt: int, rng: random.Random | None) -> float:
+def backoff_delay(settings: ClientSettings, attempt: int, rng: random.Random | None) -> float:
     # Full jitter spreads the retries of many concurrent requests that failed together.
     exponent = min(attempt - 1, _MAX_BACKOFF_EXPONENT)
     cap = min(settings.backoff_max_s, settings.backoff_base_s * 2.0**exponent)
     return (rng or random).uniform(0.0, cap)
 
 
-def _parse_retry_after(value: str | None) -> float | None:
+def parse_retry_after(value: str | None) -> float | None:
     """Retry-After as seconds (integer or, leniently, fractional) or as an HTTP date; None if unusable."""
     if value is None or not value.strip():
         return None

@@ -75,7 +75,7 @@ _MARKER_PATTERNS = {
     ),
     "boxed": r"\\boxed[ \t]*\{",
 }  # fmt: skip
-_MARKERS = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MARKER_PATTERNS.items()), re.IGNORECASE)
+MARKERS = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MARKER_PATTERNS.items()), re.IGNORECASE)
 # Every marker begins with one of these words. Finding them with str.find on a lower-cased copy and
 # trying the marker pattern only there is ~20x faster than letting the regex scan long reasoning.
 _MARKER_WORDS = (
@@ -122,7 +122,7 @@ def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> li
     for piece in pieces:
         text = piece.text
         consumed = 0
-        for m in _marker_matches(text):
+        for m in marker_matches(text):
             if m.start() < consumed:
                 continue  # part of a statement already read ("Final answer: \boxed{B}")
             kind = m.lastgroup or ""
@@ -144,10 +144,11 @@ def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> li
     return found
 
 
-def _marker_matches(text: str) -> Iterator[re.Match[str]]:
+def marker_matches(text: str) -> Iterator[re.Match[str]]:
+    """Every marker in `text`, as MARKERS.finditer would find them, found faster: only where a marker word starts."""
     lower = text.lower()
     if len(lower) != len(text):  # a few Unicode letters change length when lower-cased
-        yield from _MARKERS.finditer(text)
+        yield from MARKERS.finditer(text)
         return
     starts: set[int] = set()
     for word in _MARKER_WORDS:
@@ -159,7 +160,7 @@ def _marker_matches(text: str) -> Iterator[re.Match[str]]:
     for start in sorted(starts):
         if start < end:
             continue
-        m = _MARKERS.match(text, start)
+        m = MARKERS.match(text, start)
         if m is not None:
             end = m.end()
             yield m
