@@ -39,7 +39,12 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     if not found:
         bare = find_bare_letter(regions.visible, ctx)
         found = [bare] if bare is not None else []
-    in_reasoning = [c for c in find_statements(regions.reasoning, "reasoning", ctx) if not c.placeholder]
+    # Statements in the reasoning decide only with the fallback: only then is R8c worth its cost there.
+    in_reasoning = [
+        c
+        for c in find_statements(regions.reasoning, "reasoning", ctx, check_restated=policy.allow_reasoning_fallback)
+        if not c.placeholder
+    ]
     withdraw(found, sample.content or "")
     if not _keep_own_question(found, sample.content or "", ctx.options, task.question):
         _drop_invented_questions(found, sample.content or "")

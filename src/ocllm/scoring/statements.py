@@ -110,14 +110,17 @@ def _task_context(options: tuple[str, ...], prompt: str | None) -> TaskContext:
     named: set[str] = set(_CONVENTIONAL_PLACEHOLDERS)
     if prompt:
         plain = TaskContext(options_list, valid, frozenset(), longest)
-        for candidate in find_statements([Piece("content", 0, prompt)], "content", plain):
+        for candidate in find_statements([Piece("content", 0, prompt)], "content", plain, check_restated=False):
             named.update(candidate.letters)
     # A letter that is a real option is never a placeholder: it may be the model's answer.
     return TaskContext(options_list, valid, frozenset(named - valid), longest)
 
 
-def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> list[Candidate]:
-    """All marker statements in the pieces of one region, in reading order."""
+def find_statements(
+    pieces: list[Piece], region: Region, ctx: TaskContext, *, check_restated: bool = True
+) -> list[Candidate]:
+    """All marker statements in the pieces of one region, in reading order. `check_restated` compares a
+    letter with the value restated after it (R8c); it costs time, and only statements that may decide need it."""
     found: list[Candidate] = []
     for piece in pieces:
         text = piece.text
@@ -128,7 +131,7 @@ def find_statements(pieces: list[Piece], region: Region, ctx: TaskContext) -> li
             kind = m.lastgroup or ""
             reader = _read_box if kind == "boxed" else _read_after_marker
             words = OTHER_WORD_LETTERS if _OTHER_LANGUAGE.search(m.group(0)) else ENGLISH_WORD_LETTERS
-            got = reader(text, m.end(), ctx, words)
+            got = reader(text, m.end(), ctx, words, check_restated)
             if got is None:
                 continue
             consumed = got.end
@@ -187,7 +190,9 @@ def _negated(text: str, start: int) -> bool:
     return _NEGATED_LEAD.search(text, max(0, start - 20), start) is not None
 
 
-def _read_after_marker(text: str, marker_end: int, ctx: TaskContext, words: frozenset[str]) -> Found | None:
+def _read_after_marker(
+    text: str, marker_end: int, ctx: TaskContext, words: frozenset[str], check_restated: bool
+) -> Found | None:
     start = skip_to_value(text, marker_end)
     got = read_letters(text, start, explicit_marker=True, word_letters=words)
     if got is None or (got.letters[0] in "IVX" and _ROMAN_LIST.match(text, got.end)):
@@ -210,7 +215,7 @@ def _read_after_marker(text: str, marker_end: int, ctx: TaskContext, words: froz
     elif len(letters) == 1:
         # "The answer is (G) $438.00, (B) $459.60": one letter per sub-part, so no single answer.
         letters, end = _sub_part_letters(text, letters, end)
-    if len(letters) == 1:
+    if len(letters) == 1 and check_restated:
         contradiction = restated_contradiction(text, end, letters[0], ctx, wrapped=got.wrapped)
         return Found(letters, start, end, contradiction=contradiction)
     return Found(letters, start, end)
@@ -235,7 +240,7 @@ def _sub_part_letters(text: str, letters: list[str], end: int) -> tuple[list[str
     return letters, end
 
 
-def _read_box(text: str, pos: int, ctx: TaskContext, words: frozenset[str]) -> Found | None:
+def _read_box(text: str, pos: int, ctx: TaskContext, words: frozenset[str], check_restated: bool) -> Found | None:
     """Inside \\boxed{...}: a letter (wrapped, or followed by option text), or one option's value."""
     depth, close = 1, pos
     # A box that names an answer is short; bounding the search keeps unclosed boxes from costing
@@ -255,7 +260,7 @@ def _read_box(text: str, pos: int, ctx: TaskContext, words: frozenset[str]) -> F
         # wrapper ("\boxed{\textbf{(B)}\ 100}", "\boxed{(C) 3.14}"); never math ("\boxed{A + B}").
         if not rest or rest[0] in ".):" or got.wrapped:
             contradiction = None
-            if len(got.letters) == 1:
+            if len(got.letters) == 1 and check_restated:
                 contradiction = restated_contradiction(inner, got.end, got.letters[0], ctx, wrapped=got.wrapped)
             return Found(got.letters, pos, close, contradiction=contradiction)
         return None

@@ -7,6 +7,7 @@ case and surrounding punctuation go, numbers compare as numbers; units and words
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 from typing import NamedTuple
@@ -58,7 +59,9 @@ class ValueKey(NamedTuple):
     number: tuple[Fraction, str] | None
 
 
+@functools.lru_cache(maxsize=16384)
 def value_key(text: str) -> ValueKey:
+    # Cached: the same values come back again and again (option texts, "4", "FINAL: B. 4" across a suite).
     norm = normalize(text)
     return ValueKey(norm, _as_number(norm) if norm else None)
 
