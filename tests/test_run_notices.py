@@ -127,9 +127,11 @@ def test_a_model_served_under_another_name_is_said_before_the_run_starts(tmp_pat
     ((text, requests, recorded),) = said
     assert (requests, recorded) == (2, False)
     assert "'llama3' is not among those the server lists (smollm2)" in text and "as 'smollm2'" in text
-    assert any("asked for model 'llama3', but the server answered as 'smollm2'" in n for n in result.notices)
+    # Said once, before the run: not again, in other words, after the table (second review).
+    assert not any("asked for model" in n for n in result.notices)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["served_model"] == "smollm2" and manifest["lane"]["model"] == "llama3"
+    assert manifest["notices"][0] == text
     assert result.model == "smollm2"
     assert main(["report", str(out)]) == 0
     report = (out / "report" / "report.md").read_text()
@@ -355,3 +357,77 @@ def test_run_takes_every_scoring_switch_that_rescore_takes(tmp_path: Path) -> No
     )
     scorer = json.loads((out / "metrics.json").read_text())["summary"]["scorer"]
     assert (scorer["think_prefilled"], scorer["allow_reasoning_fallback"]) == (True, False)
+
+
+# --- The second review of issues 8 and 10 ----------------------------------------------------------------------
+
+
+def test_paths_with_markup_are_printed_as_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import REPO
+
+    out = tmp_path / "x[/bold].json"
+    report = tmp_path / "y[red].md"
+    example = REPO / "examples" / "old_harness_metrics.json"
+    assert main(["rescore", str(example), "-o", str(out), "--report", str(report)]) == 0
+    printed = capsys.readouterr().out
+    assert f"wrote {out}" in printed and f"wrote {report}" in printed
+
+
+def test_resume_mistakes_are_found_before_the_server_is_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from faultserver import free_port
+
+    out, suite = tmp_path / "run", write_suite(tmp_path)
+    with FaultServer() as server:
+        server.script(models("m"), then=reply("FINAL: B"))
+        assert cli_run(server.base_url, suite, out) == 0
+    capsys.readouterr()
+    down = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    assert cli_run(down, suite, out, "--resume", "--max-tokens", "7") == 2
+    err = capsys.readouterr().err
+    assert "lane settings differ from the interrupted run (max_tokens)" in err and "cannot reach" not in err
+
+
+def test_retrying_a_run_whose_every_task_failed_keeps_its_start_time(tmp_path: Path) -> None:
+    out, suite = tmp_path / "run", write_suite(tmp_path)
+    with FaultServer() as server:
+        server.script(models("m"), then=Reply(status=400, json={"error": {"message": "no"}}))
+        assert cli_run(server.base_url, suite, out) == 1
+    started = json.loads((out / "manifest.json").read_text())["started_at"]
+    import time
+
+    time.sleep(1.1)  # manifests record seconds
+    with FaultServer() as server:
+        server.script(models("m"), then=reply("FINAL: B"))
+        assert cli_run(server.base_url, suite, out, "--retry-errors") == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["started_at"] == started and manifest["status"] == "finished"
+    assert not any(n.startswith("nothing left to run") for n in manifest["notices"])
+
+
+def test_ctrl_c_while_the_server_is_asked_says_nothing_was_written(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from faultserver import Hang
+
+    out = tmp_path / "run"
+    with FaultServer() as server:
+        server.script(Hang(30.0))  # /models never answers
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ocllm", "run", "--suite", str(write_suite(tmp_path)), "--base-url",
+             server.base_url, "--model", "m", "--out", str(out)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "nothing was written (the run had not started)" in err and "--resume" not in err
+    assert not out.exists()

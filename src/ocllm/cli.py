@@ -22,7 +22,7 @@ from ocllm.console import (
     print_run_result,
     summary_table,
 )
-from ocllm.errors import OcllmError
+from ocllm.errors import Interrupted, OcllmError
 
 
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -311,8 +311,11 @@ def main(argv: list[str] | None = None) -> int:
     except OcllmError as exc:
         print(f"ocllm: error: {exc}", file=sys.stderr)
         return 2
-    except (click.Abort, KeyboardInterrupt):
-        print(f"ocllm: interrupted; {_after_interrupt(argv)}", file=sys.stderr)
+    except (click.Abort, KeyboardInterrupt) as exc:
+        # click turns Ctrl-C into Abort; the command's own word on what it left behind is its cause.
+        cause = exc if isinstance(exc, Interrupted) else exc.__cause__
+        advice = cause.advice if isinstance(cause, Interrupted) else _after_interrupt(argv)
+        print(f"ocllm: interrupted; {advice}", file=sys.stderr)
         return 130
     return result if isinstance(result, int) else 0
 

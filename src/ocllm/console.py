@@ -10,26 +10,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.runner import RunResult
 
 # Piped or redirected output gets a fixed wide page instead of rich's 80 columns, so that tables are
 # not wrapped in the middle of a figure or an interval (COLUMNS, when set, still wins).
-console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160)
+# Markup is off: every string printed (paths, labels, categories, notices, a server's error text) is text;
+# the few styled words are built as Text.
+console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160, markup=False)
 
 
 def console_comparison(doc: dict) -> None:
     print_notices(doc["notices"])
     title = f"{doc['a']['label']} vs {doc['b']['label']} ({doc['n_paired']} paired tasks)"
-    table = Table(title=escape(title))
+    table = Table(title=title)
     for column in ("scope", "A", "B", "A wins", "B wins", "McNemar p", "B - A (95% CI)"):
         table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
     for name, f in [("all", doc), *doc["by_category"].items()]:
         table.add_row(
-            escape(name),
+            name,
             f"{f['a_correct']}/{f['n_paired']}",
             f"{f['b_correct']}/{f['n_paired']}",
             str(f["a_wins"]),
@@ -45,12 +47,12 @@ def console_comparison(doc: dict) -> None:
 
 def console_matrix(doc: dict[str, Any], folder: Path) -> None:
     print_notices(doc["notices"])
-    table = Table(title=escape(f"Lanes in {folder} (baseline {doc['baseline']})"))
+    table = Table(title=f"Lanes in {folder} (baseline {doc['baseline']})")
     for column in ("lane", "correct", "total", "errors", "accuracy", "95% CI"):
         table.add_column(column, justify="left" if column == "lane" else "right", no_wrap=column != "lane")
     for lane in doc["lanes"]:
         table.add_row(
-            escape(lane["label"]),
+            lane["label"],
             str(lane["correct"]),
             str(lane["total"]),
             str(lane["errors"]),
@@ -72,7 +74,7 @@ def print_run_result(result: RunResult) -> None:
         f"   requests this run: {result.ran}"
     )
     print_notices(result.notices)
-    for name in ("manifest.json", "samples.jsonl", "metrics.json"):
+    for name in ("manifest.json", "suite.jsonl", "samples.jsonl", "metrics.json"):
         console.print(f"wrote {result.out_dir / name}")
 
 
@@ -82,7 +84,7 @@ def all_answered(summary: dict) -> bool:
 
 
 def print_notice(notice: str) -> None:
-    console.print(f"[yellow]note:[/yellow] {escape(notice)}", highlight=False, soft_wrap=True)
+    console.print(Text.assemble(("note:", "yellow"), " ", notice), highlight=False, soft_wrap=True)
 
 
 def print_notices(notices: list[str]) -> None:
@@ -91,14 +93,14 @@ def print_notices(notices: list[str]) -> None:
 
 
 def summary_table(title: str, summary: dict) -> Table:
-    table = Table(title=escape(title))
+    table = Table(title=title)
     for column in ("scope", "correct", "total", "errors", "accuracy"):
         table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
     rows = [("all", summary), *summary["by_category"].items()]
     for name, figures in rows:
         scored = figures["total"] - figures.get("errors", 0)
         table.add_row(
-            escape(name),
+            name,
             str(figures["correct"]),
             str(figures["total"]),
             str(figures.get("errors", 0)),

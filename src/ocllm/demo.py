@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from ocllm.compare import compare_runs, load_scored
 from ocllm.console import console_comparison, print_run_result
@@ -55,7 +56,7 @@ def main(out: Path = Path("out/demo")) -> int:
     with SimServer(config) as sim:
         lanes_file = out / "lanes.toml"
         lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
-        console.print(f"simulator at {sim.base_url}; lanes in {lanes_file}")
+        console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
         for name, lane in load_lanes(lanes_file).items():
             print_run_result(run_lane(lane, runs / name))
     console.print("simulator stopped")
@@ -67,9 +68,9 @@ def main(out: Path = Path("out/demo")) -> int:
         written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
     written += write_matrix_report(matrix_doc(runs), out / "matrix")
     for path in written:
-        console.print(f"wrote {path}")
+        console.print(f"wrote {escape(str(path))}")
     html = out / "comparison" / "comparison.html"
-    console.print(f"\n[bold]Open the comparison report:[/bold] {html.resolve().as_uri()}")
+    console.print(f"\n[bold]Open the comparison report:[/bold] {escape(html.resolve().as_uri())}")
     return 0
 
 

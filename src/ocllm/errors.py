@@ -7,3 +7,11 @@ class OcllmError(Exception):
 
 class InputError(OcllmError):
     """An input file is unreadable or does not have the expected shape."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, with what the interrupted command left behind (said in the one line it ends with)."""
+
+    def __init__(self, advice: str) -> None:
+        super().__init__(advice)
+        self.advice = advice

@@ -49,31 +49,40 @@ class RunDirectory:
         self.samples_path = path / SAMPLES
         self.manifest: dict[str, Any] | None = None  # once the run has started
 
-    def check(self, *, resume: bool) -> None:
-        """The mistakes about --out that need no server to find: checked before the server is asked."""
+    def check(self, *, resume: bool, lane: Lane | None = None, suite: Suite | None = None) -> None:
+        """Every mistake about --out that needs no server to find, checked before the server is asked: not
+        a folder, a run there already (without --resume), and, resuming, another suite, other lane settings,
+        a damaged manifest, samples of tasks not in the suite."""
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path}: exists and is not a directory")
         if not resume and self.samples_path.exists() and self.samples_path.stat().st_size:
-            raise InputError(f"{self.path}: already holds a run; pass --resume to finish it, or choose another --out")
+            raise InputError(
+                f"{self.path}: already holds a run; pass --resume to finish it, or choose another --out"
+            )
+        if resume and lane is not None and suite is not None and self.path.is_dir():
+            self._check_resumable(lane, suite)
+            self._check_samples(suite, read_samples(self.samples_path))
 
     def open(self, lane: Lane, suite: Suite, *, resume: bool, retry_errors: bool) -> list[Sample]:
         """Make the directory ready and return the samples already there that count (none for a new run;
         with --retry-errors, the failed ones are dropped from the file first)."""
-        self.check(resume=resume or retry_errors)
+        self.check(resume=resume or retry_errors, lane=lane, suite=suite)
         self.path.mkdir(parents=True, exist_ok=True)
         if not (resume or retry_errors):
             return []
-        self._check_resumable(lane, suite)
-        samples = read_samples(self.samples_path, repair=True)
-        known = {t.id for t in suite.tasks}
-        strangers = [s.task_id for s in samples if s.task_id not in known]
-        if strangers:
-            raise InputError(f"{self.samples_path}: holds task {strangers[0]!r}, which is not in the suite")
+        samples = read_samples(self.samples_path, repair=True)  # a torn last line is cut, appends go on cleanly
+        self._check_samples(suite, samples)
         if retry_errors:
             kept = [s for s in samples if s.error is None]
             write_samples(self.samples_path, kept)  # atomically: the failed lines go, the rest stay
             return kept
         return samples
+
+    def _check_samples(self, suite: Suite, samples: list[Sample]) -> None:
+        known = {t.id for t in suite.tasks}
+        strangers = [s.task_id for s in samples if s.task_id not in known]
+        if strangers:
+            raise InputError(f"{self.samples_path}: holds task {strangers[0]!r}, which is not in the suite")
 
     def _check_resumable(self, lane: Lane, suite: Suite) -> None:
         manifest_path = self.path / MANIFEST

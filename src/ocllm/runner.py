@@ -17,7 +17,7 @@ import aiohttp
 import msgspec
 
 from ocllm.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
-from ocllm.errors import InputError, OcllmError
+from ocllm.errors import InputError, Interrupted, OcllmError
 from ocllm.execute import Dispatch, execute
 from ocllm.formats.run_dir import load_run_dir
 from ocllm.lanes import Lane
@@ -57,22 +57,28 @@ def run_lane(
     settings = client_settings(lane)
     run_dir = RunDirectory(out_dir)
     # Refused before the server is asked: mistakes about --out need no server to find.
-    run_dir.check(resume=resume or retry_errors)
+    run_dir.check(resume=resume or retry_errors, lane=lane, suite=suite)
     make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
     try:
         ran, before, served = asyncio.run(
             _run(lane, suite, settings, run_dir, resume, retry_errors, make_progress, announce or (lambda _: None))
         )
+        rescored = score_run_dir(out_dir, lane)
     except KeyboardInterrupt:
         run_dir.interrupted()
-        raise
-    rescored = score_run_dir(out_dir, lane)
+        if run_dir.manifest is None:
+            raise Interrupted("nothing was written (the run had not started)") from None
+        raise Interrupted("finished tasks are saved (run the same command again with --resume)") from None
     summary = rescored.document["summary"]
     after = list(rescored.document["notices"])
-    if (resume or retry_errors) and not ran:
-        after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
+    if any(n.startswith("model ") for n in before):
+        # Said before the run already, in its own words: not again after the table.
+        after = [n for n in after if not n.startswith("the lane asked for model")]
     served = next(iter(served_models(r.sample for r in rescored.source.records)), served)
     run_dir.finish(notices=before + after, served_model=served, errors=summary["errors"])
+    if (resume or retry_errors) and not ran:
+        # Said to this invocation only; the manifest keeps what holds for the run.
+        after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
     return RunResult(out_dir, lane, summary, ran, after, served or lane.model)
 
 
@@ -96,7 +102,7 @@ async def _run(
     existing = run_dir.open(lane, suite, resume=resume, retry_errors=retry_errors)
     done = {s.task_id for s in existing}
     pending = [t for t in suite.tasks if t.id not in done]
-    run_dir.start(lane, suite, resumed=bool(done), server_models=probe.models, served_model=served)
+    run_dir.start(lane, suite, resumed=resume or retry_errors, server_models=probe.models, served_model=served)
     policy = lane.policy()
     writer = run_dir.writer()
     try:

@@ -46,8 +46,8 @@ class RunMeta(msgspec.Struct, kw_only=True):
                 or (key == "tasks_in_suite" and isinstance(value, int) and not isinstance(value, bool))
             ):
                 known[key] = value
-            elif key not in _TEXT and key not in _TABLES and key != "tasks_in_suite" and key != "other":
-                other[key] = value
+            elif key != "other":
+                other[key] = value  # unknown, or known with a type we cannot use: kept, shown as it was
         return cls(**known, other=other)
 
     def label(self, path: Path) -> str:

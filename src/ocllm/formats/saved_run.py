@@ -59,7 +59,8 @@ def load_metrics_file(path: Path) -> SavedRun:
         meta: dict[str, Any] = {}
         rows = data
     elif isinstance(data, dict) and isinstance(data.get("tasks"), list):
-        meta = {k: v for k, v in data.items() if k not in ("tasks", "summary")}
+        # Not the run's facts: the tasks, their summary, and what an earlier rescore said of them.
+        meta = {k: v for k, v in data.items() if k not in ("tasks", "summary", "notices")}
         scorer = (data.get("summary") or {}).get("scorer") if isinstance(data.get("summary"), dict) else None
         if isinstance(scorer, dict):
             meta["scorer"] = scorer  # this project's output: the policy it was scored with
