@@ -106,7 +106,26 @@ def _model_notices(answered: Sequence[Sample], requested: str | None) -> list[st
     served = served_models(answered)
     if requested is None or not served or all(same_model(requested, name) for name in served):
         return []
-    return [f"the lane asked for model {requested!r}, but the server answered as {', '.join(map(repr, served))}"]
+    return [f"{_MODEL_MISMATCH} {requested!r}, but the server answered as {', '.join(map(repr, served))}"]
+
+
+_MODEL_MISMATCH = "the lane asked for model"
+_ANSWERS_AS = "it answers, as"
+
+
+def unlisted_model_notice(requested: str, listed: list[str], answered_as: str | None) -> str:
+    """Before a run: the model asked for is not listed, but the server answers a request for it."""
+    if answered_as and not same_model(requested, answered_as):
+        answered = f"{_ANSWERS_AS} {answered_as!r}: results and reports name the model the server answered as"
+    else:
+        answered = "but it answers to that name"
+    return f"model {requested!r} is not among those the server lists ({', '.join(listed)}); {answered}"
+
+
+def is_model_mismatch(notice: str) -> bool:
+    """Whether a notice says the server answered as another model than asked for, before or after a run:
+    it is said once per run."""
+    return notice.startswith(_MODEL_MISMATCH) or f"; {_ANSWERS_AS} " in notice
 
 
 def _reasoning_notices(answered: Sequence[Sample], reasoning: str | None) -> list[str]:

@@ -22,7 +22,7 @@ from ocllm.execute import Dispatch, execute
 from ocllm.formats.run_dir import load_run_dir
 from ocllm.lanes import Lane
 from ocllm.models import Sample, Task, as_sent
-from ocllm.notices import same_model, served_models
+from ocllm.notices import is_model_mismatch, same_model, served_models, unlisted_model_notice
 from ocllm.progress import RunProgress
 from ocllm.prompting import request_body
 from ocllm.rescore import Rescored, rescore_run
@@ -71,9 +71,9 @@ def run_lane(
         raise Interrupted("finished tasks are saved (run the same command again with --resume)") from None
     summary = rescored.document["summary"]
     after = list(rescored.document["notices"])
-    if any(n.startswith("model ") for n in before):
-        # Said before the run already, in its own words: not again after the table.
-        after = [n for n in after if not n.startswith("the lane asked for model")]
+    if any(is_model_mismatch(n) for n in before):
+        # Said before the run, in its own words: not again after the table.
+        after = [n for n in after if not is_model_mismatch(n)]
     served = next(iter(served_models(r.sample for r in rescored.source.records)), served)
     run_dir.finish(notices=before + after, served_model=served, errors=summary["errors"])
     if (resume or retry_errors) and not ran:
@@ -207,15 +207,7 @@ async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerPro
                 trial.model,
                 [f"{lane.base_url}/models answered with an error ({probe.problem}); requests work"],
             )
-        if trial.model and not same_model(lane.model, trial.model):
-            answered = f"it answers, as {trial.model!r}: results and reports name the model the server answered as"
-        else:
-            answered = "but it answers to that name"
-        return (
-            probe,
-            trial.model,
-            [f"model {lane.model!r} is not among those the server lists ({', '.join(served)}); {answered}"],
-        )
+        return probe, trial.model, [unlisted_model_notice(lane.model, served, trial.model)]
     if probe.problem is not None and not lane.base_url.rstrip("/").endswith("/v1"):
         raise OcllmError(f"{where}: requests fail ({failure}); is '/v1' missing from the base URL?")
     listed = f" (served: {', '.join(served)})" if served else ""
