@@ -13,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ocllm.report.format import scored
+
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.runner import RunResult
 
@@ -98,12 +100,12 @@ def summary_table(title: str, summary: dict) -> Table:
         table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
     rows = [("all", summary), *summary["by_category"].items()]
     for name, figures in rows:
-        scored = figures["total"] - figures.get("errors", 0)
+        n_scored = scored(figures)
         table.add_row(
             name,
             str(figures["correct"]),
             str(figures["total"]),
             str(figures.get("errors", 0)),
-            f"{100 * figures['accuracy']:.2f}%" if scored else "n/a",  # nothing scored: no accuracy to show
+            f"{100 * figures['accuracy']:.2f}%" if n_scored else "n/a",  # nothing scored: no accuracy to show
         )
     return table

@@ -29,7 +29,8 @@ def tally_categories(items: Iterable[Verdict]) -> dict[str, dict[str, Any]]:
         cat["correct"] += item.correct is True
         cat["errors"] += item.error is not None
     for cat in by_category.values():
-        cat["accuracy"] = accuracy(cat["correct"], cat["total"] - cat["errors"])
+        cat["scored"] = cat["total"] - cat["errors"]  # failed requests are not scored
+        cat["accuracy"] = accuracy(cat["correct"], cat["scored"])
     return dict(sorted(by_category.items()))
 
 
@@ -43,6 +44,7 @@ def summarize(decisions: list[Decision]) -> dict[str, Any]:
         "total": total,
         "correct": correct,
         "errors": errors,
+        "scored": total - errors,
         "accuracy": accuracy(correct, total - errors),
         "by_category": by_category,
         "by_ambiguity": dict(Counter(d.ambiguity for d in decisions).most_common()),

@@ -14,13 +14,13 @@ from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
 from ocllm.metrics import accuracy, tally_categories
 from ocllm.notices import incomplete_notice
+from ocllm.report.format import scored
 from ocllm.rescore import PolicyOverrides, policy_of, rescore_run
 from ocllm.stats import wilson
 
 
 def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
-    scored = figures["total"] - figures.get("errors", 0)
-    ci = wilson(figures["correct"], scored)
+    ci = wilson(figures["correct"], scored(figures))
     return {**figures, "ci_low": ci.low, "ci_high": ci.high}
 
 
@@ -68,6 +68,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
             "total": len(tasks),
             "correct": correct,
             "errors": errors,
+            "scored": len(tasks) - errors,
             "accuracy": accuracy(correct, len(tasks) - errors),
         }
         lanes.append(

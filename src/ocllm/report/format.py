@@ -132,3 +132,10 @@ def partly_recorded(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> 
         if have and len(have) < len(columns):
             partial.append((name, have))
     return partial
+
+
+def scored(figures: Mapping[str, Any]) -> int:
+    """Tasks scored: all of them but the failed requests. Documents carry it (`scored`); one made by an
+    earlier version may not, and this is the one place that knows what it means."""
+    value = figures.get("scored")
+    return int(value) if isinstance(value, int) else int(figures["total"]) - int(figures.get("errors") or 0)

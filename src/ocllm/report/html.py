@@ -40,6 +40,7 @@ from ocllm.report.format import (
     points_interval,
     resource_rows,
     resource_value,
+    scored,
     seconds,
     verdict_of,
 )
@@ -108,7 +109,9 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    env.filters.update(pct=pct, points=points, p_value=p_value, count=count, seconds=seconds, breakable=breakable)
+    env.filters.update(
+        pct=pct, points=points, p_value=p_value, count=count, seconds=seconds, breakable=breakable, scored=scored
+    )
     env.globals.update(interval=interval, points_interval=points_interval, version=__version__)
     return env
 
@@ -526,7 +529,7 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         source=_with_defaults(doc.get("source") or {}, {"path": None, "model": None, "requested_model": None}),
         notices=doc.get("notices") or [],
         scorer=scorer,
-        scored=summary["total"] - (summary.get("errors") or 0),
+        scored=scored(summary),
         charts=run_charts(doc),
         breakdowns=[
             ("extraction method", "method", _breakdown(summary.get("by_method") or {})),
@@ -592,7 +595,7 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
             if f is None:
                 cells.append(None)
             else:
-                cells.append({**_with_defaults(f, _FIGURE_DEFAULTS), "scored": f["total"] - (f.get("errors") or 0)})
+                cells.append({**_with_defaults(f, _FIGURE_DEFAULTS), "scored": scored(f)})
         heat_rows.append((cat, cells))
     comparisons = [
         {

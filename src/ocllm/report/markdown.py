@@ -22,6 +22,7 @@ from ocllm.report.format import (
     points_interval,
     resource_rows,
     resource_value,
+    scored,
     verdict_of,
 )
 
@@ -95,7 +96,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
     summary = doc["summary"]
     scorer = summary.get("scorer") or {}
     source = doc.get("source") or {}
-    scored = summary["total"] - summary.get("errors", 0)
+    n_scored = scored(summary)
     lines = [f"# Run report: {cell(doc.get('label'))}", "", *notices_md(doc)]
     facts = []
     if source.get("model"):
@@ -108,7 +109,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
     if facts:
         lines += ["; ".join(facts) + ".", ""]
     lines += [
-        f"**Accuracy {pct(summary['accuracy'])}** ({summary['correct']}/{scored} scored tasks; "
+        f"**Accuracy {pct(summary['accuracy'])}** ({summary['correct']}/{n_scored} scored tasks; "
         f"95% Wilson interval {interval(summary.get('ci_low'), summary.get('ci_high'))}).",
         "",
         *_table(
@@ -136,7 +137,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         [
             cell(name),
             str(c["correct"]),
-            str(c["total"] - c.get("errors", 0)),
+            str(scored(c)),
             str(c.get("errors", 0)),
             pct(c["accuracy"]),
             interval(c.get("ci_low"), c.get("ci_high")),
@@ -336,7 +337,7 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
                 name,
                 f"**{pct(lane['accuracy'])}**",
                 interval(lane.get("ci_low"), lane.get("ci_high")),
-                f"{lane['correct']}/{lane['total'] - lane.get('errors', 0)}",
+                f"{lane['correct']}/{scored(lane)}",
                 str(lane.get("errors", 0)),
                 str(lane.get("truncated", 0)),
                 resource_value(res.get("completion_tokens"), "p50", True),
