@@ -34,24 +34,56 @@ def tally_categories(items: Iterable[Verdict]) -> dict[str, dict[str, Any]]:
     return dict(sorted(by_category.items()))
 
 
-def summarize(decisions: list[Decision]) -> dict[str, Any]:
+class Tally:
+    """The summary figures, kept as decisions arrive one by one: a rescore of any size holds these
+    counters, not its decisions."""
+
+    def __init__(self) -> None:
+        self.total = self.correct = self.errors = self.truncated = 0
+        self._categories: dict[str, dict[str, Any]] = {}
+        self._ambiguity: Counter[str] = Counter()
+        self._method: Counter[str] = Counter()
+        self._source: Counter[str] = Counter()
+
+    def add(self, d: Decision) -> None:
+        self.total += 1
+        self.correct += d.correct is True
+        self.errors += d.error is not None
+        self.truncated += d.truncated
+        cat = self._categories.setdefault(d.category, {"total": 0, "correct": 0, "errors": 0})
+        cat["total"] += 1
+        cat["correct"] += d.correct is True
+        cat["errors"] += d.error is not None
+        self._ambiguity[d.ambiguity] += 1
+        self._method[d.extraction_method] += 1
+        self._source[d.extraction_source] += 1
+
+    def summary(self) -> dict[str, Any]:
+        """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
+        by_category = {}
+        for name, cat in sorted(self._categories.items()):
+            scored = cat["total"] - cat["errors"]  # failed requests are not scored
+            by_category[name] = {**cat, "scored": scored, "accuracy": accuracy(cat["correct"], scored)}
+        return {
+            "total": self.total,
+            "correct": self.correct,
+            "errors": self.errors,
+            "scored": self.total - self.errors,
+            "accuracy": accuracy(self.correct, self.total - self.errors),
+            "by_category": by_category,
+            "by_ambiguity": dict(self._ambiguity.most_common()),
+            "by_method": dict(self._method.most_common()),
+            "by_source": dict(self._source.most_common()),
+            "truncated": self.truncated,
+        }
+
+
+def summarize(decisions: Iterable[Decision]) -> dict[str, Any]:
     """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
-    by_category = tally_categories(decisions)
-    total = len(decisions)
-    correct = sum(d.correct is True for d in decisions)
-    errors = sum(d.error is not None for d in decisions)
-    return {
-        "total": total,
-        "correct": correct,
-        "errors": errors,
-        "scored": total - errors,
-        "accuracy": accuracy(correct, total - errors),
-        "by_category": by_category,
-        "by_ambiguity": dict(Counter(d.ambiguity for d in decisions).most_common()),
-        "by_method": dict(Counter(d.extraction_method for d in decisions).most_common()),
-        "by_source": dict(Counter(d.extraction_source for d in decisions).most_common()),
-        "truncated": sum(d.truncated for d in decisions),
-    }
+    tally = Tally()
+    for d in decisions:
+        tally.add(d)
+    return tally.summary()
 
 
 def accuracy(correct: int, scored: int) -> float:

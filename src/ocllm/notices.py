@@ -8,7 +8,7 @@ or that the server answered with another model than the lane asked for; these se
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from ocllm.models import Decision, Sample
@@ -46,7 +46,7 @@ def incomplete_notice(missing: int, in_suite: int | None) -> str | None:
 
 
 def run_notices(
-    scored: Sequence[Scored],
+    scored: Iterable[Scored],
     *,
     missing: int = 0,
     in_suite: int | None = None,
@@ -56,57 +56,130 @@ def run_notices(
 ) -> list[str]:
     """Every notice a run deserves, the most important first: tasks never run, failed requests, then
     what looks wrong in the answers (truncation, the model served, reasoning asked for and not seen)."""
-    notices = [n for n in (incomplete_notice(missing, in_suite),) if n]
-    notices += _failure_notices([s.sample for s in scored])
-    answered = [s for s in scored if s.sample.error is None]
-    notices += _truncation_notices(answered)
-    notices += _model_notices([s.sample for s in answered], requested_model)
-    notices += _reasoning_notices([s.sample for s in answered], reasoning)
-    if think_prefilled is False:
-        notices += _prefill_notices([s.sample for s in answered])
-    return notices
+    tally = NoticeTally()
+    for item in scored:
+        tally.add(item.sample, item.decision)
+    return tally.notices(
+        missing=missing,
+        in_suite=in_suite,
+        requested_model=requested_model,
+        reasoning=reasoning,
+        think_prefilled=think_prefilled,
+    )
 
 
-def _failure_notices(samples: Sequence[Sample]) -> list[str]:
-    reasons = Counter(s.error for s in samples if s.error)
-    if not reasons:
+class NoticeTally:
+    """What the notices need to know, counted as tasks arrive one by one (a rescore of any size keeps
+    these counters, not its samples)."""
+
+    def __init__(self) -> None:
+        self.tasks = 0
+        self.reasons: Counter[str] = Counter()  # why requests failed
+        self.answered = 0
+        self.truncated = 0
+        self.substring_passes = 0
+        self.cut_passes = 0  # required-substring passes from truncated output
+        self.models: Counter[str] = Counter()  # the names the server answered as
+        self.with_reasoning = 0  # a reasoning field
+        self.thinking = 0  # a reasoning field, or think tags in the content
+        self.closed_only = 0  # a </think> never opened: prefilled thinking
+
+    def add(self, sample: Sample, decision: Decision) -> None:
+        self.tasks += 1
+        if sample.error:
+            self.reasons[sample.error] += 1
+            return
+        self.answered += 1
+        self.truncated += decision.truncated
+        if decision.task_type == "required_substrings" and decision.correct:
+            self.substring_passes += 1
+            self.cut_passes += decision.truncated
+        if sample.model:
+            self.models[sample.model] += 1
+        content = (sample.content or "").lower()
+        self.with_reasoning += bool(sample.reasoning)
+        self.thinking += bool(sample.reasoning or "</think>" in content)
+        self.closed_only += "</think>" in content and "<think>" not in content
+
+    def notices(
+        self,
+        *,
+        missing: int = 0,
+        in_suite: int | None = None,
+        requested_model: str | None = None,
+        reasoning: str | None = None,
+        think_prefilled: bool | None = None,
+    ) -> list[str]:
+        notices = [n for n in (incomplete_notice(missing, in_suite),) if n]
+        notices += self._failures()
+        notices += self._truncation()
+        notices += self._model(requested_model)
+        notices += self._reasoning(reasoning)
+        if think_prefilled is False:
+            notices += self._prefill()
+        return notices
+
+    def _failures(self) -> list[str]:
+        if not self.reasons:
+            return []
+        failed = sum(self.reasons.values())
+        notices = [
+            f"{failed} of {self.tasks} task(s) failed and are not scored (not counted as wrong); "
+            "the same run command with --retry-errors re-runs only those"
+        ]
+        listed = self.reasons.most_common(_REASONS_LISTED)
+        notices += [f"{count} task(s) failed: {reason}" for reason, count in listed]
+        if len(self.reasons) > _REASONS_LISTED:
+            notices.append(f"... and {failed - sum(count for _, count in listed)} more failures")
+        return notices
+
+    def _truncation(self) -> list[str]:
+        if not self.truncated:
+            return []
+        if self.truncated == self.answered:
+            share = f"every response ({self.answered}) was"
+        else:
+            share = f"{self.truncated} of {self.answered} responses were"
+        notices = [f"{share} cut off at max_tokens (finish_reason: length); a larger max_tokens may change the figures"]
+        if self.cut_passes:
+            notices.append(
+                f"{self.cut_passes} of the {self.substring_passes} required-substring passes came from truncated "
+                "output (the text held the substrings, but the answer was not finished)"
+            )
+        return notices
+
+    def _model(self, requested: str | None) -> list[str]:
+        served = [name for name, _ in self.models.most_common()]
+        if requested is None or not served or all(same_model(requested, name) for name in served):
+            return []
+        return [f"{_MODEL_MISMATCH} {requested!r}, but the server answered as {', '.join(map(repr, served))}"]
+
+    def _reasoning(self, reasoning: str | None) -> list[str]:
+        if reasoning == "off" and self.with_reasoning:
+            return [
+                f"reasoning is off for this lane, yet {self.with_reasoning} response(s) carried reasoning: this "
+                "server may ignore chat_template_kwargs (use a system prompt or extra_body to turn thinking off)"
+            ]
+        # Think tags inside the content count too: the scorer reads them as reasoning.
+        if reasoning == "native" and self.answered and not self.thinking:
+            return [
+                "reasoning is native for this lane, yet no response carried reasoning (no reasoning field, no "
+                "</think>): the model may not think, or the server needs a reasoning parser "
+                "(vLLM --reasoning-parser, llama.cpp --reasoning-format)"
+            ]
         return []
-    failed = sum(reasons.values())
-    notices = [
-        f"{failed} of {len(samples)} task(s) failed and are not scored (not counted as wrong); "
-        "the same run command with --retry-errors re-runs only those"
-    ]
-    notices += [f"{count} task(s) failed: {reason}" for reason, count in reasons.most_common(_REASONS_LISTED)]
-    if len(reasons) > _REASONS_LISTED:
-        rest = failed - sum(count for _, count in reasons.most_common(_REASONS_LISTED))
-        notices.append(f"... and {rest} more failures")
-    return notices
 
-
-def _truncation_notices(answered: Sequence[Scored]) -> list[str]:
-    truncated = [s for s in answered if s.decision.truncated]
-    if not truncated:
-        return []
-    if len(truncated) == len(answered):
-        share = f"every response ({len(answered)}) was"
-    else:
-        share = f"{len(truncated)} of {len(answered)} responses were"
-    notices = [f"{share} cut off at max_tokens (finish_reason: length); a larger max_tokens may change the figures"]
-    substring_passes = [s for s in answered if s.decision.task_type == "required_substrings" and s.decision.correct]
-    cut_passes = sum(s.decision.truncated for s in substring_passes)
-    if cut_passes:
-        notices.append(
-            f"{cut_passes} of the {len(substring_passes)} required-substring passes came from truncated output "
-            "(the text held the substrings, but the answer was not finished)"
-        )
-    return notices
-
-
-def _model_notices(answered: Sequence[Sample], requested: str | None) -> list[str]:
-    served = served_models(answered)
-    if requested is None or not served or all(same_model(requested, name) for name in served):
-        return []
-    return [f"{_MODEL_MISMATCH} {requested!r}, but the server answered as {', '.join(map(repr, served))}"]
+    def _prefill(self) -> list[str]:
+        """Outputs that close a thinking block they never opened: the chat template opened it in the prompt
+        (R1-distill and its kin). Finished ones are read correctly (everything before the last </think> is
+        reasoning), but one cut off before its </think> is all thinking, read as a visible answer."""
+        if not self.closed_only:
+            return []
+        return [
+            f"{self.closed_only} of {self.answered} output(s) close a </think> they never opened: the chat "
+            "template opens the thinking in the prompt; set think_prefilled = true for this lane "
+            "(--think-prefilled to rescore), or an output cut off before its </think> is read as a visible answer"
+        ]
 
 
 _MODEL_MISMATCH = "the lane asked for model"
@@ -126,34 +199,3 @@ def is_model_mismatch(notice: str) -> bool:
     """Whether a notice says the server answered as another model than asked for, before or after a run:
     it is said once per run."""
     return notice.startswith(_MODEL_MISMATCH) or f"; {_ANSWERS_AS} " in notice
-
-
-def _reasoning_notices(answered: Sequence[Sample], reasoning: str | None) -> list[str]:
-    thinking = sum(1 for s in answered if s.reasoning)
-    if reasoning == "off" and thinking:
-        return [
-            f"reasoning is off for this lane, yet {thinking} response(s) carried reasoning: this server may "
-            "ignore chat_template_kwargs (use a system prompt or extra_body to turn thinking off)"
-        ]
-    # Think tags inside the content count too: the scorer reads them as reasoning.
-    if reasoning == "native" and answered and not any(s.reasoning or "</think>" in (s.content or "") for s in answered):
-        return [
-            "reasoning is native for this lane, yet no response carried reasoning (no reasoning field, no "
-            "</think>): the model may not think, or the server needs a reasoning parser "
-            "(vLLM --reasoning-parser, llama.cpp --reasoning-format)"
-        ]
-    return []
-
-
-def _prefill_notices(answered: Sequence[Sample]) -> list[str]:
-    """Outputs that close a thinking block they never opened: the chat template opened it in the prompt
-    (R1-distill and its kin). Finished ones are read correctly (everything before the last </think> is
-    reasoning), but one cut off before its </think> is all thinking, read as a visible answer."""
-    closed_only = sum(1 for s in answered if "</think>" in (low := (s.content or "").lower()) and "<think>" not in low)
-    if not closed_only:
-        return []
-    return [
-        f"{closed_only} of {len(answered)} output(s) close a </think> they never opened: the chat template opens "
-        "the thinking in the prompt; set think_prefilled = true for this lane (--think-prefilled to rescore), "
-        "or an output cut off before its </think> is read as a visible answer"
-    ]
