@@ -117,3 +117,31 @@ def test_a_run_recorded_with_the_file_hash_still_resumes(tmp_path: Path) -> None
     with FaultServer() as server:
         server.script(models, then=Reply(json=body))
         assert main([*args, "--base-url", server.base_url, "--resume"]) == 0
+
+
+def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Path) -> None:
+    """`ocllm rescore` writes each task as it is decided (issue 10, item 6); what it writes is the document
+    the in-memory path builds, for a run directory (here one interrupted mid-write) and a metrics file."""
+    import json
+
+    from conftest import REPO
+    from test_runner import lane, quiet
+
+    from ocllm.formats import load_saved_run
+    from ocllm.rescore import policy_of, rescore_run
+    from ocllm.runner import run_lane
+    from ocllm.sim import SimConfig, SimServer
+    from ocllm.suites import shipped_suites
+
+    run = tmp_path / "run"
+    with SimServer(SimConfig(suites=tuple(shipped_suites().values()), truncation_rate=0.2)) as sim:
+        run_lane(lane(sim.base_url, suite="demo"), run, progress=quiet)
+    samples = run / "samples.jsonl"
+    samples.write_bytes(samples.read_bytes()[:-40])  # the last line torn, as by a crash
+    for source in (run, REPO / "examples" / "old_harness_metrics.json"):
+        out = tmp_path / f"{source.stem}.json"
+        assert main(["rescore", str(source), "-o", str(out), "--report", str(tmp_path / "audit.md")]) == 0
+        saved = load_saved_run(source)
+        expected = json.loads(json.dumps(rescore_run(saved, policy_of(saved)).document))
+        assert json.loads(out.read_text()) == expected
+    assert json.loads((tmp_path / "run.json").read_text())["summary"]["missing"] == 1

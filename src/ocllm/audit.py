@@ -3,21 +3,56 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ocllm.formats import SavedRecord
 from ocllm.models import Decision
 
-if TYPE_CHECKING:
-    from ocllm.rescore import Rescored
+
+class AuditTally:
+    """What the audit reports, gathered one task at a time: counts per scope, and the few tasks it names
+    (changed decisions, inconsistent inputs, different extractions), never every task's output."""
+
+    def __init__(self) -> None:
+        self.overall = [0, 0, 0]  # [old correct, new correct, tasks]
+        self.categories: dict[str, list[int]] = {}  # the same per category
+        self.has_old = False
+        self.changed: list[tuple[str, str, str, str, str, str]] = []  # id, expected, old, new, rule, reason
+        self.inconsistent: list[str] = []
+        self.extraction_differs: list[str] = []
+        self.with_reasoning = 0
+        self.reasoning_statements = 0
+        self.truncated = 0
+        self.counts: dict[str, Counter[str]] = {key: Counter() for key in ("ambiguity", "method", "source", "rule")}
+
+    def add(self, record: SavedRecord, d: Decision) -> None:
+        previous = record.previous
+        self.has_old = self.has_old or "correct" in previous
+        old, new = previous.get("correct") is True, d.correct is True
+        for figures in (self.overall, self.categories.setdefault(d.category, [0, 0, 0])):
+            figures[0] += old
+            figures[1] += new
+            figures[2] += 1
+        if isinstance(previous.get("correct"), bool) and previous["correct"] != d.correct:
+            self.changed.append(
+                (d.task_id, d.expected_answer or "-", _old_extraction(previous), _new_extraction(d), d.rule, d.reason)
+            )
+        extracted = previous.get("extracted_final_answer")
+        if previous.get("correct") is False and extracted is not None and extracted == record.task.answer:
+            self.inconsistent.append(record.task.id)
+        if "extracted_final_answer" in previous and extracted != d.extracted_final_answer and d.task_type == "mcq":
+            self.extraction_differs.append(d.task_id)
+        self.with_reasoning += bool(d.reasoning_statements)
+        self.reasoning_statements += d.reasoning_statements
+        self.truncated += d.truncated
+        for key, value in (("ambiguity", d.ambiguity), ("method", d.extraction_method),
+                           ("source", d.extraction_source), ("rule", d.rule)):  # fmt: skip
+            self.counts[key][value] += 1
 
 
-def render_audit(result: Rescored) -> str:
-    records = result.source.records
-    decisions = result.decisions
-    summary = result.document["summary"]
-    scorer = summary["scorer"]
+def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any]) -> str:
     lines = [
-        f"# Rescoring audit: `{result.source.path.name}`",
+        f"# Rescoring audit: `{source_name}`",
         "",
         f"Scorer {scorer['version']}; conflict policy `{scorer['conflict_policy']}`; reasoning fallback "
         f"{'on' if scorer['allow_reasoning_fallback'] else 'off'}; think prefilled "
@@ -30,42 +65,25 @@ def render_audit(result: Rescored) -> str:
         "| scope | old | new | change |",
         "|---|---|---|---|",
     ]
-    old_correct = [r.previous.get("correct") is True for r in records]
-    has_old = any("correct" in r.previous for r in records)
-    categories = sorted({d.category for d in decisions})
-    for scope in ["all", *categories]:
-        idx = [i for i, d in enumerate(decisions) if scope == "all" or d.category == scope]
-        old = sum(old_correct[i] for i in idx)
-        new = sum(decisions[i].correct is True for i in idx)
-        old_cell = _fraction(old, len(idx)) if has_old else "n/a"
-        lines.append(f"| {scope} | {old_cell} | {_fraction(new, len(idx))} | {new - old:+d} |")
+    for scope, (old, new, n) in [("all", tally.overall), *sorted(tally.categories.items())]:
+        old_cell = _fraction(old, n) if tally.has_old else "n/a"
+        lines.append(f"| {scope} | {old_cell} | {_fraction(new, n)} | {new - old:+d} |")
 
-    changed = [
-        (r, d)
-        for r, d in zip(records, decisions, strict=True)
-        if isinstance(r.previous.get("correct"), bool) and r.previous["correct"] != d.correct
-    ]
-    lines += ["", f"## Changed decisions ({len(changed)})", ""]
-    if changed:
+    lines += ["", f"## Changed decisions ({len(tally.changed)})", ""]
+    if tally.changed:
         lines += [
             "| task | expected | old | new | rule | reason |",
             "|---|---|---|---|---|---|",
         ]
-        for r, d in changed:
+        for task_id, expected, old_text, new_text, rule, reason in tally.changed:
             lines.append(
-                f"| `{_cell(d.task_id)}` | {_cell(d.expected_answer or '-')} | {_cell(_old_extraction(r.previous))} "
-                f"| {_cell(_new_extraction(d))} | `{d.rule}` | {_cell(d.reason)} |"
+                f"| `{_cell(task_id)}` | {_cell(expected)} | {_cell(old_text)} | {_cell(new_text)} | `{rule}` "
+                f"| {_cell(reason)} |"
             )
     else:
         lines.append("No decision changed.")
 
-    inconsistent = [
-        r.task.id
-        for r in records
-        if r.previous.get("correct") is False
-        and r.previous.get("extracted_final_answer") is not None
-        and r.previous.get("extracted_final_answer") == r.task.answer
-    ]
+    inconsistent = tally.inconsistent
     lines += [
         "",
         "## Scoring inconsistencies in the input",
@@ -77,31 +95,23 @@ def render_audit(result: Rescored) -> str:
         lines.append("")
         lines += [f"- `{_cell(t)}`" for t in inconsistent]
 
-    extraction_differs = [
-        d.task_id
-        for r, d in zip(records, decisions, strict=True)
-        if "extracted_final_answer" in r.previous
-        and r.previous["extracted_final_answer"] != d.extracted_final_answer
-        and d.task_type == "mcq"
-    ]
-    with_reasoning = [d for d in decisions if d.reasoning_statements]
+    differs = tally.extraction_differs
     lines += [
         "",
         "## Evidence",
         "",
-        f"- Extracted letter differs from the input's on {len(extraction_differs)} MCQ task(s)"
-        + (f" ({', '.join(f'`{_cell(t)}`' for t in extraction_differs)})" if extraction_differs else "")
+        f"- Extracted letter differs from the input's on {len(differs)} MCQ task(s)"
+        + (f" ({', '.join(f'`{_cell(t)}`' for t in differs)})" if differs else "")
         + "; a different extraction with the same verdict is not counted as a changed decision.",
-        f"- {len(with_reasoning)} task(s) hold final-answer statements in their reasoning "
-        f"({sum(d.reasoning_statements for d in with_reasoning)} in all); they are counted here and "
-        "never raise an ambiguity.",
-        f"- Truncated responses (`finish_reason: length`): {sum(d.truncated for d in decisions)}.",
+        f"- {tally.with_reasoning} task(s) hold final-answer statements in their reasoning "
+        f"({tally.reasoning_statements} in all); they are counted here and never raise an ambiguity.",
+        f"- Truncated responses (`finish_reason: length`): {tally.truncated}.",
         "",
     ]
-    lines += _count_table("Ambiguity classes", "ambiguity", Counter(d.ambiguity for d in decisions))
-    lines += _count_table("Extraction methods", "method", Counter(d.extraction_method for d in decisions))
-    lines += _count_table("Extraction sources", "source", Counter(d.extraction_source for d in decisions))
-    lines += _count_table("Deciding rules", "rule", Counter(d.rule for d in decisions))
+    lines += _count_table("Ambiguity classes", "ambiguity", tally.counts["ambiguity"])
+    lines += _count_table("Extraction methods", "method", tally.counts["method"])
+    lines += _count_table("Extraction sources", "source", tally.counts["source"])
+    lines += _count_table("Deciding rules", "rule", tally.counts["rule"])
     return "\n".join(lines).rstrip() + "\n"
 
 

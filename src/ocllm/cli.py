@@ -82,8 +82,8 @@ def rescore(
 
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     result = rescore_file(input_path, output, overrides, report)
-    summary = result.document["summary"]
-    print_notices(result.document["notices"])
+    summary = result.summary
+    print_notices(result.notices)
     console.print(summary_table(f"Re-scored {input_path.name}", summary))
     console.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}")
     console.print(f"wrote {output}")

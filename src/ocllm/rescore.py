@@ -8,13 +8,14 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm import __version__
-from ocllm.audit import render_audit
+from ocllm.audit import AuditTally, render_audit
 from ocllm.errors import OcllmError
-from ocllm.formats import SavedRecord, SavedRun, load_saved_run
-from ocllm.metrics import summarize
+from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
+from ocllm.formats.records import RunMeta
+from ocllm.metrics import Tally
 from ocllm.models import Decision, Policy
-from ocllm.notices import Scored, run_notices
-from ocllm.rundir import atomic_write_bytes, atomic_write_text, pretty_json, refuse_overwrite
+from ocllm.notices import NoticeTally
+from ocllm.rundir import atomic_write_text, atomic_writer, pretty_json, refuse_overwrite
 from ocllm.scoring import SCORER_VERSION, decide
 
 OUTPUT_FORMAT = "ocllm-metrics/1"
@@ -57,35 +58,48 @@ def changed(record: SavedRecord, decision: Decision) -> bool:
 
 
 def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
+    """A whole saved run re-scored in memory: for the run, the reports and comparisons, which show every
+    task. `rescore_file` writes the same document without holding it."""
     decisions = [decide(r.task, r.sample, policy) for r in saved.records]
-    summary = summarize(decisions)
-    summary["changed"] = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
-    expected = saved.meta.tasks_in_suite
-    in_suite = expected if expected is not None and expected >= len(saved.records) else len(saved.records)
-    summary["tasks_in_suite"] = in_suite
-    summary["missing"] = in_suite - len(saved.records)
-    # Complete: every task of the suite ran. A run can be complete with failed requests (counted in
-    # `errors`), and incomplete without any (interrupted).
-    summary["complete"] = not summary["missing"]
-    summary["scorer"] = scorer_settings(policy)
-    settings = saved.meta.lane_settings or {}
-    notices = run_notices(
-        [Scored(r.sample, d) for r, d in zip(saved.records, decisions, strict=True)],
-        missing=summary["missing"],
-        in_suite=in_suite,
-        requested_model=saved.meta.requested_model,
-        reasoning=settings.get("reasoning"),
-        think_prefilled=policy.think_prefilled,
-    )
+    tally, notices = Tally(), NoticeTally()
+    for record, decision in zip(saved.records, decisions, strict=True):
+        tally.add(decision)
+        notices.add(record.sample, decision)
+    n_changed = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
+    summary, said = _closing(tally, notices, n_changed, saved.meta, policy)
     document = {
         "format": OUTPUT_FORMAT,
         "harness_version": __version__,
         "source": saved.meta.source(saved.path),
         "summary": summary,
-        "notices": notices,
+        "notices": said,
         "tasks": [task_record(r, d) for r, d in zip(saved.records, decisions, strict=True)],
     }
     return Rescored(saved, decisions, document)
+
+
+def _closing(
+    tally: Tally, notices: NoticeTally, n_changed: int, meta: RunMeta, policy: Policy
+) -> tuple[dict[str, Any], list[str]]:
+    """The summary and the notices, once every task is counted (in memory or streamed alike)."""
+    summary = tally.summary()
+    summary["changed"] = n_changed
+    expected = meta.tasks_in_suite
+    in_suite = expected if expected is not None and expected >= tally.total else tally.total
+    summary["tasks_in_suite"] = in_suite
+    summary["missing"] = in_suite - tally.total
+    # Complete: every task of the suite ran. A run can be complete with failed requests (counted in
+    # `errors`), and incomplete without any (interrupted).
+    summary["complete"] = not summary["missing"]
+    summary["scorer"] = scorer_settings(policy)
+    said = notices.notices(
+        missing=summary["missing"],
+        in_suite=in_suite,
+        requested_model=meta.requested_model,
+        reasoning=(meta.lane_settings or {}).get("reasoning"),
+        think_prefilled=policy.think_prefilled,
+    )
+    return summary, said
 
 
 # Scoring switches asked for on the command line; each replaces the run's own setting, the rest stay.
@@ -95,8 +109,12 @@ PolicyOverrides = dict[str, Any]
 def policy_of(saved: SavedRun, overrides: PolicyOverrides | None = None) -> Policy:
     """The run's own policy (recorded by this project's metrics, or the lane of a run directory), else the
     default; then the overrides asked for."""
+    return policy_of_meta(saved.meta, overrides)
+
+
+def policy_of_meta(meta: RunMeta, overrides: PolicyOverrides | None = None) -> Policy:
     base = Policy()
-    for recorded in (saved.meta.scorer, saved.meta.lane_settings):
+    for recorded in (meta.scorer, meta.lane_settings):
         if recorded is not None:
             base = Policy(
                 conflict_policy="strict" if recorded.get("conflict_policy") == "strict" else "last",
@@ -107,20 +125,52 @@ def policy_of(saved: SavedRun, overrides: PolicyOverrides | None = None) -> Poli
     return msgspec.structs.replace(base, **overrides) if overrides else base
 
 
+class RescoredFile(NamedTuple):
+    """What `rescore_file` wrote, for the console: the summary and the notices (the tasks are on disk)."""
+
+    summary: dict[str, Any]
+    notices: list[str]
+
+
 def rescore_file(
     input_path: Path, output_path: Path, overrides: PolicyOverrides | None = None, report_path: Path | None = None
-) -> Rescored:
+) -> RescoredFile:
+    """Re-score a saved run into OUTPUT (and the audit into REPORT), one task at a time: each task's record
+    is written as it is decided and only counters are kept, so memory does not grow with the raw outputs
+    of a run read from a run directory. Both files appear whole (renamed into place) or not at all."""
     refuse_overwrite(output_path, input_path)
     if report_path is not None:
         refuse_overwrite(report_path, input_path)
         if report_path.resolve() == output_path.resolve():
             raise OcllmError(f"{report_path}: the audit report and the output cannot be the same file")
-    saved = load_saved_run(input_path)
-    result = rescore_run(saved, policy_of(saved, overrides))
-    # Both files are rendered in memory first, so a failure leaves neither half-written.
-    payload = pretty_json(result.document)
-    audit_text = render_audit(result) if report_path is not None else None
-    atomic_write_bytes(output_path, payload)
-    if report_path is not None and audit_text is not None:
-        atomic_write_text(report_path, audit_text)
-    return result
+    meta, records = stream_saved_run(input_path)
+    policy = policy_of_meta(meta, overrides)
+    tally, notices, audit = Tally(), NoticeTally(), AuditTally()
+    n_changed = 0
+    with atomic_writer(output_path) as out:
+        out.write(b'{\n  "format": ' + _json(OUTPUT_FORMAT) + b',\n  "harness_version": ' + _json(__version__))
+        out.write(b',\n  "source": ' + _indented(meta.source(input_path), 2) + b',\n  "tasks": [')
+        for index, record in enumerate(records):
+            decision = decide(record.task, record.sample, policy)
+            tally.add(decision)
+            notices.add(record.sample, decision)
+            audit.add(record, decision)
+            n_changed += changed(record, decision)
+            out.write((b",\n    " if index else b"\n    ") + _indented(task_record(record, decision), 4))
+        summary, said = _closing(tally, notices, n_changed, meta, policy)
+        out.write((b"\n  ]" if tally.total else b"]") + b',\n  "summary": ' + _indented(summary, 2))
+        out.write(b',\n  "notices": ' + _indented(said, 2) + b"\n}\n")
+        if report_path is not None:
+            # Rendered before the output is renamed into place: a failure leaves neither file.
+            atomic_write_text(report_path, render_audit(audit, input_path.name, summary["scorer"]))
+    return RescoredFile(summary, said)
+
+
+def _json(value: object) -> bytes:
+    return msgspec.json.encode(value)
+
+
+def _indented(value: object, depth: int) -> bytes:
+    """`value` as the pretty JSON of every file, its lines after the first indented by `depth` spaces, to
+    stand inside an object being written piece by piece. (JSON strings hold no raw newline.)"""
+    return pretty_json(value).rstrip(b"\n").replace(b"\n", b"\n" + b" " * depth)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
@@ -29,6 +31,50 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise OcllmError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+class PieceWriter:
+    """The file `atomic_writer` hands out: writes that fail (a full disk) are the user's one-line error."""
+
+    def __init__(self, fh: BinaryIO, path: Path) -> None:
+        self._fh, self._path = fh, path
+
+    def write(self, data: bytes) -> None:
+        try:
+            self._fh.write(data)
+        except OSError as exc:
+            raise OcllmError(f"{self._path}: cannot write ({exc.strerror or exc})") from None
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[PieceWriter]:
+    """A file written piece by piece under a temporary name beside `path`, renamed into place only when
+    the block ends without an error: a reader never sees half of it, and a failure leaves nothing."""
+    if path.exists() and not path.is_file():
+        raise OcllmError(f"{path}: exists and is not a regular file; refusing to replace it")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(tmp, "wb")  # noqa: SIM115 - closed below, whatever the block does
+    except OSError as exc:
+        raise OcllmError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    try:
+        with fh:
+            yield PieceWriter(fh, path)
+            # Our own steps say what failed in one line; an error of the block itself passes through as it is.
+            try:
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                raise OcllmError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise OcllmError(f"{path}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -7,35 +7,61 @@ in order; the first that recognises the path reads it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from ocllm.errors import InputError
 from ocllm.formats import run_dir, saved_run
-from ocllm.formats.records import SavedRecord, SavedRun
+from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 
-__all__ = ["READERS", "Reader", "SavedRecord", "SavedRun", "load_saved_run"]
+__all__ = ["READERS", "Reader", "RunMeta", "SavedRecord", "SavedRun", "load_saved_run", "stream_saved_run"]
 
 
 class Reader(NamedTuple):
     name: str
     recognise: Callable[[Path], bool]
     read: Callable[[Path], SavedRun]
+    # The run's facts, and its records one at a time (for rescoring that holds counters, not records).
+    stream: Callable[[Path], tuple[RunMeta, Iterator[SavedRecord]]]
+
+
+def _from_whole(read: Callable[[Path], SavedRun]) -> Callable[[Path], tuple[RunMeta, Iterator[SavedRecord]]]:
+    """For formats that must be read whole (one JSON document): the records, after reading it."""
+
+    def stream(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
+        saved = read(path)
+        return saved.meta, iter(saved.records)
+
+    return stream
 
 
 READERS: list[Reader] = [
-    Reader("ocllm run directory", run_dir.recognise, run_dir.load_run_dir),
-    Reader("metrics file (ocllm or the old harness)", saved_run.recognise, saved_run.load_metrics_file),
+    Reader("ocllm run directory", run_dir.recognise, run_dir.load_run_dir, run_dir.stream_run_dir),
+    Reader(
+        "metrics file (ocllm or the old harness)",
+        saved_run.recognise,
+        saved_run.load_metrics_file,
+        _from_whole(saved_run.load_metrics_file),
+    ),
 ]
 
 
 def load_saved_run(path: Path) -> SavedRun:
     """A saved run of any known kind: a run directory, or a metrics file."""
+    return _reader_for(path).read(path)
+
+
+def stream_saved_run(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
+    """The same, its records read one at a time where the format allows it."""
+    return _reader_for(path).stream(path)
+
+
+def _reader_for(path: Path) -> Reader:
     for reader in READERS:
         if reader.recognise(path):
-            return reader.read(path)
+            return reader
     if not path.exists():
         raise InputError(f"{path}: no such file")
     # A file of another extension is read as a metrics file: its content says whether it is one.
-    return saved_run.load_metrics_file(path)
+    return READERS[-1]

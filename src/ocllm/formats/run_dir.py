@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import mmap
+import os
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +14,8 @@ import msgspec
 from ocllm.errors import InputError
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 from ocllm.formats.saved_run import DECISION_FIELDS
-from ocllm.models import as_sent
-from ocllm.notices import served_models
-from ocllm.rundir import MANIFEST, METRICS, SAMPLES, SUITE_COPY, read_samples
+from ocllm.models import Sample, as_sent
+from ocllm.rundir import MANIFEST, METRICS, SAMPLES, SUITE_COPY
 from ocllm.suites import load_suite
 
 
@@ -22,38 +25,110 @@ def recognise(path: Path) -> bool:
 
 
 def load_run_dir(path: Path) -> SavedRun:
+    meta, records = stream_run_dir(path)
+    return SavedRun(path, meta, list(records))
+
+
+def stream_run_dir(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
+    """The run's facts, and its records in suite order, read one at a time: a first pass over samples.jsonl
+    notes where each task's line is (and the model names), then each line is read when its task comes. The
+    raw outputs are never all in memory at once."""
     if not (path / SUITE_COPY).exists() or not (path / SAMPLES).exists():
         raise InputError(f"{path}: not a run directory (needs {SUITE_COPY} and {SAMPLES})")
     tasks = load_suite(str(path / SUITE_COPY)).tasks
-    samples = {s.task_id: s for s in read_samples(path / SAMPLES)}
+    where, models = _index_samples(path / SAMPLES)
     previous = _previous_decisions(path / METRICS)
     meta = _manifest(path / MANIFEST)
-    records: list[SavedRecord] = []
-    for task in tasks:
-        sample = samples.get(task.id)
-        if sample is None:
-            continue  # not run yet: an unfinished run is re-scored on what it holds
-        records.append(SavedRecord(as_sent(task, sample), sample, previous.get(task.id, {}), {}))
     meta["tasks_in_suite"] = len(tasks)  # an interrupted run holds fewer: it is then not complete
     # Reports name the model the server answered as: the name the lane asked for may be an alias, or
     # another model altogether (a single-model server answers to any name).
-    served = served_models(r.sample for r in records)
-    if served:
-        meta["model"] = served[0]
-    return SavedRun(path, RunMeta.from_fields(meta), records)
+    if models:
+        meta["model"] = models.most_common(1)[0][0]
+
+    def records() -> Iterator[SavedRecord]:
+        with open(path / SAMPLES, "rb") as fh:
+            for task in tasks:
+                span = where.get(task.id)
+                if span is None:
+                    continue  # not run yet: an unfinished run is re-scored on what it holds
+                fh.seek(span[0])
+                sample = _SAMPLE.decode(fh.read(span[1] - span[0]))
+                yield SavedRecord(as_sent(task, sample), sample, previous.get(task.id, {}), {})
+
+    return RunMeta.from_fields(meta), records()
+
+
+class _SampleHead(msgspec.Struct):
+    """What the first pass reads of a sample line (msgspec skips the rest without keeping it)."""
+
+    task_id: str
+    model: str | None = None
+
+
+_HEAD = msgspec.json.Decoder(_SampleHead)
+_SAMPLE = msgspec.json.Decoder(Sample)
+
+
+def _index_samples(samples: Path) -> tuple[dict[str, tuple[int, int]], Counter[str]]:
+    """Where each task's sample line is (the last one, should a task appear twice), and the model names the
+    server answered as. A torn last line (the process died mid-write) is left out; a bad line elsewhere is
+    an error, as when a run is resumed."""
+    where: dict[str, tuple[int, int]] = {}
+    models: Counter[str] = Counter()
+    with open(samples, "rb") as fh:
+        offset = 0
+        for number, line in enumerate(fh, start=1):
+            start, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            try:
+                head = _HEAD.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                if not line.endswith(b"\n"):
+                    break  # the last line, torn
+                raise InputError(f"{samples}:{number}: not a valid sample line") from None
+            where[head.task_id] = (start, offset)
+            if head.model:
+                models[head.model] += 1
+    return where, models
+
+
+class _Decided(msgspec.Struct):
+    """A task of metrics.json as far as its decision goes; the raw output it also holds is skipped."""
+
+    task_id: Any = None
+    extracted_final_answer: Any = msgspec.UNSET
+    extraction_source: Any = msgspec.UNSET
+    extraction_method: Any = msgspec.UNSET
+    ambiguity: Any = msgspec.UNSET
+    ambiguity_flag: Any = msgspec.UNSET
+    scoring_decision: Any = msgspec.UNSET
+    rule: Any = msgspec.UNSET
+    correct: Any = msgspec.UNSET
+
+
+class _Metrics(msgspec.Struct):
+    tasks: list[_Decided] = msgspec.field(default_factory=list)
 
 
 def _previous_decisions(metrics: Path) -> dict[str, dict[str, Any]]:
     """The decisions metrics.json holds, by task id. Metrics are derived: a damaged or foreign file only
     means there is nothing to compare against, never an error."""
-    doc = _json_object(metrics)
-    tasks = doc.get("tasks")
-    if not isinstance(tasks, list):
+    if not metrics.exists():
+        return {}
+    try:
+        with open(metrics, "rb") as fh:
+            if not os.fstat(fh.fileno()).st_size:
+                return {}
+            # Mapped, not read: the raw outputs metrics.json also holds are skipped without being loaded.
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                doc = msgspec.json.decode(mapped, type=_Metrics)
+    except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
         return {}
     return {
-        t["task_id"]: {k: t[k] for k in DECISION_FIELDS if k in t}
-        for t in tasks
-        if isinstance(t, dict) and isinstance(t.get("task_id"), str)
+        t.task_id: {k: getattr(t, k) for k in DECISION_FIELDS if getattr(t, k) is not msgspec.UNSET}
+        for t in doc.tasks
+        if isinstance(t.task_id, str)
     }
 
 
