@@ -148,3 +148,30 @@ class Decision(msgspec.Struct, kw_only=True):
     hedged: bool = False  # the deciding statement was hedged ("the answer is likely C")
     missing_substrings: list[str] | None = None
     error: str | None = None
+
+
+RunStatus = Literal["running", "interrupted", "finished", "finished_with_errors"]
+
+
+class SuiteRecord(msgspec.Struct, kw_only=True):
+    """The suite a run directory ran: its name, the hash of its canonical form, its size."""
+
+    name: str
+    sha256: str
+    tasks: int
+
+
+class RunManifest(msgspec.Struct, kw_only=True):
+    """manifest.json: what ran, against what, and how it ended. Never holds a secret."""
+
+    format: str
+    harness_version: str
+    scorer_version: str
+    lane: dict[str, Any]  # every lane setting (the API key's variable name, never the key)
+    suite: SuiteRecord
+    server_models: Any = None  # the server's /models answer, verbatim
+    served_model: str | None = None  # the model name the server answered as
+    started_at: str
+    finished_at: str | None = None
+    status: RunStatus = "running"
+    notices: list[str] = msgspec.field(default_factory=list)

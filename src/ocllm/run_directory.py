@@ -18,7 +18,7 @@ import msgspec
 from ocllm import __version__
 from ocllm.errors import InputError
 from ocllm.lanes import Lane, public_settings
-from ocllm.models import Sample
+from ocllm.models import RunManifest, Sample, SuiteRecord
 from ocllm.rundir import (
     MANIFEST,
     METRICS,
@@ -47,7 +47,7 @@ class RunDirectory:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.samples_path = path / SAMPLES
-        self.manifest: dict[str, Any] | None = None  # once the run has started
+        self.manifest: RunManifest | None = None  # once the run has started
 
     def check(self, *, resume: bool, lane: Lane | None = None, suite: Suite | None = None) -> None:
         """Every mistake about --out that needs no server to find, checked before the server is asked: not
@@ -56,9 +56,7 @@ class RunDirectory:
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path}: exists and is not a directory")
         if not resume and self.samples_path.exists() and self.samples_path.stat().st_size:
-            raise InputError(
-                f"{self.path}: already holds a run; pass --resume to finish it, or choose another --out"
-            )
+            raise InputError(f"{self.path}: already holds a run; pass --resume to finish it, or choose another --out")
         if resume and lane is not None and suite is not None and self.path.is_dir():
             self._check_resumable(lane, suite)
             self._check_samples(suite, read_samples(self.samples_path))
@@ -88,41 +86,29 @@ class RunDirectory:
         manifest_path = self.path / MANIFEST
         if not manifest_path.exists():
             return
-        try:
-            manifest = msgspec.json.decode(manifest_path.read_bytes())
-        except msgspec.DecodeError:
-            raise InputError(f"{manifest_path}: not valid JSON; cannot resume this run") from None
-        if not isinstance(manifest, dict) or not isinstance(manifest.get("suite"), dict):
-            raise InputError(f"{manifest_path}: not a run manifest; cannot resume this run")
+        manifest = read_manifest(manifest_path)
         # Runs recorded before suites had one canonical form hashed the file's bytes: either identifies it.
-        if manifest["suite"].get("sha256") not in (suite.sha256, suite.file_sha256):
+        if manifest.suite.sha256 not in (suite.sha256, suite.file_sha256):
             raise InputError(f"{self.path}: was run on a different suite (content hash differs); cannot resume")
-        before = manifest.get("lane") if isinstance(manifest.get("lane"), dict) else {}
         now = public_settings(lane)
-        changed = [k for k in _OUTPUT_SETTINGS if before.get(k) != now.get(k)]
+        changed = [k for k in _OUTPUT_SETTINGS if manifest.lane.get(k) != now.get(k)]
         if changed:
             raise InputError(f"{self.path}: lane settings differ from the interrupted run ({', '.join(changed)})")
 
     def start(self, lane: Lane, suite: Suite, *, resumed: bool, server_models: Any, served_model: str | None) -> None:
         """Write the manifest (keeping a resumed run's start time) and the suite as run."""
-        started = _now()
         previous = self.path / MANIFEST
-        if resumed and previous.exists():
-            with_time = msgspec.json.decode(previous.read_bytes())
-            if isinstance(with_time, dict) and isinstance(with_time.get("started_at"), str):
-                started = with_time["started_at"]
-        self.manifest = {
-            "format": RUN_FORMAT,
-            "harness_version": __version__,
-            "scorer_version": SCORER_VERSION,
-            "lane": public_settings(lane),
-            "suite": {"name": suite.name, "sha256": suite.sha256, "tasks": len(suite.tasks)},
-            "server_models": server_models,
-            "served_model": served_model,
-            "started_at": started,
-            "finished_at": None,
-            "status": "running",
-        }
+        started = read_manifest(previous).started_at if resumed and previous.exists() else _now()
+        self.manifest = RunManifest(
+            format=RUN_FORMAT,
+            harness_version=__version__,
+            scorer_version=SCORER_VERSION,
+            lane=public_settings(lane),
+            suite=SuiteRecord(name=suite.name, sha256=suite.sha256, tasks=len(suite.tasks)),
+            server_models=server_models,
+            served_model=served_model,
+            started_at=started,
+        )
         write_json(self.path / MANIFEST, self.manifest)
         atomic_write_bytes(self.path / SUITE_COPY, suite.canonical())
 
@@ -132,7 +118,7 @@ class RunDirectory:
     def interrupted(self) -> None:
         """Ctrl-C: the samples written so far stay; the manifest says the run did not finish."""
         if self.manifest is not None:
-            self.manifest["status"] = "interrupted"
+            self.manifest.status = "interrupted"
             write_json(self.path / MANIFEST, self.manifest)
 
     def write_metrics(self, document: dict[str, Any]) -> None:
@@ -140,13 +126,21 @@ class RunDirectory:
 
     def finish(self, *, notices: list[str], served_model: str | None, errors: int) -> None:
         assert self.manifest is not None, "start() comes first"
-        self.manifest.update(
-            notices=notices,
-            served_model=served_model,
-            finished_at=_now(),
-            status="finished" if not errors else "finished_with_errors",
-        )
+        self.manifest.notices = notices
+        self.manifest.served_model = served_model
+        self.manifest.finished_at = _now()
+        self.manifest.status = "finished" if not errors else "finished_with_errors"
         write_json(self.path / MANIFEST, self.manifest)
+
+
+def read_manifest(path: Path) -> RunManifest:
+    """A run's manifest, as a resume needs it whole: a damaged one is refused in one line."""
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=RunManifest)
+    except msgspec.DecodeError:
+        raise InputError(f"{path}: not valid JSON; cannot resume this run") from None
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{path}: not a run manifest ({exc}); cannot resume this run") from None
 
 
 def _now() -> str:
