@@ -222,6 +222,8 @@ def test_b_prompt_past_the_context_is_an_error_with_the_servers_reason(
     error = samples["huge"]["error"]
     # llama-server's own words, e.g. "request (20012 tokens) exceeds the available context size (4096 tokens)"
     assert error and "context size" in error, error
+    # The client classified it where it happened: an HTTP status, 400, not a wrong answer nor a lost line.
+    assert (samples["huge"]["error_kind"], samples["huge"]["error_status"]) == ("http_status", 400)
     assert samples["huge"].get("content") is None
     assert all(s.get("error") is None and s["model"] == SERVED_NAME for tid, s in samples.items() if tid != "huge")
 
@@ -265,6 +267,7 @@ def test_c_server_killed_mid_run_then_retry_errors(start_llama_server: ServerFac
     errors_seen = [s.get("error") is not None for s in first]
     assert errors_seen == sorted(errors_seen), "an answer came after a failure"
     assert all(s["error"].startswith("connection failed") for s in failed), [s["error"] for s in failed]
+    assert all(s["error_kind"] == "connection" for s in failed), [s.get("error_kind") for s in failed]
     records = metrics_tasks(out)
     assert all(records[s["task_id"]]["correct"] is None for s in failed)
     assert read_json(out / "manifest.json")["status"] == "finished_with_errors"
