@@ -211,7 +211,7 @@ def test_every_kind_is_written_to_samples_jsonl(tmp_path: Path) -> None:
             timeout_s=0.5,
         )
         result = run_lane(lane, tmp_path / "run", progress=quiet)
-    assert (result.summary["errors"], result.summary["total"]) == (len(failures), 10)
+    assert (result.summary.errors, result.summary.total) == (len(failures), 10)
     lines = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
     written = [(s["error_kind"], s["error_status"]) if "error_status" in s else (s["error_kind"],) for s in lines[:8]]
     assert written == [expected for _, expected in failures]

@@ -124,6 +124,7 @@ def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Pat
     the in-memory path builds, for a run directory (here one interrupted mid-write) and a metrics file."""
     import json
 
+    import msgspec
     from conftest import REPO
     from test_runner import lane, quiet
 
@@ -142,6 +143,6 @@ def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Pat
         out = tmp_path / f"{source.stem}.json"
         assert main(["rescore", str(source), "-o", str(out), "--report", str(tmp_path / "audit.md")]) == 0
         saved = load_saved_run(source)
-        expected = json.loads(json.dumps(rescore_run(saved, policy_of(saved)).document))
+        expected = json.loads(msgspec.json.encode(rescore_run(saved, policy_of(saved)).document))
         assert json.loads(out.read_text()) == expected
     assert json.loads((tmp_path / "run.json").read_text())["summary"]["missing"] == 1

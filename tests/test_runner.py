@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 from conftest import PER_TASK_FIELDS
 from faultserver import FaultServer, Reply, free_port
@@ -86,7 +87,7 @@ def test_run_writes_a_complete_run_directory(sim: SimServer, tmp_path: Path, str
     metrics = json.loads((out / "metrics.json").read_text())
     s = metrics["summary"]
     assert (s["total"], s["errors"], s["complete"]) == (59, 0, True)
-    assert s == result.summary
+    assert s == msgspec.to_builtins(result.summary)  # the typed summary is what metrics.json holds
     truncated = [t for t in metrics["tasks"] if t["finish_reason"] == "length"]
     assert all(t["truncated"] and not t["correct"] for t in truncated)
     for field in (*PER_TASK_FIELDS, "error"):
@@ -100,7 +101,7 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
         failing = lane(broken.base_url, max_attempts=2, retry_budget_s=1.0)
         result = run_lane(failing, out, progress=quiet)
     # Every task ran, so the run is complete; its requests failed, which `errors` counts (issue 8).
-    assert (result.summary["errors"], result.summary["correct"], result.summary["complete"]) == (10, 0, True)
+    assert (result.summary.errors, result.summary.correct, result.summary.complete) == (10, 0, True)
     assert "--retry-errors" in result.notices[0] and result.notices[0].startswith("10 of 10 task(s) failed")
     metrics = json.loads((out / "metrics.json").read_text())
     assert all(t["correct"] is None and t["rule"] == "request_error" for t in metrics["tasks"])
@@ -110,7 +111,7 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
     # The same lane against a server that works (only the endpoint differs, which resume allows).
     with SimServer(SimConfig(suites=SUITES)) as sim:
         again = run_lane(lane(sim.base_url, max_attempts=2), out, retry_errors=True, progress=quiet)
-    assert (again.summary["errors"], again.ran) == (0, 10)
+    assert (again.summary.errors, again.ran) == (0, 10)
     samples = lines(out / "samples.jsonl")
     assert sorted(s["task_id"] for s in samples) == sorted({s["task_id"] for s in samples})
     assert len(samples) == 10 and all(s.get("error") is None for s in samples)
@@ -499,7 +500,7 @@ def test_omit_fields_and_aborted_generations(tmp_path: Path) -> None:
             progress=quiet,
         )
         bodies = [r.body for r in server.requests[1:]]
-    assert result.summary["errors"] == 0 and result.ran == 10
+    assert result.summary.errors == 0 and result.ran == 10
     assert all(b"seed" not in b and b"chat_template_kwargs" not in b for b in bodies)
     assert len(bodies) == 11  # the aborted generation was retried
 

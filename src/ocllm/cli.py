@@ -85,7 +85,7 @@ def rescore(
     summary = result.summary
     print_notices(result.notices)
     console.print(summary_table(f"Re-scored {input_path.name}", summary))
-    console.print(f"changed decisions: {summary['changed']}   errors: {summary['errors']}")
+    console.print(f"changed decisions: {summary.changed}   errors: {summary.errors}")
     console.print(f"wrote {output}")
     if report is not None:
         console.print(f"wrote {report}")

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ocllm.report.format import scored
+from ocllm.documents import Summary, as_summary
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.runner import RunResult
@@ -72,7 +72,7 @@ def print_run_result(result: RunResult) -> None:
     asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
     console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
     console.print(
-        f"errors: {summary['errors']}   truncated: {summary['truncated']}   missing: {summary['missing']}"
+        f"errors: {summary.errors}   truncated: {summary.truncated}   missing: {summary.missing}"
         f"   requests this run: {result.ran}"
     )
     print_notices(result.notices)
@@ -80,9 +80,9 @@ def print_run_result(result: RunResult) -> None:
         console.print(f"wrote {result.out_dir / name}")
 
 
-def all_answered(summary: dict) -> bool:
+def all_answered(summary: Summary) -> bool:
     """Exit code 0 means every task of the suite ran and has an answer."""
-    return bool(summary["complete"]) and not summary["errors"]
+    return summary.all_answered
 
 
 def print_notice(notice: str) -> None:
@@ -94,18 +94,17 @@ def print_notices(notices: list[str]) -> None:
         print_notice(notice)
 
 
-def summary_table(title: str, summary: dict) -> Table:
+def summary_table(title: str, summary: Summary | dict[str, Any]) -> Table:
+    summary = as_summary(summary)
     table = Table(title=title)
     for column in ("scope", "correct", "total", "errors", "accuracy"):
         table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
-    rows = [("all", summary), *summary["by_category"].items()]
-    for name, figures in rows:
-        n_scored = scored(figures)
+    for name, figures in [("all", summary), *summary.by_category.items()]:
         table.add_row(
             name,
-            str(figures["correct"]),
-            str(figures["total"]),
-            str(figures.get("errors", 0)),
-            f"{100 * figures['accuracy']:.2f}%" if n_scored else "n/a",  # nothing scored: no accuracy to show
+            str(figures.correct),
+            str(figures.total),
+            str(figures.errors),
+            f"{100 * figures.accuracy:.2f}%" if figures.scored else "n/a",  # nothing scored: no accuracy to show
         )
     return table

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from ocllm.documents import Figures, Summary
 from ocllm.models import Decision
 
 
@@ -58,27 +59,33 @@ class Tally:
         self._method[d.extraction_method] += 1
         self._source[d.extraction_source] += 1
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
         by_category = {}
         for name, cat in sorted(self._categories.items()):
             scored = cat["total"] - cat["errors"]  # failed requests are not scored
-            by_category[name] = {**cat, "scored": scored, "accuracy": accuracy(cat["correct"], scored)}
-        return {
-            "total": self.total,
-            "correct": self.correct,
-            "errors": self.errors,
-            "scored": self.total - self.errors,
-            "accuracy": accuracy(self.correct, self.total - self.errors),
-            "by_category": by_category,
-            "by_ambiguity": dict(self._ambiguity.most_common()),
-            "by_method": dict(self._method.most_common()),
-            "by_source": dict(self._source.most_common()),
-            "truncated": self.truncated,
-        }
+            by_category[name] = Figures(
+                total=cat["total"],
+                correct=cat["correct"],
+                errors=cat["errors"],
+                scored=scored,
+                accuracy=accuracy(cat["correct"], scored),
+            )
+        return Summary(
+            total=self.total,
+            correct=self.correct,
+            errors=self.errors,
+            scored=self.total - self.errors,
+            accuracy=accuracy(self.correct, self.total - self.errors),
+            by_category=by_category,
+            by_ambiguity=dict(self._ambiguity.most_common()),
+            by_method=dict(self._method.most_common()),
+            by_source=dict(self._source.most_common()),
+            truncated=self.truncated,
+        )
 
 
-def summarize(decisions: Iterable[Decision]) -> dict[str, Any]:
+def summarize(decisions: Iterable[Decision]) -> Summary:
     """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
     tally = Tally()
     for d in decisions:

@@ -9,6 +9,7 @@ import msgspec
 
 from ocllm import __version__
 from ocllm.audit import AuditTally, render_audit
+from ocllm.documents import Summary
 from ocllm.errors import OcllmError
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
@@ -80,20 +81,23 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
 
 def _closing(
     tally: Tally, notices: NoticeTally, n_changed: int, meta: RunMeta, policy: Policy
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[Summary, list[str]]:
     """The summary and the notices, once every task is counted (in memory or streamed alike)."""
-    summary = tally.summary()
-    summary["changed"] = n_changed
     expected = meta.tasks_in_suite
     in_suite = expected if expected is not None and expected >= tally.total else tally.total
-    summary["tasks_in_suite"] = in_suite
-    summary["missing"] = in_suite - tally.total
-    # Complete: every task of the suite ran. A run can be complete with failed requests (counted in
-    # `errors`), and incomplete without any (interrupted).
-    summary["complete"] = not summary["missing"]
-    summary["scorer"] = scorer_settings(policy)
+    missing = in_suite - tally.total
+    summary = msgspec.structs.replace(
+        tally.summary(),
+        changed=n_changed,
+        tasks_in_suite=in_suite,
+        missing=missing,
+        # Complete: every task of the suite ran. A run can be complete with failed requests (counted in
+        # `errors`), and incomplete without any (interrupted).
+        complete=not missing,
+        scorer=scorer_settings(policy),
+    )
     said = notices.notices(
-        missing=summary["missing"],
+        missing=missing,
         in_suite=in_suite,
         requested_model=meta.requested_model,
         reasoning=(meta.lane_settings or {}).get("reasoning"),
@@ -128,7 +132,7 @@ def policy_of_meta(meta: RunMeta, overrides: PolicyOverrides | None = None) -> P
 class RescoredFile(NamedTuple):
     """What `rescore_file` wrote, for the console: the summary and the notices (the tasks are on disk)."""
 
-    summary: dict[str, Any]
+    summary: Summary
     notices: list[str]
 
 
@@ -162,7 +166,7 @@ def rescore_file(
         out.write(b',\n  "notices": ' + _indented(said, 2) + b"\n}\n")
         if report_path is not None:
             # Rendered before the output is renamed into place: a failure leaves neither file.
-            atomic_write_text(report_path, render_audit(audit, input_path.name, summary["scorer"]))
+            atomic_write_text(report_path, render_audit(audit, input_path.name, summary.scorer))
     return RescoredFile(summary, said)
 
 

@@ -11,12 +11,13 @@ import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import aiohttp
 import msgspec
 
 from ocllm.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
+from ocllm.documents import Summary
 from ocllm.errors import InputError, Interrupted, OcllmError
 from ocllm.execute import Dispatch, execute
 from ocllm.formats.run_dir import load_run_dir
@@ -34,7 +35,7 @@ from ocllm.suites import Suite, load_suite
 class RunResult(NamedTuple):
     out_dir: Path
     lane: Lane
-    summary: dict[str, Any]
+    summary: Summary
     ran: int  # requests made in this invocation
     notices: list[str]  # what the user should know after the run: why requests failed, truncation, ...
     model: str  # the model the server answered as (the lane's name for it when no answer said)
@@ -75,7 +76,7 @@ def run_lane(
         # Said before the run, in its own words: not again after the table.
         after = [n for n in after if not is_model_mismatch(n)]
     served = next(iter(served_models(r.sample for r in rescored.source.records)), served)
-    run_dir.finish(notices=before + after, served_model=served, errors=summary["errors"])
+    run_dir.finish(notices=before + after, served_model=served, errors=summary.errors)
     if (resume or retry_errors) and not ran:
         # Said to this invocation only; the manifest keeps what holds for the run.
         after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ocllm.compare import ScoredRun, compare_runs, load_scored, resources_of, scored_task
 from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
@@ -32,7 +34,7 @@ def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> dict
     doc = result.document
     doc["format"] = "ocllm-run-report/1"
     doc["label"] = saved.meta.label(path)
-    summary = doc["summary"]
+    summary = msgspec.to_builtins(doc["summary"])  # the renderers draw JSON-shaped data, intervals added
     doc["summary"] = _with_interval(summary)
     doc["summary"]["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
     # From the decisions just made: scoring every task a second time to reach the same figures cost double.
