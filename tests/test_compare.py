@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 from conftest import legacy_record, write_json
 
@@ -64,7 +65,7 @@ def test_pairing_by_task_id_leaves_out_one_sided_and_failed_tasks(tmp_path: Path
     b = run_file(
         tmp_path, "B", {"t3": "FINAL: A", "t2": "FINAL: B", "t1": "FINAL: B", "only_b": "FINAL: B", "err": None}
     )
-    doc = compare_runs(load_scored(a), load_scored(b))
+    doc = msgspec.to_builtins(compare_runs(load_scored(a), load_scored(b)))
     assert doc["n_paired"] == 3
     assert (doc["a_correct"], doc["b_correct"], doc["a_wins"], doc["b_wins"]) == (2, 2, 1, 1)
     assert doc["only_in_a"] == ["only_a"] and doc["only_in_b"] == ["only_b"]
@@ -84,7 +85,9 @@ def test_pairing_by_task_id_leaves_out_one_sided_and_failed_tasks(tmp_path: Path
 
 def test_identical_runs_have_no_discordant_pairs(tmp_path: Path) -> None:
     answers = {f"t{i}": "FINAL: B" for i in range(8)}
-    doc = compare_runs(load_scored(run_file(tmp_path, "A", answers)), load_scored(run_file(tmp_path, "B", answers)))
+    doc = msgspec.to_builtins(
+        compare_runs(load_scored(run_file(tmp_path, "A", answers)), load_scored(run_file(tmp_path, "B", answers)))
+    )
     assert (doc["a_wins"], doc["b_wins"], doc["mcnemar_p"], doc["diff"]) == (0, 0, 1.0, 0.0)
     assert doc["diff_ci_low"] == -doc["diff_ci_high"] and 0.3 < doc["diff_ci_high"] < 0.4  # 8 pairs, no flips
     assert doc["a_accuracy"] == doc["b_accuracy"] == 1.0
@@ -96,7 +99,7 @@ def test_resources_side_by_side(tmp_path: Path) -> None:
     usage = {"prompt_tokens": 50, "completion_tokens": 120, "completion_tokens_details": {"reasoning_tokens": 100}}
     a = run_file(tmp_path, "A", {"t1": "FINAL: B", "t2": "FINAL: B"}, usage=usage, latency_s=2.0)
     b = run_file(tmp_path, "B", {"t1": "FINAL: B", "t2": "FINAL: B"})
-    doc = compare_runs(load_scored(a), load_scored(b))
+    doc = msgspec.to_builtins(compare_runs(load_scored(a), load_scored(b)))
     ra, rb = doc["resources"]["a"], doc["resources"]["b"]
     assert ra["completion_tokens"]["p50"] == 120 and ra["reasoning_tokens"]["mean"] == 100
     assert ra["latency_s"]["p95"] == 2.0

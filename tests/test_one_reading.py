@@ -146,3 +146,23 @@ def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Pat
         expected = json.loads(msgspec.json.encode(rescore_run(saved, policy_of(saved)).document))
         assert json.loads(out.read_text()) == expected
     assert json.loads((tmp_path / "run.json").read_text())["summary"]["missing"] == 1
+
+
+def test_the_typed_documents_round_trip_through_their_files(tmp_path: Path) -> None:
+    """comparison.json and a rescore's summary read back into the records that wrote them (issue 10)."""
+    import msgspec
+    from conftest import legacy_record
+
+    from ocllm.documents import Comparison, Summary
+
+    sides = []
+    for name, right in (("a", 3), ("b", 5)):
+        records = [legacy_record(f"t{i}", "FINAL: B" if i < right else "FINAL: A") for i in range(6)]
+        sides.append(str(write_json(tmp_path / f"{name}.json", {"tasks": records})))
+    assert main(["compare", *sides, "-o", str(tmp_path / "c")]) == 0
+    comparison = msgspec.json.decode((tmp_path / "c" / "comparison.json").read_bytes(), type=Comparison)
+    assert (comparison.a_correct, comparison.b_correct, comparison.b_wins) == (3, 5, 2)
+    assert comparison.flips[0].winner == "b" and comparison.by_category["reasoning"].n_paired == 6
+    assert main(["rescore", sides[1], "-o", str(tmp_path / "r.json")]) == 0
+    summary = msgspec.convert(msgspec.json.decode((tmp_path / "r.json").read_bytes())["summary"], Summary)
+    assert (summary.correct, summary.scored, summary.complete) == (5, 6, True)

@@ -11,8 +11,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
 import numpy as np
 
+from ocllm.documents import Comparison, Flip, Paired, Side
 from ocllm.formats import SavedRecord, load_saved_run
 from ocllm.metrics import token_counts
 from ocllm.models import Decision, Policy
@@ -102,7 +104,7 @@ def _as_recorded(record: SavedRecord) -> ScoredTask:
     )
 
 
-def _paired_figures(a: list[ScoredTask], b: list[ScoredTask], label_a: str, label_b: str) -> dict[str, Any]:
+def _paired_figures(a: list[ScoredTask], b: list[ScoredTask], label_a: str, label_b: str) -> Paired:
     ca = [t.correct is True for t in a]
     cb = [t.correct is True for t in b]
     n = len(a)
@@ -113,27 +115,27 @@ def _paired_figures(a: list[ScoredTask], b: list[ScoredTask], label_a: str, labe
     diff = (b_correct - a_correct) / n if n else 0.0
     ci = paired_bootstrap_diff(ca, cb)
     a_ci, b_ci = wilson(a_correct, n), wilson(b_correct, n)
-    return {
-        "n_paired": n,
-        "a_correct": a_correct,
-        "b_correct": b_correct,
-        "a_accuracy": a_correct / n if n else 0.0,
-        "b_accuracy": b_correct / n if n else 0.0,
-        "a_ci_low": a_ci.low,
-        "a_ci_high": a_ci.high,
-        "b_ci_low": b_ci.low,
-        "b_ci_high": b_ci.high,
-        "a_wins": a_wins,
-        "b_wins": b_wins,
-        "both_correct": sum(x and y for x, y in zip(ca, cb, strict=True)),
-        "both_wrong": sum(not x and not y for x, y in zip(ca, cb, strict=True)),
-        "mcnemar_p": p,
-        "diff": diff,
-        "diff_ci_low": ci.low,
-        "diff_ci_high": ci.high,
-        "significant": p < 0.05 and (ci.low > 0 or ci.high < 0),
-        "verdict": describe_difference(diff, ci, p, label_a, label_b) if n else "No paired tasks to compare.",
-    }
+    return Paired(
+        n_paired=n,
+        a_correct=a_correct,
+        b_correct=b_correct,
+        a_accuracy=a_correct / n if n else 0.0,
+        b_accuracy=b_correct / n if n else 0.0,
+        a_ci_low=a_ci.low,
+        a_ci_high=a_ci.high,
+        b_ci_low=b_ci.low,
+        b_ci_high=b_ci.high,
+        a_wins=a_wins,
+        b_wins=b_wins,
+        both_correct=sum(x and y for x, y in zip(ca, cb, strict=True)),
+        both_wrong=sum(not x and not y for x, y in zip(ca, cb, strict=True)),
+        mcnemar_p=p,
+        diff=diff,
+        diff_ci_low=ci.low,
+        diff_ci_high=ci.high,
+        significant=p < 0.05 and (ci.low > 0 or ci.high < 0),
+        verdict=describe_difference(diff, ci, p, label_a, label_b) if n else "No paired tasks to compare.",
+    )
 
 
 def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
@@ -159,8 +161,8 @@ def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
     }
 
 
-def _side(run: ScoredRun) -> dict[str, Any]:
-    return {"label": run.label, "path": str(run.path), "missing": run.missing, "tasks_in_suite": run.in_suite}
+def _side(run: ScoredRun) -> Side:
+    return Side(label=run.label, path=str(run.path), missing=run.missing, tasks_in_suite=run.in_suite)
 
 
 def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int) -> list[str]:
@@ -176,7 +178,7 @@ def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int) -> list[str]:
     return notices
 
 
-def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:
+def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
     """The comparison document (comparison.json)."""
     if a.label == b.label:
         a, b = a._replace(label=f"A: {a.label}"), b._replace(label=f"B: {b.label}")
@@ -184,36 +186,35 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:
     unscorable = [tid for tid in shared if a.tasks[tid].correct is None or b.tasks[tid].correct is None]
     paired = [tid for tid in shared if tid not in set(unscorable)]
     pa, pb = [a.tasks[t] for t in paired], [b.tasks[t] for t in paired]
-    document: dict[str, Any] = {
-        "format": "ocllm-comparison/1",
-        "scorer_version": SCORER_VERSION if a.rescored else None,
-        "rescored": a.rescored,
-        "a": _side(a),
-        "b": _side(b),
-        "notices": _comparison_notices(a, b, len(unscorable)),
-        **_paired_figures(pa, pb, a.label, b.label),
-        "only_in_a": [t for t in a.tasks if t not in b.tasks],
-        "only_in_b": [t for t in b.tasks if t not in a.tasks],
-        "unpaired_errors": unscorable,
-    }
     by_cat: dict[str, list[str]] = defaultdict(list)
     for tid in paired:
         by_cat[a.tasks[tid].category].append(tid)
-    document["by_category"] = {
-        cat: _paired_figures([a.tasks[t] for t in ids], [b.tasks[t] for t in ids], a.label, b.label)
-        for cat, ids in sorted(by_cat.items())
-    }
-    document["flips"] = [
-        {
-            "task_id": tid,
-            "category": a.tasks[tid].category,
-            "expected": a.tasks[tid].expected or b.tasks[tid].expected,
-            "a_extracted": a.tasks[tid].extracted,
-            "b_extracted": b.tasks[tid].extracted,
-            "winner": "a" if a.tasks[tid].correct else "b",
-        }
-        for tid in paired
-        if a.tasks[tid].correct != b.tasks[tid].correct
-    ]
-    document["resources"] = {"a": resources_of(list(a.tasks.values())), "b": resources_of(list(b.tasks.values()))}
-    return document
+    overall = _paired_figures(pa, pb, a.label, b.label)
+    return Comparison(
+        **msgspec.structs.asdict(overall),
+        scorer_version=SCORER_VERSION if a.rescored else None,
+        rescored=a.rescored,
+        a=_side(a),
+        b=_side(b),
+        notices=_comparison_notices(a, b, len(unscorable)),
+        only_in_a=[t for t in a.tasks if t not in b.tasks],
+        only_in_b=[t for t in b.tasks if t not in a.tasks],
+        unpaired_errors=unscorable,
+        by_category={
+            cat: _paired_figures([a.tasks[t] for t in ids], [b.tasks[t] for t in ids], a.label, b.label)
+            for cat, ids in sorted(by_cat.items())
+        },
+        flips=[
+            Flip(
+                task_id=tid,
+                category=a.tasks[tid].category,
+                expected=a.tasks[tid].expected or b.tasks[tid].expected,
+                a_extracted=a.tasks[tid].extracted,
+                b_extracted=b.tasks[tid].extracted,
+                winner="a" if a.tasks[tid].correct else "b",
+            )
+            for tid in paired
+            if a.tasks[tid].correct != b.tasks[tid].correct
+        ],
+        resources={"a": resources_of(list(a.tasks.values())), "b": resources_of(list(b.tasks.values()))},
+    )

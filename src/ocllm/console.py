@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ocllm.documents import Summary, as_summary
+from ocllm.documents import Comparison, Paired, Summary, as_summary
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.runner import RunResult
@@ -25,26 +25,26 @@ if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait
 console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160, markup=False)
 
 
-def console_comparison(doc: dict) -> None:
-    print_notices(doc["notices"])
-    title = f"{doc['a']['label']} vs {doc['b']['label']} ({doc['n_paired']} paired tasks)"
-    table = Table(title=title)
+def console_comparison(doc: Comparison) -> None:
+    print_notices(doc.notices)
+    table = Table(title=f"{doc.a.label} vs {doc.b.label} ({doc.n_paired} paired tasks)")
     for column in ("scope", "A", "B", "A wins", "B wins", "McNemar p", "B - A (95% CI)"):
         table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
-    for name, f in [("all", doc), *doc["by_category"].items()]:
+    scopes: list[tuple[str, Paired]] = [("all", doc), *doc.by_category.items()]
+    for name, f in scopes:
         table.add_row(
             name,
-            f"{f['a_correct']}/{f['n_paired']}",
-            f"{f['b_correct']}/{f['n_paired']}",
-            str(f["a_wins"]),
-            str(f["b_wins"]),
-            f"{f['mcnemar_p']:.3g}",
-            f"{100 * f['diff']:+.1f} ({100 * f['diff_ci_low']:+.1f} to {100 * f['diff_ci_high']:+.1f})",
+            f"{f.a_correct}/{f.n_paired}",
+            f"{f.b_correct}/{f.n_paired}",
+            str(f.a_wins),
+            str(f.b_wins),
+            f"{f.mcnemar_p:.3g}",
+            f"{100 * f.diff:+.1f} ({100 * f.diff_ci_low:+.1f} to {100 * f.diff_ci_high:+.1f})",
         )
     console.print(table)
-    console.print(doc["verdict"], soft_wrap=True, markup=False, highlight=False)
-    if doc["only_in_a"] or doc["only_in_b"]:
-        console.print(f"left out: {len(doc['only_in_a'])} task(s) only in A, {len(doc['only_in_b'])} only in B")
+    console.print(doc.verdict, soft_wrap=True, highlight=False)
+    if doc.only_in_a or doc.only_in_b:
+        console.print(f"left out: {len(doc.only_in_a)} task(s) only in A, {len(doc.only_in_b)} only in B")
 
 
 def console_matrix(doc: dict[str, Any], folder: Path) -> None:

@@ -6,7 +6,7 @@ the boundary (`msgspec.convert`), so a consumer never re-states its shape with k
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -49,3 +49,61 @@ class Summary(msgspec.Struct, kw_only=True):
 def as_summary(value: Summary | dict[str, Any]) -> Summary:
     """A summary, whether made here or read back from a document (extra keys, such as intervals, ignored)."""
     return value if isinstance(value, Summary) else msgspec.convert(value, Summary)
+
+
+class Paired(msgspec.Struct, kw_only=True):
+    """Two lanes on the same tasks: each side's accuracy and interval, the discordant pairs, the exact
+    McNemar test, the paired bootstrap interval of the difference (B - A), and the sentence saying it."""
+
+    n_paired: int
+    a_correct: int
+    b_correct: int
+    a_accuracy: float
+    b_accuracy: float
+    a_ci_low: float
+    a_ci_high: float
+    b_ci_low: float
+    b_ci_high: float
+    a_wins: int
+    b_wins: int
+    both_correct: int
+    both_wrong: int
+    mcnemar_p: float
+    diff: float
+    diff_ci_low: float
+    diff_ci_high: float
+    significant: bool
+    verdict: str
+
+
+class Side(msgspec.Struct, kw_only=True):
+    label: str
+    path: str
+    missing: int = 0  # tasks of its suite it never ran
+    tasks_in_suite: int | None = None
+
+
+class Flip(msgspec.Struct, kw_only=True):
+    task_id: str
+    category: str
+    expected: str | None
+    a_extracted: str | None
+    b_extracted: str | None
+    winner: Literal["a", "b"]
+
+
+class Comparison(Paired, kw_only=True):
+    """comparison.json: two runs paired by task id, overall (the inherited figures) and per category."""
+
+    format: str = "ocllm-comparison/1"
+    scorer_version: str | None = None  # when both sides were re-scored
+    rescored: bool = True
+    a: Side
+    b: Side
+    notices: list[str] = msgspec.field(default_factory=list)
+    only_in_a: list[str] = msgspec.field(default_factory=list)
+    only_in_b: list[str] = msgspec.field(default_factory=list)
+    unpaired_errors: list[str] = msgspec.field(default_factory=list)  # failed on either side
+    by_category: dict[str, Paired] = msgspec.field(default_factory=dict)
+    flips: list[Flip] = msgspec.field(default_factory=list)
+    resources: dict[str, Any] = msgspec.field(default_factory=dict)  # tokens and latency per side

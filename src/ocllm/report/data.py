@@ -96,5 +96,6 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
         "baseline": baseline,
         "notices": notices,
         "lanes": lanes,
-        "comparisons": [compare_runs(base, run) for run in runs if run is not base],
+        # As comparison.json holds them: the matrix document is drawn as its JSON says it.
+        "comparisons": [msgspec.to_builtins(compare_runs(base, run)) for run in runs if run is not base],
     }

@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from ocllm.documents import Comparison
 from ocllm.report.html import comparison_html, matrix_html, run_report_html
 from ocllm.report.markdown import comparison_markdown, matrix_markdown, run_report_markdown
 from ocllm.rundir import atomic_write_bytes, atomic_write_text, pretty_json
@@ -33,14 +36,15 @@ def write_run_report(doc: dict[str, Any], out_dir: Path) -> list[Path]:
     return _write_all(out_dir, [("report.md", run_report_markdown(doc)), ("report.html", run_report_html(doc))])
 
 
-def write_comparison(doc: dict[str, Any], out_dir: Path) -> list[Path]:
+def write_comparison(doc: Comparison | dict[str, Any], out_dir: Path) -> list[Path]:
     """comparison.json, comparison.md and comparison.html for one comparison document (ocllm-comparison/1)."""
+    data = msgspec.to_builtins(doc)  # the renderers draw the document as its JSON says it
     return _write_all(
         out_dir,
         [
             ("comparison.json", pretty_json(doc)),
-            ("comparison.md", comparison_markdown(doc)),
-            ("comparison.html", comparison_html(doc)),
+            ("comparison.md", comparison_markdown(data)),
+            ("comparison.html", comparison_html(data)),
         ],
     )
 
