@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ocllm.documents import Comparison, Paired, Summary, as_summary
+from ocllm.documents import Comparison, Matrix, Paired, Summary, as_summary
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.runner import RunResult
@@ -47,23 +47,23 @@ def console_comparison(doc: Comparison) -> None:
         console.print(f"left out: {len(doc.only_in_a)} task(s) only in A, {len(doc.only_in_b)} only in B")
 
 
-def console_matrix(doc: dict[str, Any], folder: Path) -> None:
-    print_notices(doc["notices"])
-    table = Table(title=f"Lanes in {folder} (baseline {doc['baseline']})")
+def console_matrix(doc: Matrix, folder: Path) -> None:
+    print_notices(doc.notices)
+    table = Table(title=f"Lanes in {folder} (baseline {doc.baseline})")
     for column in ("lane", "correct", "total", "errors", "accuracy", "95% CI"):
         table.add_column(column, justify="left" if column == "lane" else "right", no_wrap=column != "lane")
-    for lane in doc["lanes"]:
+    for lane in doc.lanes:
         table.add_row(
-            lane["label"],
-            str(lane["correct"]),
-            str(lane["total"]),
-            str(lane["errors"]),
-            f"{100 * lane['accuracy']:.1f}%",
-            f"{100 * lane['ci_low']:.1f}-{100 * lane['ci_high']:.1f}%",
+            lane.label,
+            str(lane.correct),
+            str(lane.total),
+            str(lane.errors),
+            f"{100 * lane.accuracy:.1f}%",
+            f"{100 * lane.ci_low:.1f}-{100 * lane.ci_high:.1f}%",
         )
     console.print(table)
-    for comparison in doc["comparisons"]:
-        console.print(comparison["verdict"], soft_wrap=True, markup=False, highlight=False)
+    for comparison in doc.comparisons:
+        console.print(comparison.verdict, soft_wrap=True, highlight=False)
 
 
 def print_run_result(result: RunResult) -> None:

@@ -107,3 +107,38 @@ class Comparison(Paired, kw_only=True):
     by_category: dict[str, Paired] = msgspec.field(default_factory=dict)
     flips: list[Flip] = msgspec.field(default_factory=list)
     resources: dict[str, Any] = msgspec.field(default_factory=dict)  # tokens and latency per side
+
+
+class Estimate(msgspec.Struct, kw_only=True):
+    """A scope's figures with the 95% Wilson interval of its accuracy."""
+
+    total: int
+    correct: int
+    errors: int = 0
+    scored: int
+    accuracy: float
+    ci_low: float
+    ci_high: float
+
+
+class MatrixLane(Estimate, kw_only=True):
+    """One lane of a matrix: its figures and interval, per category, and its tokens and latency."""
+
+    label: str
+    path: str
+    truncated: int = 0
+    missing: int = 0
+    complete: bool = True
+    by_category: dict[str, Estimate] = msgspec.field(default_factory=dict)
+    resources: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class Matrix(msgspec.Struct, kw_only=True):
+    """matrix.json: the lanes of a folder, best first, and each compared with the baseline lane."""
+
+    format: str = "ocllm-matrix/1"
+    folder: str
+    baseline: str
+    notices: list[str] = msgspec.field(default_factory=list)
+    lanes: list[MatrixLane] = msgspec.field(default_factory=list)
+    comparisons: list[Comparison] = msgspec.field(default_factory=list)

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from ocllm.compare import ScoredRun, compare_runs, load_scored, resources_of, scored_task
+from ocllm.documents import Estimate, Matrix, MatrixLane
 from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
 from ocllm.metrics import accuracy, tally_categories
@@ -52,7 +53,7 @@ def find_runs(folder: Path) -> list[Path]:
     return runs
 
 
-def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverrides | None = None) -> dict[str, Any]:
+def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverrides | None = None) -> Matrix:
     """A leaderboard of the lanes in `folder` and each lane compared with the baseline lane."""
     runs: list[ScoredRun] = [load_scored(p, rescore=True, overrides=overrides) for p in find_runs(folder)]
     labels = [r.label for r in runs]
@@ -74,28 +75,24 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
             "accuracy": accuracy(correct, len(tasks) - errors),
         }
         lanes.append(
-            {
-                "label": run.label,
-                "path": str(run.path),
+            MatrixLane(
+                label=run.label,
+                path=str(run.path),
                 **_with_interval(figures),
-                "truncated": sum(t.truncated for t in tasks),
-                "missing": run.missing,
-                "complete": not run.missing,
-                "by_category": {k: _with_interval(v) for k, v in tally_categories(tasks).items()},
-                "resources": resources_of(tasks),
-            }
+                truncated=sum(t.truncated for t in tasks),
+                missing=run.missing,
+                complete=not run.missing,
+                by_category={k: Estimate(**_with_interval(v)) for k, v in tally_categories(tasks).items()},
+                resources=resources_of(tasks),
+            )
         )
-    lanes.sort(key=lambda lane: lane["accuracy"], reverse=True)
+    lanes.sort(key=lambda lane: lane.accuracy, reverse=True)
     notices = [f"{run.label}: {note}" for run in runs if (note := incomplete_notice(run.missing, run.in_suite))]
-    notices += [
-        f"{lane['label']}: {lane['errors']} task(s) failed and are not scored" for lane in lanes if lane["errors"]
-    ]
-    return {
-        "format": "ocllm-matrix/1",
-        "folder": str(folder),
-        "baseline": baseline,
-        "notices": notices,
-        "lanes": lanes,
-        # As comparison.json holds them: the matrix document is drawn as its JSON says it.
-        "comparisons": [msgspec.to_builtins(compare_runs(base, run)) for run in runs if run is not base],
-    }
+    notices += [f"{lane.label}: {lane.errors} task(s) failed and are not scored" for lane in lanes if lane.errors]
+    return Matrix(
+        folder=str(folder),
+        baseline=baseline,
+        notices=notices,
+        lanes=lanes,
+        comparisons=[compare_runs(base, run) for run in runs if run is not base],
+    )

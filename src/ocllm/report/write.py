@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from ocllm.documents import Comparison
+from ocllm.documents import Comparison, Matrix
 from ocllm.report.html import comparison_html, matrix_html, run_report_html
 from ocllm.report.markdown import comparison_markdown, matrix_markdown, run_report_markdown
 from ocllm.rundir import atomic_write_bytes, atomic_write_text, pretty_json
@@ -49,13 +49,14 @@ def write_comparison(doc: Comparison | dict[str, Any], out_dir: Path) -> list[Pa
     )
 
 
-def write_matrix_report(doc: dict[str, Any], out_dir: Path) -> list[Path]:
+def write_matrix_report(doc: Matrix | dict[str, Any], out_dir: Path) -> list[Path]:
     """matrix.json, matrix.md and matrix.html for one matrix document (ocllm-matrix/1)."""
+    data = msgspec.to_builtins(doc)  # the renderers draw the document as its JSON says it
     return _write_all(
         out_dir,
         [
             ("matrix.json", pretty_json(doc)),
-            ("matrix.md", matrix_markdown(doc)),
-            ("matrix.html", matrix_html(doc)),
+            ("matrix.md", matrix_markdown(data)),
+            ("matrix.html", matrix_html(data)),
         ],
     )
