@@ -139,8 +139,8 @@ def report(
 
     doc = run_report_doc(run_path, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
     folder = out or (run_path / "report" if run_path.is_dir() else run_path.parent / f"{run_path.stem}_report")
-    print_notices(doc["notices"])
-    console.print(summary_table(f"{doc['label']}", doc["summary"]))
+    print_notices(doc.notices)
+    console.print(summary_table(doc.label, doc.summary))
     for path in write_run_report(doc, folder):
         console.print(f"wrote {path}")
 

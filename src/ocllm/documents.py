@@ -142,3 +142,28 @@ class Matrix(msgspec.Struct, kw_only=True):
     notices: list[str] = msgspec.field(default_factory=list)
     lanes: list[MatrixLane] = msgspec.field(default_factory=list)
     comparisons: list[Comparison] = msgspec.field(default_factory=list)
+
+
+class MetricsDocument(msgspec.Struct, kw_only=True):
+    """metrics.json and every rescore's output: where the run came from, its summary and notices, and one
+    record per task (the decision with its evidence, the raw output, the input's own decision)."""
+
+    format: str = "ocllm-metrics/1"
+    harness_version: str
+    source: dict[str, Any]
+    summary: Summary
+    notices: list[str] = msgspec.field(default_factory=list)
+    tasks: list[dict[str, Any]] = msgspec.field(default_factory=list)
+
+
+class RunReport(msgspec.Struct, kw_only=True):
+    """The run report's data: a run re-scored, its summary with intervals, tokens and latency, every task."""
+
+    format: str = "ocllm-run-report/1"
+    harness_version: str
+    label: str
+    source: dict[str, Any]
+    summary: dict[str, Any]  # the Summary with a Wilson interval on it and on every category
+    notices: list[str] = msgspec.field(default_factory=list)
+    resources: dict[str, Any] = msgspec.field(default_factory=dict)
+    tasks: list[dict[str, Any]] = msgspec.field(default_factory=list)

@@ -9,7 +9,7 @@ import msgspec
 
 from ocllm import __version__
 from ocllm.audit import AuditTally, render_audit
-from ocllm.documents import Summary
+from ocllm.documents import MetricsDocument, Summary
 from ocllm.errors import OcllmError
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
@@ -25,7 +25,7 @@ OUTPUT_FORMAT = "ocllm-metrics/1"
 class Rescored(NamedTuple):
     source: SavedRun
     decisions: list[Decision]
-    document: dict[str, Any]  # what is written to OUTPUT
+    document: MetricsDocument  # what is written to OUTPUT
 
 
 def scorer_settings(policy: Policy) -> dict[str, Any]:
@@ -68,14 +68,14 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
         notices.add(record.sample, decision)
     n_changed = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
     summary, said = _closing(tally, notices, n_changed, saved.meta, policy)
-    document = {
-        "format": OUTPUT_FORMAT,
-        "harness_version": __version__,
-        "source": saved.meta.source(saved.path),
-        "summary": summary,
-        "notices": said,
-        "tasks": [task_record(r, d) for r, d in zip(saved.records, decisions, strict=True)],
-    }
+    document = MetricsDocument(
+        format=OUTPUT_FORMAT,
+        harness_version=__version__,
+        source=saved.meta.source(saved.path),
+        summary=summary,
+        notices=said,
+        tasks=[task_record(r, d) for r, d in zip(saved.records, decisions, strict=True)],
+    )
     return Rescored(saved, decisions, document)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from ocllm import __version__
+from ocllm.documents import MetricsDocument
 from ocllm.errors import InputError
 from ocllm.lanes import Lane, public_settings
 from ocllm.models import RunManifest, Sample, SuiteRecord
@@ -121,7 +122,7 @@ class RunDirectory:
             self.manifest.status = "interrupted"
             write_json(self.path / MANIFEST, self.manifest)
 
-    def write_metrics(self, document: dict[str, Any]) -> None:
+    def write_metrics(self, document: MetricsDocument) -> None:
         write_json(self.path / METRICS, document)
 
     def finish(self, *, notices: list[str], served_model: str | None, errors: int) -> None:

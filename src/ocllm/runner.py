@@ -70,8 +70,8 @@ def run_lane(
         if run_dir.manifest is None:
             raise Interrupted("nothing was written (the run had not started)") from None
         raise Interrupted("finished tasks are saved (run the same command again with --resume)") from None
-    summary = rescored.document["summary"]
-    after = list(rescored.document["notices"])
+    summary = rescored.document.summary
+    after = list(rescored.document.notices)
     if any(is_model_mismatch(n) for n in before):
         # Said before the run, in its own words: not again after the table.
         after = [n for n in after if not is_model_mismatch(n)]
@@ -152,7 +152,7 @@ def score_run_dir(out_dir: Path, lane: Lane) -> Rescored:
     """Decide every task from the samples on disk and write metrics.json."""
     saved = load_run_dir(out_dir)
     result = rescore_run(saved, lane.policy())
-    result.document["source"] = {**result.document["source"], "path": str(out_dir), "lane": lane.name}
+    result.document.source = {**result.document.source, "path": str(out_dir), "lane": lane.name}
     RunDirectory(out_dir).write_metrics(result.document)
     return result
 

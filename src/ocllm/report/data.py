@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from ocllm.compare import ScoredRun, compare_runs, load_scored, resources_of, scored_task
-from ocllm.documents import Estimate, Matrix, MatrixLane
+from ocllm.documents import Estimate, Matrix, MatrixLane, RunReport
 from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
 from ocllm.metrics import accuracy, tally_categories
@@ -27,20 +27,24 @@ def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
     return {**figures, "ci_low": ci.low, "ci_high": ci.high}
 
 
-def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> dict[str, Any]:
+def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> RunReport:
     """One run re-scored with the current scorer (the lane's policy for run directories), with
     intervals, resource figures, and every task's evidence (prompt, content, reasoning, statements)."""
     saved = load_saved_run(path)
     result = rescore_run(saved, policy_of(saved, overrides))
-    doc = result.document
-    doc["format"] = "ocllm-run-report/1"
-    doc["label"] = saved.meta.label(path)
-    summary = msgspec.to_builtins(doc["summary"])  # the renderers draw JSON-shaped data, intervals added
-    doc["summary"] = _with_interval(summary)
-    doc["summary"]["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
-    # From the decisions just made: scoring every task a second time to reach the same figures cost double.
-    doc["resources"] = resources_of([scored_task(r, d) for r, d in zip(saved.records, result.decisions, strict=True)])
-    return doc
+    metrics = result.document
+    summary = _with_interval(msgspec.to_builtins(metrics.summary))
+    summary["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
+    return RunReport(
+        harness_version=metrics.harness_version,
+        label=saved.meta.label(path),
+        source=metrics.source,
+        summary=summary,
+        notices=metrics.notices,
+        # From the decisions just made: scoring every task a second time to reach the same figures cost double.
+        resources=resources_of([scored_task(r, d) for r, d in zip(saved.records, result.decisions, strict=True)]),
+        tasks=metrics.tasks,
+    )
 
 
 def find_runs(folder: Path) -> list[Path]:

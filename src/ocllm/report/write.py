@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from ocllm.documents import Comparison, Matrix
+from ocllm.documents import Comparison, Matrix, RunReport
 from ocllm.report.html import comparison_html, matrix_html, run_report_html
 from ocllm.report.markdown import comparison_markdown, matrix_markdown, run_report_markdown
 from ocllm.rundir import atomic_write_bytes, atomic_write_text, pretty_json
@@ -31,9 +31,10 @@ def _write_all(out_dir: Path, files: list[tuple[str, str | bytes]]) -> list[Path
     return paths
 
 
-def write_run_report(doc: dict[str, Any], out_dir: Path) -> list[Path]:
+def write_run_report(doc: RunReport | dict[str, Any], out_dir: Path) -> list[Path]:
     """report.md and report.html for one run report document (ocllm-run-report/1)."""
-    return _write_all(out_dir, [("report.md", run_report_markdown(doc)), ("report.html", run_report_html(doc))])
+    data = msgspec.to_builtins(doc)  # the renderers draw the document as its JSON says it
+    return _write_all(out_dir, [("report.md", run_report_markdown(data)), ("report.html", run_report_html(data))])
 
 
 def write_comparison(doc: Comparison | dict[str, Any], out_dir: Path) -> list[Path]:
