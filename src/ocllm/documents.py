@@ -21,14 +21,9 @@ class Figures(msgspec.Struct, kw_only=True):
     accuracy: float
 
 
-class Summary(msgspec.Struct, kw_only=True):
-    """A scored run's summary (the `summary` of metrics.json and of every rescore)."""
+class Summary(Figures, kw_only=True):
+    """A scored run's summary (the `summary` of metrics.json and of every rescore): its figures, then these."""
 
-    total: int
-    correct: int
-    errors: int = 0
-    scored: int
-    accuracy: float
     by_category: dict[str, Figures] = msgspec.field(default_factory=dict)
     by_ambiguity: dict[str, int] = msgspec.field(default_factory=dict)
     by_method: dict[str, int] = msgspec.field(default_factory=dict)
@@ -109,14 +104,9 @@ class Comparison(Paired, kw_only=True):
     resources: dict[str, Any] = msgspec.field(default_factory=dict)  # tokens and latency per side
 
 
-class Estimate(msgspec.Struct, kw_only=True):
+class Estimate(Figures, kw_only=True):
     """A scope's figures with the 95% Wilson interval of its accuracy."""
 
-    total: int
-    correct: int
-    errors: int = 0
-    scored: int
-    accuracy: float
     ci_low: float
     ci_high: float
 
