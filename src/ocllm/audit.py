@@ -52,7 +52,7 @@ class AuditTally:
 
 def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any]) -> str:
     lines = [
-        f"# Rescoring audit: `{source_name}`",
+        f"# Rescoring audit: `{_cell(source_name)}`",
         "",
         f"Scorer {scorer['version']}; conflict policy `{scorer['conflict_policy']}`; reasoning fallback "
         f"{'on' if scorer['allow_reasoning_fallback'] else 'off'}; think prefilled "
@@ -67,7 +67,7 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any]) ->
     ]
     for scope, (old, new, n) in [("all", tally.overall), *sorted(tally.categories.items())]:
         old_cell = _fraction(old, n) if tally.has_old else "n/a"
-        lines.append(f"| {scope} | {old_cell} | {_fraction(new, n)} | {new - old:+d} |")
+        lines.append(f"| {_cell(scope)} | {old_cell} | {_fraction(new, n)} | {new - old:+d} |")
 
     lines += ["", f"## Changed decisions ({len(tally.changed)})", ""]
     if tally.changed:

@@ -5,7 +5,9 @@ once instead of first loading SciPy, matplotlib and aiohttp."""
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -294,8 +296,24 @@ def serve_sim(host: str, port: int, models: tuple[str, ...], suites: tuple[str, 
     serve(config, host, port)
 
 
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    # A scheduler, `timeout` or a container stop sends SIGTERM: it ends the command as Ctrl-C does, so a run
+    # marks its manifest interrupted and says how to resume, instead of vanishing with a `running` manifest.
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point. Every error a user can cause ends in one line on stderr and exit code 2."""
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         result = app.main(args=argv, prog_name="ocllm", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:

@@ -21,7 +21,7 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not part of the text
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})") from None
 
@@ -34,8 +34,16 @@ def load_json(path: Path) -> Any:
         return msgspec.json.decode(text)
     except msgspec.DecodeError:
         pass
+    except RecursionError:
+        raise InputError(too_deep(path)) from None
     # msgspec is fast but reports byte offsets; the stdlib parser names line and column.
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(too_deep(path)) from None
+
+
+def too_deep(where: object) -> str:
+    return f"{where}: nested too deeply to read (brackets inside brackets hundreds of levels down)"

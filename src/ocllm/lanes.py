@@ -7,6 +7,7 @@ environment variable that holds it.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any, Literal
 import msgspec
 
 from ocllm.errors import InputError
-from ocllm.jsonfile import read_text
+from ocllm.jsonfile import read_text, too_deep
 from ocllm.models import Policy
 
 DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."
@@ -67,10 +68,10 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
         lane = msgspec.convert({"name": name, **settings}, Lane)
     except msgspec.ValidationError as exc:
         raise InputError(f"{where}: lane {name!r}: {exc}") from None
-    if lane.concurrency < 1:
-        raise InputError(f"{where}: lane {name!r}: concurrency must be at least 1")
-    if lane.max_attempts < 1:
-        raise InputError(f"{where}: lane {name!r}: max_attempts must be at least 1")
+    # One validation for a lanes file and for flags alike: a value a server would take, or refuse, or
+    # read as something else, is refused here first.
+    for problem in _range_problems(lane):
+        raise InputError(f"{where}: lane {name!r}: {problem}")
     if not _LANE_NAME.fullmatch(name):
         raise InputError(f"{where}: lane name {name!r}: use letters, digits, '_', '-' and '.' (it names a folder)")
     for field in ("{question}", "{options}"):
@@ -79,6 +80,25 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
     _check_template(where, name, "prompt_template", lane.prompt_template)
     _check_template(where, name, "substring_template", lane.substring_template)
     return lane
+
+
+def _range_problems(lane: Lane) -> list[str]:
+    problems = []
+    if lane.concurrency < 1:
+        problems.append("concurrency must be at least 1")
+    if lane.max_attempts < 1:
+        problems.append("max_attempts must be at least 1")
+    if lane.max_tokens is not None and lane.max_tokens < 1:
+        problems.append(f"max_tokens must be at least 1 (got {lane.max_tokens})")
+    if lane.temperature is not None and not (math.isfinite(lane.temperature) and lane.temperature >= 0):
+        problems.append(f"temperature must be 0 or more (got {lane.temperature})")
+    if lane.top_p is not None and not (math.isfinite(lane.top_p) and 0 < lane.top_p <= 1):
+        problems.append(f"top_p must be above 0 and at most 1 (got {lane.top_p})")
+    if not (math.isfinite(lane.timeout_s) and lane.timeout_s > 0):
+        problems.append(f"timeout_s must be more than 0 (got {lane.timeout_s})")
+    if not (math.isfinite(lane.retry_budget_s) and lane.retry_budget_s >= 0):
+        problems.append(f"retry_budget_s must be 0 or more (got {lane.retry_budget_s})")
+    return problems
 
 
 def _check_template(where: str, name: str, field: str, template: str) -> None:
@@ -98,6 +118,8 @@ def load_lanes(path: Path) -> dict[str, Lane]:
         data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(too_deep(path)) from None
     defaults = data.get("defaults", {})
     lanes = data.get("lanes")
     if not isinstance(defaults, dict):

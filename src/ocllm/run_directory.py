@@ -9,6 +9,7 @@ metrics.json   derived: the decisions and summary, recomputed whenever the run f
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,17 +57,38 @@ class RunDirectory:
         a damaged manifest, samples of tasks not in the suite."""
         if self.path.exists() and not self.path.is_dir():
             raise InputError(f"{self.path}: exists and is not a directory")
+        _check_creatable(self.path)
+        if self.samples_path.exists() and not self.samples_path.is_file():
+            raise InputError(f"{self.samples_path}: is not a file; this is not a run directory ocllm can use")
+        if self.path.is_dir() and not self._is_run_directory() and any(self.path.iterdir()):
+            # Someone's files (an old harness's results folder, say) are never written over or mixed in.
+            raise InputError(
+                f"{self.path}: holds files and is not an ocllm run directory; choose a new or empty folder for --out"
+            )
         if not resume and self.samples_path.exists() and self.samples_path.stat().st_size:
             raise InputError(f"{self.path}: already holds a run; pass --resume to finish it, or choose another --out")
         if resume and lane is not None and suite is not None and self.path.is_dir():
             self._check_resumable(lane, suite)
             self._check_samples(suite, read_samples(self.samples_path))
 
+    def _is_run_directory(self) -> bool:
+        """Samples, or a manifest of this project's: written by `ocllm run` (perhaps stopped early)."""
+        if self.samples_path.is_file():
+            return True
+        manifest = self.path / MANIFEST
+        try:
+            return msgspec.json.decode(manifest.read_bytes()).get("format") == RUN_FORMAT
+        except (OSError, AttributeError, RecursionError, msgspec.DecodeError):
+            return False
+
     def open(self, lane: Lane, suite: Suite, *, resume: bool, retry_errors: bool) -> list[Sample]:
         """Make the directory ready and return the samples already there that count (none for a new run;
         with --retry-errors, the failed ones are dropped from the file first)."""
         self.check(resume=resume or retry_errors, lane=lane, suite=suite)
-        self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot create the run directory ({exc.strerror or exc})") from None
         if not (resume or retry_errors):
             return []
         samples = read_samples(self.samples_path, repair=True)  # a torn last line is cut, appends go on cleanly
@@ -142,6 +164,22 @@ def read_manifest(path: Path) -> RunManifest:
         raise InputError(f"{path}: not valid JSON; cannot resume this run") from None
     except msgspec.ValidationError as exc:
         raise InputError(f"{path}: not a run manifest ({exc}); cannot resume this run") from None
+
+
+def _check_creatable(path: Path) -> None:
+    """A folder that does not exist yet must be one we can make: its nearest existing parent is a folder we
+    may write in. Found before the server is asked, and without creating anything."""
+    parent = path
+    while not parent.exists():
+        if parent.parent == parent:
+            return
+        parent = parent.parent
+    if parent == path:
+        return
+    if not parent.is_dir():
+        raise InputError(f"{path}: cannot be created: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: cannot be created: {parent} is not writable")
 
 
 def _now() -> str:

@@ -235,4 +235,7 @@ def _api_key(lane: Lane) -> str | None:
     key = os.environ.get(lane.api_key_env)
     if not key:
         raise OcllmError(f"lane {lane.name!r}: environment variable {lane.api_key_env} (api_key_env) is not set")
+    if any(ch in key for ch in "\r\n\0"):
+        # Refused before any request: a header cannot hold it, and the key itself is never printed.
+        raise OcllmError(f"lane {lane.name!r}: environment variable {lane.api_key_env} holds a line break")
     return key

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm.errors import InputError
-from ocllm.jsonfile import read_text
+from ocllm.jsonfile import read_text, too_deep
 from ocllm.models import Task
 from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
@@ -85,6 +85,8 @@ def parse_task_line(path: Path, number: int, line: str) -> Task:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: invalid JSON at column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(too_deep(where)) from None
     if not isinstance(row, dict):
         raise InputError(f"{where}: expected a JSON object")
     for field in _REQUIRED:

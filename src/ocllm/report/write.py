@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from ocllm.documents import Comparison, Matrix, RunReport
+from ocllm.errors import InputError
 from ocllm.report.html import comparison_html, matrix_html, run_report_html
 from ocllm.report.markdown import comparison_markdown, matrix_markdown, run_report_markdown
 from ocllm.rundir import atomic_write_bytes, atomic_write_text, pretty_json
@@ -19,7 +20,12 @@ from ocllm.rundir import atomic_write_bytes, atomic_write_text, pretty_json
 
 def _write_all(out_dir: Path, files: list[tuple[str, str | bytes]]) -> list[Path]:
     # Render everything before writing anything: a rendering error then leaves no partial set of files.
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"{out_dir}: exists and is not a folder; the report is a folder of files")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{out_dir}: cannot create the folder ({exc.strerror or exc})") from None
     paths = []
     for name, content in files:
         path = out_dir / name

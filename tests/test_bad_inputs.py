@@ -1,0 +1,166 @@
+"""Bad inputs from a hostile world (issue 11): each ends in one line on stderr and exit code 2, never a
+traceback, and is found before any server is asked. Files are real, the CLI is the real entry point."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import legacy_record, write_json
+from faultserver import free_port
+
+from ocllm.cli import main
+
+NOBODY = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there: a check that asks the server would say so
+TASK = {"id": "t1", "type": "mcq", "question": "q", "options": ["a", "b"], "answer": "A", "category": "c"}
+
+
+def suite(tmp: Path) -> Path:
+    path = tmp / "suite.jsonl"
+    path.write_text(json.dumps(TASK) + "\n")
+    return path
+
+
+def run_args(tmp: Path, out: Path, *extra: str) -> list[str]:
+    return ["run", "--suite", str(suite(tmp)), "--base-url", NOBODY, "--model", "m", "--out", str(out), *extra]
+
+
+def nested_metrics(tmp: Path) -> list[str]:
+    (tmp / "deep.json").write_text('{"tasks": ' + "[" * 1500 + "]" * 1500 + "}")
+    return ["rescore", str(tmp / "deep.json"), "-o", str(tmp / "out.json")]
+
+
+def nested_suite(tmp: Path) -> list[str]:
+    (tmp / "deep.jsonl").write_text('{"id": ' + "[" * 1500 + "]" * 1500 + "}\n")
+    return ["run", "--suite", str(tmp / "deep.jsonl"), "--base-url", NOBODY, "--model", "m", "--out", str(tmp / "r")]
+
+
+def nested_lanes(tmp: Path) -> list[str]:
+    (tmp / "lanes.toml").write_text("x = " + "[" * 1500 + "]" * 1500 + "\n")
+    return ["matrix", str(tmp / "lanes.toml"), "--out", str(tmp / "m")]
+
+
+def lanes_with(setting: str) -> Callable[[Path], list[str]]:
+    def build(tmp: Path) -> list[str]:
+        lanes = tmp / "lanes.toml"
+        lanes.write_text(f'[lanes.L]\nbase_url = "{NOBODY}"\nmodel = "m"\nsuite = "{suite(tmp)}"\n{setting}\n')
+        return ["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp / "r")]
+
+    return build
+
+
+def output_is_a_file(command: str) -> Callable[[Path], list[str]]:
+    def build(tmp: Path) -> list[str]:
+        metrics = write_json(tmp / "m.json", {"tasks": [legacy_record("t1", "FINAL: B")]})
+        (tmp / "taken").write_text("mine")
+        if command == "report":
+            return ["report", str(metrics), "-o", str(tmp / "taken")]
+        if command == "compare":
+            return ["compare", str(metrics), str(metrics), "-o", str(tmp / "taken")]
+        folder = tmp / "runs"
+        (folder / "A").mkdir(parents=True)
+        (folder / "A" / "suite.jsonl").write_text(json.dumps(TASK) + "\n")
+        (folder / "A" / "samples.jsonl").write_text(json.dumps({"task_id": "t1", "content": "FINAL: A"}) + "\n")
+        return ["matrix-report", str(folder), "-o", str(tmp / "taken")]
+
+    return build
+
+
+def out_under_a_file(tmp: Path) -> list[str]:
+    (tmp / "file").write_text("mine")
+    return run_args(tmp, tmp / "file" / "sub")
+
+
+def out_is_someone_elses_folder(tmp: Path) -> list[str]:
+    folder = tmp / "old_results"
+    folder.mkdir()
+    for name in ("metrics.json", "manifest.json", "suite.jsonl"):
+        (folder / name).write_text('{"theirs": true}\n')
+    return run_args(tmp, folder)
+
+
+def samples_is_a_folder(tmp: Path) -> list[str]:
+    out = tmp / "r"
+    (out / "samples.jsonl").mkdir(parents=True)
+    return run_args(tmp, out, "--resume")
+
+
+CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "nested metrics file": (nested_metrics, "nested too deeply"),
+    "nested suite line": (nested_suite, "nested too deeply"),
+    "nested lanes file": (nested_lanes, "nested too deeply"),
+    "negative max_tokens in a lanes file": (lanes_with("max_tokens = -5"), "max_tokens must be at least 1"),
+    "negative temperature in a lanes file": (lanes_with("temperature = -1.0"), "temperature must be 0 or more"),
+    "top_p above 1": (lanes_with("top_p = 1.5"), "top_p must be above 0 and at most 1"),
+    "report into a file": (output_is_a_file("report"), "exists and is not a folder"),
+    "compare into a file": (output_is_a_file("compare"), "exists and is not a folder"),
+    "matrix-report into a file": (output_is_a_file("matrix-report"), "exists and is not a folder"),
+    "--out under a file": (out_under_a_file, "is a file, not a folder"),
+    "--out someone else's folder": (out_is_someone_elses_folder, "is not an ocllm run directory"),
+    "samples.jsonl a folder on --resume": (samples_is_a_folder, "is not a file"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_a_bad_input_is_one_line_and_exit_2(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    build, message = CASES[case]
+    args = build(tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], err
+    assert "cannot reach" not in err  # found before the server was asked
+    assert {p: p.read_bytes() for p in before} == before  # nothing of the user's was changed
+
+
+def test_an_api_key_with_a_line_break_is_refused_before_any_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OCLLM_TEST_KEY", "sk-secret\r\nX-Injected: 1")
+    assert main([*run_args(tmp_path, tmp_path / "r"), "--api-key-env", "OCLLM_TEST_KEY"]) == 2
+    err = capsys.readouterr().err
+    assert "OCLLM_TEST_KEY holds a line break" in err and "sk-secret" not in err
+
+
+def test_a_suite_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    from ocllm.suites import load_suite
+
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + (json.dumps(TASK) + "\n").encode())
+    assert [t.id for t in load_suite(str(path)).tasks] == ["t1"]
+
+
+def test_the_audit_shows_markup_in_names_as_text(tmp_path: Path) -> None:
+    record = legacy_record("t<1>", "FINAL: B", category="<script>alert(1)</script>", correct=False)
+    metrics = write_json(tmp_path / "m.json", {"tasks": [record]})
+    assert main(["rescore", str(metrics), "-o", str(tmp_path / "o.json"), "--report", str(tmp_path / "a.md")]) == 0
+    audit = (tmp_path / "a.md").read_text()
+    assert "<script>" not in audit and "&lt;script&gt;" in audit
+
+
+def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from faultserver import FaultServer, Hang, Reply
+
+    out = tmp_path / "r"
+    models = Reply(json={"object": "list", "data": [{"id": "m", "object": "model"}]})
+    with FaultServer() as server:
+        server.script(models, then=Hang(30.0))  # every chat request hangs
+        args = [sys.executable, "-m", "ocllm", *run_args(tmp_path, out)]
+        args[args.index(NOBODY)] = server.base_url
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while not (out / "manifest.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "--resume" in err
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
