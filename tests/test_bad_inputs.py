@@ -164,3 +164,43 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "--resume" in err
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+
+
+def test_the_api_key_is_never_kept_in_any_spelling_a_server_echoes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that echoes the Authorization header JSON-escaped or URL-encoded must not put the key into
+    the run's files or the console (issue 11)."""
+    from faultserver import FaultServer, Reply
+
+    key = "sk-secret/XYZü+1"
+    monkeypatch.setenv("OCLLM_TEST_KEY", key)
+    spellings = [
+        json.dumps(key)[1:-1],  # sk-secret/XYZ\u00fc+1
+        json.dumps(key)[1:-1].replace("/", "\\/"),
+        json.dumps(key, ensure_ascii=False)[1:-1].replace("/", "\\/"),
+        "sk-secret%2FXYZ%C3%BC%2B1",
+        "sk-secret%2fXYZ%c3%bc%2b1",
+        "sk-secret%2FXYZ%C3%BC+1",
+    ]
+    echo = '{"error": {"message": "bad auth: ' + " | ".join(f"Bearer {s}" for s in spellings) + '"}}'
+    out = tmp_path / "r"
+    models = Reply(json={"object": "list", "data": [{"id": "m", "object": "model"}]})
+    with FaultServer() as server:
+        server.script(models, then=Reply(status=400, body=echo))
+        args = run_args(tmp_path, out, "--api-key-env", "OCLLM_TEST_KEY")
+        args[args.index(NOBODY)] = server.base_url
+        assert main(args) == 2  # the trial request is refused, quoting the server
+    printed = capsys.readouterr()
+    with FaultServer() as server:
+        server.script(models, models, then=Reply(status=400, body=echo))
+        args = run_args(tmp_path, out, "--api-key-env", "OCLLM_TEST_KEY", "--model", "m")
+        args[args.index(NOBODY)] = server.base_url
+        main(args)
+    printed2 = capsys.readouterr()
+    written = "".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
+    everything = printed.out + printed.err + printed2.out + printed2.err + written
+    assert "[redacted]" in everything
+    for spelling in [key, *spellings]:
+        assert spelling not in everything, spelling
+    assert "XYZ" not in everything.replace("[redacted]", "")

@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import functools
 import logging
 import math
 import random
+import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -603,7 +605,33 @@ def _one_line(text: str) -> str:
 
 
 def _scrub(text: str, api_key: str | None) -> str:
-    return text.replace(api_key, _REDACTED) if api_key else text
+    """The text with the API key taken out in every spelling a server may echo it in: as it is, JSON-escaped
+    ("\\/", "\\u00fc"), URL-encoded ("%2F", "%c3%bc"), or any mixture of these, character by character."""
+    if not api_key:
+        return text
+    return _key_pattern(api_key).sub(_REDACTED, text)
+
+
+@functools.lru_cache(maxsize=8)
+def _key_pattern(key: str) -> re.Pattern[str]:
+    return re.compile("".join(_char_spellings(ch) for ch in key))
+
+
+def _char_spellings(ch: str) -> str:
+    """One character of the key, as a pattern of its spellings: itself, its UTF-8 bytes percent-encoded,
+    its JSON escape (a surrogate pair beyond the BMP), "\\/" for "/", "+" for a space."""
+    spellings = [re.escape(ch), "".join(f"%(?i:{b:02x})" for b in ch.encode("utf-8"))]
+    code = ord(ch)
+    if code > 0xFFFF:
+        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+        spellings.append(f"\\\\u(?i:{high:04x})\\\\u(?i:{low:04x})")
+    else:
+        spellings.append(f"\\\\u(?i:{code:04x})")
+    if ch == "/":
+        spellings.append(re.escape("\\/"))
+    if ch == " ":
+        spellings.append(re.escape("+"))
+    return "(?:" + "|".join(spellings) + ")"
 
 
 def _str_or_none(value: Any) -> str | None:
