@@ -188,15 +188,15 @@ def test_the_api_key_is_never_kept_in_any_spelling_a_server_echoes(
     models = Reply(json={"object": "list", "data": [{"id": "m", "object": "model"}]})
     with FaultServer() as server:
         server.script(models, then=Reply(status=400, body=echo))
-        args = run_args(tmp_path, out, "--api-key-env", "OCLLM_TEST_KEY")
+        args = run_args(tmp_path, out, "--api-key-env", "OCLLM_TEST_KEY", "--model", "other")
         args[args.index(NOBODY)] = server.base_url
-        assert main(args) == 2  # the trial request is refused, quoting the server
+        assert main(args) == 2  # an unlisted model: the trial request is refused, quoting the server
     printed = capsys.readouterr()
     with FaultServer() as server:
         server.script(models, models, then=Reply(status=400, body=echo))
         args = run_args(tmp_path, out, "--api-key-env", "OCLLM_TEST_KEY", "--model", "m")
         args[args.index(NOBODY)] = server.base_url
-        main(args)
+        assert main(args) == 1  # every request failed, each quoting the server
     printed2 = capsys.readouterr()
     written = "".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
     everything = printed.out + printed.err + printed2.out + printed2.err + written
