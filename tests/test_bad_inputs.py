@@ -204,3 +204,20 @@ def test_the_api_key_is_never_kept_in_any_spelling_a_server_echoes(
     for spelling in [key, *spellings]:
         assert spelling not in everything, spelling
     assert "XYZ" not in everything.replace("[redacted]", "")
+
+
+def test_evidence_stays_bounded_on_any_output() -> None:
+    """A megabyte of format examples makes tens of thousands of statements: the decision weighs them all,
+    the evidence keeps the first and last of each region and the deciding one, and counts the rest."""
+    from conftest import mcq
+
+    from ocllm.scoring.mcq import EVIDENCE_KEPT
+
+    content = "FINAL: A or FINAL: B. " * 3000 + "\nFINAL: C"
+    reasoning = "Maybe the answer is A. " * 2000
+    d = mcq(content, reasoning, answer="C")
+    assert (d.extracted_final_answer, d.ambiguity) == ("C", "conflicting_final_answers")  # all were weighed
+    assert len(d.candidates) <= 4 * EVIDENCE_KEPT + 1
+    assert d.candidates[d.decided_by].text == "FINAL: C"
+    assert d.reasoning_statements == 2000
+    assert d.candidates_left_out == 3000 * 2 + 1 + 2000 - len(d.candidates)

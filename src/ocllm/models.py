@@ -148,6 +148,9 @@ class Decision(msgspec.Struct, kw_only=True):
     hedged: bool = False  # the deciding statement was hedged ("the answer is likely C")
     missing_substrings: list[str] | None = None
     error: str | None = None
+    # Statements found but not kept in `candidates` (the first and last of each region, and the deciding
+    # one, are): counted, so the evidence says it is a selection.
+    candidates_left_out: int = 0
 
 
 RunStatus = Literal["running", "interrupted", "finished", "finished_with_errors"]
