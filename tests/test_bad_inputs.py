@@ -221,3 +221,33 @@ def test_evidence_stays_bounded_on_any_output() -> None:
     assert d.candidates[d.decided_by].text == "FINAL: C"
     assert d.reasoning_statements == 2000
     assert d.candidates_left_out == 3000 * 2 + 1 + 2000 - len(d.candidates)
+
+
+def test_markup_in_ids_categories_and_text_is_printed_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`[/bold]` in a category or `[red]x` in a task id is text: no command crashes on it or hides it (issue 11)."""
+    from faultserver import FaultServer, Reply
+
+    hostile = [
+        {**TASK, "id": "[red]x", "category": "[/bold]", "question": "[/bold] q [link=x]"},
+        {**TASK, "id": "t2", "category": "[bold]cat"},
+    ]
+    suite_path = tmp_path / "s.jsonl"
+    suite_path.write_text("".join(json.dumps(t) + "\n" for t in hostile))
+    models = Reply(json={"object": "list", "data": [{"id": "m", "object": "model"}]})
+    answer = {"index": 0, "message": {"role": "assistant", "content": "FINAL: A"}, "finish_reason": "stop"}
+    folder = tmp_path / "runs"
+    with FaultServer() as server:
+        server.script(
+            models, then=Reply(json={"id": "x", "object": "chat.completion", "model": "m", "choices": [answer]})
+        )
+        for lane in ("A_baseline", "B"):
+            args = ["run", "--suite", str(suite_path), "--base-url", server.base_url, "--model", "m"]
+            assert main([*args, "--lane", lane, "--out", str(folder / lane)]) == 0
+    assert main(["rescore", str(folder / "B"), "-o", str(tmp_path / "r.json")]) == 0
+    assert main(["report", str(folder / "B")]) == 0
+    assert main(["compare", str(folder / "A_baseline"), str(folder / "B"), "-o", str(tmp_path / "c")]) == 0
+    assert main(["matrix-report", str(folder)]) == 0
+    printed = capsys.readouterr().out
+    assert "[/bold]" in printed and "[bold]cat" in printed
