@@ -431,3 +431,23 @@ def test_ctrl_c_while_the_server_is_asked_says_nothing_was_written(tmp_path: Pat
     assert proc.returncode == 130
     assert "nothing was written (the run had not started)" in err and "--resume" not in err
     assert not out.exists()
+
+
+def test_requests_and_retries_are_counted_across_retry_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 11: "requests this run" counted tasks, and --retry-errors dropped what the failed attempts cost."""
+    out, suite = tmp_path / "run", write_suite(tmp_path)
+    with FaultServer() as server:
+        server.script(models("m"), Reply(status=500, body="busy"), then=reply("FINAL: A"))
+        assert cli_run(server.base_url, suite, out) == 0
+    assert "tasks this run: 4 (5 requests, 1 retries)" in capsys.readouterr().out
+    assert json.loads((out / "manifest.json").read_text())["requests"] == 5
+    with FaultServer() as server:
+        server.script(models("m"), then=Reply(status=400, json={"error": {"message": "no"}}))
+        assert cli_run(server.base_url, suite, tmp_path / "failing") == 1
+    with FaultServer() as server:
+        server.script(models("m"), then=reply("FINAL: A"))
+        assert cli_run(server.base_url, suite, tmp_path / "failing", "--retry-errors") == 0
+    # 4 failed requests, then 4 that answered: the run cost 8, though only 4 lines remain.
+    assert json.loads((tmp_path / "failing" / "manifest.json").read_text())["requests"] == 8

@@ -73,7 +73,7 @@ def print_run_result(result: RunResult) -> None:
     console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
     console.print(
         f"errors: {summary.errors}   truncated: {summary.truncated}   missing: {summary.missing}"
-        f"   requests this run: {result.ran}"
+        f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries)"
     )
     print_notices(result.notices)
     for name in ("manifest.json", "suite.jsonl", "samples.jsonl", "metrics.json"):

@@ -178,3 +178,6 @@ class RunManifest(msgspec.Struct, kw_only=True):
     finished_at: str | None = None
     status: RunStatus = "running"
     notices: list[str] = msgspec.field(default_factory=list)
+    # HTTP requests the run has cost so far, retries included, across every invocation (--resume,
+    # --retry-errors): a retried task's earlier attempts stay counted although its failed line is dropped.
+    requests: int = 0

@@ -50,6 +50,7 @@ class RunDirectory:
         self.path = path
         self.samples_path = path / SAMPLES
         self.manifest: RunManifest | None = None  # once the run has started
+        self._dropped_attempts = 0  # attempts of the failed lines --retry-errors removed
 
     def check(self, *, resume: bool, lane: Lane | None = None, suite: Suite | None = None) -> None:
         """Every mistake about --out that needs no server to find, checked before the server is asked: not
@@ -95,6 +96,7 @@ class RunDirectory:
         self._check_samples(suite, samples)
         if retry_errors:
             kept = [s for s in samples if s.error is None]
+            self._dropped_attempts = sum(s.attempts for s in samples if s.error is not None)
             write_samples(self.samples_path, kept)  # atomically: the failed lines go, the rest stay
             return kept
         return samples
@@ -121,7 +123,8 @@ class RunDirectory:
     def start(self, lane: Lane, suite: Suite, *, resumed: bool, server_models: Any, served_model: str | None) -> None:
         """Write the manifest (keeping a resumed run's start time) and the suite as run."""
         previous = self.path / MANIFEST
-        started = read_manifest(previous).started_at if resumed and previous.exists() else _now()
+        before = read_manifest(previous) if resumed and previous.exists() else None
+        started = before.started_at if before is not None else _now()
         self.manifest = RunManifest(
             format=RUN_FORMAT,
             harness_version=__version__,
@@ -131,9 +134,23 @@ class RunDirectory:
             server_models=server_models,
             served_model=served_model,
             started_at=started,
+            requests=self._requests_before(before),
         )
         write_json(self.path / MANIFEST, self.manifest)
         atomic_write_bytes(self.path / SUITE_COPY, suite.canonical())
+
+    def _requests_before(self, before: RunManifest | None) -> int:
+        """What the earlier invocations cost. A manifest of an earlier version did not count: then the
+        samples on disk say at least what their attempts were."""
+        if before is None:
+            return self._dropped_attempts
+        if before.requests:
+            return before.requests
+        return sum(s.attempts for s in read_samples(self.samples_path)) + self._dropped_attempts
+
+    def count_requests(self, n: int) -> None:
+        assert self.manifest is not None, "start() comes first"
+        self.manifest.requests += n
 
     def writer(self) -> SampleWriter:
         return SampleWriter(self.samples_path)

@@ -36,7 +36,8 @@ class RunResult(NamedTuple):
     out_dir: Path
     lane: Lane
     summary: Summary
-    ran: int  # requests made in this invocation
+    ran: int  # tasks sent in this invocation
+    requests: int  # HTTP requests they took, retries included
     notices: list[str]  # what the user should know after the run: why requests failed, truncation, ...
     model: str  # the model the server answered as (the lane's name for it when no answer said)
 
@@ -61,7 +62,7 @@ def run_lane(
     run_dir.check(resume=resume or retry_errors, lane=lane, suite=suite)
     make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
     try:
-        ran, before, served = asyncio.run(
+        ran, requests, before, served = asyncio.run(
             _run(lane, suite, settings, run_dir, resume, retry_errors, make_progress, announce or (lambda _: None))
         )
         rescored = score_run_dir(out_dir, lane)
@@ -80,7 +81,7 @@ def run_lane(
     if (resume or retry_errors) and not ran:
         # Said to this invocation only; the manifest keeps what holds for the run.
         after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
-    return RunResult(out_dir, lane, summary, ran, after, served or lane.model)
+    return RunResult(out_dir, lane, summary, ran, requests, after, served or lane.model)
 
 
 async def _run(
@@ -92,9 +93,9 @@ async def _run(
     retry_errors: bool,
     make_progress: Callable[[str, int, int], RunProgress],
     announce: Callable[[str], None],
-) -> tuple[int, list[str], str | None]:
-    """The server check, then the pending tasks, in one event loop. Returns how many requests were made,
-    the notices said before the run, and the model name the trial request was answered as."""
+) -> tuple[int, int, list[str], str | None]:
+    """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
+    how many requests they took, the notices said before the run, and the model the trial was answered as."""
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
     probe, served, before = await _check_server(lane, settings)
@@ -106,12 +107,15 @@ async def _run(
     run_dir.start(lane, suite, resumed=resume or retry_errors, server_models=probe.models, served_model=served)
     policy = lane.policy()
     writer = run_dir.writer()
+    requests = 0
     try:
         async with make_session(lane.concurrency) as session:
             with make_progress(lane.name, len(suite.tasks), len(done)) as bar:
 
                 def finished(task: Task, sample: Sample) -> None:
+                    nonlocal requests
                     writer.append(sample)
+                    requests += sample.attempts
                     # Scored as the final metrics will score it (with the prompt as sent), for the live accuracy.
                     correct = None if sample.error else decide(as_sent(task, sample), sample, policy).correct
                     bar.advance(correct, sample.error is not None)
@@ -120,7 +124,8 @@ async def _run(
                 await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
     finally:
         writer.close()
-    return len(pending), before, served
+        run_dir.count_requests(requests)
+    return len(pending), requests, before, served
 
 
 def client_settings(lane: Lane) -> ClientSettings:
