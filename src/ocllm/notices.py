@@ -101,6 +101,10 @@ class NoticeTally:
         self.thinking += bool(sample.reasoning or "</think>" in content)
         self.closed_only += "</think>" in content and "<think>" not in content
 
+    def most_served(self) -> str | None:
+        """The model name most answers were given as, if any answer said."""
+        return self.models.most_common(1)[0][0] if self.models else None
+
     def notices(
         self,
         *,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -134,6 +135,7 @@ class RescoredFile(NamedTuple):
 
     summary: Summary
     notices: list[str]
+    served_model: str | None = None  # the model most answers were given as, when the answers said
 
 
 def rescore_file(
@@ -148,12 +150,26 @@ def rescore_file(
         if report_path.resolve() == output_path.resolve():
             raise OcllmError(f"{report_path}: the audit report and the output cannot be the same file")
     meta, records = stream_saved_run(input_path)
-    policy = policy_of_meta(meta, overrides)
+    return write_rescored(input_path, meta, records, policy_of_meta(meta, overrides), output_path, report_path)
+
+
+def write_rescored(
+    input_path: Path,
+    meta: RunMeta,
+    records: Iterable[SavedRecord],
+    policy: Policy,
+    output_path: Path,
+    report_path: Path | None = None,
+    source: dict[str, Any] | None = None,
+) -> RescoredFile:
+    """The streaming writer itself: also what a run's metrics.json is written with (`source` replacing the
+    document's source fields it names)."""
     tally, notices, audit = Tally(), NoticeTally(), AuditTally()
     n_changed = 0
     with atomic_writer(output_path) as out:
         out.write(b'{\n  "format": ' + _json(OUTPUT_FORMAT) + b',\n  "harness_version": ' + _json(__version__))
-        out.write(b',\n  "source": ' + _indented(meta.source(input_path), 2) + b',\n  "tasks": [')
+        document_source = {**meta.source(input_path), **(source or {})}
+        out.write(b',\n  "source": ' + _indented(document_source, 2) + b',\n  "tasks": [')
         for index, record in enumerate(records):
             decision = decide(record.task, record.sample, policy)
             tally.add(decision)
@@ -167,7 +183,7 @@ def rescore_file(
         if report_path is not None:
             # Rendered before the output is renamed into place: a failure leaves neither file.
             atomic_write_text(report_path, render_audit(audit, input_path.name, summary.scorer))
-    return RescoredFile(summary, said)
+    return RescoredFile(summary, said, notices.most_served())
 
 
 def _json(value: object) -> bytes:

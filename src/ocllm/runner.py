@@ -20,14 +20,15 @@ from ocllm.client import ClientSettings, ServerProbe, chat_completion, make_sess
 from ocllm.documents import Summary
 from ocllm.errors import InputError, Interrupted, OcllmError
 from ocllm.execute import Dispatch, execute
-from ocllm.formats.run_dir import load_run_dir
+from ocllm.formats.run_dir import stream_run_dir
 from ocllm.lanes import Lane
 from ocllm.models import Sample, Task, as_sent
-from ocllm.notices import is_model_mismatch, same_model, served_models, unlisted_model_notice
+from ocllm.notices import is_model_mismatch, same_model, unlisted_model_notice
 from ocllm.progress import RunProgress
 from ocllm.prompting import request_body
-from ocllm.rescore import Rescored, rescore_run
+from ocllm.rescore import RescoredFile, write_rescored
 from ocllm.run_directory import RunDirectory
+from ocllm.rundir import METRICS
 from ocllm.scoring import decide
 from ocllm.suites import Suite, load_suite
 
@@ -71,12 +72,12 @@ def run_lane(
         if run_dir.manifest is None:
             raise Interrupted("nothing was written (the run had not started)") from None
         raise Interrupted("finished tasks are saved (run the same command again with --resume)") from None
-    summary = rescored.document.summary
-    after = list(rescored.document.notices)
+    summary = rescored.summary
+    after = list(rescored.notices)
     if any(is_model_mismatch(n) for n in before):
         # Said before the run, in its own words: not again after the table.
         after = [n for n in after if not is_model_mismatch(n)]
-    served = next(iter(served_models(r.sample for r in rescored.source.records)), served)
+    served = rescored.served_model or served
     run_dir.finish(notices=before + after, served_model=served, errors=summary.errors)
     if (resume or retry_errors) and not ran:
         # Said to this invocation only; the manifest keeps what holds for the run.
@@ -153,13 +154,12 @@ def http_dispatcher(session: aiohttp.ClientSession, settings: ClientSettings, la
     return dispatch
 
 
-def score_run_dir(out_dir: Path, lane: Lane) -> Rescored:
-    """Decide every task from the samples on disk and write metrics.json."""
-    saved = load_run_dir(out_dir)
-    result = rescore_run(saved, lane.policy())
-    result.document.source = {**result.document.source, "path": str(out_dir), "lane": lane.name}
-    RunDirectory(out_dir).write_metrics(result.document)
-    return result
+def score_run_dir(out_dir: Path, lane: Lane) -> RescoredFile:
+    """Decide every task from the samples on disk and write metrics.json, one task at a time (a run's
+    memory does not grow with its outputs)."""
+    meta, records = stream_run_dir(out_dir)
+    source = {"path": str(out_dir), "lane": lane.name}
+    return write_rescored(out_dir, meta, records, lane.policy(), out_dir / METRICS, source=source)
 
 
 # A server still loading answers 503 for a while: the probe waits a little before refusing.
