@@ -85,14 +85,6 @@ class Tally:
         )
 
 
-def summarize(decisions: Iterable[Decision]) -> Summary:
-    """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
-    tally = Tally()
-    for d in decisions:
-        tally.add(d)
-    return tally.summary()
-
-
 def accuracy(correct: int, scored: int) -> float:
     return round(correct / scored, 6) if scored else 0.0
 

@@ -29,11 +29,6 @@ def same_model(wanted: str, served: str) -> bool:
     return served in {wanted, f"{wanted}:latest", wanted.removesuffix(":latest")}
 
 
-def served_models(samples: Iterable[Sample]) -> list[str]:
-    """The model names the server answered with, most frequent first."""
-    return [name for name, _ in Counter(s.model for s in samples if s.model).most_common()]
-
-
 def incomplete_notice(missing: int, in_suite: int | None) -> str | None:
     """The first thing said of a run that stopped part-way, or None for a run that ran every task."""
     if missing <= 0:
