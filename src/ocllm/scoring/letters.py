@@ -38,6 +38,9 @@ _OPENERS = (
     "'",
 )
 _CLOSERS = ("\\)", "\\]", "$$", "$", "**", "__", "*", ")", "]", "}", '"', "`", "”", "’", "'")
+# Their first characters: most letters stand unwrapped, and one look at the next character says so.
+_OPENER_STARTS = frozenset(opener[0] for opener in _OPENERS)
+_CLOSER_STARTS = frozenset(closer[0] for closer in _CLOSERS)
 # Separators of a list of letters: "B or C", "B, C", "B/C", "B and C", "B & C".
 _LIST_SEPARATOR = re.compile(r"[ \t]*(?:,[ \t]*(?:or|and)?|/|&|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
 # Words that may follow a bare letter and still leave it a letter: "The answer is A because ...".
@@ -172,7 +175,7 @@ def read_letters(
 def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, bool] | None:
     n = len(text)
     opened = 0
-    while pos < n:
+    while pos < n and text[pos] in _OPENER_STARTS:
         for opener in _OPENERS:
             if text.startswith(opener, pos):
                 pos += len(opener)
@@ -202,6 +205,8 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
         at = end
         while at < n and text[at] in _BLANK and opened > closed:
             at += 1  # "( B )", "\\( B \\)", and a display closer on the next line
+        if at >= n or text[at] not in _CLOSER_STARTS:
+            break
         for closer in _CLOSERS:
             if text.startswith(closer, at):
                 end = at + len(closer)

@@ -82,6 +82,23 @@ _MARKER_WORDS = (
     "final", "answer", "boxed", "correct", "best", "right", "likely", "probable", "most", "closest", "false",
     "incorrect", "untrue", "true", "答案", "respuesta", "réponse", "antwort", "resposta", "risposta",
 )  # fmt: skip
+_ASCII_MARKER_WORDS = tuple(word for word in _MARKER_WORDS if word.isascii())
+# The words a marker may begin with that are also common English ("most of them", "the right way") begin a
+# marker only when one of these follows them; checking that first spares the whole marker pattern at the
+# hundreds of places in a long reasoning where they are plain words. The property test holds this to
+# what MARKERS itself finds.
+_LEADS_ON = {
+    ("correct", "best", "right", "true"): ("answer", "option", "choice", "statement", "response", "alternative"),
+    ("most",): ("likely", "probable", "accurate", "appropriate", "suitable", "plausible"),
+    ("likely", "probable"): ("answer",),
+    ("closest",): ("answer", "option", "choice", "match"),
+    ("false", "incorrect", "untrue"): ("statement", "option", "choice"),
+}
+_QUALIFIER_LEADS = {
+    word: re.compile(re.escape(word) + _WS + "(?:" + "|".join(nexts) + ")", re.IGNORECASE)
+    for words, nexts in _LEADS_ON.items()
+    for word in words
+}
 
 
 _MAX_BOX_CHARS = 300
@@ -138,7 +155,7 @@ def find_statements(
             if _negated(text, m.start()):
                 continue
             hedged = kind == "hedged" or hypothetical(text, m.start())
-            statement = got._replace(start=m.start())
+            statement = Found(got.letters, m.start(), got.end, got.value, got.contradiction)
             candidate = make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged)
             if _GUESS_AFTER.match(text, got.end):
                 # The model's final word all the same: it keeps its rank, and the decision says it was a guess.
@@ -154,7 +171,7 @@ def marker_matches(text: str) -> Iterator[re.Match[str]]:
         yield from MARKERS.finditer(text)
         return
     starts: set[int] = set()
-    for word in _MARKER_WORDS:
+    for word in _ASCII_MARKER_WORDS if lower.isascii() else _MARKER_WORDS:
         at = lower.find(word)
         while at != -1:
             starts.add(at - 1 if word == "boxed" and at and text[at - 1] == "\\" else at)
@@ -162,6 +179,9 @@ def marker_matches(text: str) -> Iterator[re.Match[str]]:
     end = 0
     for start in sorted(starts):
         if start < end:
+            continue
+        lead = _QUALIFIER_LEADS.get(lower[start : start + 9].split(maxsplit=1)[0] if start < len(lower) else "")
+        if lead is not None and lead.match(text, start) is None:
             continue
         m = MARKERS.match(text, start)
         if m is not None:
