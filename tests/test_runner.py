@@ -30,8 +30,6 @@ DECISION_KEYS = (
     "extraction_method",
     "ambiguity",
     "correct",
-    "raw_content",
-    "raw_reasoning",
     "finish_reason",
     "error",
 )
@@ -200,6 +198,11 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     assert [{k: t[k] for k in DECISION_KEYS} for t in a["tasks"]] == [
         {k: t[k] for k in DECISION_KEYS} for t in b["tasks"]
     ]
+    # The raw outputs are in samples.jsonl only (metrics.json names the file): the same there too.
+    assert a["source"]["raw_outputs"] == "samples.jsonl" and "raw_content" not in a["tasks"][0]
+    outputs = ("task_id", "content", "reasoning", "finish_reason")
+    by_id = {s["task_id"]: [s.get(k) for k in outputs] for s in lines(whole / "samples.jsonl")}
+    assert {s["task_id"]: [s.get(k) for k in outputs] for s in resumed} == by_id
 
 
 def test_api_key_is_never_written(
@@ -513,3 +516,47 @@ def test_an_unlisted_alias_that_the_server_accepts_is_run(tmp_path: Path, capsys
             ["run", "--suite", "smoke", "--base-url", server.base_url, "--model", "coder", "--out", str(tmp_path / "r")]
         )
     assert code == 0 and "is not among those the server lists" in capsys.readouterr().out
+
+
+def test_the_runs_own_decisions_equal_a_fresh_rescore_of_its_samples(sim: SimServer, tmp_path: Path) -> None:
+    # The run decides each answer once, as it arrives, and metrics.json is written from those decisions;
+    # deciding the saved samples afresh must give the very same records, evidence included.
+    out = tmp_path / "run"
+    first = lane(sim.base_url, suite="demo", allow_reasoning_fallback=True, concurrency=8)
+    run_lane(first, out, progress=quiet)
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".decisions")]  # the spool is gone
+    assert main(["rescore", str(out), "-o", str(tmp_path / "fresh.json")]) == 0
+    spooled = json.loads((out / "metrics.json").read_text())
+    fresh = json.loads((tmp_path / "fresh.json").read_text())
+    assert len(spooled["tasks"]) == 59
+    apart = ("previous", "raw_content", "raw_reasoning")  # the run's raw outputs are in samples.jsonl
+    for ran, again in zip(spooled["tasks"], fresh["tasks"], strict=True):
+        assert {k: v for k, v in ran.items() if k not in apart} == {k: v for k, v in again.items() if k not in apart}
+    assert spooled["summary"]["correct"] == fresh["summary"]["correct"]
+
+
+def test_resumed_tasks_are_decided_afresh_and_new_ones_from_the_spool(sim: SimServer, tmp_path: Path) -> None:
+    # Half the suite in a first invocation (stopped by a limit on the suite), the rest on --resume: the final
+    # metrics hold every task, the earlier ones decided from disk, the later ones from this invocation's spool.
+    out = tmp_path / "run"
+    run_lane(lane(sim.base_url, suite="demo"), out, progress=quiet)
+    samples = (out / "samples.jsonl").read_text().splitlines(keepends=True)
+    (out / "samples.jsonl").write_text("".join(samples[:30]))
+    result = run_lane(lane(sim.base_url, suite="demo"), out, resume=True, progress=quiet)
+    assert result.ran == 29 and result.summary.total == 59
+    assert main(["rescore", str(out), "-o", str(tmp_path / "fresh.json")]) == 0
+    fresh = json.loads((tmp_path / "fresh.json").read_text())
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert [t["correct"] for t in metrics["tasks"]] == [t["correct"] for t in fresh["tasks"]]
+
+
+def test_a_runs_metrics_file_is_read_with_the_samples_beside_it(sim: SimServer, tmp_path: Path) -> None:
+    # metrics.json of a run holds no raw outputs (samples.jsonl does): given the file, the reader reads the
+    # run it belongs to, so the file re-scores and reports like the folder.
+    run_lane(lane(sim.base_url, suite="demo"), tmp_path / "run", progress=quiet)
+    assert main(["rescore", str(tmp_path / "run"), "-o", str(tmp_path / "folder.json")]) == 0
+    assert main(["rescore", str(tmp_path / "run" / "metrics.json"), "-o", str(tmp_path / "file.json")]) == 0
+    folder = json.loads((tmp_path / "folder.json").read_text())
+    file = json.loads((tmp_path / "file.json").read_text())
+    assert folder["tasks"] == file["tasks"] and folder["summary"] == file["summary"]
+    assert sum(bool(t["raw_content"]) for t in file["tasks"]) > 50

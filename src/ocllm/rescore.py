@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -33,9 +33,11 @@ def scorer_settings(policy: Policy) -> dict[str, Any]:
     return {"version": SCORER_VERSION, **msgspec.structs.asdict(policy)}
 
 
-def task_record(record: SavedRecord, decision: Decision) -> dict[str, Any]:
+def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = True) -> dict[str, Any]:
     """The per-task output record: the decision with its evidence, the raw output it was taken
-    from (so the output can itself be re-scored), and the input's own decision under `previous`."""
+    from (so the output can itself be re-scored), and the input's own decision under `previous`.
+    Without `raw_outputs` the raw content and reasoning are left out: a run directory's metrics.json, whose
+    samples.jsonl holds them already."""
     out = msgspec.to_builtins(decision)
     task, sample = record.task, record.sample
     out["subset"] = task.subset
@@ -43,8 +45,9 @@ def task_record(record: SavedRecord, decision: Decision) -> dict[str, Any]:
     out["required_substrings"] = task.required_substrings
     out["case_sensitive"] = task.case_sensitive
     out["prompt"] = task.prompt
-    out["raw_content"] = sample.content
-    out["raw_reasoning"] = sample.reasoning
+    if raw_outputs:
+        out["raw_content"] = sample.content
+        out["raw_reasoning"] = sample.reasoning
     out["finish_reason"] = sample.finish_reason
     out["usage"] = sample.usage
     out["latency_s"] = sample.latency_s
@@ -161,9 +164,13 @@ def write_rescored(
     output_path: Path,
     report_path: Path | None = None,
     source: dict[str, Any] | None = None,
+    decided: Callable[[SavedRecord], Decision | None] | None = None,
+    raw_outputs: bool = True,
 ) -> RescoredFile:
     """The streaming writer itself: also what a run's metrics.json is written with (`source` replacing the
-    document's source fields it names)."""
+    document's source fields it names; `decided` giving the decisions the run already took, under the
+    same policy and scorer, so that they are not taken twice; `raw_outputs` False for a run directory's
+    metrics.json, whose raw outputs are in samples.jsonl and are named there by `source.raw_outputs`)."""
     tally, notices, audit = Tally(), NoticeTally(), AuditTally()
     n_changed = 0
     with atomic_writer(output_path) as out:
@@ -171,12 +178,13 @@ def write_rescored(
         document_source = {**meta.source(input_path), **(source or {})}
         out.write(b',\n  "source": ' + _indented(document_source, 2) + b',\n  "tasks": [')
         for index, record in enumerate(records):
-            decision = decide(record.task, record.sample, policy)
+            decision = (decided and decided(record)) or decide(record.task, record.sample, policy)
             tally.add(decision)
             notices.add(record.sample, decision)
             audit.add(record, decision)
             n_changed += changed(record, decision)
-            out.write((b",\n    " if index else b"\n    ") + _indented(task_record(record, decision), 4))
+            task = task_record(record, decision, raw_outputs=raw_outputs)
+            out.write((b",\n    " if index else b"\n    ") + _indented(task, 4))
         summary, said = _closing(tally, notices, n_changed, meta, policy)
         out.write((b"\n  ]" if tally.total else b"]") + b',\n  "summary": ' + _indented(summary, 2))
         out.write(b',\n  "notices": ' + _indented(said, 2) + b"\n}\n")

@@ -17,6 +17,7 @@ import aiohttp
 import msgspec
 
 from ocllm.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
+from ocllm.decision_spool import DecisionSpool
 from ocllm.documents import Summary
 from ocllm.errors import InputError, Interrupted, OcllmError
 from ocllm.execute import Dispatch, execute
@@ -28,7 +29,7 @@ from ocllm.progress import RunProgress
 from ocllm.prompting import request_body
 from ocllm.rescore import RescoredFile, write_rescored
 from ocllm.run_directory import RunDirectory
-from ocllm.rundir import METRICS
+from ocllm.rundir import METRICS, SAMPLES
 from ocllm.scoring import decide
 from ocllm.suites import Suite, load_suite
 
@@ -63,10 +64,20 @@ def run_lane(
     run_dir.check(resume=resume or retry_errors, lane=lane, suite=suite)
     make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
     try:
-        ran, requests, before, served = asyncio.run(
-            _run(lane, suite, settings, run_dir, resume, retry_errors, make_progress, announce or (lambda _: None))
-        )
-        rescored = score_run_dir(out_dir, lane)
+        with DecisionSpool(out_dir) as spool:
+            ran, requests, before, served = asyncio.run(
+                _run(
+                    lane,
+                    suite,
+                    settings,
+                    run_dir,
+                    (resume, retry_errors),
+                    make_progress,
+                    announce or (lambda _: None),
+                    spool,
+                )
+            )
+            rescored = score_run_dir(out_dir, lane, spool)
     except KeyboardInterrupt:
         run_dir.interrupted()
         if run_dir.manifest is None:
@@ -90,13 +101,15 @@ async def _run(
     suite: Suite,
     settings: ClientSettings,
     run_dir: RunDirectory,
-    resume: bool,
-    retry_errors: bool,
+    again: tuple[bool, bool],
     make_progress: Callable[[str, int, int], RunProgress],
     announce: Callable[[str], None],
+    spool: DecisionSpool,
 ) -> tuple[int, int, list[str], str | None]:
     """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
-    how many requests they took, the notices said before the run, and the model the trial was answered as."""
+    how many requests they took, the notices said before the run, and the model the trial was answered as.
+    `again` is (resume, retry_errors); each answer's decision goes to `spool` for the final scoring."""
+    resume, retry_errors = again
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
     probe, served, before = await _check_server(lane, settings)
@@ -117,9 +130,11 @@ async def _run(
                     nonlocal requests
                     writer.append(sample)
                     requests += sample.attempts
-                    # Scored as the final metrics will score it (with the prompt as sent), for the live accuracy.
-                    correct = None if sample.error else decide(as_sent(task, sample), sample, policy).correct
-                    bar.advance(correct, sample.error is not None)
+                    # Decided as the final scoring would decide it (with the prompt as sent), once: the live
+                    # accuracy shows it, and the final scoring reads it back from the spool.
+                    decision = decide(as_sent(task, sample), sample, policy)
+                    spool.add(task.id, decision)
+                    bar.advance(None if sample.error else decision.correct, sample.error is not None)
 
                 dispatch = http_dispatcher(session, settings, lane)
                 await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
@@ -154,12 +169,16 @@ def http_dispatcher(session: aiohttp.ClientSession, settings: ClientSettings, la
     return dispatch
 
 
-def score_run_dir(out_dir: Path, lane: Lane) -> RescoredFile:
+def score_run_dir(out_dir: Path, lane: Lane, spool: DecisionSpool | None = None) -> RescoredFile:
     """Decide every task from the samples on disk and write metrics.json, one task at a time (a run's
-    memory does not grow with its outputs)."""
+    memory does not grow with its outputs). Tasks this invocation already decided are read from `spool`."""
     meta, records = stream_run_dir(out_dir)
-    source = {"path": str(out_dir), "lane": lane.name}
-    return write_rescored(out_dir, meta, records, lane.policy(), out_dir / METRICS, source=source)
+    # The raw outputs stay in samples.jsonl alone: metrics.json names the file instead of copying them.
+    source = {"path": str(out_dir), "lane": lane.name, "raw_outputs": SAMPLES}
+    decided = None if spool is None else (lambda record: spool.get(record.task.id))
+    return write_rescored(
+        out_dir, meta, records, lane.policy(), out_dir / METRICS, source=source, decided=decided, raw_outputs=False
+    )
 
 
 # A server still loading answers 503 for a while: the probe waits a little before refusing.

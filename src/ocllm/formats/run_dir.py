@@ -20,8 +20,15 @@ from ocllm.suites import load_suite
 
 
 def recognise(path: Path) -> bool:
-    """A folder: this project's run directory (refused with a clear line when its files are missing)."""
-    return path.is_dir()
+    """A folder: this project's run directory (refused with a clear line when its files are missing). Also
+    the metrics.json inside one: it holds the decisions, while the raw outputs are in samples.jsonl beside it."""
+    return path.is_dir() or _run_of_metrics(path) is not None
+
+
+def _run_of_metrics(path: Path) -> Path | None:
+    if path.name == METRICS and path.is_file() and (path.parent / SAMPLES).is_file():
+        return path.parent if (path.parent / SUITE_COPY).is_file() else None
+    return None
 
 
 def load_run_dir(path: Path) -> SavedRun:
@@ -33,6 +40,7 @@ def stream_run_dir(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     """The run's facts, and its records in suite order, read one at a time: a first pass over samples.jsonl
     notes where each task's line is (and the model names), then each line is read when its task comes. The
     raw outputs are never all in memory at once."""
+    path = _run_of_metrics(path) or path
     if not (path / SUITE_COPY).exists() or not (path / SAMPLES).exists():
         raise InputError(f"{path}: not a run directory (needs {SUITE_COPY} and {SAMPLES})")
     tasks = load_suite(str(path / SUITE_COPY)).tasks

@@ -1,0 +1,63 @@
+"""Decisions taken while a run goes, kept on disk by task id until the run's final scoring.
+
+The runner decides each answer the moment it arrives (the progress line shows the accuracy so far), and
+the final scoring writes metrics.json from the samples on disk. Deciding every answer a second time cost
+as much as the rest of the harness together; the final scoring reads back what was decided instead. The
+decisions are spooled to an anonymous file rather than kept in memory, so a run's memory does not grow
+with the evidence of its decisions: only the offset of each one is held.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+import msgspec
+
+from ocllm.models import Decision
+
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(Decision)
+
+
+class DecisionSpool:
+    """`add` a task's decision as it is taken; `get` it back by task id (None when this run did not decide
+    that task: it ran in an earlier invocation, and is decided afresh)."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._file: IO[bytes] | None = None
+        self._where: dict[str, tuple[int, int]] = {}
+        self._end = 0
+
+    def add(self, task_id: str, decision: Decision) -> None:
+        if self._file is None:
+            # Opened at the first decision, when the run's folder exists: the same disk as samples.jsonl
+            # (not a /tmp that may be memory), and an anonymous file, gone when closed whatever happens.
+            self._file = tempfile.TemporaryFile(dir=self._folder, prefix=".decisions-")  # noqa: SIM115 (closed by close())
+        data = _ENCODER.encode(decision)
+        self._file.seek(self._end)
+        self._file.write(data)
+        self._where[task_id] = (self._end, len(data))
+        self._end += len(data)
+
+    def get(self, task_id: str) -> Decision | None:
+        span = self._where.get(task_id)
+        if span is None or self._file is None:
+            return None
+        self._file.seek(span[0])
+        return _DECODER.decode(self._file.read(span[1]))
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def __enter__(self) -> DecisionSpool:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
