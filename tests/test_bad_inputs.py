@@ -87,7 +87,104 @@ def samples_is_a_folder(tmp: Path) -> list[str]:
     return run_args(tmp, out, "--resume")
 
 
+def suite_of(text: str | bytes) -> Callable[[Path], list[str]]:
+    """A run whose suite file holds exactly `text`."""
+
+    def build(tmp: Path) -> list[str]:
+        path = tmp / "given.jsonl"
+        path.write_bytes(text.encode() if isinstance(text, str) else text)
+        return ["run", "--suite", str(path), "--base-url", NOBODY, "--model", "m", "--out", str(tmp / "r")]
+
+    return build
+
+
+def task_with(**changes: object) -> Callable[[Path], list[str]]:
+    return suite_of(json.dumps({**TASK, **changes}) + "\n")
+
+
+def metrics_of(text: str | bytes) -> Callable[[Path], list[str]]:
+    """A rescore of a metrics file holding exactly `text`."""
+
+    def build(tmp: Path) -> list[str]:
+        path = tmp / "given.json"
+        path.write_bytes(text.encode() if isinstance(text, str) else text)
+        return ["rescore", str(path), "-o", str(tmp / "out.json")]
+
+    return build
+
+
+def lanes_text(text: str) -> Callable[[Path], list[str]]:
+    def build(tmp: Path) -> list[str]:
+        (tmp / "lanes.toml").write_text(text.replace("SUITE", str(suite(tmp))))
+        return ["matrix", str(tmp / "lanes.toml"), "--out", str(tmp / "m")]
+
+    return build
+
+
+def command(*args: str) -> Callable[[Path], list[str]]:
+    """A command line; TMP in an argument is the test's folder."""
+    return lambda tmp: [a.replace("TMP", str(tmp)) for a in args]
+
+
+def rescore_onto_itself(tmp: Path) -> list[str]:
+    metrics = write_json(tmp / "m.json", {"tasks": [legacy_record("t1", "FINAL: B")]})
+    return ["rescore", str(metrics), "-o", str(metrics)]
+
+
+LANE = f'[lanes.L]\nbase_url = "{NOBODY}"\nmodel = "m"\nsuite = "SUITE"\n'
+
 CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    # Suites: the file, each line, each field.
+    "suite not UTF-8": (suite_of(b'{"id": "t\xff\xfe"}\n'), "not UTF-8"),
+    "suite line not JSON": (suite_of('{"id": "t1", \n'), "given.jsonl:1"),
+    "suite line a list": (suite_of("[1, 2]\n"), "given.jsonl:1"),
+    "suite empty": (suite_of(""), "no tasks"),
+    "suite task without id": (suite_of(json.dumps({k: v for k, v in TASK.items() if k != "id"}) + "\n"), "id"),
+    "suite duplicate ids": (suite_of((json.dumps(TASK) + "\n") * 2), "t1"),
+    "suite gold letter beyond the options": (task_with(answer="E"), "answer"),
+    "suite one option": (task_with(options=["only"]), "options"),
+    "suite 27 options": (task_with(options=[str(i) for i in range(27)]), "options"),
+    "suite options not a list": (task_with(options="a, b"), "options"),
+    "suite unknown task type": (task_with(type="essay"), "type"),
+    "suite id a number": (task_with(id=7), "id"),
+    "suite missing file": (command("run", "--suite", "TMP/none.jsonl", "--base-url", NOBODY, "--model", "m"), "none"),
+    # Metrics files given to rescore.
+    "metrics not JSON": (metrics_of('{"tasks": [}'), "given.json"),
+    "metrics truncated": (metrics_of('{"tasks": [{"task_id": "t1", "raw_content": "FINAL: A"'), "given.json"),
+    "metrics not UTF-8": (metrics_of(b'{"tasks": ["\xff"]}'), "given.json"),
+    "metrics a number": (metrics_of("42"), "given.json"),
+    "metrics tasks not a list": (metrics_of('{"tasks": {"t1": {}}}'), "tasks"),
+    "metrics record not an object": (metrics_of('{"tasks": ["FINAL: A"]}'), "given.json"),
+    "metrics raw_content a number": (
+        metrics_of(json.dumps({"tasks": [{**legacy_record("t1", "x"), "raw_content": 5}]})),
+        "raw_content",
+    ),
+    "metrics missing file": (command("rescore", "TMP/none.json", "-o", "TMP/out.json"), "none.json"),
+    "rescore onto its own input": (rescore_onto_itself, "m.json"),
+    # Lanes files.
+    "lanes not TOML": (lanes_text("[lanes.L\nmodel = 1\n"), "lanes.toml"),
+    "lanes without lanes": (lanes_text("[defaults]\nmodel = 'm'\n"), "lanes.toml"),
+    "lane without base_url": (lanes_text('[lanes.L]\nmodel = "m"\nsuite = "SUITE"\n'), "base_url"),
+    "lane with an unknown setting": (lanes_text(LANE + "temprature = 0.5\n"), "temprature"),
+    "lane setting of the wrong type": (lanes_text(LANE + 'max_tokens = "many"\n'), "max_tokens"),
+    "lane concurrency 0": (lanes_text(LANE + "concurrency = 0\n"), "concurrency"),
+    "lane base_url without a scheme": (lanes_text(LANE.replace("http://", "")), "base_url"),
+    "run --lane not in the file": (
+        lambda tmp: ["run", "--config", lanes_text(LANE)(tmp)[1], "--lane", "nope", "--out", str(tmp / "r")],
+        "nope",
+    ),
+    # Flags.
+    "--concurrency 0": (lambda tmp: [*run_args(tmp, tmp / "r"), "--concurrency", "0"], "concurrency"),
+    "--max-tokens 0": (lambda tmp: [*run_args(tmp, tmp / "r"), "--max-tokens", "0"], "max-tokens"),
+    "--conflict-policy unknown": (lambda tmp: [*run_args(tmp, tmp / "r"), "--conflict-policy", "first"], "first"),
+    "--base-url not a URL": (
+        lambda tmp: ["run", "--suite", str(suite(tmp)), "--base-url", "localhost:8000", "--model", "m"],
+        "base",
+    ),
+    "--out under /proc": (lambda tmp: run_args(tmp, Path("/proc/ocllm-run")), "/proc/ocllm-run"),
+    "report of a missing run": (command("report", "TMP/nothing", "-o", "TMP/rep"), "nothing"),
+    "compare with a missing run": (command("compare", "TMP/a", "TMP/b"), "TMP/a".replace("TMP/", "")),
+    "matrix-report of an empty folder": (command("matrix-report", "TMP", "-o", "TMP/rep"), "run director"),
     "nested metrics file": (nested_metrics, "nested too deeply"),
     "nested suite line": (nested_suite, "nested too deeply"),
     "nested lanes file": (nested_lanes, "nested too deeply"),

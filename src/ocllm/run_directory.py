@@ -10,6 +10,7 @@ metrics.json   derived: the decisions and summary, recomputed whenever the run f
 from __future__ import annotations
 
 import os
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,12 @@ def _check_creatable(path: Path) -> None:
         raise InputError(f"{path}: cannot be created: {parent} is a file, not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(f"{path}: cannot be created: {parent} is not writable")
+    # Permission bits do not tell everything (root may write anywhere by them, yet not in /proc, a read-only
+    # mount or a full disk): a folder made and removed at once says it for sure.
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".ocllm-probe-", dir=parent))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be created in {parent}: {exc.strerror or exc}") from None
 
 
 def _now() -> str:
