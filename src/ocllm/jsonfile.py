@@ -81,8 +81,8 @@ class _Source:
         self.path = path
         self._fh = fh
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
-        self.offset = fh.tell()  # the file's bytes handed out so far (after any byte-order mark)
-        self.last = self.offset  # where the last piece handed out began
+        self.offset = fh.tell()  # the file's bytes read so far (a byte-order mark counted)
+        self.last = self.offset  # where the last piece read began
         self.content = False  # anything but white space handed out yet
 
     def read(self, size: int = -1) -> bytes:
@@ -98,7 +98,7 @@ class _Source:
             try:
                 self._utf8.decode(data, final=not data)
             except UnicodeDecodeError as exc:
-                at = self.last - len(pending) + exc.start  # the decoder's count starts at the bytes it held
+                at = self.offset - len(data) - len(pending) + exc.start  # the decoder counts from what it held
                 raise _not_utf8(self.path, exc.object[exc.start], at) from None
         if not self.content and data.strip():
             self.content = True
@@ -112,8 +112,11 @@ def _source(path: Path) -> Iterator[_Source]:
     except OSError as exc:
         raise _unreadable(path, exc) from None
     with fh:
-        if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
-            fh.seek(0)  # a byte-order mark, as some editors write, is not part of the text; anything else is
+        try:
+            if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
+                fh.seek(0)  # a byte-order mark, as some editors write, is no part of the text; all else is
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
         yield _Source(path, fh)
 
 
@@ -177,7 +180,9 @@ def _locate(path: Path, near: int) -> tuple[int, int, str] | None:
 
 def _reason(exc: ijson.JSONError) -> str:
     """The parser's first line, without its jargon: yajl's are "parse error: premature EOF" and the like."""
-    lines = str(exc).strip().splitlines()
+    said = exc.args[0] if exc.args else ""
+    # yajl2_c hands some messages over as bytes (those that quote the bytes of the file)
+    lines = (said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)).strip().splitlines()
     reason = (lines[0] if lines else "not JSON").removeprefix("parse error: ").removeprefix("lexical error: ")
     reason = reason.rstrip(".")
     return "the file ends inside a value" if reason in ("premature EOF", "Incomplete JSON content") else reason

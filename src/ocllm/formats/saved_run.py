@@ -69,6 +69,8 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     Two passes over the file. The first checks that all of it is JSON and collects the object's fields
     beside `tasks`, which may come after it (this project's output ends with its summary), passing over
     the records without building them; the second builds the records one at a time, as they are used."""
+    if path.exists() and not path.is_file():
+        raise InputError(f"{path}: not a regular file (a metrics file is read twice, so it cannot be a pipe)")
     top, fields, tasks = _outline(path)
     if top == "start_array":
         meta: dict[str, Any] = {}
