@@ -1,10 +1,12 @@
-"""Peak memory of `ocllm rescore` on run directories of growing size: does it stay flat?
+"""Peak memory of `ocllm rescore` on saved runs of growing size: does it stay flat?
 
-    .venv/bin/python bench/bench_rescore_memory.py [SIZES...]     (default: 5000 20000 50000)
+    .venv/bin/python bench/bench_rescore_memory.py [--metrics-file] [SIZES...]     (default: 5000 20000 50000)
 
-For each size, writes a run directory (a suite of MCQ tasks and samples.jsonl with ~3 KB of realistic
-output per task, a third of it reasoning), then runs `ocllm rescore DIR -o OUT.json` in a child process and
-reads its peak resident memory (ru_maxrss). The output file grows with the run; the memory should not.
+For each size, writes a run directory (a suite of MCQ tasks and samples.jsonl with ~2.2 KB of realistic
+output per task, a third of it reasoning), or with --metrics-file one metrics file of the old harness (one
+JSON object, its `tasks` list first and its summary after, the same outputs in records of the old
+harness's fields), then runs `ocllm rescore INPUT -o OUT.json` in a child process and reads its peak
+resident memory (ru_maxrss). The output file grows with the run; the memory should not.
 """
 
 from __future__ import annotations
@@ -44,6 +46,26 @@ def write_run(folder: Path, size: int) -> None:
             )  # fmt: skip
 
 
+def write_metrics_file(path: Path, size: int) -> None:
+    """The old harness's metrics file, written a record at a time (as json.dump(indent=2) lays it out)."""
+    with open(path, "w") as out:
+        out.write('{\n  "run_id": "bench",\n  "lane": "B_native_reasoning",\n  "tasks": [')
+        for i in range(size):
+            letter = "ABCD"[i % 4]
+            record = {
+                "task_id": f"t{i:06d}", "category": f"cat{i % 5}", "subset": "bench", "task_type": "mcq",
+                "prompt": f"What is {i} + {i % 7}?", "options": [f"{100 + i % 7 + k}" for k in range(4)],
+                "expected_answer": "B", "required_substrings": None,
+                "raw_content": FILLER * 8 + f"\nFINAL: {letter}", "raw_reasoning": FILLER * 4,
+                "finish_reason": "stop", "latency_s": 1.0, "usage": {"prompt_tokens": 120, "completion_tokens": 600},
+                "extracted_final_answer": letter, "extraction_method": "final_colon_letter", "ambiguity_flag": True,
+                "scoring_decision": {"correct": letter == "B", "required_substrings": None}, "correct": letter == "B",
+            }  # fmt: skip
+            text = json.dumps(record, indent=2).replace("\n", "\n    ")
+            out.write((",\n    " if i else "\n    ") + text)
+        out.write(f'\n  ],\n  "summary": {{"total": {size}, "correct": {size // 4}}}\n}}\n')
+
+
 def peak_rss_mb(args: list[str]) -> tuple[float, float]:
     """Peak resident memory of a child process in MB (Linux reports ru_maxrss in KB), and its seconds."""
     code = (
@@ -58,23 +80,37 @@ def peak_rss_mb(args: list[str]) -> tuple[float, float]:
     return int(kb) / 1024, float(seconds)
 
 
-def main(sizes: list[int]) -> None:
-    print(f"Python {platform.python_version()} on {platform.machine()}; ocllm rescore of a run directory")
+def main(sizes: list[int], metrics_file: bool) -> None:
+    import ijson
+
+    kind = "a metrics file" if metrics_file else "a run directory"
+    print(
+        f"Python {platform.python_version()} on {platform.machine()}, ijson {ijson.__version__} "
+        f"({ijson.backend_name} backend); ocllm rescore of {kind}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
-            run = Path(tmp) / f"run{size}"
             started = time.perf_counter()
-            write_run(run, size)
+            if metrics_file:
+                source = read = Path(tmp) / f"metrics{size}.json"
+                write_metrics_file(source, size)
+            else:
+                source = Path(tmp) / f"run{size}"
+                write_run(source, size)
+                read = source / "samples.jsonl"
             written = time.perf_counter() - started
-            samples_mb = (run / "samples.jsonl").stat().st_size / 1e6
             out = Path(tmp) / f"out{size}.json"
-            mb, seconds = peak_rss_mb([sys.executable, "-m", "ocllm", "rescore", str(run), "-o", str(out)])
+            mb, seconds = peak_rss_mb([sys.executable, "-m", "ocllm", "rescore", str(source), "-o", str(out)])
             print(
-                f"{size:>7,} tasks: samples.jsonl {samples_mb:6.1f} MB, output {out.stat().st_size / 1e6:6.1f} MB, "
-                f"rescore {seconds:6.1f} s, peak memory {mb:6.1f} MB (written in {written:.1f} s)"
+                f"{size:>7,} tasks: {read.name} {read.stat().st_size / 1e6:6.1f} MB, "
+                f"output {out.stat().st_size / 1e6:6.1f} MB, rescore {seconds:6.1f} s, peak memory {mb:6.1f} MB "
+                f"(written in {written:.1f} s)"
             )
             out.unlink()
+            read.unlink()
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [5000, 20000, 50000])
+    args = sys.argv[1:]
+    as_file = "--metrics-file" in args
+    main([int(a) for a in args if a != "--metrics-file"] or [5000, 20000, 50000], as_file)

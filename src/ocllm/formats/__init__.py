@@ -26,23 +26,13 @@ class Reader(NamedTuple):
     stream: Callable[[Path], tuple[RunMeta, Iterator[SavedRecord]]]
 
 
-def _from_whole(read: Callable[[Path], SavedRun]) -> Callable[[Path], tuple[RunMeta, Iterator[SavedRecord]]]:
-    """For formats that must be read whole (one JSON document): the records, after reading it."""
-
-    def stream(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
-        saved = read(path)
-        return saved.meta, iter(saved.records)
-
-    return stream
-
-
 READERS: list[Reader] = [
     Reader("ocllm run directory", run_dir.recognise, run_dir.load_run_dir, run_dir.stream_run_dir),
     Reader(
         "metrics file (ocllm or the old harness)",
         saved_run.recognise,
         saved_run.load_metrics_file,
-        _from_whole(saved_run.load_metrics_file),
+        saved_run.stream_metrics_file,
     ),
 ]
 

@@ -8,12 +8,15 @@ raw output and the task definition are read for scoring; the old decision is kep
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import ijson
+
 from ocllm.errors import InputError
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
-from ocllm.jsonfile import load_json
+from ocllm.jsonfile import json_events, json_items
 from ocllm.models import Sample, Task
 from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
@@ -33,6 +36,8 @@ CARRIED_FIELDS = ("prompt", "latency_s", "usage", "subset")
 # What this project's output records under `source` about the run it was scored from.
 _RUN_FIELDS = ("lane", "model", "requested_model", "lane_settings", "suite", "tasks_in_suite")
 _TASK_TYPES = ("mcq", "required_substrings")
+_OPENS = ("start_map", "start_array")
+_CLOSES = ("end_map", "end_array")
 # Optional fields and the types they must have when present (null is always allowed).
 _FIELD_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
     ("raw_content", str, "text"),
@@ -52,35 +57,93 @@ def recognise(path: Path) -> bool:
 
 
 def load_metrics_file(path: Path) -> SavedRun:
+    """A metrics file, its records in memory (reports and comparisons show every task)."""
+    meta, records = stream_metrics_file(path)
+    return SavedRun(path, meta, list(records))
+
+
+def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     """A metrics file: an object with a `tasks` list (the old harness's, or this project's output), or a
-    bare list of task records."""
-    data = load_json(path)
-    if isinstance(data, list):
+    bare list of task records; the run's facts, and its records one at a time.
+
+    Two passes over the file. The first checks that all of it is JSON and collects the object's fields
+    beside `tasks`, which may come after it (this project's output ends with its summary), passing over
+    the records without building them; the second builds the records one at a time, as they are used."""
+    if path.exists() and not path.is_file():
+        raise InputError(f"{path}: not a regular file (a metrics file is read twice, so it cannot be a pipe)")
+    top, fields, tasks = _outline(path)
+    if top == "start_array":
         meta: dict[str, Any] = {}
-        rows = data
-    elif isinstance(data, dict) and isinstance(data.get("tasks"), list):
+        prefix = "item"
+    elif top == "start_map" and tasks == ["start_array"]:
         # Not the run's facts: the tasks, their summary, and what an earlier rescore said of them.
-        meta = {k: v for k, v in data.items() if k not in ("tasks", "summary", "notices")}
-        scorer = (data.get("summary") or {}).get("scorer") if isinstance(data.get("summary"), dict) else None
+        meta = {k: v for k, v in fields.items() if k not in ("summary", "notices")}
+        summary = fields.get("summary")
+        scorer = summary.get("scorer") if isinstance(summary, dict) else None
         if isinstance(scorer, dict):
             meta["scorer"] = scorer  # this project's output: the policy it was scored with
-        source = data.get("source")
+        source = fields.get("source")
         if isinstance(source, dict):
             # This project's output names the run it came from (lane, model, suite size): a metrics.json
             # read back says as much about the run as its directory would, an interrupted one included.
             meta.update({k: v for k, v in source.items() if k in _RUN_FIELDS and k not in meta})
-        rows = data["tasks"]
+        prefix = "tasks.item"
+    elif len(tasks) > 1:
+        # Which of them would be the run? A JSON object's keys should be unique; a reader may take either.
+        raise InputError(f"{path}: the key 'tasks' appears {len(tasks)} times")
     else:
         raise InputError(f"{path}: expected an object with a 'tasks' list, or a list of task records")
-    seen: set[str] = set()
-    records = []
-    for index, row in enumerate(rows, start=1):
-        record = _record(path, index, row)
-        if record.task.id in seen:
-            raise InputError(f"{path}: task {record.task.id!r} appears twice")
-        seen.add(record.task.id)
-        records.append(record)
-    return SavedRun(path, RunMeta.from_fields(meta), records)
+
+    def records() -> Iterator[SavedRecord]:
+        seen: set[str] = set()  # the one thing kept per task: its id, to refuse a second record of it
+        for index, row in enumerate(json_items(path, prefix), start=1):
+            record = _record(path, index, row)
+            if record.task.id in seen:
+                raise InputError(f"{path}: task {record.task.id!r} appears twice")
+            seen.add(record.task.id)
+            yield record
+
+    return RunMeta.from_fields(meta), records()
+
+
+def _outline(path: Path) -> tuple[str | None, dict[str, Any], list[str]]:
+    """The first pass: the event that opens the file's value (`start_map`, `start_array`, or a lone
+    value's), the fields of a top-level object other than `tasks` (built), and how each `tasks` value opens
+    (skipped: its records are built by the second pass). The whole file is read, so that a file which is
+    not JSON, or is nested too deeply, is refused before its first record is used."""
+    events = json_events(path)
+    top = next(events, (None, None))[0]
+    fields: dict[str, Any] = {}
+    tasks: list[str] = []
+    if top == "start_map":
+        for event, key in events:
+            if event == "end_map":
+                break
+            if key == "tasks":
+                tasks.append(_value(events, keep=False)[0])
+            else:
+                fields[key] = _value(events, keep=True)[1]  # a key given twice: the last value, as json.loads
+    for _ in events:
+        pass  # the rest: all of a list, or whatever follows the object (only an error can)
+    return top, fields, tasks
+
+
+def _value(events: Iterator[tuple[str, Any]], keep: bool) -> tuple[str, Any]:
+    """Read one value from `events`: how it opens, and the value itself if `keep`."""
+    builder = ijson.ObjectBuilder() if keep else None
+    first = ""
+    depth = 0
+    for event, value in events:
+        first = first or event
+        if builder is not None:
+            builder.event(event, value)
+        if event in _OPENS:
+            depth += 1
+        elif event in _CLOSES:
+            depth -= 1
+        if not depth:
+            break
+    return first, builder.value if builder is not None else None
 
 
 def _record(path: Path, index: int, row: Any) -> SavedRecord:
