@@ -138,7 +138,7 @@ def test_a_file_cut_off_mid_record(tmp_path: Path, capsys: pytest.CaptureFixture
         ("tasks given twice", b'{"tasks": [], "tasks": []}', "the key 'tasks' appears 2 times"),
         ("tasks not a list", b'{"tasks": {"t1": {}}}', "expected an object with a 'tasks' list"),
         ("a lone value", b'"tasks"', "expected an object with a 'tasks' list"),
-        ("NaN, which JSON has not", b'[{"task_id": "a", "latency_s": NaN}]', "invalid JSON at line 1 column 32"),
+        ("NaN, then not JSON", b'[{"task_id": "a", "latency_s": NaN}', "invalid JSON at line 1"),
         ("something after the object", b'{"tasks": []}\n]', "invalid JSON at line 2 column 1: trailing garbage"),
     ],
 )  # fmt: skip
@@ -233,3 +233,22 @@ def test_a_pipe_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     os.mkfifo(fifo)  # nobody writes to it: opening it would wait forever
     assert main(["rescore", str(fifo), "-o", str(tmp_path / "out.json")]) == 2
     assert "not a regular file" in one_error_line(capsys)
+
+
+def test_nan_and_infinity_as_pythons_json_writes_them_are_read(tmp_path: Path) -> None:
+    # Python's json.dump writes a float that is not a number as NaN or Infinity; JSON has no such words,
+    # the incremental parser refuses them, and a file the old harness wrote this way is still read.
+    records = [legacy_record("t1", "FINAL: B"), legacy_record("t2", "FINAL: A")]
+    records[0]["latency_s"] = float("nan")
+    records[1]["latency_s"] = float("inf")
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps({"run_id": "r", "tasks": records}))
+    assert "NaN" in path.read_text() and "Infinity" in path.read_text()
+    meta, streamed = stream_metrics_file(path)
+    got = list(streamed)
+    assert [r.task.id for r in got] == ["t1", "t2"] and meta.source(path)["path"] == str(path)
+    assert main(["rescore", str(path), "-o", str(tmp_path / "out.json")]) == 0
+    # A word NaN inside a string is no reason to read a broken file whole: it stays one line, exit 2.
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"tasks": [{"task_id": "NaN", ')
+    assert main(["rescore", str(broken), "-o", str(tmp_path / "out2.json")]) == 2

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -132,14 +134,46 @@ def _not_utf8(path: Path, byte: int, offset: int) -> InputError:
     return InputError(f"{path}: not UTF-8 text (byte 0x{byte:02x} at offset {offset})")
 
 
+class InvalidJSON(InputError):
+    """A file that is not JSON (as opposed to one that cannot be read at all)."""
+
+
 def _invalid(source: _Source, exc: ijson.JSONError) -> InputError:
     if not source.content:
         return InputError(f"{source.path}: the file is empty")
     found = _locate(source.path, source.last)
     if found is None:  # the file changed under us: say what the parser said, without a place
-        return InputError(f"{source.path}: invalid JSON: {_reason(exc)}")
+        return InvalidJSON(f"{source.path}: invalid JSON: {_reason(exc)}")
     line, column, reason = found
-    return InputError(f"{source.path}: invalid JSON at line {line} column {column}: {reason}")
+    return InvalidJSON(f"{source.path}: invalid JSON at line {line} column {column}: {reason}")
+
+
+# Python's json module writes a float that is not a number as NaN or Infinity, which JSON has no words for.
+_NON_STANDARD_NUMBER = re.compile(rb"(?<![\w\"])-?(?:NaN|Infinity)(?![\w\"])")
+
+
+def has_non_standard_numbers(path: Path) -> bool:
+    """Does the file hold NaN or Infinity outside strings (as far as a look at the words can tell)? Asked
+    only of a file the parser refused, a piece at a time."""
+    tail = b""
+    with _source(path) as source:
+        while data := source.read(_PIECE):
+            if _NON_STANDARD_NUMBER.search(tail + data):
+                return True
+            tail = data[-16:]
+    return False
+
+
+def load_json_whole(path: Path) -> Any:
+    """A JSON file read whole by Python's own json module, which accepts NaN and Infinity: for the files
+    that module wrote with them. Costs the memory of the file; the same one-line errors."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise InputError(too_deep(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InvalidJSON(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
 
 
 class _Discard:

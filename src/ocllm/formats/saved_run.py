@@ -16,7 +16,7 @@ import ijson
 
 from ocllm.errors import InputError
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
-from ocllm.jsonfile import json_events, json_items
+from ocllm.jsonfile import InvalidJSON, has_non_standard_numbers, json_events, json_items, load_json_whole
 from ocllm.models import Sample, Task
 from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
@@ -71,7 +71,15 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     the records without building them; the second builds the records one at a time, as they are used."""
     if path.exists() and not path.is_file():
         raise InputError(f"{path}: not a regular file (a metrics file is read twice, so it cannot be a pipe)")
-    top, fields, tasks = _outline(path)
+    try:
+        top, fields, tasks = _outline(path)
+        whole: list[Any] | None = None  # the records are read from the file as they are used
+    except InvalidJSON:
+        if not has_non_standard_numbers(path):
+            raise
+        # NaN or Infinity, as Python's json module writes a latency never measured, say: not JSON, but what
+        # the old harness may have written. Read whole by that same module (memory as large as the file).
+        top, fields, tasks, whole = _outline_whole(path)
     if top == "start_array":
         meta: dict[str, Any] = {}
         prefix = "item"
@@ -96,7 +104,8 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
 
     def records() -> Iterator[SavedRecord]:
         seen: set[str] = set()  # the one thing kept per task: its id, to refuse a second record of it
-        for index, row in enumerate(json_items(path, prefix), start=1):
+        rows = json_items(path, prefix) if whole is None else iter(whole)
+        for index, row in enumerate(rows, start=1):
             record = _record(path, index, row)
             if record.task.id in seen:
                 raise InputError(f"{path}: task {record.task.id!r} appears twice")
@@ -104,6 +113,19 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
             yield record
 
     return RunMeta.from_fields(meta), records()
+
+
+def _outline_whole(path: Path) -> tuple[str | None, dict[str, Any], list[str], list[Any]]:
+    """What `_outline` says of a file, read whole (see `load_json_whole`), with the records themselves."""
+    data = load_json_whole(path)
+    if isinstance(data, list):
+        return "start_array", {}, [], data
+    if not isinstance(data, dict):
+        return None, {}, [], []
+    tasks = data.get("tasks")
+    fields = {k: v for k, v in data.items() if k != "tasks"}
+    opens = [] if "tasks" not in data else ["start_array" if isinstance(tasks, list) else "value"]
+    return "start_map", fields, opens, tasks if isinstance(tasks, list) else []
 
 
 def _outline(path: Path) -> tuple[str | None, dict[str, Any], list[str]]:
