@@ -230,6 +230,45 @@ def run(
     return 0 if all_answered(result.summary) else 1
 
 
+@app.command(name="import")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(["mmlu", "mmlu-pro", "gpqa", "arc"]))
+@click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The suite (JSONL) to write.")
+@click.option("--per-category", type=click.IntRange(min=1), help="Take N tasks of each category (seeded).")
+@click.option("--limit", type=click.IntRange(min=1), help="Take N tasks in all, in proportion to the categories.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample and of GPQA's option order.")
+@click.option("--category", help="Give every task this category; the dataset's own goes to `subset`.")
+@click.option("--skip-bad", is_flag=True, help="Leave bad rows out (counted) instead of failing.")
+def import_suite(
+    fmt: str,
+    paths: tuple[Path, ...],
+    output: Path,
+    per_category: int | None,
+    limit: int | None,
+    seed: int,
+    category: str | None,
+    skip_bad: bool,
+) -> None:
+    """Turn dataset files on disk (MMLU, MMLU-Pro, GPQA, ARC; CSV, Parquet, JSONL) into a suite.
+
+    Reads local files only. A PATH may be a folder: every file of the format inside, in sorted order. The
+    same files and seed give a byte-identical suite; a larger N keeps every task of a smaller one."""
+    from ocllm.console import print_import
+    from ocllm.importers import Selection, import_tasks
+    from ocllm.rundir import atomic_write_bytes, refuse_overwrite
+    from ocllm.suites import canonical_jsonl
+
+    if per_category is not None and limit is not None:
+        raise click.UsageError("--per-category and --limit cannot be used together")
+    if category is not None and not category.strip():
+        raise click.UsageError("--category needs a name")
+    for path in paths:
+        refuse_overwrite(output, path)
+    imported = import_tasks(fmt, list(paths), Selection(per_category, limit, seed, category), skip_bad=skip_bad)
+    atomic_write_bytes(output, canonical_jsonl(imported.tasks))
+    print_import(imported, output)
+
+
 @app.command()
 @click.argument("config", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), help="Folder of run directories (default: runs/CONFIG).")

@@ -16,6 +16,7 @@ from rich.text import Text
 from ocllm.documents import Comparison, Matrix, Paired, Summary, as_summary
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
+    from ocllm.importers import Imported
     from ocllm.runner import RunResult
 
 # Piped or redirected output gets a fixed wide page instead of rich's 80 columns, so that tables are
@@ -87,6 +88,30 @@ def all_answered(summary: Summary) -> bool:
 
 def print_notice(notice: str) -> None:
     console.print(Text.assemble(("note:", "yellow"), " ", notice), highlight=False, soft_wrap=True)
+
+
+def print_import(imported: Imported, output: Path) -> None:
+    """What an import wrote: tasks per category, and where the gold letters fall (a skewed distribution
+    makes a model that always answers one letter look good or bad)."""
+    tasks = imported.tasks
+    table = Table(title=f"{len(tasks)} tasks of {imported.read} rows")
+    for column in ("category", "subset", "tasks"):
+        table.add_column(column, justify="right" if column == "tasks" else "left")
+    per: dict[tuple[str, str], int] = {}
+    for task in tasks:
+        key = (task.category, task.subset or "")
+        per[key] = per.get(key, 0) + 1
+    for (category, subset), count in sorted(per.items()):
+        table.add_row(category, subset, str(count))
+    console.print(table)
+    letters: dict[str, int] = {}
+    for task in tasks:
+        letters[task.answer or "?"] = letters.get(task.answer or "?", 0) + 1
+    spread = "  ".join(f"{letter} {count} ({count / len(tasks):.0%})" for letter, count in sorted(letters.items()))
+    console.print(f"gold letters: {spread}", highlight=False)
+    if imported.skipped:
+        console.print(f"skipped {len(imported.skipped)} bad rows, the first: {imported.skipped[0]}", highlight=False)
+    console.print(f"wrote {output}", highlight=False)
 
 
 def print_notices(notices: list[str]) -> None:

@@ -11,19 +11,23 @@ from __future__ import annotations
 
 import shutil
 import sys
+from importlib import resources
 from pathlib import Path
 
+import msgspec
 from rich.console import Console
 from rich.markup import escape
 
 from ocllm.compare import compare_runs, load_scored
 from ocllm.console import console_comparison, print_run_result
+from ocllm.importers import Selection, import_tasks
 from ocllm.lanes import load_lanes
 from ocllm.report.data import matrix_doc, run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
+from ocllm.rundir import atomic_write_bytes
 from ocllm.runner import run_lane
 from ocllm.sim import SimConfig, SimServer
-from ocllm.suites import shipped_suites
+from ocllm.suites import canonical_jsonl, shipped_suites
 
 LANES = """\
 # Written by `make demo`. The base_url points at the ocllm SIMULATOR started by the demo; for a real
@@ -48,17 +52,30 @@ stream = true
 def main(out: Path = Path("out/demo")) -> int:
     console = Console()
     runs = out / "runs"
-    if runs.exists():
-        shutil.rmtree(runs)  # the demo starts afresh each time
+    for earlier in (runs, out / "imported_run"):
+        if earlier.exists():
+            shutil.rmtree(earlier)  # the demo starts afresh each time
     out.mkdir(parents=True, exist_ok=True)
-    config = SimConfig(latency_s=0.05, suites=tuple(shipped_suites().values()))
+    # A dataset file as its publisher lays it out (a tiny MMLU-Pro JSONL the project wrote), imported as
+    # `ocllm import mmlu-pro FILE -o SUITE --per-category 3` would, then run as a lane of its own.
+    imported = out / "imported_mmlu_pro.jsonl"
+    sample = Path(str(resources.files("ocllm") / "data" / "datasets" / "mmlu_pro_sample.jsonl"))
+    tasks = import_tasks("mmlu-pro", [sample], Selection(per_category=3, seed=0)).tasks
+    atomic_write_bytes(imported, canonical_jsonl(tasks))
+    console.print(
+        f"imported {len(tasks)} MMLU-Pro-layout tasks from {escape(str(sample))} into {escape(str(imported))}"
+    )
+    config = SimConfig(latency_s=0.05, suites=(*shipped_suites().values(), imported))
     console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
     with SimServer(config) as sim:
         lanes_file = out / "lanes.toml"
         lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
         console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
-        for name, lane in load_lanes(lanes_file).items():
+        lanes = load_lanes(lanes_file)
+        for name, lane in lanes.items():
             print_run_result(run_lane(lane, runs / name))
+        on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
+        print_run_result(run_lane(on_import, out / "imported_run"))
     console.print("simulator stopped")
 
     comparison = compare_runs(load_scored(runs / "A_baseline"), load_scored(runs / "B_native_reasoning"))

@@ -1,0 +1,84 @@
+"""`ocllm import`: the dataset files people have on disk -> one suite of this project.
+
+Formats live in `datasets.py` (one function a layout), file reading in `rows.py`, the seeded sample in
+`sampling.py`. Local files only: the command never downloads (the README says where to get them).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import NamedTuple
+
+import msgspec
+
+from ocllm.errors import InputError
+from ocllm.importers.datasets import DATASETS, BadRow
+from ocllm.importers.rows import files_of
+from ocllm.importers.sampling import limited, per_category
+from ocllm.models import Task
+
+FORMATS = tuple(DATASETS)
+
+
+class Selection(NamedTuple):
+    per_category: int | None = None
+    limit: int | None = None
+    seed: int = 0
+    category: str | None = None  # every task's category; the dataset's own moves to `subset`
+
+
+class Imported(NamedTuple):
+    tasks: list[Task]
+    read: int  # rows read, bad ones included
+    skipped: list[str]  # each bad row left out: where, and what is wrong
+
+
+def import_tasks(fmt: str, paths: list[Path], selection: Selection, *, skip_bad: bool = False) -> Imported:
+    """Every row of the files as a task (a bad row fails the import, or with `skip_bad` is left out), then
+    the seeded sample of them."""
+    dataset = DATASETS.get(fmt)
+    if dataset is None:
+        raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    files = files_of(paths, dataset.suffixes)
+    for file in files:
+        if file.suffix.lower() not in dataset.suffixes:
+            raise InputError(f"{file}: a {fmt} file is {' or '.join(dataset.suffixes)}")
+    tasks: list[Task] = []
+    first_at: dict[str, str] = {}
+    skipped: list[str] = []
+    seen: Counter[str] = Counter()
+    read = 0
+    for file in files:
+        for row in dataset.rows(file):
+            read += 1
+            try:
+                task = dataset.task(row, selection.seed, seen)
+                if task.id in first_at:
+                    raise BadRow(f"duplicate id {task.id!r} (first at {first_at[task.id]})")
+            except BadRow as exc:
+                if not skip_bad:
+                    raise InputError(f"{row.where()}: {exc} (--skip-bad leaves such rows out)") from None
+                skipped.append(f"{row.where()}: {exc}")
+                continue
+            first_at[task.id] = row.where()
+            tasks.append(task)
+    if not tasks:
+        raise InputError(f"{', '.join(map(str, paths))}: no {fmt} tasks found")
+    return Imported(_relabelled(_sampled(tasks, selection), selection.category), read, skipped)
+
+
+def _sampled(tasks: list[Task], selection: Selection) -> list[Task]:
+    # Grouped by the dataset's own category, also when --category gives every task one name.
+    group = [t.category for t in tasks]
+    if selection.per_category is not None:
+        return per_category(tasks, group, selection.per_category, selection.seed)
+    if selection.limit is not None:
+        return limited(tasks, group, selection.limit, selection.seed)
+    return tasks
+
+
+def _relabelled(tasks: list[Task], category: str | None) -> list[Task]:
+    if category is None:
+        return tasks
+    return [msgspec.structs.replace(t, category=category, subset=t.category) for t in tasks]
