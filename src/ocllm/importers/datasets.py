@@ -77,20 +77,34 @@ def _index_letter(options: list[str], index: Any, name: str) -> str:
 
 # MMLU: the original per-subject CSVs (`<subject>_test.csv`, no header) or the Parquet of cais/mmlu.
 _MMLU_COLUMNS = ("question", "A", "B", "C", "D", "answer")
-_SPLIT_SUFFIX = re.compile(r"_(?:test|dev|val|validation|train|auxiliary_train)$")
+_SPLIT_SUFFIX = re.compile(r"_(test|dev|val|validation|train|auxiliary_train)$")
+_PARQUET_SPLIT = re.compile(r"^(test|dev|val|validation|train|auxiliary_train)\b")
 
 
 def _mmlu_rows(path: Path) -> Iterator[Row]:
+    # The split, from the file name (`anatomy_dev.csv`, `validation-00000-of-00001.parquet`): the test split's
+    # ids are `mmlu/<subject>/<n>`, another split's name it (`mmlu/anatomy/dev/3`), so that importing the
+    # whole tarball leaves a test question its id.
     if path.suffix.lower() in CSV:
+        split = _SPLIT_SUFFIX.search(path.stem)
         subject = _SPLIT_SUFFIX.sub("", path.stem)
+        extra = {"subject": subject, "__split__": split.group(1) if split else "test"}
         for row in read_rows(path, header=False, columns=_MMLU_COLUMNS):
-            yield Row(row.file, row.number, {**row.fields, "subject": subject})
+            yield Row(row.file, row.number, {**row.fields, **extra})
     else:
-        yield from read_rows(path)
+        split = _PARQUET_SPLIT.match(path.stem)
+        for row in read_rows(path):
+            yield Row(row.file, row.number, {**row.fields, "__split__": split.group(1) if split else "test"})
 
 
 def _mmlu_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     subject = _text(row, "subject")
+    split = row.fields.get("__split__", "test")
+    # A row's place in its subject counts every row, a bad one too: fixing or skipping one row elsewhere
+    # changes no other task's id.
+    key = subject if split == "test" else f"{subject}/{split}"
+    number = seen[key]
+    seen[key] += 1
     question = _text(row, "question")
     if "choices" in row.fields:  # the Parquet layout: choices and an index
         options = _options(row.fields["choices"], "choices")
@@ -100,9 +114,7 @@ def _mmlu_task(row: Row, seed: int, seen: Counter[str]) -> Task:
             raise BadRow(f"expected {len(_MMLU_COLUMNS)} columns: question, four options, answer letter")
         options = _options([row.fields[c] for c in "ABCD"], "options")
         gold = _gold(options, _text(row, "answer"))
-    number = seen[subject]
-    seen[subject] += 1
-    return Task(id=f"mmlu/{subject}/{number}", type="mcq", question=question, options=options, answer=gold,
+    return Task(id=f"mmlu/{key}/{number}", type="mcq", question=question, options=options, answer=gold,
                 category=subject)  # fmt: skip
 
 
