@@ -202,6 +202,17 @@ def test_a_run_answers_every_task_once(
     summary = read_json(out / "metrics.json")["summary"]
     assert (summary["total"], summary["errors"], summary["complete"]) == (len(TASKS), 0, True)
     assert all(isinstance(t["correct"], bool) for t in metrics_tasks(out).values())
+    # Each answer was decided once, as it came, and metrics.json written from those decisions (issue 11):
+    # a fresh rescore of the samples decides the same, and the raw outputs are in samples.jsonl only.
+    fresh = tmp_path / "fresh.json"
+    rescored = ocllm("rescore", str(out), "-o", str(fresh))
+    assert rescored.returncode == 0, said(rescored)
+    assert read_json(out / "metrics.json")["source"]["raw_outputs"] == "samples.jsonl"
+    again = {t["task_id"]: t for t in read_json(fresh)["tasks"]}
+    for task_id, ran in metrics_tasks(out).items():
+        assert "raw_content" not in ran
+        for key in ("extracted_final_answer", "correct", "rule", "reason", "candidates", "ambiguity"):
+            assert ran[key] == again[task_id][key], (task_id, key)
 
 
 # --- b. a prompt past the context size ----------------------------------------------------------------------
