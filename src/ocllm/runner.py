@@ -71,7 +71,8 @@ def run_lane(
                     suite,
                     settings,
                     run_dir,
-                    (resume, retry_errors),
+                    resume,
+                    retry_errors,
                     make_progress,
                     announce or (lambda _: None),
                     spool,
@@ -101,15 +102,15 @@ async def _run(
     suite: Suite,
     settings: ClientSettings,
     run_dir: RunDirectory,
-    again: tuple[bool, bool],
+    resume: bool,
+    retry_errors: bool,
     make_progress: Callable[[str, int, int], RunProgress],
     announce: Callable[[str], None],
     spool: DecisionSpool,
 ) -> tuple[int, int, list[str], str | None]:
     """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
     how many requests they took, the notices said before the run, and the model the trial was answered as.
-    `again` is (resume, retry_errors); each answer's decision goes to `spool` for the final scoring."""
-    resume, retry_errors = again
+    Each answer's decision goes to `spool`, for the final scoring."""
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
     probe, served, before = await _check_server(lane, settings)
