@@ -18,10 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import aiohttp
+from loopback import wait_until_serving
 
 from ocllm.lanes import Lane
 from ocllm.progress import RunProgress
@@ -68,14 +68,7 @@ def start_sim(suite: Path) -> tuple[subprocess.Popen[bytes], str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    base = f"http://127.0.0.1:{port}/v1"
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"{base}/models", timeout=1).read()
-            return proc, base
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("the simulator did not start")
+    return proc, wait_until_serving(proc, port, "the simulator")
 
 
 async def bare_loop(base: str, bodies: list[dict], concurrency: int) -> float:

@@ -171,15 +171,20 @@ def start_loopback(
         str(variants),
     ]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, wait_until_serving(proc, port, "the loopback server")
+
+
+def wait_until_serving(proc: subprocess.Popen[bytes], port: int, what: str) -> str:
+    """The base URL of a server just started on `port`, once its /models answers (10 s at most)."""
     base = f"http://127.0.0.1:{port}/v1"
     for _ in range(200):
         try:
             urllib.request.urlopen(f"{base}/models", timeout=1).read()
-            return proc, base
+            return base
         except OSError:
             time.sleep(0.05)
     proc.kill()
-    raise RuntimeError("the loopback server did not start")
+    raise RuntimeError(f"{what} did not start")
 
 
 def answers(model: str, reasoning_chars: int, content_chars: int, variants: int) -> list[bytes]:
