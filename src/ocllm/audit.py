@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ocllm.documents import Paired
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision
+from ocllm.paired import paired_figures
+
+SCORER_LABEL = "this scorer"
 
 
 class AuditTally:
@@ -24,6 +28,10 @@ class AuditTally:
         self.reasoning_statements = 0
         self.truncated = 0
         self.counts: dict[str, Counter[str]] = {key: Counter() for key in ("ambiguity", "method", "source", "rule")}
+        # The input's verdict and this scorer's, one byte each, for every task both decided: the paired figures.
+        self.old_verdicts = bytearray()
+        self.new_verdicts = bytearray()
+        self.unpaired = 0  # tasks one side left undecided: a failed request, or no verdict in the input
 
     def add(self, record: SavedRecord, d: Decision) -> None:
         previous = record.previous
@@ -33,6 +41,11 @@ class AuditTally:
             figures[0] += old
             figures[1] += new
             figures[2] += 1
+        if isinstance(previous.get("correct"), bool) and d.correct is not None:
+            self.old_verdicts.append(previous["correct"])
+            self.new_verdicts.append(d.correct)
+        else:
+            self.unpaired += 1
         if isinstance(previous.get("correct"), bool) and previous["correct"] != d.correct:
             self.changed.append(
                 (d.task_id, d.expected_answer or "-", _old_extraction(previous), _new_extraction(d), d.rule, d.reason)
@@ -49,8 +62,17 @@ class AuditTally:
                            ("source", d.extraction_source), ("rule", d.rule)):  # fmt: skip
             self.counts[key][value] += 1
 
+    def paired(self, label: str) -> Paired | None:
+        """The input's verdicts (side A, called `label`) against this scorer's (side B) on the tasks both
+        decided; None when the input recorded no verdict."""
+        if not self.old_verdicts:
+            return None
+        old = [bool(v) for v in self.old_verdicts]
+        new = [bool(v) for v in self.new_verdicts]
+        return paired_figures(old, new, label, SCORER_LABEL)
 
-def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any]) -> str:
+
+def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], input_label: str = "the input") -> str:
     lines = [
         f"# Rescoring audit: `{_cell(source_name)}`",
         "",
@@ -60,6 +82,9 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any]) ->
         "(`raw_content`, `raw_reasoning`, `finish_reason`, `options`, `expected_answer`); the input's "
         "own decisions were not trusted.",
         "",
+    ]
+    lines += _verdicts_section(tally, input_label)
+    lines += [
         "## Totals",
         "",
         "| scope | old | new | change |",
@@ -115,6 +140,39 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any]) ->
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
+    """What a user asks first: the input's own accuracy on these tasks beside the re-scored one, and whether
+    the difference is more than chance (the same figures `compare` gives for two lanes)."""
+    figures = tally.paired(label)
+    if figures is None:
+        return []
+    n = figures.n_paired
+    lines = [
+        f"## {_cell(label)} against {SCORER_LABEL}",
+        "",
+        "| verdicts of | correct | accuracy | 95% CI |",
+        "|---|---|---|---|",
+        f"| {_cell(label)} | {figures.a_correct}/{n} | {100 * figures.a_accuracy:.2f}% "
+        f"| {100 * figures.a_ci_low:.1f}-{100 * figures.a_ci_high:.1f}% |",
+        f"| {SCORER_LABEL} | {figures.b_correct}/{n} | {100 * figures.b_accuracy:.2f}% "
+        f"| {100 * figures.b_ci_low:.1f}-{100 * figures.b_ci_high:.1f}% |",
+        "",
+        f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, paired bootstrap "
+        f"95% CI {100 * figures.diff_ci_low:+.2f} to {100 * figures.diff_ci_high:+.2f}; exact McNemar p = "
+        f"{figures.mcnemar_p:.3g} ({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input).",
+        "",
+        _cell(figures.verdict),
+        "",
+    ]
+    if tally.unpaired:
+        lines += [
+            f"{tally.unpaired} task(s) are left out of these figures: the request failed, or the input recorded "
+            "no verdict for them.",
+            "",
+        ]
+    return lines
+
+
 def _count_table(title: str, key: str, counts: Counter[str]) -> list[str]:
     rows = [f"## {title}", "", f"| {key} | tasks |", "|---|---|"]
     rows += [f"| `{name}` | {n} |" for name, n in counts.most_common()]
@@ -128,6 +186,9 @@ def _fraction(correct: int, total: int) -> str:
 
 def _old_extraction(previous: dict[str, Any]) -> str:
     letter = previous.get("extracted_final_answer") or "none"
+    raw = previous.get("tool_answer")
+    if previous.get("extracted_final_answer") is None and isinstance(raw, str) and raw.strip():
+        letter += f" ({_quoted(raw)})"  # what another tool took, when it is not a letter
     method = previous.get("extraction_method") or "?"
     flags = []
     if previous.get("ambiguity_flag"):
@@ -144,6 +205,11 @@ def _new_extraction(d: Decision) -> str:
     verdict = {True: "correct", False: "incorrect"}.get(d.correct, "error")
     amb = f", {d.ambiguity}" if d.ambiguity != "none" else ""
     return f"{letter} via {d.extraction_method} from {d.extraction_source}{amb} → {verdict}"
+
+
+def _quoted(text: str, limit: int = 40) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def _cell(text: str) -> str:

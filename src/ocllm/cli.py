@@ -22,6 +22,7 @@ from ocllm.console import (
     print_notice,
     print_notices,
     print_run_result,
+    print_verdicts,
     summary_table,
 )
 from ocllm.errors import Interrupted, OcllmError
@@ -67,26 +68,52 @@ def app() -> None:
 
 
 @app.command()
-@click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
+@click.argument("inputs", metavar="INPUT...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Re-scored JSON output.")
 @click.option("--report", type=click.Path(path_type=Path), help="Also write a Markdown audit here.")
+@click.option(
+    "--from",
+    "from_format",
+    type=click.Choice(["lm-eval", "mmlu-pro", "inspect"]),
+    help="Read another tool's result files (or folders of them): lm-eval samples_*.jsonl, MMLU-Pro "
+    "*_result.json, inspect_ai .eval/.json logs. Without it, INPUT is one saved run of this project or the "
+    "old harness.",
+)
+@click.option(
+    "--filter",
+    "filter_name",
+    metavar="NAME",
+    help="lm-eval: whose extraction is the tool's own answer (default: flexible-extract, else the first filter).",
+)
 @policy_options
 def rescore(
-    input_path: Path,
+    inputs: tuple[Path, ...],
     output: Path,
     report: Path | None,
+    from_format: str | None,
+    filter_name: str | None,
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
 ) -> None:
     """Re-score a saved run from its raw model output, without calling any model."""
-    from ocllm.rescore import rescore_file
+    from ocllm.rescore import rescore_file, rescore_tool_files
 
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
-    result = rescore_file(input_path, output, overrides, report)
+    if from_format is not None:
+        result = rescore_tool_files(from_format, list(inputs), output, overrides, report, filter_name)
+        title = f"Re-scored {from_format} ({len(inputs)} input(s))"
+    elif filter_name is not None:
+        raise OcllmError("--filter chooses among lm-eval's filters: it needs --from lm-eval")
+    elif len(inputs) > 1:
+        raise OcllmError(f"{len(inputs)} inputs: a saved run is one file or folder (several files need --from)")
+    else:
+        result = rescore_file(inputs[0], output, overrides, report)
+        title = f"Re-scored {inputs[0].name}"
     summary = result.summary
     print_notices(result.notices)
-    console.print(summary_table(f"Re-scored {input_path.name}", summary))
+    print_verdicts(result)
+    console.print(summary_table(title, summary))
     console.print(f"changed decisions: {summary.changed}   errors: {summary.errors}")
     console.print(f"wrote {output}")
     if report is not None:

@@ -19,9 +19,9 @@ from ocllm.formats import SavedRecord, load_saved_run
 from ocllm.metrics import token_counts
 from ocllm.models import Decision, Policy
 from ocllm.notices import incomplete_notice
+from ocllm.paired import paired_figures
 from ocllm.rescore import PolicyOverrides, policy_of
 from ocllm.scoring import SCORER_VERSION, decide
-from ocllm.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 
 
 class ScoredTask(NamedTuple):
@@ -105,37 +105,7 @@ def _as_recorded(record: SavedRecord) -> ScoredTask:
 
 
 def _paired_figures(a: list[ScoredTask], b: list[ScoredTask], label_a: str, label_b: str) -> Paired:
-    ca = [t.correct is True for t in a]
-    cb = [t.correct is True for t in b]
-    n = len(a)
-    a_correct, b_correct = sum(ca), sum(cb)
-    a_wins = sum(x and not y for x, y in zip(ca, cb, strict=True))
-    b_wins = sum(y and not x for x, y in zip(ca, cb, strict=True))
-    p = mcnemar_exact(a_wins, b_wins)
-    diff = (b_correct - a_correct) / n if n else 0.0
-    ci = paired_bootstrap_diff(ca, cb)
-    a_ci, b_ci = wilson(a_correct, n), wilson(b_correct, n)
-    return Paired(
-        n_paired=n,
-        a_correct=a_correct,
-        b_correct=b_correct,
-        a_accuracy=a_correct / n if n else 0.0,
-        b_accuracy=b_correct / n if n else 0.0,
-        a_ci_low=a_ci.low,
-        a_ci_high=a_ci.high,
-        b_ci_low=b_ci.low,
-        b_ci_high=b_ci.high,
-        a_wins=a_wins,
-        b_wins=b_wins,
-        both_correct=sum(x and y for x, y in zip(ca, cb, strict=True)),
-        both_wrong=sum(not x and not y for x, y in zip(ca, cb, strict=True)),
-        mcnemar_p=p,
-        diff=diff,
-        diff_ci_low=ci.low,
-        diff_ci_high=ci.high,
-        significant=p < 0.05 and (ci.low > 0 or ci.high < 0),
-        verdict=describe_difference(diff, ci, p, label_a, label_b) if n else "No paired tasks to compare.",
-    )
+    return paired_figures([t.correct is True for t in a], [t.correct is True for t in b], label_a, label_b)
 
 
 def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:

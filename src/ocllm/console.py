@@ -17,6 +17,7 @@ from ocllm.documents import Comparison, Matrix, Paired, Summary, as_summary
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.importers import Imported
+    from ocllm.rescore import RescoredFile
     from ocllm.runner import RunResult
 
 # Piped or redirected output gets a fixed wide page instead of rich's 80 columns, so that tables are
@@ -112,6 +113,46 @@ def print_import(imported: Imported, output: Path) -> None:
     if imported.skipped:
         console.print(f"skipped {len(imported.skipped)} bad rows, the first: {imported.skipped[0]}", highlight=False)
     console.print(f"wrote {output}", highlight=False)
+
+
+CHANGED_SHOWN = 30  # changed decisions listed on the terminal; the audit (--report) lists every one
+
+
+def print_verdicts(result: RescoredFile) -> None:
+    """What a rescore of someone's results is for: their own accuracy on these tasks beside this scorer's,
+    whether the difference is more than chance, and each task whose verdict changed, with the rule."""
+    audit = result.audit
+    figures = audit.paired(result.input_label) if audit is not None else None
+    if audit is None or figures is None:
+        return
+    n = figures.n_paired
+    table = Table(title=f"{result.input_label} against this scorer ({n} tasks both decided)")
+    for column in ("verdicts of", "correct", "accuracy", "95% CI"):
+        table.add_column(column, justify="left" if column == "verdicts of" else "right", no_wrap=True)
+    for label, correct, accuracy, low, high in (
+        (result.input_label, figures.a_correct, figures.a_accuracy, figures.a_ci_low, figures.a_ci_high),
+        ("this scorer", figures.b_correct, figures.b_accuracy, figures.b_ci_low, figures.b_ci_high),
+    ):
+        table.add_row(label, f"{correct}/{n}", f"{100 * accuracy:.2f}%", f"{100 * low:.1f}-{100 * high:.1f}%")
+    console.print(table)
+    console.print(
+        f"difference: {100 * figures.diff:+.2f} points (95% CI {100 * figures.diff_ci_low:+.2f} to "
+        f"{100 * figures.diff_ci_high:+.2f}), exact McNemar p = {figures.mcnemar_p:.3g}",
+        highlight=False,
+    )
+    console.print(figures.verdict, soft_wrap=True, highlight=False)
+    if audit.unpaired:
+        console.print(f"left out: {audit.unpaired} task(s) failed, or have no verdict in the input", highlight=False)
+    if not audit.changed:
+        return
+    changed = Table(title=f"Changed decisions ({len(audit.changed)})")
+    for column in ("task", "expected", result.input_label, "this scorer", "rule"):
+        changed.add_column(column, overflow="fold")
+    for task_id, expected, old, new, rule, _reason in audit.changed[:CHANGED_SHOWN]:
+        changed.add_row(task_id, expected, old, new, rule)
+    console.print(changed)
+    if len(audit.changed) > CHANGED_SHOWN:
+        console.print(f"... and {len(audit.changed) - CHANGED_SHOWN} more: the audit (--report) lists them all")
 
 
 def print_notices(notices: list[str]) -> None:

@@ -74,6 +74,47 @@ def json_items(path: Path, prefix: str) -> Iterator[Any]:
             raise _invalid(source, exc) from None
 
 
+def outline(path: Path, list_key: str) -> tuple[str | None, dict[str, Any], list[str]]:
+    """The first pass over a file whose records are a long list under `list_key` of a top-level object (or
+    the elements of a top-level list): the event that opens the file's value (`start_map`, `start_array`, or
+    a lone value's), the object's other fields (built), and how each `list_key` value opens (skipped: the
+    records are built by a second pass, `json_items`). The whole file is read, so that a file which is not
+    JSON, or is nested too deeply, is refused before its first record is used."""
+    events = json_events(path)
+    top = next(events, (None, None))[0]
+    fields: dict[str, Any] = {}
+    lists: list[str] = []
+    if top == "start_map":
+        for event, key in events:
+            if event == "end_map":
+                break
+            if key == list_key:
+                lists.append(_value(events, keep=False)[0])
+            else:
+                fields[key] = _value(events, keep=True)[1]  # a key given twice: the last value, as json.loads
+    for _ in events:
+        pass  # the rest: all of a list, or whatever follows the object (only an error can)
+    return top, fields, lists
+
+
+def _value(events: Iterator[tuple[str, Any]], keep: bool) -> tuple[str, Any]:
+    """Read one value from `events`: how it opens, and the value itself if `keep`."""
+    builder = ijson.ObjectBuilder() if keep else None
+    first = ""
+    depth = 0
+    for event, value in events:
+        first = first or event
+        if builder is not None:
+            builder.event(event, value)
+        if event in _OPENS:
+            depth += 1
+        elif event in _CLOSES:
+            depth -= 1
+        if not depth:
+            break
+    return first, builder.value if builder is not None else None
+
+
 class _Source:
     """A JSON file's bytes as the parser asks for them: checked to be UTF-8 on the way (so that a bad byte
     is named as `read_text` names it, whichever ijson backend reads), and counted, so that a parse error

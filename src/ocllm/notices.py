@@ -108,9 +108,11 @@ class NoticeTally:
         requested_model: str | None = None,
         reasoning: str | None = None,
         think_prefilled: bool | None = None,
+        rerunnable: bool = True,
     ) -> list[str]:
+        """`rerunnable`: the failed tasks can be run again by this project (not another tool's results)."""
         notices = [n for n in (incomplete_notice(missing, in_suite),) if n]
-        notices += self._failures()
+        notices += self._failures(rerunnable)
         notices += self._truncation()
         notices += self._model(requested_model)
         notices += self._reasoning(reasoning)
@@ -118,14 +120,12 @@ class NoticeTally:
             notices += self._prefill()
         return notices
 
-    def _failures(self) -> list[str]:
+    def _failures(self, rerunnable: bool) -> list[str]:
         if not self.reasons:
             return []
         failed = sum(self.reasons.values())
-        notices = [
-            f"{failed} of {self.tasks} task(s) failed and are not scored (not counted as wrong); "
-            "the same run command with --retry-errors re-runs only those"
-        ]
+        advice = "; the same run command with --retry-errors re-runs only those" if rerunnable else ""
+        notices = [f"{failed} of {self.tasks} task(s) failed and are not scored (not counted as wrong){advice}"]
         listed = self.reasons.most_common(_REASONS_LISTED)
         notices += [f"{count} task(s) failed: {reason}" for reason, count in listed]
         if len(self.reasons) > _REASONS_LISTED:

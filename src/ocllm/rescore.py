@@ -14,6 +14,7 @@ from ocllm.documents import MetricsDocument, Summary
 from ocllm.errors import OcllmError
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
+from ocllm.formats.tools import read_tool_files
 from ocllm.metrics import Tally
 from ocllm.models import Decision, Policy
 from ocllm.notices import NoticeTally
@@ -84,7 +85,7 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
 
 
 def _closing(
-    tally: Tally, notices: NoticeTally, n_changed: int, meta: RunMeta, policy: Policy
+    tally: Tally, notices: NoticeTally, n_changed: int, meta: RunMeta, policy: Policy, rerunnable: bool = True
 ) -> tuple[Summary, list[str]]:
     """The summary and the notices, once every task is counted (in memory or streamed alike)."""
     expected = meta.tasks_in_suite
@@ -106,6 +107,7 @@ def _closing(
         requested_model=meta.requested_model,
         reasoning=(meta.lane_settings or {}).get("reasoning"),
         think_prefilled=policy.think_prefilled,
+        rerunnable=rerunnable,
     )
     return summary, said
 
@@ -139,6 +141,8 @@ class RescoredFile(NamedTuple):
     summary: Summary
     notices: list[str]
     served_model: str | None = None  # the model most answers were given as, when the answers said
+    audit: AuditTally | None = None  # the input's verdicts against this scorer's, and the changed decisions
+    input_label: str = "the input"  # what the input's own verdicts are called (the other tool, for --from)
 
 
 def rescore_file(
@@ -147,13 +151,46 @@ def rescore_file(
     """Re-score a saved run into OUTPUT (and the audit into REPORT), one task at a time: each task's record
     is written as it is decided and only counters are kept, so memory does not grow with the raw outputs
     of a run read from a run directory. Both files appear whole (renamed into place) or not at all."""
-    refuse_overwrite(output_path, input_path)
-    if report_path is not None:
-        refuse_overwrite(report_path, input_path)
-        if report_path.resolve() == output_path.resolve():
-            raise OcllmError(f"{report_path}: the audit report and the output cannot be the same file")
+    _check_outputs(output_path, report_path, [input_path])
     meta, records = stream_saved_run(input_path)
     return write_rescored(input_path, meta, records, policy_of_meta(meta, overrides), output_path, report_path)
+
+
+def rescore_tool_files(
+    format_name: str,
+    inputs: list[Path],
+    output_path: Path,
+    overrides: PolicyOverrides | None = None,
+    report_path: Path | None = None,
+    filter_name: str | None = None,
+) -> RescoredFile:
+    """Re-score another tool's result files (`--from`) into one document, each task's `previous` holding
+    what that tool decided; the audit leads with the tool's accuracy against this scorer's."""
+    run = read_tool_files(format_name, inputs, filter_name)
+    _check_outputs(output_path, report_path, run.files)
+    where = run.files[0] if len(run.files) == 1 else inputs[0]
+    source = {"path": str(where), "files": [str(f) for f in run.files]}
+    title = run.files[0].name + (f" and {len(run.files) - 1} more file(s)" if len(run.files) > 1 else "")
+    return write_rescored(
+        run.files[0],
+        run.meta,
+        run.records,
+        policy_of_meta(run.meta, overrides),
+        output_path,
+        report_path,
+        source=source,
+        input_notices=run.notices,  # a list, perhaps empty: another tool's files
+        input_label=run.format.tool,
+        title=f"{run.format.name}: {title}",
+    )
+
+
+def _check_outputs(output_path: Path, report_path: Path | None, inputs: list[Path]) -> None:
+    refuse_overwrite(output_path, *inputs)
+    if report_path is not None:
+        refuse_overwrite(report_path, *inputs)
+        if report_path.resolve() == output_path.resolve():
+            raise OcllmError(f"{report_path}: the audit report and the output cannot be the same file")
 
 
 def write_rescored(
@@ -166,11 +203,16 @@ def write_rescored(
     source: dict[str, Any] | None = None,
     decided: Callable[[SavedRecord], Decision | None] | None = None,
     raw_outputs: bool = True,
+    input_notices: list[str] | None = None,
+    input_label: str = "the input",
+    title: str | None = None,
 ) -> RescoredFile:
     """The streaming writer itself: also what a run's metrics.json is written with (`source` replacing the
     document's source fields it names; `decided` giving the decisions the run already took, under the
     same policy and scorer, so that they are not taken twice; `raw_outputs` False for a run directory's
-    metrics.json, whose raw outputs are in samples.jsonl and are named there by `source.raw_outputs`)."""
+    metrics.json, whose raw outputs are in samples.jsonl and are named there by `source.raw_outputs`;
+    `input_notices` what a reader must know about the input's format, `input_label` what its own verdicts are
+    called and `title` what the audit is headed with)."""
     tally, notices, audit = Tally(), NoticeTally(), AuditTally()
     n_changed = 0
     with atomic_writer(output_path) as out:
@@ -185,13 +227,16 @@ def write_rescored(
             n_changed += changed(record, decision)
             task = task_record(record, decision, raw_outputs=raw_outputs)
             out.write((b",\n    " if index else b"\n    ") + _indented(task, 4))
-        summary, said = _closing(tally, notices, n_changed, meta, policy)
+        # Another tool's results (input_notices given) cannot be run again by this project's --retry-errors.
+        summary, said = _closing(tally, notices, n_changed, meta, policy, rerunnable=input_notices is None)
+        said = [*(input_notices or []), *said]
         out.write((b"\n  ]" if tally.total else b"]") + b',\n  "summary": ' + _indented(summary, 2))
         out.write(b',\n  "notices": ' + _indented(said, 2) + b"\n}\n")
         if report_path is not None:
             # Rendered before the output is renamed into place: a failure leaves neither file.
-            atomic_write_text(report_path, render_audit(audit, input_path.name, summary.scorer))
-    return RescoredFile(summary, said, notices.most_served())
+            audit_text = render_audit(audit, title or input_path.name, summary.scorer, input_label)
+            atomic_write_text(report_path, audit_text)
+    return RescoredFile(summary, said, notices.most_served(), audit, input_label)
 
 
 def _json(value: object) -> bytes:

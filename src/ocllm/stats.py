@@ -8,6 +8,7 @@ test answers which question, and what each figure means in words.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -40,8 +41,8 @@ def mcnemar_exact(a_wins: int, b_wins: int) -> float:
 
 
 def paired_bootstrap_diff(
-    a: list[bool],
-    b: list[bool],
+    a: Sequence[bool],
+    b: Sequence[bool],
     *,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,

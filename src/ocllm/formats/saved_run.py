@@ -12,11 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import ijson
-
 from ocllm.errors import InputError
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
-from ocllm.jsonfile import InvalidJSON, has_non_standard_numbers, json_events, json_items, load_json_whole
+from ocllm.jsonfile import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
 from ocllm.models import Sample, Task
 from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
@@ -36,8 +34,6 @@ CARRIED_FIELDS = ("prompt", "latency_s", "usage", "subset")
 # What this project's output records under `source` about the run it was scored from.
 _RUN_FIELDS = ("lane", "model", "requested_model", "lane_settings", "suite", "tasks_in_suite")
 _TASK_TYPES = ("mcq", "required_substrings")
-_OPENS = ("start_map", "start_array")
-_CLOSES = ("end_map", "end_array")
 # Optional fields and the types they must have when present (null is always allowed).
 _FIELD_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
     ("raw_content", str, "text"),
@@ -72,7 +68,7 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     if path.exists() and not path.is_file():
         raise InputError(f"{path}: not a regular file (a metrics file is read twice, so it cannot be a pipe)")
     try:
-        top, fields, tasks = _outline(path)
+        top, fields, tasks = outline(path, "tasks")
         whole: list[Any] | None = None  # the records are read from the file as they are used
     except InvalidJSON:
         if not has_non_standard_numbers(path):
@@ -116,7 +112,7 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
 
 
 def _outline_whole(path: Path) -> tuple[str | None, dict[str, Any], list[str], list[Any]]:
-    """What `_outline` says of a file, read whole (see `load_json_whole`), with the records themselves."""
+    """What `outline` says of a file, read whole (see `load_json_whole`), with the records themselves."""
     data = load_json_whole(path)
     if isinstance(data, list):
         return "start_array", {}, [], data
@@ -126,46 +122,6 @@ def _outline_whole(path: Path) -> tuple[str | None, dict[str, Any], list[str], l
     fields = {k: v for k, v in data.items() if k != "tasks"}
     opens = [] if "tasks" not in data else ["start_array" if isinstance(tasks, list) else "value"]
     return "start_map", fields, opens, tasks if isinstance(tasks, list) else []
-
-
-def _outline(path: Path) -> tuple[str | None, dict[str, Any], list[str]]:
-    """The first pass: the event that opens the file's value (`start_map`, `start_array`, or a lone
-    value's), the fields of a top-level object other than `tasks` (built), and how each `tasks` value opens
-    (skipped: its records are built by the second pass). The whole file is read, so that a file which is
-    not JSON, or is nested too deeply, is refused before its first record is used."""
-    events = json_events(path)
-    top = next(events, (None, None))[0]
-    fields: dict[str, Any] = {}
-    tasks: list[str] = []
-    if top == "start_map":
-        for event, key in events:
-            if event == "end_map":
-                break
-            if key == "tasks":
-                tasks.append(_value(events, keep=False)[0])
-            else:
-                fields[key] = _value(events, keep=True)[1]  # a key given twice: the last value, as json.loads
-    for _ in events:
-        pass  # the rest: all of a list, or whatever follows the object (only an error can)
-    return top, fields, tasks
-
-
-def _value(events: Iterator[tuple[str, Any]], keep: bool) -> tuple[str, Any]:
-    """Read one value from `events`: how it opens, and the value itself if `keep`."""
-    builder = ijson.ObjectBuilder() if keep else None
-    first = ""
-    depth = 0
-    for event, value in events:
-        first = first or event
-        if builder is not None:
-            builder.event(event, value)
-        if event in _OPENS:
-            depth += 1
-        elif event in _CLOSES:
-            depth -= 1
-        if not depth:
-            break
-    return first, builder.value if builder is not None else None
 
 
 def _record(path: Path, index: int, row: Any) -> SavedRecord:

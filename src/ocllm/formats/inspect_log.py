@@ -1,0 +1,231 @@
+"""Reader of inspect_ai evaluation logs: `.eval` (a zip holding `header.json` and one
+`samples/<id>_epoch_<n>.json` per sample and epoch) and `.json` (one object: the same header fields and a
+`samples` list).
+
+A sample holds the option texts (`choices`), the gold letter (`target`), the rendered prompt (the first
+user message), the model's output (`output.choices[0].message.content`: a string, or a list of blocks,
+`text` ones for the content and `reasoning` ones for the reasoning), and what each scorer decided
+(`scores.<scorer>.answer` and `value`, "C" correct and "I" incorrect). A sample inspect_ai recorded as
+failed (an `error`, no output choices) is an error here too, never a wrong answer."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ocllm.errors import InputError
+from ocllm.formats.records import SavedRecord
+from ocllm.formats.tool_records import failed_sample, lone_letter, mcq_task, not_expected, verdict_of
+from ocllm.formats.zip_members import read_member
+from ocllm.jsonfile import InvalidJSON, json_items, outline
+from ocllm.models import Sample
+
+TOOL = "inspect"
+EXPECTED = "an inspect_ai log (.eval: a zip holding header.json and samples/; .json: an object with a samples list)"
+PREFERRED_SCORER = "choice"  # inspect_ai's multiple-choice scorer, when a sample has several
+_SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
+_VALUES = {"C": True, "I": False}  # inspect_ai's CORRECT and INCORRECT
+# inspect_ai's stop reasons, as the OpenAI finish_reason this project counts truncation by.
+_FINISH = {"max_tokens": "length", "model_length": "length", "stop": "stop", "tool_calls": "tool_calls"}
+
+
+def files_in(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.eval")) or sorted(p for p in folder.rglob("*.json") if p.name != "logs.json")
+
+
+def header(path: Path) -> dict[str, Any]:
+    """The log's header fields (eval spec, results, status): what the run is."""
+    if zipfile.is_zipfile(path):
+        with _open_zip(path) as archive:
+            return _header_of_zip(archive, path)
+    top, fields, _ = _outline(path)
+    if top != "start_map" or not isinstance(fields.get("eval"), dict):
+        raise InputError(f"{path}: not {EXPECTED}")
+    return fields
+
+
+def _outline(path: Path) -> tuple[str | None, dict[str, Any], list[str]]:
+    try:
+        return outline(path, "samples")
+    except InvalidJSON as exc:
+        raise not_expected(path, EXPECTED, exc) from None
+
+
+def read(path: Path) -> Iterator[SavedRecord]:
+    if zipfile.is_zipfile(path):
+        yield from _read_eval(path)
+    else:
+        yield from _read_json(path)
+
+
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputError(f"{path}: not {EXPECTED} ({exc})") from None
+
+
+def _header_of_zip(archive: zipfile.ZipFile, path: Path) -> dict[str, Any]:
+    # header.json is written when the eval ends; a log still running, or cut short, has only its journal.
+    for name in ("header.json", "_journal/start.json"):
+        try:
+            info = archive.getinfo(name)
+        except KeyError:
+            continue
+        fields = _json(read_member(archive, info, path), f"{path}: {name}")
+        if isinstance(fields, dict) and isinstance(fields.get("eval"), dict):
+            return fields
+    raise InputError(f"{path}: not {EXPECTED} (no header.json)")
+
+
+def _read_eval(path: Path) -> Iterator[SavedRecord]:
+    with _open_zip(path) as archive:
+        fields = _header_of_zip(archive, path)
+        members = [(info, _SAMPLE_MEMBER.fullmatch(info.filename)) for info in archive.infolist()]
+        samples = [(info, match) for info, match in members if match]
+        several = _epochs(fields) > 1 or any(int(match.group(2)) > 1 for _, match in samples)
+        task = _task_name(fields, path)
+        for info, _ in samples:
+            where = f"{path}: {info.filename}"
+            yield _record(where, _json(read_member(archive, info, path), where), several, task)
+
+
+def _read_json(path: Path) -> Iterator[SavedRecord]:
+    top, fields, lists = _outline(path)
+    if top != "start_map" or not isinstance(fields.get("eval"), dict) or lists not in ([], ["start_array"]):
+        raise InputError(f"{path}: not {EXPECTED}")
+    several = _epochs(fields) > 1
+    task = _task_name(fields, path)
+    for index, sample in enumerate(json_items(path, "samples.item"), start=1):
+        yield _record(f"{path}: sample #{index}", sample, several, task)
+
+
+def _json(data: bytes, where: str) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{where}: not JSON ({reason})") from None
+
+
+def _epochs(fields: dict[str, Any]) -> int:
+    config = fields["eval"].get("config")
+    epochs = config.get("epochs") if isinstance(config, dict) else None
+    return epochs if isinstance(epochs, int) and not isinstance(epochs, bool) else 1
+
+
+def _task_name(fields: dict[str, Any], path: Path) -> str:
+    task = fields["eval"].get("task")
+    return task if isinstance(task, str) and task else path.stem
+
+
+def _record(where: str, sample: Any, several_epochs: bool, task: str) -> SavedRecord:
+    if not isinstance(sample, dict) or "id" not in sample:
+        raise InputError(f"{where}: not an inspect_ai sample (no id)")
+    sample_id, epoch = sample["id"], sample.get("epoch", 1)
+    task_id = f"{sample_id}#{epoch}" if several_epochs else str(sample_id)
+    where = f"{where} (sample {task_id})"
+    target = sample.get("target")
+    if isinstance(target, list):
+        if len(target) != 1:
+            raise InputError(f"{where}: {len(target)} targets; only single-answer questions can be scored")
+        target = target[0]
+    metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+    category = metadata.get("category", metadata.get("subject"))
+    built = mcq_task(
+        where,
+        task_id,
+        sample.get("choices"),
+        target,
+        question=sample["input"] if isinstance(sample.get("input"), str) else "",
+        category=category if isinstance(category, str) and category else task,
+        prompt=_first_user_text(sample.get("messages")),
+    )
+    previous = _previous(sample.get("scores"))
+    return SavedRecord(built, _sample(task_id, sample), previous, {})
+
+
+def _sample(task_id: str, sample: dict[str, Any]) -> Sample:
+    output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+    error = sample.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else error
+        first = str(message).strip().splitlines()[0] if str(message).strip() else "no message"
+        return failed_sample(task_id, f"inspect_ai recorded an error: {first}")
+    choices = output.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return failed_sample(task_id, "inspect_ai recorded no output")
+    message = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
+    content, reasoning = _split_blocks(message.get("content"))
+    stop = choices[0].get("stop_reason")
+    time = output.get("time")
+    return Sample(
+        task_id=task_id,
+        content=content,
+        reasoning=reasoning,
+        reasoning_field="reasoning" if reasoning is not None else None,
+        finish_reason=_FINISH.get(stop, stop) if isinstance(stop, str) else None,
+        usage=_usage(output.get("usage")),
+        model=output["model"] if isinstance(output.get("model"), str) else None,
+        latency_s=float(time) if isinstance(time, int | float) and not isinstance(time, bool) else None,
+    )
+
+
+def _split_blocks(content: Any) -> tuple[str, str | None]:
+    """The visible text and the reasoning of a message: a string is all content; of a list of blocks, the
+    `text` blocks are the content and the `reasoning` blocks (unless redacted: then it is not text) the
+    reasoning."""
+    if isinstance(content, str):
+        return content, None
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif block.get("type") == "reasoning" and not block.get("redacted") and isinstance(block.get("reasoning"), str):
+            thoughts.append(block["reasoning"])
+    return "\n".join(texts), "\n".join(thoughts) if thoughts else None
+
+
+def _first_user_text(messages: Any) -> str | None:
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            text, _ = _split_blocks(message.get("content"))
+            return text
+    return None
+
+
+def _usage(usage: Any) -> dict[str, Any] | None:
+    """inspect_ai's usage under the OpenAI names this project's token counts read, its own fields kept."""
+    if not isinstance(usage, dict):
+        return None
+    named = {"prompt_tokens": usage.get("input_tokens"), "completion_tokens": usage.get("output_tokens"),
+             "total_tokens": usage.get("total_tokens")}  # fmt: skip
+    if isinstance(usage.get("reasoning_tokens"), int):
+        named["completion_tokens_details"] = {"reasoning_tokens": usage["reasoning_tokens"]}
+    return {**usage, **{k: v for k, v in named.items() if v is not None}}
+
+
+def _previous(scores: Any) -> dict[str, Any]:
+    """The scorer's decision: `choice` when the sample has it, else the first scorer."""
+    if not isinstance(scores, dict) or not scores:
+        return {"tool": TOOL}
+    name = PREFERRED_SCORER if PREFERRED_SCORER in scores else next(iter(scores))
+    score = scores[name] if isinstance(scores[name], dict) else {}
+    value, answer = score.get("value"), score.get("answer")
+    correct = _VALUES.get(value) if isinstance(value, str) else verdict_of(value)
+    return {
+        "tool": TOOL,
+        "scorer": name,
+        "extraction_method": f"inspect {name}",
+        "extracted_final_answer": lone_letter(answer),
+        "tool_answer": answer,
+        "value": value,
+        "correct": correct,
+    }

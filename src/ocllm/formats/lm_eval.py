@@ -1,0 +1,267 @@
+"""Reader of lm-evaluation-harness sample logs: `samples_<task>_<timestamp>.jsonl`, written by `--log_samples`.
+
+Each line is one (doc, filter): the doc as the task saw it, the prompt (`arguments`), the model's response
+(`resps`), the filter's extraction (`filtered_resps`) and its per-sample metric (`exact_match`, `acc`).
+A task with several filters (GPQA's `strict-match` and `flexible-extract`) writes one line per filter, all
+of one filter's docs before the next filter's, so a doc's lines are far apart in the file. A first pass
+notes where each doc's lines are; the second reads them doc by doc. Memory holds positions, never responses.
+
+lm-eval keeps only the text after its think-end token (all of it when that token never came), and no
+reasoning field: what is scored is that text, split by rule 1 where it still holds `<think>` tags."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ocllm.errors import InputError
+from ocllm.formats.records import SavedRecord
+from ocllm.formats.tool_records import lone_letter, mcq_task, options_in_prompt, verdict_of
+from ocllm.models import Sample, Task
+
+TOOL = "lm-eval"
+EXPECTED = "an lm-eval samples file (samples_<task>_<timestamp>.jsonl, written by --log_samples)"
+DEFAULT_FILTER = "flexible-extract"
+NO_FILTER = "none"  # lm-eval's name for a task without filters; also used here for a line that names none
+METRICS = ("exact_match", "acc")  # the per-sample metrics of generative tasks, looked for when not listed
+NOTICE = (
+    "lm-eval's sample files hold no reasoning field: what is scored is the response lm-eval kept (the text "
+    "after its think-end token, or all of it when that never came); <think> tags still in it are split by rule 1"
+)
+_TIMESTAMP = re.compile(r"_\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?$")
+
+
+class _Line(NamedTuple):
+    number: int
+    offset: int
+    filter: str
+
+
+def files_in(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("samples_*.jsonl"))
+
+
+def task_name(path: Path) -> str:
+    """The lm-eval task a samples file belongs to: its name between `samples_` and the timestamp."""
+    stem = path.name.removesuffix(".jsonl")
+    return _TIMESTAMP.sub("", stem.removeprefix("samples_")) or stem
+
+
+def filters_of(path: Path) -> list[str]:
+    """Every filter the file's lines name, in the order first seen (for a clear error on `--filter`)."""
+    seen: dict[str, None] = {}
+    for lines in _index(path).values():
+        seen.update((line.filter, None) for line in lines)
+    return list(seen)
+
+
+def read(path: Path, filter_name: str | None = None) -> Iterator[SavedRecord]:
+    """The file's docs as tasks, in the order they first appear, each with the filter chosen for `previous`:
+    `filter_name`, else `flexible-extract` when the doc has it, else its first filter."""
+    docs = _index(path)
+    if filter_name is not None and not any(line.filter == filter_name for lines in docs.values() for line in lines):
+        found = ", ".join(sorted({line.filter for lines in docs.values() for line in lines})) or "none"
+        raise InputError(f"{path}: no line has filter {filter_name!r} (its filters: {found})")
+    task = task_name(path)
+    with open(path, "rb") as fh:
+        for doc_id, lines in docs.items():
+            parsed = {line.filter: (line.number, _parse_at(fh, path, line)) for line in lines}
+            yield _record(path, task, doc_id, parsed, filter_name)
+
+
+def _index(path: Path) -> dict[Any, list[_Line]]:
+    """Where each doc's lines are. Every line is parsed once here, so that a bad line is refused, with its
+    number, before the first task is scored."""
+    docs: dict[Any, list[_Line]] = {}
+    try:
+        with open(path, "rb") as fh:
+            offset = 0
+            for number, raw in enumerate(fh, start=1):
+                if raw.strip():
+                    row = _parse(path, number, raw)
+                    doc_id, name = row["doc_id"], _filter(row)
+                    lines = docs.setdefault(doc_id, [])
+                    if any(line.filter == name for line in lines):
+                        raise InputError(f"{path}: line {number}: doc_id {doc_id!r} with filter {name!r} again")
+                    lines.append(_Line(number, offset, name))
+                offset += len(raw)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not docs:
+        raise InputError(f"{path}: empty: not {EXPECTED}")
+    return docs
+
+
+def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any]:
+    try:
+        row = json.loads(raw)
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: line {number}: not UTF-8 text") from None
+    except (ValueError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        what = f"not {EXPECTED}" if number == 1 else "not a JSON line"
+        raise InputError(f"{path}: line {number}: {what} ({reason})") from None
+    if not isinstance(row, dict) or "doc_id" not in row or "resps" not in row:
+        # The first line says whether this is such a file at all; a later one is a damaged line.
+        what = f"not {EXPECTED}" if number == 1 else "not an lm-eval sample line"
+        raise InputError(f"{path}: line {number}: {what} (no doc_id and resps)")
+    doc_id = row["doc_id"]
+    if isinstance(doc_id, bool) or not isinstance(doc_id, int | str):
+        raise InputError(f"{path}: line {number}: doc_id {doc_id!r} is neither a number nor text")
+    return row
+
+
+def _parse_at(fh: Any, path: Path, line: _Line) -> dict[str, Any]:
+    fh.seek(line.offset)
+    return _parse(path, line.number, fh.readline())
+
+
+def _filter(row: dict[str, Any]) -> str:
+    name = row.get("filter")
+    return name if isinstance(name, str) and name else NO_FILTER
+
+
+def _record(
+    path: Path, task: str, doc_id: Any, lines: dict[str, tuple[int, dict[str, Any]]], wanted: str | None
+) -> SavedRecord:
+    task_id = f"{task}/{doc_id}"
+    if wanted is not None and wanted not in lines:
+        raise InputError(f"{path}: doc {doc_id!r} has no filter {wanted!r} (it has: {', '.join(lines)})")
+    chosen = wanted or (DEFAULT_FILTER if DEFAULT_FILTER in lines else next(iter(lines)))
+    number, row = lines[chosen]
+    where = f"{path}: line {number} (doc {doc_id!r})"
+    response = _first(row.get("resps"))
+    if not isinstance(response, str):
+        raise InputError(f"{where}: resps[0][0] is not the text of a response")
+    built = _task(where, task_id, task, row)
+    filters = {name: _filter_outcome(line) for name, (_, line) in lines.items()}
+    outcome = filters[chosen]
+    previous = {
+        "tool": TOOL,
+        "filter": chosen,
+        "extraction_method": f"lm-eval {chosen}",
+        "extracted_final_answer": outcome["extracted"],
+        "tool_answer": outcome["answer"],
+        "correct": outcome["correct"],
+        "metric": outcome["metric"],
+        "metric_value": outcome["metric_value"],
+        "filters": filters,
+    }
+    return SavedRecord(built, Sample(task_id=task_id, content=response), previous, {})
+
+
+def _filter_outcome(row: dict[str, Any]) -> dict[str, Any]:
+    """One filter's extraction and verdict: its raw value, that value as a letter when it is one, and the
+    tool's own correct/incorrect from its per-sample metric."""
+    answer = _first(row.get("filtered_resps"))
+    metric, value = _metric(row)
+    return {
+        "answer": answer,
+        "extracted": lone_letter(answer),
+        "metric": metric,
+        "metric_value": value,
+        "correct": verdict_of(value),
+    }
+
+
+def _metric(row: dict[str, Any]) -> tuple[str | None, Any]:
+    listed = row.get("metrics")
+    names = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else []
+    for name in [*names, *METRICS]:
+        value = row.get(name)
+        if isinstance(value, int | float):  # bool included: a metric may be written as true/false
+            return name, value
+    return None, None
+
+
+def _first(value: Any) -> Any:
+    """The first element, through lists of lists: `resps` is [[text]], `filtered_resps` [text] or [[text]]."""
+    while isinstance(value, list):
+        if not value:
+            return None
+        value = value[0]
+    return value
+
+
+def _task(where: str, task_id: str, task: str, row: dict[str, Any]) -> Task:
+    doc = row.get("doc")
+    if not isinstance(doc, dict):
+        doc = {}
+    prompt = _prompt(row.get("arguments"))
+    options, answer = _options_and_answer(doc, row.get("target"), prompt)
+    if options is None:
+        raise InputError(
+            f"{where}: cannot tell the options and the answer: the doc has none of options+answer, "
+            "choices+answer, choices{text,label}+answerKey, choice1..4+answer, and the prompt lists no lettered options"
+        )
+    question = doc.get("question", doc.get("Question", ""))
+    category = doc.get("category", doc.get("subject"))
+    return mcq_task(
+        where,
+        task_id,
+        options,
+        answer,
+        question=question if isinstance(question, str) else "",
+        category=category if isinstance(category, str) and category else task,
+        subset=doc["src"] if isinstance(doc.get("src"), str) else None,
+        prompt=prompt,
+    )
+
+
+def _options_and_answer(doc: dict[str, Any], target: Any, prompt: str | None) -> tuple[list[Any] | None, Any]:
+    """Options and gold letter from the doc, in the shapes lm-eval's multiple-choice tasks use; else the
+    lettered option lines of the prompt with the line's target."""
+    if isinstance(doc.get("options"), list):  # MMLU-Pro: options, answer letter (answer_index beside it)
+        answer = doc.get("answer")
+        if not isinstance(answer, str) and isinstance(doc.get("answer_index"), int):
+            answer = _letter_at(doc["answer_index"])
+        return doc["options"], answer
+    choices = doc.get("choices")
+    if isinstance(choices, list):  # MMLU: choices, answer index
+        answer = doc.get("answer")
+        return choices, _letter_at(answer) if isinstance(answer, int) and not isinstance(answer, bool) else answer
+    if isinstance(choices, dict) and isinstance(choices.get("text"), list):  # ARC: labels A-E, or 1-5
+        labels = choices.get("label")
+        key = doc.get("answerKey")
+        if isinstance(labels, list) and key in labels:
+            return choices["text"], _letter_at(labels.index(key))
+        return choices["text"], target
+    numbered = [doc.get(f"choice{n}") for n in range(1, 5)]
+    if all(isinstance(c, str) for c in numbered):  # GPQA: choice1..choice4, answer "(A)"
+        return numbered, doc.get("answer", target)
+    options = options_in_prompt(prompt or "")
+    if not options:
+        return None, None
+    if isinstance(target, int) and not isinstance(target, bool):
+        target = _letter_at(target)
+    return options, target
+
+
+def _letter_at(index: int) -> str | None:
+    return chr(ord("A") + index) if 0 <= index < 26 else None
+
+
+def _prompt(arguments: Any) -> str | None:
+    """The prompt sent: `arguments.gen_args_0.arg_0` (older versions: `arguments[0][0]`), a string or a
+    JSON-encoded chat (with --apply_chat_template), of which the last user message is the prompt."""
+    if isinstance(arguments, dict):
+        first = arguments.get("gen_args_0")
+        value = first.get("arg_0") if isinstance(first, dict) else None
+    else:
+        value = _first(arguments)
+    if isinstance(value, list) and value:
+        value = value[0]
+    if not isinstance(value, str):
+        return None
+    if value.lstrip().startswith("["):
+        try:
+            chat = json.loads(value)
+        except ValueError:
+            return value
+        users = [m.get("content") for m in chat if isinstance(m, dict) and m.get("role") == "user"]
+        if users and isinstance(users[-1], str):
+            return users[-1]
+    return value

@@ -1,0 +1,474 @@
+"""`ocllm rescore --from lm-eval | mmlu-pro | inspect` (issue 13): other tools' result files re-scored, their
+own decisions kept under `previous` and set against this scorer's.
+
+The files under tests/fixtures/lm_eval and tests/fixtures/inspect were written by the tools themselves (their
+READMEs say which version and how); the rest are written here, in the layouts those tools write. Expected
+figures are counted from the input files by the tests, never taken from the code under test."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ocllm.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LM_EVAL = FIXTURES / "lm_eval" / "0.4.13"
+INSPECT = FIXTURES / "inspect" / "0.3.285"
+INSPECT_EVAL = next(INSPECT.glob("*.eval"))
+INSPECT_JSON = next(INSPECT.glob("*.json"))
+
+
+def rescore(tmp: Path, *args: str) -> tuple[dict[str, Any], str]:
+    out, audit = tmp / "out.json", tmp / "audit.md"
+    assert main(["rescore", *args, "-o", str(out), "--report", str(audit)]) == 0
+    return json.loads(out.read_text()), audit.read_text()
+
+
+def by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["task_id"]: t for t in document["tasks"]}
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# --- lm-eval ------------------------------------------------------------------------------------------------
+
+
+def test_lm_eval_files_written_by_lm_eval_become_one_task_per_doc(tmp_path: Path) -> None:
+    folder = LM_EVAL / "sim-baseline"
+    files = sorted(folder.glob("samples_*.jsonl"))
+    doc, _ = rescore(tmp_path, "--from", "lm-eval", str(folder))
+    tasks = by_id(doc)
+    expected_ids = set()
+    for path in files:
+        task = path.name.removeprefix("samples_").split("_2026-")[0]
+        expected_ids |= {f"{task}/{line['doc_id']}" for line in lines_of(path)}
+    assert set(tasks) == expected_ids
+    assert doc["source"]["model"] == "sim-baseline"  # from lm-eval's results file beside the samples
+    for path in files:
+        task = path.name.removeprefix("samples_").split("_2026-")[0]
+        for line in lines_of(path):
+            record = tasks[f"{task}/{line['doc_id']}"]
+            assert record["raw_content"] == line["resps"][0][0]
+            chat = json.loads(line["arguments"]["gen_args_0"]["arg_0"][0])
+            assert record["prompt"] == [m for m in chat if m["role"] == "user"][-1]["content"]
+            assert record["previous"]["filters"][line["filter"]]["answer"] == line["filtered_resps"][0]
+            assert record["previous"]["filters"][line["filter"]]["correct"] is (line["exact_match"] == 1.0)
+    # The lm-eval notice: no reasoning field in these files.
+    assert any("no reasoning field" in n for n in doc["notices"])
+
+
+def test_lm_eval_gold_letters_come_from_each_doc_shape(tmp_path: Path) -> None:
+    doc, _ = rescore(tmp_path, "--from", "lm-eval", str(LM_EVAL / "sim-baseline"))
+    tasks = by_id(doc)
+    for path in sorted((LM_EVAL / "sim-baseline").glob("samples_*.jsonl")):
+        task = path.name.removeprefix("samples_").split("_2026-")[0]
+        for line in lines_of(path):
+            record, d = tasks[f"{task}/{line['doc_id']}"], line["doc"]
+            if "options" in d:  # MMLU-Pro
+                assert record["options"] == d["options"] and record["expected_answer"] == d["answer"]
+            elif isinstance(d.get("choices"), dict):  # ARC: labels may be 1-4; target is the letter already
+                assert record["options"] == d["choices"]["text"]
+                assert record["expected_answer"] == line["target"]
+            else:  # GPQA: choice1..choice4, answer "(B)"
+                assert record["options"] == [d[f"choice{n}"] for n in range(1, 5)]
+                assert f"({record['expected_answer']})" == d["answer"]
+
+
+def test_gpqa_lines_of_two_filters_are_one_task_and_filter_chooses_previous(tmp_path: Path) -> None:
+    path = next((LM_EVAL / "sim-baseline").glob("samples_gpqa_*.jsonl"))
+    lines = lines_of(path)
+    assert {line["filter"] for line in lines} == {"strict-match", "flexible-extract"}
+    default, _ = rescore(tmp_path, "--from", "lm-eval", str(path))
+    assert len(default["tasks"]) == len({line["doc_id"] for line in lines})
+    strict_dir = tmp_path / "strict"
+    strict_dir.mkdir()
+    strict, _ = rescore(strict_dir, "--from", "lm-eval", str(path), "--filter", "strict-match")
+    for filter_name, document in (("flexible-extract", default), ("strict-match", strict)):
+        tool_correct = sum(line["exact_match"] == 1.0 for line in lines if line["filter"] == filter_name)
+        assert sum(t["previous"]["correct"] is True for t in document["tasks"]) == tool_correct
+        for task in document["tasks"]:
+            assert task["previous"]["filter"] == filter_name
+            assert set(task["previous"]["filters"]) == {"strict-match", "flexible-extract"}
+    # This scorer's decisions do not depend on whose extraction is kept beside them.
+    assert [t["correct"] for t in default["tasks"]] == [t["correct"] for t in strict["tasks"]]
+
+
+def test_invalid_and_bracketed_extractions_are_normalised(tmp_path: Path) -> None:
+    path = next((LM_EVAL / "sim-baseline").glob("samples_gpqa_*.jsonl"))
+    doc, _ = rescore(tmp_path, "--from", "lm-eval", str(path))
+    for task in doc["tasks"]:
+        for outcome in task["previous"]["filters"].values():
+            raw = outcome["answer"]
+            if raw == "[invalid]":
+                assert outcome["extracted"] is None
+            else:
+                assert f"({outcome['extracted']})" == raw
+
+
+def test_a_filter_none_response_is_no_letter_and_its_metric_still_decides(tmp_path: Path) -> None:
+    path = next((LM_EVAL / "sim-baseline").glob("samples_arc_*.jsonl"))
+    doc, _ = rescore(tmp_path, "--from", "lm-eval", str(path))
+    for task, line in zip(doc["tasks"], lines_of(path), strict=True):
+        previous = task["previous"]
+        assert previous["filter"] == "none"
+        assert previous["extracted_final_answer"] is None  # a whole response is not a letter
+        assert previous["tool_answer"] == line["filtered_resps"][0]
+        assert previous["correct"] is (line["exact_match"] == 1.0)
+
+
+def test_first_match_extraction_and_this_scorer_disagree_and_the_audit_says_why(tmp_path: Path) -> None:
+    # lm-eval's MMLU-Pro filter takes the FIRST "answer is (X)": here a supposition the model later drops.
+    response = (
+        "Suppose the answer is (A): then the total would be 12, which contradicts the data.\n"
+        "Recomputing with the second rule gives 15.\n\nThe answer is (C)."
+    )
+    line = lm_eval_line(7, mmlu_pro_doc("C"), "C", response, "custom-extract", "A", 0.0)
+    path = write_lines(tmp_path / "samples_mmlu_pro_math_2025-05-19T06-53-12.737541.jsonl", [line])
+    doc, audit = rescore(tmp_path, "--from", "lm-eval", str(path))
+    task = by_id(doc)["mmlu_pro_math/7"]
+    assert task["previous"]["extracted_final_answer"] == "A" and task["previous"]["correct"] is False
+    assert task["extracted_final_answer"] == "C" and task["correct"] is True
+    row = next(r for r in audit.splitlines() if r.startswith("| `mmlu_pro_math/7`"))
+    assert "A via lm-eval custom-extract → incorrect" in row
+    assert f"`{task['rule']}`" in row and "C via" in row
+    lead = audit.split("## Totals")[0]
+    assert "| lm-eval | 0/1 |" in lead and "| this scorer | 1/1 |" in lead and "McNemar p" in lead
+
+
+def test_think_tags_left_in_an_lm_eval_response_are_split_by_rule_1(tmp_path: Path) -> None:
+    response = "<think>Maybe FINAL: A. No.</think>FINAL: B"
+    path = write_lines(
+        tmp_path / "samples_mmlu_pro_x_2025-05-19T06-53-12.737541.jsonl",
+        [lm_eval_line(0, mmlu_pro_doc("B"), "B", response, "custom-extract", "[invalid]", 0.0)],
+    )
+    doc, _ = rescore(tmp_path, "--from", "lm-eval", str(path))
+    task = doc["tasks"][0]
+    assert task["extracted_final_answer"] == "B" and task["extraction_source"] == "content"
+    assert task["reasoning_statements"] == 1  # the A inside <think> is reasoning, counted, not an ambiguity
+    assert task["ambiguity"] == "none"
+
+
+def test_a_prompt_string_with_lettered_lines_gives_the_options(tmp_path: Path) -> None:
+    # A task whose doc has no known shape: the options are the prompt's lettered lines, the gold the target.
+    prompt = "Q: 1+1?\nA. 3\nB. 2\nAnswer:\n\nQ: Which is largest?\n(A) 4\n(B) 9\n(C) 7\nAnswer:"
+    line = lm_eval_line(3, {"question": "Which is largest?"}, "B", "The answer is (B).", "none", "x", 1.0)
+    line["arguments"] = {"gen_args_0": {"arg_0": prompt, "arg_1": {"until": ["\n\n"]}}}
+    path = write_lines(tmp_path / "samples_custom_2025-05-19T06-53-12.737541.jsonl", [line])
+    doc, _ = rescore(tmp_path, "--from", "lm-eval", str(path))
+    task = doc["tasks"][0]
+    assert task["options"] == ["4", "9", "7"] and task["expected_answer"] == "B" and task["prompt"] == prompt
+
+
+# --- mmlu-pro -----------------------------------------------------------------------------------------------
+
+
+def test_mmlu_pro_result_lists_with_response_or_model_outputs(tmp_path: Path) -> None:
+    records = [
+        mmlu_pro_result(101, "B", "B", "Step by step... The answer is (B)."),
+        mmlu_pro_result(102, "D", None, "I cannot decide between C and D."),
+        mmlu_pro_result(103, "A", "C", "The answer is (A). Wait, no: it should be (C)... the answer is (A)."),
+    ]
+    fork = [{**mmlu_pro_result(201, "C", "C", ""), "model_outputs": "So the answer is (C)."}]
+    del fork[0]["response"]
+    first = write_json(tmp_path / "math_result.json", records)
+    second = write_json(tmp_path / "fork" / "law_result.json", fork)
+    doc, audit = rescore(tmp_path, "--from", "mmlu-pro", str(first), str(second))
+    tasks = by_id(doc)
+    assert list(tasks) == ["101", "102", "103", "201"]
+    assert tasks["102"]["previous"]["extracted_final_answer"] is None
+    assert tasks["102"]["previous"]["correct"] is False  # a null pred is not the answer
+    assert tasks["201"]["raw_content"] == "So the answer is (C)."
+    assert tasks["101"]["category"] == "math" and tasks["101"]["subset"] == "ori_mmlu-test"
+    tool_correct = sum(r["pred"] == r["answer"] for r in [*records, *fork])
+    assert f"| MMLU-Pro script | {tool_correct}/4 |" in audit
+
+
+# --- inspect_ai ---------------------------------------------------------------------------------------------
+
+
+def inspect_samples(path: Path) -> list[dict[str, Any]]:
+    if path.suffix == ".json":
+        return json.loads(path.read_text())["samples"]
+    from ocllm.formats.zip_members import read_member
+
+    with zipfile.ZipFile(path) as archive:
+        return [
+            json.loads(read_member(archive, info, path))
+            for info in archive.infolist()
+            if info.filename.startswith("samples/")
+        ]
+
+
+@pytest.mark.parametrize("log", [INSPECT_EVAL, INSPECT_JSON], ids=["eval", "json"])
+def test_inspect_logs_written_by_inspect_ai(log: Path, tmp_path: Path) -> None:
+    samples = inspect_samples(log)
+    epochs = {s["epoch"] for s in samples}
+    doc, audit = rescore(tmp_path, "--from", "inspect", str(log))
+    tasks = by_id(doc)
+    ids = {f"{s['id']}#{s['epoch']}" if len(epochs) > 1 else s["id"] for s in samples}
+    assert set(tasks) == ids
+    failed = [s for s in samples if s.get("error")]
+    assert failed and doc["summary"]["errors"] == len(failed)
+    for sample in samples:
+        task = tasks[f"{sample['id']}#{sample['epoch']}" if len(epochs) > 1 else sample["id"]]
+        assert task["options"] == sample["choices"] and task["expected_answer"] == sample["target"]
+        if sample.get("error"):
+            assert task["correct"] is None and task["error"]  # an error, never a wrong answer
+            continue
+        content = sample["output"]["choices"][0]["message"]["content"]
+        if isinstance(content, list):
+            assert task["raw_content"] == "\n".join(b["text"] for b in content if b["type"] == "text")
+            assert task["raw_reasoning"] == "\n".join(b["reasoning"] for b in content if b["type"] == "reasoning")
+        else:
+            assert task["raw_content"] == content and task["raw_reasoning"] is None
+        score = sample["scores"]["choice"]
+        assert task["previous"]["extracted_final_answer"] == score["answer"]
+        assert task["previous"]["correct"] is (score["value"] == "C")
+        assert task["prompt"] == sample["messages"][0]["content"]
+    scored = [s for s in samples if not s.get("error")]
+    assert f"| inspect_ai | {sum(s['scores']['choice']['value'] == 'C' for s in scored)}/{len(scored)} |" in audit
+
+
+def test_an_inspect_log_with_deflated_members_reads_the_same(tmp_path: Path) -> None:
+    # inspect_ai writes zstd members; an archive re-packed with deflate (or written by an older version) is
+    # the same log.
+    repacked = tmp_path / "repacked.eval"
+    with zipfile.ZipFile(repacked, "w", zipfile.ZIP_DEFLATED) as out:
+        for sample in inspect_samples(INSPECT_EVAL):
+            out.writestr(f"samples/{sample['id']}_epoch_{sample['epoch']}.json", json.dumps(sample))
+        header = json.loads(_member(INSPECT_EVAL, "header.json"))
+        out.writestr("header.json", json.dumps(header))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    original, _ = rescore(tmp_path / "a", "--from", "inspect", str(INSPECT_EVAL))
+    again, _ = rescore(tmp_path / "b", "--from", "inspect", str(repacked))
+    assert by_id(original) == by_id(again)
+
+
+def _member(path: Path, name: str) -> bytes:
+    from ocllm.formats.zip_members import read_member
+
+    with zipfile.ZipFile(path) as archive:
+        return read_member(archive, archive.getinfo(name), path)
+
+
+def test_inspect_reasoning_blocks_never_change_the_visible_answer(tmp_path: Path) -> None:
+    sample = inspect_sample(
+        "r1",
+        [
+            {"type": "reasoning", "reasoning": "ANSWER: A looks right. Or ANSWER: B?", "redacted": False},
+            {"type": "text", "text": "ANSWER: C"},
+        ],
+        target="C",
+        answer="C",
+        value="C",
+    )
+    redacted = inspect_sample(
+        "r2",
+        [{"type": "reasoning", "reasoning": "gAAAA-opaque", "redacted": True}, {"type": "text", "text": "ANSWER: D"}],
+        target="D",
+        answer="D",
+        value="C",
+    )
+    log = write_json(
+        tmp_path / "log.json", {"version": 2, "eval": {"task": "t", "model": "m"}, "samples": [sample, redacted]}
+    )
+    doc, _ = rescore(tmp_path, "--from", "inspect", str(log))
+    tasks = by_id(doc)
+    assert tasks["r1"]["extracted_final_answer"] == "C" and tasks["r1"]["extraction_source"] == "content"
+    assert tasks["r1"]["reasoning_statements"] >= 1 and tasks["r1"]["ambiguity"] == "none"
+    assert tasks["r2"]["raw_reasoning"] is None  # a redacted block holds no text to read
+    assert doc["source"]["model"] == "m"
+
+
+# --- several files, wrong files -----------------------------------------------------------------------------
+
+
+def test_a_task_in_two_files_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = write_json(tmp_path / "a_result.json", [mmlu_pro_result(1, "A", "A", "The answer is (A).")])
+    second = write_json(tmp_path / "b_result.json", [mmlu_pro_result(1, "A", "A", "The answer is (A).")])
+    assert main(["rescore", "--from", "mmlu-pro", str(first), str(second), "-o", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert "task '1' appears in" in err and "a_result.json" in err and not (tmp_path / "o.json").exists()
+
+
+def suite_file(tmp: Path) -> Path:
+    path = tmp / "suite.jsonl"
+    path.write_text(
+        json.dumps({"id": "t1", "type": "mcq", "question": "q", "options": ["a", "b"], "answer": "A"}) + "\n"
+    )
+    return path
+
+
+def bad_second_line(tmp: Path) -> Path:
+    good = lm_eval_line(0, mmlu_pro_doc("B"), "B", "The answer is (B).", "custom-extract", "B", 1.0)
+    path = tmp / "samples_t_2025-05-19T06-53-12.737541.jsonl"
+    path.write_text(json.dumps(good) + "\n" + '{"doc_id": 1, "resps": [["x"]' + "\n")
+    return path
+
+
+def foreign_zip(tmp: Path) -> Path:
+    path = tmp / "photos.eval"
+    with zipfile.ZipFile(path, "w") as out:
+        out.writestr("cat.txt", "meow")
+    return path
+
+
+def without_gold(tmp: Path) -> Path:
+    line = lm_eval_line(0, {"question": "q"}, "B", "The answer is (B).", "none", "x", 1.0)
+    line["arguments"] = {"gen_args_0": {"arg_0": "no options here", "arg_1": {}}}
+    return write_lines(tmp / "samples_t_2025-05-19T06-53-12.737541.jsonl", [line])
+
+
+WRONG: dict[str, tuple[str, Any, str]] = {
+    "a suite as lm-eval": ("lm-eval", suite_file, "line 1: not an lm-eval samples file"),
+    "lm-eval results json as lm-eval": (
+        "lm-eval",
+        lambda tmp: next((LM_EVAL / "sim-baseline").glob("results_*.json")),
+        "not an lm-eval samples file",
+    ),
+    "an lm-eval file with a cut line": ("lm-eval", bad_second_line, "line 2: not a JSON line"),
+    "an lm-eval doc without options": ("lm-eval", without_gold, "cannot tell the options and the answer"),
+    "an inspect log as lm-eval": ("lm-eval", lambda tmp: INSPECT_JSON, "not an lm-eval samples file"),
+    "an lm-eval file as mmlu-pro": (
+        "mmlu-pro",
+        lambda tmp: next((LM_EVAL / "sim-baseline").glob("samples_gpqa_*.jsonl")),
+        "not an MMLU-Pro result file",
+    ),
+    "an object as mmlu-pro": ("mmlu-pro", lambda tmp: write_json(tmp / "x.json", {"a": 1}), "not an MMLU-Pro result"),
+    "an inspect log as mmlu-pro": ("mmlu-pro", lambda tmp: INSPECT_JSON, "not an MMLU-Pro result"),
+    "an lm-eval file as inspect": (
+        "inspect",
+        lambda tmp: next((LM_EVAL / "sim-baseline").glob("samples_gpqa_*.jsonl")),
+        "not an inspect_ai log (.eval: a zip holding header.json and samples/; .json: an object with a samples "
+        "list) (invalid JSON at line 2",
+    ),
+    "a zip of photos as inspect": ("inspect", foreign_zip, "not an inspect_ai log (.eval"),
+    "an mmlu-pro list as inspect": (
+        "inspect",
+        lambda tmp: write_json(tmp / "m.json", [mmlu_pro_result(1, "A", "A", "x")]),
+        "not an inspect_ai log",
+    ),
+    "a folder without lm-eval files": ("lm-eval", lambda tmp: tmp, "a folder with no lm-eval files"),
+    "a file that is not there": ("inspect", lambda tmp: tmp / "nope.eval", "no such file"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG), ids=list(WRONG))
+def test_a_wrong_file_is_one_line_naming_it_and_exit_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fmt, build, message = WRONG[case]
+    path = build(tmp_path)
+    out = tmp_path / "out.json"
+    assert main(["rescore", "--from", fmt, str(path), "-o", str(out)]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], lines
+    assert str(path) in lines[0] or path.is_dir()
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--filter", "strict-match"], "--filter chooses among lm-eval's filters: it needs --from lm-eval"),
+        (["--from", "inspect", "--filter", "x"], "--filter chooses among lm-eval's filters; inspect files have none"),
+        (["--from", "lm-eval", "--filter", "nope"], "no line has filter 'nope' (its filters: "),
+    ],
+)
+def test_filter_misuse_is_one_line(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = next((LM_EVAL / "sim-baseline").glob("samples_gpqa_*.jsonl"))
+    if "inspect" in args:
+        target = INSPECT_JSON
+    assert main(["rescore", *args, str(target), "-o", str(tmp_path / "o.json")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_several_inputs_need_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rescore", str(INSPECT_JSON), str(INSPECT_EVAL), "-o", str(tmp_path / "o.json")]) == 2
+    assert "several files need --from" in capsys.readouterr().err
+
+
+def test_the_output_is_a_document_every_command_reads(tmp_path: Path) -> None:
+    doc, _ = rescore(tmp_path, "--from", "inspect", str(INSPECT_JSON))
+    assert main(["report", str(tmp_path / "out.json"), "-o", str(tmp_path / "report")]) == 0
+    assert (tmp_path / "report" / "report.md").is_file()
+    again = tmp_path / "again.json"
+    assert main(["rescore", str(tmp_path / "out.json"), "-o", str(again)]) == 0  # re-scored as a saved run
+    assert [t["correct"] for t in json.loads(again.read_text())["tasks"]] == [t["correct"] for t in doc["tasks"]]
+
+
+# --- files in the tools' layouts, written here --------------------------------------------------------------
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def write_lines(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def mmlu_pro_doc(answer: str) -> dict[str, Any]:
+    options = [f"{n}" for n in range(10, 20)]
+    return {"question_id": 7, "question": "Pick one.", "options": options, "answer": answer,
+            "answer_index": "ABCDEFGHIJ".index(answer), "cot_content": "", "category": "math", "src": "x"}  # fmt: skip
+
+
+def lm_eval_line(
+    doc_id: int, doc: dict[str, Any], target: str, response: str, filter_name: str, filtered: str, score: float
+) -> dict[str, Any]:
+    """One line as lm-eval 0.4 writes it with --log_samples (the keys and shapes of the committed fixtures)."""
+    prompt = json.dumps([{"role": "user", "content": f"{doc.get('question', '')}\nA. 10\nB. 11\nC. 12"}])
+    return {
+        "doc_id": doc_id,
+        "doc": doc,
+        "target": target,
+        "arguments": {"gen_args_0": {"arg_0": [prompt], "arg_1": {"until": ["</s>"]}}},
+        "resps": [[response]],
+        "filtered_resps": [filtered],
+        "filter": filter_name,
+        "metrics": ["exact_match"],
+        "doc_hash": "0" * 64,
+        "prompt_hash": "0" * 64,
+        "target_hash": "0" * 64,
+        "exact_match": score,
+    }
+
+
+def mmlu_pro_result(question_id: int, answer: str, pred: str | None, response: str) -> dict[str, Any]:
+    options = ["one", "two", "three", "four", "five"]
+    return {"question_id": question_id, "question": "Which?", "options": options, "answer": answer,
+            "answer_index": "ABCDE".index(answer), "cot_content": "", "category": "math", "src": "ori_mmlu-test",
+            "pred": pred, "response": response}  # fmt: skip
+
+
+def inspect_sample(sample_id: str, content: Any, *, target: str, answer: str, value: str) -> dict[str, Any]:
+    prompt = "Answer the following multiple choice question.\n\nWhich?\n\nA) w\nB) x\nC) y\nD) z"
+    return {
+        "id": sample_id,
+        "epoch": 1,
+        "input": "Which?",
+        "choices": ["w", "x", "y", "z"],
+        "target": target,
+        "messages": [{"role": "user", "content": prompt, "source": "input"}],
+        "output": {
+            "model": "m",
+            "choices": [{"message": {"role": "assistant", "content": content}, "stop_reason": "stop"}],
+            "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
+            "time": 0.5,
+        },
+        "scores": {"choice": {"value": value, "answer": answer, "explanation": ""}},
+    }
