@@ -1,12 +1,15 @@
 """Peak memory of `ocllm rescore` on saved runs of growing size: does it stay flat?
 
-    .venv/bin/python bench/bench_rescore_memory.py [--metrics-file] [SIZES...]     (default: 5000 20000 50000)
+    .venv/bin/python bench/bench_rescore_memory.py [--metrics-file | --lm-eval] [SIZES...]
+                                                                 (default: 5000 20000 50000)
 
 For each size, writes a run directory (a suite of MCQ tasks and samples.jsonl with ~2.2 KB of realistic
 output per task, a third of it reasoning), or with --metrics-file one metrics file of the old harness (one
 JSON object, its `tasks` list first and its summary after, the same outputs in records of the old
-harness's fields), then runs `ocllm rescore INPUT -o OUT.json` in a child process and reads its peak
-resident memory (ru_maxrss). The output file grows with the run; the memory should not.
+harness's fields), or with --lm-eval an lm-eval samples file (two filters per doc, so two lines per task, a
+filter's lines all before the next filter's, as lm-eval writes them; read with `--from lm-eval`), then runs
+`ocllm rescore INPUT -o OUT.json` in a child process and reads its peak resident memory (ru_maxrss). The
+output file grows with the run; the memory should not.
 """
 
 from __future__ import annotations
@@ -66,6 +69,27 @@ def write_metrics_file(path: Path, size: int) -> None:
         out.write(f'\n  ],\n  "summary": {{"total": {size}, "correct": {size // 4}}}\n}}\n')
 
 
+def write_lm_eval(path: Path, size: int) -> None:
+    """An lm-eval samples file of a GPQA-like task with two filters: every doc's strict-match line, then
+    every doc's flexible-extract line, each with the doc, the chat prompt and the whole response."""
+    with open(path, "w") as out:
+        for filter_name in ("strict-match", "flexible-extract"):
+            for i in range(size):
+                letter = "ABCD"[i % 4]
+                choices = {f"choice{k + 1}": f"{100 + i % 7 + k}" for k in range(4)}
+                prompt = json.dumps([{"role": "user", "content": f"What is {i} + {i % 7}?\n(A) 100\n(B) 101"}])
+                line = {
+                    "doc_id": i, "doc": {"Question": f"What is {i} + {i % 7}?", **choices, "answer": "(B)"},
+                    "target": "(B)", "arguments": {"gen_args_0": {"arg_0": [prompt], "arg_1": {"until": []}}},
+                    "resps": [[FILLER * 8 + f"\nFINAL: {letter}"]],
+                    "filtered_resps": ["[invalid]" if filter_name == "strict-match" else f"({letter})"],
+                    "filter": filter_name, "metrics": ["exact_match"], "doc_hash": "0" * 64,
+                    "prompt_hash": "0" * 64, "target_hash": "0" * 64,
+                    "exact_match": float(filter_name != "strict-match" and letter == "B"),
+                }  # fmt: skip
+                out.write(json.dumps(line) + "\n")
+
+
 def peak_rss_mb(args: list[str]) -> tuple[float, float]:
     """Peak resident memory of a child process in MB (Linux reports ru_maxrss in KB), and its seconds."""
     code = (
@@ -80,10 +104,9 @@ def peak_rss_mb(args: list[str]) -> tuple[float, float]:
     return int(kb) / 1024, float(seconds)
 
 
-def main(sizes: list[int], metrics_file: bool) -> None:
+def main(sizes: list[int], kind: str) -> None:
     import ijson
 
-    kind = "a metrics file" if metrics_file else "a run directory"
     print(
         f"Python {platform.python_version()} on {platform.machine()}, ijson {ijson.__version__} "
         f"({ijson.backend_name} backend); ocllm rescore of {kind}"
@@ -91,16 +114,21 @@ def main(sizes: list[int], metrics_file: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             started = time.perf_counter()
-            if metrics_file:
+            extra: list[str] = []
+            if kind == "a metrics file":
                 source = read = Path(tmp) / f"metrics{size}.json"
                 write_metrics_file(source, size)
+            elif kind == "an lm-eval samples file":
+                source = read = Path(tmp) / f"samples_bench_2025-05-19T06-53-12.737541_{size}.jsonl"
+                write_lm_eval(source, size)
+                extra = ["--from", "lm-eval"]
             else:
                 source = Path(tmp) / f"run{size}"
                 write_run(source, size)
                 read = source / "samples.jsonl"
             written = time.perf_counter() - started
             out = Path(tmp) / f"out{size}.json"
-            mb, seconds = peak_rss_mb([sys.executable, "-m", "ocllm", "rescore", str(source), "-o", str(out)])
+            mb, seconds = peak_rss_mb([sys.executable, "-m", "ocllm", "rescore", *extra, str(source), "-o", str(out)])
             print(
                 f"{size:>7,} tasks: {read.name} {read.stat().st_size / 1e6:6.1f} MB, "
                 f"output {out.stat().st_size / 1e6:6.1f} MB, rescore {seconds:6.1f} s, peak memory {mb:6.1f} MB "
@@ -112,5 +140,6 @@ def main(sizes: list[int], metrics_file: bool) -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    as_file = "--metrics-file" in args
-    main([int(a) for a in args if a != "--metrics-file"] or [5000, 20000, 50000], as_file)
+    kinds = {"--metrics-file": "a metrics file", "--lm-eval": "an lm-eval samples file"}
+    chosen = [kinds[a] for a in args if a in kinds]
+    main([int(a) for a in args if a not in kinds] or [5000, 20000, 50000], chosen[0] if chosen else "a run directory")

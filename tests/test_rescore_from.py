@@ -21,6 +21,9 @@ LM_EVAL = FIXTURES / "lm_eval" / "0.4.13"
 INSPECT = FIXTURES / "inspect" / "0.3.285"
 INSPECT_EVAL = next(INSPECT.glob("*.eval"))
 INSPECT_JSON = next(INSPECT.glob("*.json"))
+# Integer ids, three epochs, a system message first, a truncated output, think tags inside the text.
+INSPECT_VARIANT = next((INSPECT / "variant").glob("*.eval"))
+LM_EVAL_RUNS = sorted(p for p in LM_EVAL.iterdir() if p.is_dir())
 
 
 def rescore(tmp: Path, *args: str) -> tuple[dict[str, Any], str]:
@@ -64,21 +67,25 @@ def test_lm_eval_files_written_by_lm_eval_become_one_task_per_doc(tmp_path: Path
     assert any("no reasoning field" in n for n in doc["notices"])
 
 
-def test_lm_eval_gold_letters_come_from_each_doc_shape(tmp_path: Path) -> None:
-    doc, _ = rescore(tmp_path, "--from", "lm-eval", str(LM_EVAL / "sim-baseline"))
+@pytest.mark.parametrize("folder", LM_EVAL_RUNS, ids=[p.name for p in LM_EVAL_RUNS])
+def test_lm_eval_gold_letters_come_from_each_doc_shape(folder: Path, tmp_path: Path) -> None:
+    doc, _ = rescore(tmp_path, "--from", "lm-eval", str(folder))
     tasks = by_id(doc)
-    for path in sorted((LM_EVAL / "sim-baseline").glob("samples_*.jsonl")):
+    for path in sorted(folder.glob("samples_*.jsonl")):
         task = path.name.removeprefix("samples_").split("_2026-")[0]
         for line in lines_of(path):
             record, d = tasks[f"{task}/{line['doc_id']}"], line["doc"]
             if "options" in d:  # MMLU-Pro
                 assert record["options"] == d["options"] and record["expected_answer"] == d["answer"]
+            elif "choice1" in d:  # GPQA: choice1..choice4 (and the same list as choices), answer "(B)"
+                assert record["options"] == [d[f"choice{n}"] for n in range(1, 5)]
+                assert f"({record['expected_answer']})" == d["answer"]
             elif isinstance(d.get("choices"), dict):  # ARC: labels may be 1-4; target is the letter already
                 assert record["options"] == d["choices"]["text"]
                 assert record["expected_answer"] == line["target"]
-            else:  # GPQA: choice1..choice4, answer "(B)"
-                assert record["options"] == [d[f"choice{n}"] for n in range(1, 5)]
-                assert f"({record['expected_answer']})" == d["answer"]
+            else:  # MMLU: choices, and the answer is an index
+                assert record["options"] == d["choices"] and record["expected_answer"] == "ABCD"[d["answer"]]
+                assert record["category"] == d["subject"]
 
 
 def test_gpqa_lines_of_two_filters_are_one_task_and_filter_chooses_previous(tmp_path: Path) -> None:
@@ -206,18 +213,18 @@ def inspect_samples(path: Path) -> list[dict[str, Any]]:
         ]
 
 
-@pytest.mark.parametrize("log", [INSPECT_EVAL, INSPECT_JSON], ids=["eval", "json"])
+@pytest.mark.parametrize("log", [INSPECT_EVAL, INSPECT_JSON, INSPECT_VARIANT], ids=["eval", "json", "variant"])
 def test_inspect_logs_written_by_inspect_ai(log: Path, tmp_path: Path) -> None:
     samples = inspect_samples(log)
     epochs = {s["epoch"] for s in samples}
     doc, audit = rescore(tmp_path, "--from", "inspect", str(log))
     tasks = by_id(doc)
-    ids = {f"{s['id']}#{s['epoch']}" if len(epochs) > 1 else s["id"] for s in samples}
+    ids = {f"{s['id']}#{s['epoch']}" if len(epochs) > 1 else str(s["id"]) for s in samples}
     assert set(tasks) == ids
     failed = [s for s in samples if s.get("error")]
-    assert failed and doc["summary"]["errors"] == len(failed)
+    assert doc["summary"]["errors"] == len(failed)
     for sample in samples:
-        task = tasks[f"{sample['id']}#{sample['epoch']}" if len(epochs) > 1 else sample["id"]]
+        task = tasks[f"{sample['id']}#{sample['epoch']}" if len(epochs) > 1 else str(sample["id"])]
         assert task["options"] == sample["choices"] and task["expected_answer"] == sample["target"]
         if sample.get("error"):
             assert task["correct"] is None and task["error"]  # an error, never a wrong answer
@@ -229,11 +236,25 @@ def test_inspect_logs_written_by_inspect_ai(log: Path, tmp_path: Path) -> None:
         else:
             assert task["raw_content"] == content and task["raw_reasoning"] is None
         score = sample["scores"]["choice"]
-        assert task["previous"]["extracted_final_answer"] == score["answer"]
+        assert task["previous"]["extracted_final_answer"] == (score["answer"] or None)  # "" is no answer
         assert task["previous"]["correct"] is (score["value"] == "C")
-        assert task["prompt"] == sample["messages"][0]["content"]
+        assert task["prompt"] == next(m["content"] for m in sample["messages"] if m["role"] == "user")
+        truncated = sample["output"]["choices"][0]["stop_reason"] == "max_tokens"
+        assert task["truncated"] is truncated
+        assert task["category"] == sample.get("metadata", {}).get("category", "ocllm_fixture_mcq")
     scored = [s for s in samples if not s.get("error")]
     assert f"| inspect_ai | {sum(s['scores']['choice']['value'] == 'C' for s in scored)}/{len(scored)} |" in audit
+
+
+def test_think_tags_inside_an_inspect_text_are_reasoning(tmp_path: Path) -> None:
+    doc, _ = rescore(tmp_path, "--from", "inspect", str(INSPECT_VARIANT))
+    for sample in inspect_samples(INSPECT_VARIANT):
+        content = sample["output"]["choices"][0]["message"]["content"]
+        if isinstance(content, str) and "</think>" in content:
+            task = by_id(doc)[f"{sample['id']}#{sample['epoch']}"]
+            visible = content.rsplit("</think>", 1)[1]
+            assert task["extraction_source"] == "content" and task["extracted_final_answer"] in visible
+            assert task["ambiguity"] == "none"  # "ANSWER: A" inside the tags is reasoning, never a conflict
 
 
 def test_an_inspect_log_with_deflated_members_reads_the_same(tmp_path: Path) -> None:

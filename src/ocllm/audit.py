@@ -8,7 +8,6 @@ from typing import Any
 from ocllm.documents import Paired
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision
-from ocllm.paired import paired_figures
 
 SCORER_LABEL = "this scorer"
 
@@ -67,6 +66,9 @@ class AuditTally:
         decided; None when the input recorded no verdict."""
         if not self.old_verdicts:
             return None
+        # Imported here: SciPy costs 70 MB of memory, and a rescore streams its tasks in far less.
+        from ocllm.paired import paired_figures
+
         old = [bool(v) for v in self.old_verdicts]
         new = [bool(v) for v in self.new_verdicts]
         return paired_figures(old, new, label, SCORER_LABEL)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -40,6 +41,43 @@ class _Line(NamedTuple):
     filter: str
 
 
+class _Index:
+    """Where each doc's lines are: per line its offset, number and filter in arrays (a few dozen bytes a line,
+    not an object each), chained doc by doc, newest first; a doc's first line is found by its id."""
+
+    def __init__(self) -> None:
+        self.head: dict[Any, int] = {}  # doc_id -> its latest line's slot, in first-seen order of doc_id
+        self.offsets = array("q")
+        self.numbers = array("q")
+        self.filters = array("I")  # index into self.names
+        self.earlier = array("q")  # the slot of the doc's line before this one, or -1
+        self.names: list[str] = []
+        self._name_index: dict[str, int] = {}
+
+    def add(self, doc_id: Any, number: int, offset: int, name: str) -> bool:
+        """Note a line; False when the doc already has a line of this filter."""
+        if any(line.filter == name for line in self.lines(doc_id)):
+            return False
+        if name not in self._name_index:
+            self._name_index[name] = len(self.names)
+            self.names.append(name)
+        self.offsets.append(offset)
+        self.numbers.append(number)
+        self.filters.append(self._name_index[name])
+        self.earlier.append(self.head.get(doc_id, -1))
+        self.head[doc_id] = len(self.offsets) - 1
+        return True
+
+    def lines(self, doc_id: Any) -> list[_Line]:
+        """The doc's lines, in file order."""
+        found = []
+        slot = self.head.get(doc_id, -1)
+        while slot >= 0:
+            found.append(_Line(self.numbers[slot], self.offsets[slot], self.names[self.filters[slot]]))
+            slot = self.earlier[slot]
+        return found[::-1]
+
+
 def files_in(folder: Path) -> list[Path]:
     return sorted(folder.rglob("samples_*.jsonl"))
 
@@ -50,32 +88,23 @@ def task_name(path: Path) -> str:
     return _TIMESTAMP.sub("", stem.removeprefix("samples_")) or stem
 
 
-def filters_of(path: Path) -> list[str]:
-    """Every filter the file's lines name, in the order first seen (for a clear error on `--filter`)."""
-    seen: dict[str, None] = {}
-    for lines in _index(path).values():
-        seen.update((line.filter, None) for line in lines)
-    return list(seen)
-
-
 def read(path: Path, filter_name: str | None = None) -> Iterator[SavedRecord]:
     """The file's docs as tasks, in the order they first appear, each with the filter chosen for `previous`:
     `filter_name`, else `flexible-extract` when the doc has it, else its first filter."""
-    docs = _index(path)
-    if filter_name is not None and not any(line.filter == filter_name for lines in docs.values() for line in lines):
-        found = ", ".join(sorted({line.filter for lines in docs.values() for line in lines})) or "none"
-        raise InputError(f"{path}: no line has filter {filter_name!r} (its filters: {found})")
+    index = _index(path)
+    if filter_name is not None and filter_name not in index.names:
+        raise InputError(f"{path}: no line has filter {filter_name!r} (its filters: {', '.join(index.names)})")
     task = task_name(path)
     with open(path, "rb") as fh:
-        for doc_id, lines in docs.items():
-            parsed = {line.filter: (line.number, _parse_at(fh, path, line)) for line in lines}
+        for doc_id in index.head:
+            parsed = {line.filter: (line.number, _parse_at(fh, path, line)) for line in index.lines(doc_id)}
             yield _record(path, task, doc_id, parsed, filter_name)
 
 
-def _index(path: Path) -> dict[Any, list[_Line]]:
+def _index(path: Path) -> _Index:
     """Where each doc's lines are. Every line is parsed once here, so that a bad line is refused, with its
     number, before the first task is scored."""
-    docs: dict[Any, list[_Line]] = {}
+    index = _Index()
     try:
         with open(path, "rb") as fh:
             offset = 0
@@ -83,16 +112,14 @@ def _index(path: Path) -> dict[Any, list[_Line]]:
                 if raw.strip():
                     row = _parse(path, number, raw)
                     doc_id, name = row["doc_id"], _filter(row)
-                    lines = docs.setdefault(doc_id, [])
-                    if any(line.filter == name for line in lines):
+                    if not index.add(doc_id, number, offset, name):
                         raise InputError(f"{path}: line {number}: doc_id {doc_id!r} with filter {name!r} again")
-                    lines.append(_Line(number, offset, name))
                 offset += len(raw)
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if not docs:
+    if not index.head:
         raise InputError(f"{path}: empty: not {EXPECTED}")
-    return docs
+    return index
 
 
 def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any]:
