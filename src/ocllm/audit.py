@@ -31,6 +31,7 @@ class AuditTally:
         self.old_verdicts = bytearray()
         self.new_verdicts = bytearray()
         self.unpaired = 0  # tasks one side left undecided: a failed request, or no verdict in the input
+        self._paired: dict[str, Paired] = {}  # computed once (a bootstrap), for the audit and the console
 
     def add(self, record: SavedRecord, d: Decision) -> None:
         previous = record.previous
@@ -66,12 +67,14 @@ class AuditTally:
         decided; None when the input recorded no verdict."""
         if not self.old_verdicts:
             return None
-        # Imported here: SciPy costs 70 MB of memory, and a rescore streams its tasks in far less.
-        from ocllm.paired import paired_figures
+        if label not in self._paired:
+            # Imported here: SciPy costs 70 MB of memory, and a rescore streams its tasks in far less.
+            from ocllm.paired import paired_figures
 
-        old = [bool(v) for v in self.old_verdicts]
-        new = [bool(v) for v in self.new_verdicts]
-        return paired_figures(old, new, label, SCORER_LABEL)
+            old = [bool(v) for v in self.old_verdicts]
+            new = [bool(v) for v in self.new_verdicts]
+            self._paired[label] = paired_figures(old, new, label, SCORER_LABEL)
+        return self._paired[label]
 
 
 def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], input_label: str = "the input") -> str:

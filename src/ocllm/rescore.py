@@ -179,8 +179,9 @@ def rescore_tool_files(
         output_path,
         report_path,
         source=source,
-        input_notices=run.notices,  # a list, perhaps empty: another tool's files
+        input_notices=run.notices,
         input_label=run.format.tool,
+        rerunnable=False,  # another tool's results: this project's --retry-errors cannot run them again
         title=f"{run.format.name}: {title}",
     )
 
@@ -206,13 +207,15 @@ def write_rescored(
     input_notices: list[str] | None = None,
     input_label: str = "the input",
     title: str | None = None,
+    rerunnable: bool = True,
 ) -> RescoredFile:
     """The streaming writer itself: also what a run's metrics.json is written with (`source` replacing the
     document's source fields it names; `decided` giving the decisions the run already took, under the
     same policy and scorer, so that they are not taken twice; `raw_outputs` False for a run directory's
     metrics.json, whose raw outputs are in samples.jsonl and are named there by `source.raw_outputs`;
     `input_notices` what a reader must know about the input's format, `input_label` what its own verdicts are
-    called and `title` what the audit is headed with)."""
+    called, `title` what the audit is headed with, and `rerunnable` whether this project can run its failed
+    tasks again)."""
     tally, notices, audit = Tally(), NoticeTally(), AuditTally()
     n_changed = 0
     with atomic_writer(output_path) as out:
@@ -227,8 +230,7 @@ def write_rescored(
             n_changed += changed(record, decision)
             task = task_record(record, decision, raw_outputs=raw_outputs)
             out.write((b",\n    " if index else b"\n    ") + _indented(task, 4))
-        # Another tool's results (input_notices given) cannot be run again by this project's --retry-errors.
-        summary, said = _closing(tally, notices, n_changed, meta, policy, rerunnable=input_notices is None)
+        summary, said = _closing(tally, notices, n_changed, meta, policy, rerunnable)
         said = [*(input_notices or []), *said]
         out.write((b"\n  ]" if tally.total else b"]") + b',\n  "summary": ' + _indented(summary, 2))
         out.write(b',\n  "notices": ' + _indented(said, 2) + b"\n}\n")
