@@ -222,21 +222,33 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
     return func
 
 
+NO_SERVER_HELP = "Ignore the lanes' [server] tables: run against whatever already answers at base_url."
+
+
 @app.command()
 @click.option("--config", "config", type=click.Path(path_type=Path), help="A lanes TOML file.")
 @click.option("--lane", "lane_name", help="Which lane of --config to run (the lane's name for a one-off run).")
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory (default: runs/LANE).")
+@click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
 @lane_options
 @policy_options
 def run(
-    config: Path | None, lane_name: str | None, out: Path | None, resume: bool, retry_errors: bool, **flags: object
+    config: Path | None,
+    lane_name: str | None,
+    out: Path | None,
+    no_server: bool,
+    resume: bool,
+    retry_errors: bool,
+    **flags: object,
 ) -> int:
     """Run one lane of a suite against an OpenAI-compatible server.
 
     Exit code 0 when every task has an answer, 1 when the run finished with failed requests (they are
     recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files."""
+    from ocllm.console import ServerWait
     from ocllm.lanes import Lane, lane_from_mapping, pick_lane, with_flags
     from ocllm.runner import run_lane
+    from ocllm.servers import ServerPool
 
     given = {k: v for k, v in flags.items() if v is not None}
     if config is not None:
@@ -250,9 +262,15 @@ def run(
             if needed not in given:
                 raise click.UsageError(f"--{needed.replace('_', '-')} is needed without --config")
         lane = lane_from_mapping(lane_name or "adhoc", given, "command line")
-    result = run_lane(
-        lane, out or Path("runs") / lane.name, resume=resume, retry_errors=retry_errors, announce=print_notice
-    )
+    with ServerPool(ServerWait()) as servers:
+        result = run_lane(
+            lane,
+            out or Path("runs") / lane.name,
+            resume=resume,
+            retry_errors=retry_errors,
+            announce=print_notice,
+            servers=None if no_server else servers,
+        )
     print_run_result(result)
     return 0 if all_answered(result.summary) else 1
 
@@ -301,26 +319,44 @@ def import_suite(
 @click.option("--out", type=click.Path(path_type=Path), help="Folder of run directories (default: runs/CONFIG).")
 @click.option("--lane", "only", multiple=True, help="Run only these lanes (repeatable).")
 @click.option("--resume", is_flag=True, help="Finish interrupted lanes without repeating finished tasks.")
-def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool) -> int:
+@click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
+def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool, no_server: bool) -> int:
     """Run every lane of a lanes file in turn, each into its own run directory.
 
-    Exit code 1 when any lane finished with failed requests, as for `ocllm run`."""
+    Lanes with a [server] table run against a server ocllm starts for them (consecutive lanes with the same
+    table share one start) and stops after them. A lane whose server never becomes ready, or dies, fails
+    and the next lane runs. Exit code 1 when any lane failed or finished with failed requests."""
+    from ocllm.console import ServerWait, print_lane_outcomes
     from ocllm.lanes import load_lanes
     from ocllm.runner import run_lane
+    from ocllm.servers import ServerFailed, ServerPool
 
     lanes = load_lanes(config)
     unknown = [name for name in only if name not in lanes]
     if unknown:
         raise click.UsageError(f"no lane named {unknown[0]!r} in {config}")
     folder = out or Path("runs") / config.stem
-    complete = True
-    for name, lane in lanes.items():
-        if only and name not in only:
-            continue
-        result = run_lane(lane, folder / name, resume=resume, announce=print_notice)
-        print_run_result(result)
-        complete = complete and all_answered(result.summary)
-    return 0 if complete else 1
+    outcomes: list[tuple[str, str]] = []
+    with ServerPool(ServerWait()) as servers:
+        for name, lane in lanes.items():
+            if only and name not in only:
+                continue
+            try:
+                result = run_lane(
+                    lane, folder / name, resume=resume, announce=print_notice, servers=None if no_server else servers
+                )
+            except ServerFailed as exc:
+                print_notice(str(exc))
+                outcomes.append((name, f"failed: {exc}"))
+                continue
+            print_run_result(result)
+            errors = result.summary.errors
+            missing = result.summary.missing
+            outcomes.append(
+                (name, "complete" if all_answered(result.summary) else f"{errors} failed, {missing} missing")
+            )
+    print_lane_outcomes(outcomes)
+    return 0 if all(outcome == "complete" for _, outcome in outcomes) else 1
 
 
 @app.command("serve-sim")

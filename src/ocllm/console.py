@@ -115,6 +115,33 @@ def print_import(imported: Imported, output: Path) -> None:
     console.print(f"wrote {output}", highlight=False)
 
 
+class ServerWait:
+    """The wait for a managed server to load, shown as it goes: elapsed time and its log's last line, at most
+    one line every few seconds (a big model takes minutes; a log is not filled with them)."""
+
+    def __init__(self, every_s: float = 5.0) -> None:
+        self.every_s = every_s
+        self._last = 0.0
+
+    def __call__(self, text: str) -> None:
+        import time
+
+        now = time.monotonic()
+        if now - self._last >= self.every_s:
+            self._last = now
+            console.print(Text(text, style="dim"), soft_wrap=True)
+
+
+def print_lane_outcomes(outcomes: list[tuple[str, str]]) -> None:
+    """How each lane of a matrix ended, once all have run."""
+    table = Table(title="Lanes")
+    table.add_column("lane")
+    table.add_column("outcome", overflow="fold")
+    for name, outcome in outcomes:
+        table.add_row(name, outcome)
+    console.print(table)
+
+
 CHANGED_SHOWN = 30  # changed decisions listed on the terminal; the audit (--report) lists every one
 
 

@@ -18,6 +18,7 @@ import msgspec
 from ocllm.errors import InputError
 from ocllm.jsonfile import read_text, too_deep
 from ocllm.models import Policy
+from ocllm.servers import ServerSettings, settings_problems
 
 DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."
 DEFAULT_SUBSTRING_TEMPLATE = "{question}"
@@ -54,6 +55,8 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     timeout_s: float = 600.0
     max_attempts: int = 4
     retry_budget_s: float = 1800.0  # longer than one timeout, so a timed-out request is retried
+    # A server ocllm starts for the lane and stops after it (servers.py); None: use whatever is running.
+    server: ServerSettings | None = None
 
     def policy(self) -> Policy:
         return Policy(
@@ -98,6 +101,8 @@ def _range_problems(lane: Lane) -> list[str]:
         problems.append(f"timeout_s must be more than 0 (got {lane.timeout_s})")
     if not (math.isfinite(lane.retry_budget_s) and lane.retry_budget_s >= 0):
         problems.append(f"retry_budget_s must be 0 or more (got {lane.retry_budget_s})")
+    if lane.server is not None:
+        problems += settings_problems(lane.server)
     return problems
 
 
@@ -152,12 +157,16 @@ def pick_lane(path: Path, name: str) -> Lane:
 
 
 def public_settings(lane: Lane) -> dict[str, Any]:
-    """The lane as recorded in a manifest: every setting, and never a secret."""
-    return msgspec.to_builtins(lane)
+    """The lane as recorded in a manifest: every setting, and never a secret (a managed server's env is
+    recorded by its names only: its values may be tokens)."""
+    settings = msgspec.to_builtins(lane)
+    if settings.get("server") is not None:
+        settings["server"]["env"] = sorted(settings["server"]["env"])
+    return settings
 
 
 def with_flags(lane: Lane, flags: dict[str, Any]) -> Lane:
     """The lane with the settings given on the command line replacing its own, checked as a lane is."""
-    settings = public_settings(lane)
+    settings = msgspec.to_builtins(lane)
     settings.pop("name", None)
     return lane_from_mapping(lane.name, {**settings, **flags}, "command line")

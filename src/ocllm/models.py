@@ -181,3 +181,6 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # HTTP requests the run has cost so far, retries included, across every invocation (--resume,
     # --retry-errors): a retried task's earlier attempts stay counted although its failed line is dropped.
     requests: int = 0
+    # The server ocllm started for the lane (servers.py): its command, env names, pid, start and ready times,
+    # and the models it served. None when the lane used whatever was running.
+    server: dict[str, Any] | None = None

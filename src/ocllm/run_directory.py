@@ -34,6 +34,7 @@ from ocllm.rundir import (
     write_samples,
 )
 from ocllm.scoring import SCORER_VERSION
+from ocllm.servers import SERVER_LOG
 from ocllm.suites import Suite
 
 RUN_FORMAT = "ocllm-run/1"
@@ -77,6 +78,8 @@ class RunDirectory:
         """Samples, or a manifest of this project's: written by `ocllm run` (perhaps stopped early)."""
         if self.samples_path.is_file():
             return True
+        if {p.name for p in self.path.iterdir()} == {SERVER_LOG}:
+            return True  # a managed server's log, left by a run that stopped before its first task
         manifest = self.path / MANIFEST
         try:
             return msgspec.json.decode(manifest.read_bytes()).get("format") == RUN_FORMAT
@@ -121,7 +124,16 @@ class RunDirectory:
         if changed:
             raise InputError(f"{self.path}: lane settings differ from the interrupted run ({', '.join(changed)})")
 
-    def start(self, lane: Lane, suite: Suite, *, resumed: bool, server_models: Any, served_model: str | None) -> None:
+    def start(
+        self,
+        lane: Lane,
+        suite: Suite,
+        *,
+        resumed: bool,
+        server_models: Any,
+        served_model: str | None,
+        server: dict[str, Any] | None = None,
+    ) -> None:
         """Write the manifest (keeping a resumed run's start time) and the suite as run."""
         previous = self.path / MANIFEST
         before = read_manifest(previous) if resumed and previous.exists() else None
@@ -136,6 +148,7 @@ class RunDirectory:
             served_model=served_model,
             started_at=started,
             requests=self._requests_before(before),
+            server=server,
         )
         write_json(self.path / MANIFEST, self.manifest)
         atomic_write_bytes(self.path / SUITE_COPY, suite.canonical())

@@ -8,6 +8,7 @@ derived from the samples at the end (and by `ocllm rescore DIR` at any later tim
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,7 @@ from ocllm.rescore import RescoredFile, write_rescored
 from ocllm.run_directory import RunDirectory
 from ocllm.rundir import METRICS, SAMPLES
 from ocllm.scoring import decide
+from ocllm.servers import ManagedServer, ServerPool
 from ocllm.suites import Suite, load_suite
 
 
@@ -52,18 +54,24 @@ def run_lane(
     retry_errors: bool = False,
     progress: Callable[[str, int, int], RunProgress] | None = None,
     announce: Callable[[str], None] | None = None,
+    servers: ServerPool | None = None,
 ) -> RunResult:
     """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix.
 
     `announce` is told, before the first task is sent, what the user must know before waiting for the
-    run (the server serves the model under another name, a first request failed)."""
+    run (the server serves the model under another name, a first request failed). With `servers`, a lane
+    with a server table runs against the server the pool starts (or keeps) for it; without, against
+    whatever answers at its base_url."""
     suite = load_suite(lane.suite)
     settings = client_settings(lane)
     run_dir = RunDirectory(out_dir)
     # Refused before the server is asked: mistakes about --out need no server to find.
     run_dir.check(resume=resume or retry_errors, lane=lane, suite=suite)
     make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
+    server = None
     try:
+        if servers is not None:
+            server = servers.server_for(lane.name, lane.server, lane.base_url, out_dir, settings.api_key)
         with DecisionSpool(out_dir) as spool:
             ran, requests, before, served = asyncio.run(
                 _run(
@@ -76,6 +84,7 @@ def run_lane(
                     make_progress,
                     announce or (lambda _: None),
                     spool,
+                    server,
                 )
             )
             rescored = score_run_dir(out_dir, lane, spool)
@@ -107,6 +116,7 @@ async def _run(
     make_progress: Callable[[str, int, int], RunProgress],
     announce: Callable[[str], None],
     spool: DecisionSpool,
+    server: ManagedServer | None = None,
 ) -> tuple[int, int, list[str], str | None]:
     """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
     how many requests they took, the notices said before the run, and the model the trial was answered as.
@@ -119,7 +129,14 @@ async def _run(
     existing = run_dir.open(lane, suite, resume=resume, retry_errors=retry_errors)
     done = {s.task_id for s in existing}
     pending = [t for t in suite.tasks if t.id not in done]
-    run_dir.start(lane, suite, resumed=resume or retry_errors, server_models=probe.models, served_model=served)
+    run_dir.start(
+        lane,
+        suite,
+        resumed=resume or retry_errors,
+        server_models=probe.models,
+        served_model=served,
+        server=server.record() if server is not None else None,
+    )
     policy = lane.policy()
     writer = run_dir.writer()
     requests = 0
@@ -138,6 +155,8 @@ async def _run(
                     bar.advance(None if sample.error else decision.correct, sample.error is not None)
 
                 dispatch = http_dispatcher(session, settings, lane)
+                if server is not None:
+                    dispatch = until_server_dies(dispatch, server)
                 await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
     finally:
         writer.close()
@@ -168,6 +187,35 @@ def http_dispatcher(session: aiohttp.ClientSession, settings: ClientSettings, la
         return await chat_completion(session, settings, task.id, request_body(task, lane))
 
     return dispatch
+
+
+def until_server_dies(dispatch: Dispatch, server: ManagedServer) -> Dispatch:
+    """Requests to a managed server, each one given up as soon as the server has exited: the task becomes an
+    error saying so (not a wrong answer, and not minutes of retries against a closed port)."""
+
+    def died(task: Task) -> Sample:
+        return Sample(task_id=task.id, error=server.death_reason(), error_kind="connection")
+
+    async def guarded(task: Task) -> Sample:
+        if server.exit_code() is not None:
+            return died(task)
+        request = asyncio.ensure_future(dispatch(task))
+        while not request.done():
+            await asyncio.wait({request}, timeout=_SERVER_CHECK_S)
+            if not request.done() and server.exit_code() is not None:
+                request.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await request
+                return died(task)
+        sample = request.result()
+        if sample.error is not None and server.exit_code() is not None:
+            return msgspec.structs.replace(sample, error=server.death_reason())
+        return sample
+
+    return guarded
+
+
+_SERVER_CHECK_S = 0.2  # how often a request in flight looks whether the managed server is still there
 
 
 def score_run_dir(out_dir: Path, lane: Lane, spool: DecisionSpool | None = None) -> RescoredFile:

@@ -1,0 +1,299 @@
+"""A lane's managed server: started before the lane, ready once `GET <base_url>/models` answers 200, shared by
+consecutive lanes with the same server table, and stopped (its whole process group: SIGTERM, then SIGKILL
+after `stop_timeout_s`) after the last of them, on Ctrl-C and on any error. No server outlives `ocllm`.
+
+A managed lane must never benchmark a server it did not start: if anything already answers on the lane's
+host and port, it is refused, and that process is left alone."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+import msgspec
+
+from ocllm.errors import OcllmError
+
+SERVER_LOG = "server.log"
+_POLL_S = 0.25  # how often readiness and the process are checked while waiting
+_LOG_LINES_KEPT = 20  # the last lines of the log, for the progress line and for errors
+_LOG_LINES_SHOWN = 5  # of them, what an error quotes
+
+
+class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A lane's `[lanes.NAME.server]` table (or `[defaults.server]`, which a lane's table replaces whole)."""
+
+    command: list[str] | str  # a list, or a string split as a POSIX shell would split it (no shell runs it)
+    env: dict[str, str] = msgspec.field(default_factory=dict)  # added to ocllm's environment
+    cwd: str | None = None
+    ready_timeout_s: float = 1800.0  # big models load slowly
+    stop_timeout_s: float = 30.0
+
+    def argv(self) -> list[str]:
+        return shlex.split(self.command) if isinstance(self.command, str) else list(self.command)
+
+
+def settings_problems(settings: ServerSettings) -> list[str]:
+    """What is wrong with a server table, found when the lanes file is read."""
+    problems = []
+    try:
+        argv = settings.argv()
+    except ValueError as exc:  # shlex: an unclosed quote
+        return [f"server.command cannot be split: {exc}"]
+    if not argv or not argv[0]:
+        problems.append("server.command is empty")
+    for name in ("ready_timeout_s", "stop_timeout_s"):
+        if not getattr(settings, name) > 0:
+            problems.append(f"server.{name} must be more than 0")
+    return problems
+
+
+class ServerFailed(OcllmError):
+    """The managed server exited, or never became ready: the lane fails, a matrix goes on with the next."""
+
+
+def host_and_port(base_url: str) -> tuple[str, int]:
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.hostname or "127.0.0.1", port
+
+
+def something_answers(host: str, port: int) -> bool:
+    """Whether anything accepts a connection on host:port now."""
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+class ManagedServer:
+    """One started server process (in its own process group), its log, and what it served."""
+
+    def __init__(self, settings: ServerSettings, base_url: str, api_key: str | None = None) -> None:
+        self.settings = settings
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._log_lock = threading.Lock()
+        self._pump: threading.Thread | None = None
+        self.last_lines: collections.deque[str] = collections.deque(maxlen=_LOG_LINES_KEPT)
+        self.started_at: str | None = None
+        self.ready_at: str | None = None
+        self.models: list[str] = []
+        self._death: str | None = None
+
+    # --- starting ---------------------------------------------------------------------------------------
+
+    def start(self, log_path: Path, lane: str, waiting: Callable[[str], None]) -> None:
+        """Start the command, its output going to `log_path`, and wait until it serves; or stop it and raise
+        ServerFailed with the last lines of its log."""
+        host, port = host_and_port(self.base_url)
+        if something_answers(host, port):
+            raise OcllmError(
+                f"lane {lane!r}: something already answers on {host}:{port}; a managed lane only benchmarks a "
+                "server it started itself (stop that process, or pass --no-server to use it)"
+            )
+        self.attach_log(log_path)
+        env = {**os.environ, **self.settings.env}
+        try:
+            self._process = subprocess.Popen(
+                self.settings.argv(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=self.settings.cwd,
+                env=env,
+                start_new_session=True,  # its own process group: stopping it stops whatever it started
+            )
+        except OSError as exc:
+            raise ServerFailed(f"lane {lane!r}: cannot start the server {self.settings.argv()[0]!r}: {exc}") from None
+        self.started_at = _now()
+        self._pump = threading.Thread(target=self._copy_output, name="server-log", daemon=True)
+        self._pump.start()
+        try:
+            self._wait_ready(lane, waiting)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_ready(self, lane: str, waiting: Callable[[str], None]) -> None:
+        began = time.monotonic()
+        limit = self.settings.ready_timeout_s
+        while True:
+            elapsed = time.monotonic() - began
+            code = self.exit_code()
+            if code is not None:
+                raise ServerFailed(
+                    f"lane {lane!r}: the server exited with code {code} before it was ready{self._tail()}"
+                )
+            models = self._models()
+            if models is not None:
+                self.models = models
+                self.ready_at = _now()
+                return
+            if elapsed > limit:
+                raise ServerFailed(
+                    f"lane {lane!r}: the server was not ready after {limit:g} s (ready_timeout_s){self._tail()}"
+                )
+            last = self.last_lines[-1] if self.last_lines else "(no output yet)"
+            waiting(f"starting the server of lane {lane}: {elapsed:.0f}s; {last}")
+            time.sleep(_POLL_S)
+
+    def _models(self) -> list[str] | None:
+        """The model ids when GET /models answers 200; None while it does not."""
+        request = urllib.request.Request(f"{self.base_url}/models")
+        if self._api_key:
+            request.add_header("Authorization", f"Bearer {self._api_key}")
+        try:
+            with urllib.request.urlopen(request, timeout=2.0) as response:
+                if response.status != 200:
+                    return None
+                body = response.read()
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+        try:
+            data = json.loads(body).get("data") or []
+        except (ValueError, AttributeError):
+            return []
+        return [str(m.get("id")) for m in data if isinstance(m, dict)]
+
+    # --- the log ----------------------------------------------------------------------------------------
+
+    def attach_log(self, log_path: Path) -> None:
+        """Send the server's output from now on to `log_path` (each lane's run directory has its own)."""
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        new = open(log_path, "ab")  # noqa: SIM115 (kept open while the server runs; closed on switch and stop)
+        with self._log_lock:
+            old, self._log = self._log, new
+        if old is not None:
+            old.close()
+
+    def _copy_output(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        for raw in self._process.stdout:
+            with self._log_lock:
+                if self._log is not None:
+                    self._log.write(raw)
+                    self._log.flush()
+            text = raw.decode("utf-8", "replace").strip()
+            if text:
+                self.last_lines.append(text)
+
+    def _tail(self) -> str:
+        if self._pump is not None:
+            self._pump.join(timeout=1.0)  # the last words of a process that exited
+        lines = list(self.last_lines)[-_LOG_LINES_SHOWN:]
+        return "; last lines of server.log: " + " | ".join(lines) if lines else "; server.log is empty"
+
+    # --- running and stopping ---------------------------------------------------------------------------
+
+    def exit_code(self) -> int | None:
+        return None if self._process is None else self._process.poll()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    def death_reason(self) -> str:
+        """Why requests to it can no longer succeed: said on every task left when it dies mid-lane (worded
+        once: reading the log's last lines may wait a moment for the output still in the pipe)."""
+        if self._death is None:
+            self._death = f"the managed server exited (code {self.exit_code()}) during the lane{self._tail()}"
+        return self._death
+
+    def stop(self) -> None:
+        """SIGTERM to its process group, SIGKILL after stop_timeout_s; then the log is closed."""
+        process = self._process
+        if process is not None and process.poll() is None:
+            _signal_group(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=self.settings.stop_timeout_s)
+            except subprocess.TimeoutExpired:
+                _signal_group(process.pid, signal.SIGKILL)
+                process.wait()
+        if process is not None:
+            _signal_group(process.pid, signal.SIGKILL)  # whatever it started and left behind in its group
+        if self._pump is not None:
+            self._pump.join(timeout=2.0)
+        with self._log_lock:
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+
+    def record(self) -> dict[str, Any]:
+        """What the manifest says of it: the command, the names (never the values) of its env, the times,
+        and the models it served."""
+        return {
+            "command": self.settings.argv(),
+            "env": sorted(self.settings.env),
+            "cwd": self.settings.cwd,
+            "pid": self.pid,
+            "started_at": self.started_at,
+            "ready_at": self.ready_at,
+            "models": self.models,
+        }
+
+
+class ServerPool:
+    """The one managed server running at a time: started for a lane with a server table, kept for the next
+    lane when its table (and base_url) is the same, stopped otherwise, and always at the end."""
+
+    def __init__(self, waiting: Callable[[str], None] | None = None) -> None:
+        self._waiting = waiting or (lambda _: None)
+        self.current: ManagedServer | None = None
+        self.starts = 0
+
+    def __enter__(self) -> ServerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def server_for(
+        self, lane: str, settings: ServerSettings | None, base_url: str, run_dir: Path, api_key: str | None
+    ) -> ManagedServer | None:
+        """The running server for this lane, its log now in `run_dir`; None for a lane without a table."""
+        current = self.current
+        same = current is not None and settings == current.settings and base_url.rstrip("/") == current.base_url
+        if current is not None and same and current.exit_code() is None:
+            current.attach_log(run_dir / SERVER_LOG)
+            return current
+        self.stop()
+        if settings is None:
+            return None
+        server = ManagedServer(settings, base_url, api_key)
+        server.start(run_dir / SERVER_LOG, lane, self._waiting)
+        self.current = server
+        self.starts += 1
+        return server
+
+    def stop(self) -> None:
+        if self.current is not None:
+            server, self.current = self.current, None
+            server.stop()
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
+        os.killpg(pid, sig)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,198 @@
+"""Managed servers (issue 14): lanes whose `[server]` table makes ocllm start the server, wait for it, share it
+between consecutive lanes, and stop it. The managed command is the project's own simulator (`ocllm
+serve-sim`), a real HTTP server in a real process group; `ocllm` runs in this process or as a child."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faultserver import free_port
+
+from ocllm.cli import main
+from ocllm.servers import something_answers
+
+PYTHON = sys.executable
+
+
+def sim_command(port: int, *extra: str) -> list[str]:
+    return [PYTHON, "-m", "ocllm", "serve-sim", "--port", str(port), "--truncation-rate", "0", *extra]
+
+
+def lanes_file(tmp: Path, port: int, lanes: dict[str, dict[str, Any]], server: dict[str, Any] | None) -> Path:
+    """A lanes file in TOML, written from Python values (JSON's strings and lists are TOML's too)."""
+
+    def value(v: Any) -> str:
+        if isinstance(v, dict):  # an inline table
+            return "{" + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + "}"
+        return json.dumps(v)
+
+    def table(values: dict[str, Any]) -> str:
+        return "".join(f"{key} = {value(v)}\n" for key, v in values.items())
+
+    text = f'[defaults]\nbase_url = "http://127.0.0.1:{port}/v1"\nmodel = "sim-baseline"\nsuite = "smoke"\n'
+    if server is not None:
+        text += "[defaults.server]\n" + table(server)
+    for name, settings in lanes.items():
+        own = settings.pop("server", None)
+        text += f"[lanes.{name}]\n" + table(settings)
+        if own is not None:
+            text += f"[lanes.{name}.server]\n" + table(own)
+    path = tmp / "lanes.toml"
+    path.write_text(text)
+    return path
+
+
+def manifest(run: Path) -> dict[str, Any]:
+    return json.loads((run / "manifest.json").read_text())
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # A child of this process that exited but was not reaped yet is gone too (a zombie holds no port).
+    status = Path(f"/proc/{pid}/stat")
+    return status.exists() and status.read_text().split()[2] == "Z"
+
+
+def test_consecutive_lanes_share_one_start_and_a_different_table_gets_its_own(tmp_path: Path) -> None:
+    port = free_port()
+    server = {"command": sim_command(port), "ready_timeout_s": 60}
+    own = {"command": " ".join([*sim_command(port), "--seed", "7"]), "env": {"SIM_TOKEN": "do-not-record"}}
+    config = lanes_file(tmp_path, port, {"a": {}, "b": {"temperature": 0.5}, "c": {"server": own}}, server)
+    assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 0
+    runs = {name: manifest(tmp_path / "runs" / name) for name in "abc"}
+    assert runs["a"]["server"]["pid"] == runs["b"]["server"]["pid"] != runs["c"]["server"]["pid"]
+    for name, m in runs.items():
+        assert m["server"]["models"] == ["sim-baseline", "sim-reasoning"] and m["server"]["ready_at"]
+        assert (tmp_path / "runs" / name / "server.log").is_file()
+        assert gone(m["server"]["pid"])
+    assert runs["c"]["server"]["env"] == ["SIM_TOKEN"]  # the names, never the values
+    assert "do-not-record" not in (tmp_path / "runs" / "c" / "manifest.json").read_text()
+    assert "ocllm simulator" in (tmp_path / "runs" / "a" / "server.log").read_text()
+    assert not something_answers("127.0.0.1", port)  # no server outlives ocllm
+
+
+def test_a_server_that_never_gets_ready_fails_its_lane_and_the_next_lane_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port, elsewhere = free_port(), free_port()
+    never = {"command": sim_command(elsewhere), "ready_timeout_s": 2}  # serves, but not where the lane looks
+    config = lanes_file(
+        tmp_path, port, {"late": {"server": never}, "fine": {"server": {"command": sim_command(port)}}}, None
+    )
+    assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 1
+    out = capsys.readouterr().out
+    assert "lane 'late': the server was not ready after 2 s (ready_timeout_s); last lines of server.log:" in out
+    assert f"127.0.0.1:{elsewhere}" in out  # the log's last line: where it did listen
+    assert not something_answers("127.0.0.1", elsewhere)  # stopped, not left running
+    assert manifest(tmp_path / "runs" / "fine")["status"] == "finished"
+    assert "ocllm simulator" in (tmp_path / "runs" / "late" / "server.log").read_text()
+
+
+def test_a_server_that_exits_before_it_is_ready_fails_with_its_last_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port = free_port()
+    crash = {"command": [PYTHON, "-c", "import sys; print('CUDA out of memory', flush=True); sys.exit(3)"]}
+    config = lanes_file(tmp_path, port, {"oom": {"server": crash}}, None)
+    assert main(["run", "--config", str(config), "--lane", "oom", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the server exited with code 3 before it was ready" in err[0]
+    assert "CUDA out of memory" in err[0]
+
+
+def test_a_taken_port_is_refused_and_its_process_left_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as someone_elses:
+        someone_elses.bind(("127.0.0.1", 0))
+        someone_elses.listen()
+        port = someone_elses.getsockname()[1]
+        config = lanes_file(tmp_path, port, {"a": {}}, {"command": sim_command(port)})
+        assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"something already answers on 127.0.0.1:{port}" in err[0] and "--no-server" in err[0]
+        assert something_answers("127.0.0.1", port)  # still there, untouched
+    assert not (tmp_path / "runs" / "a" / "samples.jsonl").exists()
+
+
+def test_no_server_runs_against_what_is_already_running(tmp_path: Path) -> None:
+    port = free_port()
+    with subprocess.Popen(sim_command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as sim:
+        try:
+            _wait_for_port(port)
+            config = lanes_file(tmp_path, port, {"a": {}}, {"command": [PYTHON, "-c", "raise SystemExit(9)"]})
+            args = ["run", "--config", str(config), "--lane", "a", "--out", str(tmp_path / "r"), "--no-server"]
+            assert main(args) == 0
+            assert manifest(tmp_path / "r")["server"] is None
+        finally:
+            sim.terminate()
+
+
+def _wait_for_port(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while not something_answers("127.0.0.1", port):
+        assert time.monotonic() < deadline, "the simulator did not start"
+        time.sleep(0.1)
+
+
+def _start_matrix(config: Path, out: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [PYTHON, "-m", "ocllm", "matrix", str(config), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_samples(run: Path, count: int, proc: subprocess.Popen[str]) -> dict[str, Any]:
+    """The run's manifest, once `count` samples are on disk."""
+    deadline = time.monotonic() + 60
+    samples = run / "samples.jsonl"
+    while not (samples.exists() and len(samples.read_text().splitlines()) >= count):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no samples"
+        time.sleep(0.05)
+    return manifest(run)
+
+
+def test_a_server_killed_mid_lane_turns_the_rest_into_errors_and_the_next_lane_runs(tmp_path: Path) -> None:
+    port = free_port()
+    slow = {"command": sim_command(port, "--latency", "0.3"), "ready_timeout_s": 60}
+    config = lanes_file(tmp_path, port, {"first": {"concurrency": 1}, "second": {}}, slow)
+    out = tmp_path / "runs"
+    proc = _start_matrix(config, out)
+    started = _wait_for_samples(out / "first", 2, proc)
+    os.kill(started["server"]["pid"], signal.SIGKILL)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stdout
+    samples = [json.loads(line) for line in (out / "first" / "samples.jsonl").read_text().splitlines()]
+    failed = [s for s in samples if s.get("error")]
+    assert failed and all("the managed server exited (code -9) during the lane" in s["error"] for s in failed)
+    assert len(samples) == 10  # every task has a line: answered before, failed after
+    second = manifest(out / "second")
+    assert second["status"] == "finished" and second["server"]["pid"] != started["server"]["pid"]
+    assert "first" in stdout and "failed" in stdout and "complete" in stdout  # each lane's outcome
+
+
+def test_ctrl_c_during_a_lane_stops_the_server(tmp_path: Path) -> None:
+    port = free_port()
+    slow = {"command": sim_command(port, "--latency", "0.3")}
+    config = lanes_file(tmp_path, port, {"only": {"concurrency": 1}}, slow)
+    out = tmp_path / "runs"
+    proc = _start_matrix(config, out)
+    started = _wait_for_samples(out / "only", 1, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "--resume" in err
+    assert gone(started["server"]["pid"]) and not something_answers("127.0.0.1", port)
+    assert manifest(out / "only")["status"] == "interrupted"
