@@ -8,6 +8,7 @@ figures are counted from the input files by the tests, never taken from the code
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -143,10 +144,10 @@ def test_first_match_extraction_and_this_scorer_disagree_and_the_audit_says_why(
     assert task["previous"]["extracted_final_answer"] == "A" and task["previous"]["correct"] is False
     assert task["extracted_final_answer"] == "C" and task["correct"] is True
     row = next(r for r in audit.splitlines() if r.startswith("| `mmlu_pro_math/7`"))
-    assert "A via lm-eval custom-extract → incorrect" in row
+    assert "A via lm-eval filter custom-extract → incorrect" in row
     assert f"`{task['rule']}`" in row and "C via" in row
     lead = audit.split("## Totals")[0]
-    assert "| lm-eval | 0/1 |" in lead and "| this scorer | 1/1 |" in lead and "McNemar p" in lead
+    assert "| lm-eval | 0/1 |" in lead and "| ocllm's scorer | 1/1 |" in lead and "McNemar p" in lead
 
 
 def test_think_tags_left_in_an_lm_eval_response_are_split_by_rule_1(tmp_path: Path) -> None:
@@ -309,6 +310,56 @@ def test_inspect_reasoning_blocks_never_change_the_visible_answer(tmp_path: Path
     assert doc["source"]["model"] == "m"
 
 
+def test_inspect_verdicts_no_answer_counts_as_wrong_and_partial_as_none(tmp_path: Path) -> None:
+    samples = [
+        inspect_sample("n", "I am not sure.", target="A", answer="", value="N"),
+        inspect_sample("p", "ANSWER: A", target="A", answer="A", value="P"),
+        inspect_sample("f", "ANSWER: A", target="A", answer="A", value=1.0),  # type: ignore[arg-type]
+    ]
+    log = write_json(tmp_path / "log.json", {"eval": {"task": "t"}, "samples": samples})
+    doc, _ = rescore(tmp_path, "--from", "inspect", str(log))
+    assert [t["previous"]["correct"] for t in doc["tasks"]] == [False, None, True]
+
+
+def test_an_inspect_log_with_nan_in_its_results_is_read(tmp_path: Path) -> None:
+    text = INSPECT_JSON.read_text()
+    log = json.loads(text)
+    log["results"]["scores"][0]["metrics"]["stderr"]["value"] = float("nan")  # as pydantic writes an unknown
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(log))  # Python's json writes NaN
+    doc, _ = rescore(tmp_path, "--from", "inspect", str(path))
+    assert len(doc["tasks"]) == len(log["samples"])
+
+
+def test_logs_of_two_inspect_tasks_name_their_task_in_the_ids(tmp_path: Path) -> None:
+    first = write_json(tmp_path / "a.json", {"eval": {"task": "alpha"}, "samples": [inspect_sample(
+        "1", "ANSWER: A", target="A", answer="A", value="C")]})  # fmt: skip
+    second = write_json(tmp_path / "b.json", {"eval": {"task": "beta"}, "samples": [inspect_sample(
+        "1", "ANSWER: B", target="A", answer="B", value="I")]})  # fmt: skip
+    doc, _ = rescore(tmp_path, "--from", "inspect", str(first), str(second))
+    assert list(by_id(doc)) == ["alpha/1", "beta/1"]
+
+
+def test_an_incomplete_inspect_log_is_said_to_be_incomplete(tmp_path: Path) -> None:
+    log = json.loads(INSPECT_JSON.read_text())
+    log["status"] = "cancelled"
+    log["samples"] = log["samples"][:2]
+    path = write_json(tmp_path / "cut.json", log)
+    doc, _ = rescore(tmp_path, "--from", "inspect", str(path))
+    planned = log["results"]["total_samples"]
+    assert doc["summary"]["tasks_in_suite"] == planned and doc["summary"]["missing"] == planned - 2
+    assert doc["summary"]["complete"] is False
+
+
+def test_the_mmlu_pro_verdict_is_the_scripts_own_comparison(tmp_path: Path) -> None:
+    # The script compares pred with answer as strings: "(B)" is not "B" to it, whatever the letter.
+    record = mmlu_pro_result(5, "B", "(B)", "The answer is (B).")
+    doc, _ = rescore(tmp_path, "--from", "mmlu-pro", str(write_json(tmp_path / "x_result.json", [record])))
+    previous = doc["tasks"][0]["previous"]
+    assert previous["extracted_final_answer"] == "B" and previous["correct"] is False
+    assert doc["tasks"][0]["correct"] is True and doc["summary"]["changed"] == 1
+
+
 # --- several files, wrong files -----------------------------------------------------------------------------
 
 
@@ -339,6 +390,41 @@ def foreign_zip(tmp: Path) -> Path:
     path = tmp / "photos.eval"
     with zipfile.ZipFile(path, "w") as out:
         out.writestr("cat.txt", "meow")
+    return path
+
+
+def loglikelihood_file(tmp: Path) -> Path:
+    """lm-eval's default MMLU task: one log-likelihood request per option, no generated text."""
+    line = {
+        "doc_id": 0,
+        "doc": {"question": "2+2?", "subject": "x", "choices": ["3", "4", "5", "6"], "answer": 1},
+        "target": 1,
+        "arguments": {f"gen_args_{i}": {"arg_0": "2+2?\nAnswer:", "arg_1": f" {x}"} for i, x in enumerate("ABCD")},
+        "resps": [[["-4.3", "False"]], [["-0.5", "True"]], [["-3.9", "False"]], [["-5.1", "False"]]],
+        "filtered_resps": [["-4.3", "False"], ["-0.5", "True"], ["-3.9", "False"], ["-5.1", "False"]],
+        "filter": "none",
+        "metrics": ["acc"],
+        "acc": 1.0,
+    }
+    return write_lines(tmp / "samples_mmlu_x_2025-05-19T06-53-12.737541.jsonl", [line])
+
+
+def half_of(tmp: Path, path: Path) -> Path:
+    cut = tmp / path.name
+    data = path.read_bytes()
+    cut.write_bytes(data[: len(data) // 2])
+    return cut
+
+
+def without_samples(tmp: Path) -> Path:
+    log = json.loads(INSPECT_JSON.read_text())
+    del log["samples"]
+    return write_json(tmp / "log.json", log)
+
+
+def fifo(tmp: Path) -> Path:
+    path = tmp / "pipe.json"
+    os.mkfifo(path)
     return path
 
 
@@ -378,6 +464,17 @@ WRONG: dict[str, tuple[str, Any, str]] = {
         "not an inspect_ai log",
     ),
     "a folder without lm-eval files": ("lm-eval", lambda tmp: tmp, "a folder with no lm-eval files"),
+    "a log-likelihood lm-eval file": ("lm-eval", lambda tmp: loglikelihood_file(tmp), "a log-likelihood task"),
+    "lm-eval 0.4.0's JSON array": (
+        "lm-eval",
+        lambda tmp: write_json(tmp / "pretrained=m_mmlu.jsonl", [{"doc_id": 0}]),
+        "a JSON array, as lm-eval before 0.4.2 wrote its samples",
+    ),
+    "an inspect .eval cut in half": ("inspect", lambda tmp: half_of(tmp, INSPECT_EVAL), "(a damaged or truncated zip)"),
+    "an inspect log without samples": ("inspect", lambda tmp: without_samples(tmp), "holds no samples"),
+    "an inspect zip as mmlu-pro": ("mmlu-pro", lambda tmp: INSPECT_EVAL, "response) (not UTF-8 text"),
+    "an empty mmlu-pro list": ("mmlu-pro", lambda tmp: write_json(tmp / "x_result.json", []), "an empty list"),
+    "a pipe": ("inspect", lambda tmp: fifo(tmp), "not a regular file"),
     "a file that is not there": ("inspect", lambda tmp: tmp / "nope.eval", "no such file"),
 }
 

@@ -9,7 +9,7 @@ from ocllm.documents import Paired
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision
 
-SCORER_LABEL = "this scorer"
+SCORER_LABEL = "ocllm's scorer"
 
 
 class AuditTally:
@@ -30,6 +30,7 @@ class AuditTally:
         # The input's verdict and this scorer's, one byte each, for every task both decided: the paired figures.
         self.old_verdicts = bytearray()
         self.new_verdicts = bytearray()
+        self.failed = 0  # tasks whose request failed: left out of the totals
         self.unpaired = 0  # tasks one side left undecided: a failed request, or no verdict in the input
         self._paired: dict[str, Paired] = {}  # computed once (a bootstrap), for the audit and the console
 
@@ -37,10 +38,13 @@ class AuditTally:
         previous = record.previous
         self.has_old = self.has_old or "correct" in previous
         old, new = previous.get("correct") is True, d.correct is True
-        for figures in (self.overall, self.categories.setdefault(d.category, [0, 0, 0])):
-            figures[0] += old
-            figures[1] += new
-            figures[2] += 1
+        if d.correct is None:
+            self.failed += 1  # a failed request: an error, never a wrong answer on either side of the totals
+        else:
+            for figures in (self.overall, self.categories.setdefault(d.category, [0, 0, 0])):
+                figures[0] += old
+                figures[1] += new
+                figures[2] += 1
         if isinstance(previous.get("correct"), bool) and d.correct is not None:
             self.old_verdicts.append(previous["correct"])
             self.new_verdicts.append(d.correct)
@@ -73,7 +77,7 @@ class AuditTally:
 
             old = [bool(v) for v in self.old_verdicts]
             new = [bool(v) for v in self.new_verdicts]
-            self._paired[label] = paired_figures(old, new, label, SCORER_LABEL)
+            self._paired[label] = paired_figures(old, new, label, SCORER_LABEL, sides="scoring")
         return self._paired[label]
 
 
@@ -98,6 +102,9 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], in
     for scope, (old, new, n) in [("all", tally.overall), *sorted(tally.categories.items())]:
         old_cell = _fraction(old, n) if tally.has_old else "n/a"
         lines.append(f"| {_cell(scope)} | {old_cell} | {_fraction(new, n)} | {new - old:+d} |")
+    if tally.failed:
+        failed = f"{tally.failed} task(s) whose request failed are left out of these totals: errors, not wrong answers."
+        lines += ["", failed]
 
     lines += ["", f"## Changed decisions ({len(tally.changed)})", ""]
     if tally.changed:

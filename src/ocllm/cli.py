@@ -96,13 +96,14 @@ def rescore(
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
 ) -> None:
-    """Re-score a saved run from its raw model output, without calling any model."""
+    """Re-score a saved run, or another tool's results (--from), from the raw model output, without calling
+    any model."""
     from ocllm.rescore import rescore_file, rescore_tool_files
 
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     if from_format is not None:
         result = rescore_tool_files(from_format, list(inputs), output, overrides, report, filter_name)
-        title = f"Re-scored {from_format} ({len(inputs)} input(s))"
+        title = f"Re-scored {from_format} results"
     elif filter_name is not None:
         raise OcllmError("--filter chooses among lm-eval's filters: it needs --from lm-eval")
     elif len(inputs) > 1:

@@ -148,22 +148,25 @@ CHANGED_SHOWN = 30  # changed decisions listed on the terminal; the audit (--rep
 def print_verdicts(result: RescoredFile) -> None:
     """What a rescore of someone's results is for: their own accuracy on these tasks beside this scorer's,
     whether the difference is more than chance, and each task whose verdict changed, with the rule."""
+    from ocllm.audit import SCORER_LABEL
+
     audit = result.audit
     figures = audit.paired(result.input_label) if audit is not None else None
     if audit is None or figures is None:
         return
     n = figures.n_paired
-    table = Table(title=f"{result.input_label} against this scorer ({n} tasks both decided)")
+    table = Table(title=f"{result.input_label} against {SCORER_LABEL} ({n} tasks both decided)")
     for column in ("verdicts of", "correct", "accuracy", "95% CI"):
         table.add_column(column, justify="left" if column == "verdicts of" else "right", no_wrap=True)
     for label, correct, accuracy, low, high in (
         (result.input_label, figures.a_correct, figures.a_accuracy, figures.a_ci_low, figures.a_ci_high),
-        ("this scorer", figures.b_correct, figures.b_accuracy, figures.b_ci_low, figures.b_ci_high),
+        (SCORER_LABEL, figures.b_correct, figures.b_accuracy, figures.b_ci_low, figures.b_ci_high),
     ):
         table.add_row(label, f"{correct}/{n}", f"{100 * accuracy:.2f}%", f"{100 * low:.1f}-{100 * high:.1f}%")
     console.print(table)
     console.print(
-        f"difference: {100 * figures.diff:+.2f} points (95% CI {100 * figures.diff_ci_low:+.2f} to "
+        f"difference, {SCORER_LABEL} minus {result.input_label}: {100 * figures.diff:+.2f} points (95% CI "
+        f"{100 * figures.diff_ci_low:+.2f} to "
         f"{100 * figures.diff_ci_high:+.2f}), exact McNemar p = {figures.mcnemar_p:.3g}",
         highlight=False,
     )
@@ -173,7 +176,7 @@ def print_verdicts(result: RescoredFile) -> None:
     if not audit.changed:
         return
     changed = Table(title=f"Changed decisions ({len(audit.changed)})")
-    for column in ("task", "expected", result.input_label, "this scorer", "rule"):
+    for column in ("task", "expected", result.input_label, SCORER_LABEL, "rule"):
         changed.add_column(column, overflow="fold")
     for task_id, expected, old, new, rule, _reason in audit.changed[:CHANGED_SHOWN]:
         changed.add_row(task_id, expected, old, new, rule)

@@ -10,8 +10,9 @@ from ocllm.documents import Paired
 from ocllm.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 
 
-def paired_figures(ca: Sequence[bool], cb: Sequence[bool], label_a: str, label_b: str) -> Paired:
-    """`ca[i]` and `cb[i]`: whether side A and side B got task i right."""
+def paired_figures(ca: Sequence[bool], cb: Sequence[bool], label_a: str, label_b: str, sides: str = "lane") -> Paired:
+    """`ca[i]` and `cb[i]`: whether side A and side B got task i right; `sides` is what the two are (the
+    verdict says "no evidence that either lane is better")."""
     n = len(ca)
     a_correct, b_correct = sum(ca), sum(cb)
     a_wins = sum(x and not y for x, y in zip(ca, cb, strict=True))
@@ -39,5 +40,5 @@ def paired_figures(ca: Sequence[bool], cb: Sequence[bool], label_a: str, label_b
         diff_ci_low=ci.low,
         diff_ci_high=ci.high,
         significant=p < 0.05 and (ci.low > 0 or ci.high < 0),
-        verdict=describe_difference(diff, ci, p, label_a, label_b) if n else "No paired tasks to compare.",
+        verdict=describe_difference(diff, ci, p, label_a, label_b, sides) if n else "No paired tasks to compare.",
     )

@@ -74,7 +74,7 @@ def paired_bootstrap_diff(
     return Interval(float(low), float(high))
 
 
-def describe_difference(diff: float, ci: Interval, p: float, label_a: str, label_b: str) -> str:
+def describe_difference(diff: float, ci: Interval, p: float, label_a: str, label_b: str, sides: str = "lane") -> str:
     """One sentence that claims no more than the statistics support.
 
     `diff` and `ci` are accuracy(b) - accuracy(a). The sentence names the better lane first, so the
@@ -95,6 +95,6 @@ def describe_difference(diff: float, ci: Interval, p: float, label_a: str, label
         )
     return (
         f"{better} scores {points:.1f} points higher than {worse} on these tasks, but the difference is not "
-        f"statistically significant ({interval}; exact McNemar p = {p:.3g}): no evidence that either lane "
+        f"statistically significant ({interval}; exact McNemar p = {p:.3g}): no evidence that either {sides} "
         "is better."
     )

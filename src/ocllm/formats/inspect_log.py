@@ -10,6 +10,7 @@ failed (an `error`, no output choices) is an error here too, never a wrong answe
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import zipfile
@@ -21,14 +22,16 @@ from ocllm.errors import InputError
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import failed_sample, lone_letter, mcq_task, not_expected, verdict_of
 from ocllm.formats.zip_members import read_member
-from ocllm.jsonfile import InvalidJSON, json_items, outline
+from ocllm.jsonfile import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
 from ocllm.models import Sample
 
 TOOL = "inspect"
 EXPECTED = "an inspect_ai log (.eval: a zip holding header.json and samples/; .json: an object with a samples list)"
 PREFERRED_SCORER = "choice"  # inspect_ai's multiple-choice scorer, when a sample has several
 _SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
-_VALUES = {"C": True, "I": False}  # inspect_ai's CORRECT and INCORRECT
+# inspect_ai's CORRECT, INCORRECT and NOAN (no answer: it counts as 0), and the other words it reads as 1 or 0;
+# PARTIAL ("P") is no verdict on one answer.
+_VALUES = {"C": True, "I": False, "N": False, "yes": True, "true": True, "no": False, "false": False}
 # inspect_ai's stop reasons, as the OpenAI finish_reason this project counts truncation by.
 _FINISH = {"max_tokens": "length", "model_length": "length", "stop": "stop", "tool_calls": "tool_calls"}
 
@@ -37,29 +40,59 @@ def files_in(folder: Path) -> list[Path]:
     return sorted(folder.rglob("*.eval")) or sorted(p for p in folder.rglob("*.json") if p.name != "logs.json")
 
 
+@functools.lru_cache(maxsize=64)
 def header(path: Path) -> dict[str, Any]:
-    """The log's header fields (eval spec, results, status): what the run is."""
+    """The log's header fields (eval spec, results, status): what the run is. Kept once read: a .json log is
+    read through to find them, and several callers ask (the run's facts, the task's name). Not to be
+    changed by callers."""
     if zipfile.is_zipfile(path):
         with _open_zip(path) as archive:
             return _header_of_zip(archive, path)
-    top, fields, _ = _outline(path)
+    top, fields, _, _ = _outline(path)
     if top != "start_map" or not isinstance(fields.get("eval"), dict):
         raise InputError(f"{path}: not {EXPECTED}")
     return fields
 
 
-def _outline(path: Path) -> tuple[str | None, dict[str, Any], list[str]]:
+def task_of(path: Path) -> str:
+    return _task_name(header(path), path)
+
+
+def planned_samples(fields: dict[str, Any]) -> int | None:
+    """How many samples (epochs included) the eval set out to run, as its results say."""
+    results = fields.get("results")
+    total = results.get("total_samples") if isinstance(results, dict) else None
+    return total if isinstance(total, int) and not isinstance(total, bool) else None
+
+
+def _outline(path: Path) -> tuple[str | None, dict[str, Any], list[str], list[Any] | None]:
+    """`outline` of a .json log, and its samples when the file had to be read whole: NaN or Infinity, which
+    pydantic writes for a metric it could not compute, are not JSON, but Python's json module reads them."""
+    if path.suffix.lower() == ".eval":
+        raise InputError(f"{path}: not {EXPECTED} (a damaged or truncated zip)")
     try:
-        return outline(path, "samples")
+        top, fields, lists = outline(path, "samples")
+        return top, fields, lists, None
     except InvalidJSON as exc:
+        if not has_non_standard_numbers(path):
+            raise not_expected(path, EXPECTED, exc) from None
+    except InputError as exc:  # not UTF-8 text, unreadable
         raise not_expected(path, EXPECTED, exc) from None
+    data = load_json_whole(path)
+    if not isinstance(data, dict):
+        return None, {}, [], None
+    samples = data.get("samples")
+    fields = {k: v for k, v in data.items() if k != "samples"}
+    return "start_map", fields, ["start_array"] if isinstance(samples, list) else [], samples
 
 
-def read(path: Path) -> Iterator[SavedRecord]:
+def read(path: Path, filter_name: str | None = None, qualify_ids: bool = False) -> Iterator[SavedRecord]:
+    """The log's samples as tasks; with `qualify_ids` their ids carry the task's name (`<task>/<id>`), for
+    logs of several tasks read as one run."""
     if zipfile.is_zipfile(path):
-        yield from _read_eval(path)
+        yield from _read_eval(path, qualify_ids)
     else:
-        yield from _read_json(path)
+        yield from _read_json(path, qualify_ids)
 
 
 def _open_zip(path: Path) -> zipfile.ZipFile:
@@ -82,26 +115,31 @@ def _header_of_zip(archive: zipfile.ZipFile, path: Path) -> dict[str, Any]:
     raise InputError(f"{path}: not {EXPECTED} (no header.json)")
 
 
-def _read_eval(path: Path) -> Iterator[SavedRecord]:
+def _read_eval(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
     with _open_zip(path) as archive:
         fields = _header_of_zip(archive, path)
         members = [(info, _SAMPLE_MEMBER.fullmatch(info.filename)) for info in archive.infolist()]
         samples = [(info, match) for info, match in members if match]
-        several = _epochs(fields) > 1 or any(int(match.group(2)) > 1 for _, match in samples)
+        if not samples:
+            raise InputError(f"{path}: holds no samples (was the eval run with --no-log-samples?)")
+        several = epochs_of(fields) > 1 or any(int(match.group(2)) > 1 for _, match in samples)
         task = _task_name(fields, path)
         for info, _ in samples:
             where = f"{path}: {info.filename}"
-            yield _record(where, _json(read_member(archive, info, path), where), several, task)
+            yield _record(where, _json(read_member(archive, info, path), where), several, task, qualify_ids)
 
 
-def _read_json(path: Path) -> Iterator[SavedRecord]:
-    top, fields, lists = _outline(path)
+def _read_json(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
+    top, fields, lists, whole = _outline(path)
     if top != "start_map" or not isinstance(fields.get("eval"), dict) or lists not in ([], ["start_array"]):
         raise InputError(f"{path}: not {EXPECTED}")
-    several = _epochs(fields) > 1
+    if not lists:
+        raise InputError(f"{path}: holds no samples (was the eval run with --no-log-samples?)")
+    several = epochs_of(fields) > 1
     task = _task_name(fields, path)
-    for index, sample in enumerate(json_items(path, "samples.item"), start=1):
-        yield _record(f"{path}: sample #{index}", sample, several, task)
+    rows = json_items(path, "samples.item") if whole is None else iter(whole)
+    for index, sample in enumerate(rows, start=1):
+        yield _record(f"{path}: sample #{index}", sample, several, task, qualify_ids)
 
 
 def _json(data: bytes, where: str) -> Any:
@@ -112,7 +150,7 @@ def _json(data: bytes, where: str) -> Any:
         raise InputError(f"{where}: not JSON ({reason})") from None
 
 
-def _epochs(fields: dict[str, Any]) -> int:
+def epochs_of(fields: dict[str, Any]) -> int:
     config = fields["eval"].get("config")
     epochs = config.get("epochs") if isinstance(config, dict) else None
     return epochs if isinstance(epochs, int) and not isinstance(epochs, bool) else 1
@@ -123,11 +161,13 @@ def _task_name(fields: dict[str, Any], path: Path) -> str:
     return task if isinstance(task, str) and task else path.stem
 
 
-def _record(where: str, sample: Any, several_epochs: bool, task: str) -> SavedRecord:
+def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_ids: bool) -> SavedRecord:
     if not isinstance(sample, dict) or "id" not in sample:
         raise InputError(f"{where}: not an inspect_ai sample (no id)")
     sample_id, epoch = sample["id"], sample.get("epoch", 1)
     task_id = f"{sample_id}#{epoch}" if several_epochs else str(sample_id)
+    if qualify_ids:
+        task_id = f"{task}/{task_id}"
     where = f"{where} (sample {task_id})"
     target = sample.get("target")
     if isinstance(target, list):
@@ -212,6 +252,18 @@ def _usage(usage: Any) -> dict[str, Any] | None:
     return {**usage, **{k: v for k, v in named.items() if v is not None}}
 
 
+def _verdict(value: Any) -> bool | None:
+    if not isinstance(value, str):
+        return verdict_of(value)
+    word = value.strip()
+    if word in _VALUES or word.lower() in _VALUES:
+        return _VALUES.get(word, _VALUES.get(word.lower()))
+    try:
+        return verdict_of(float(word))
+    except ValueError:
+        return None
+
+
 def _previous(scores: Any) -> dict[str, Any]:
     """The scorer's decision: `choice` when the sample has it, else the first scorer."""
     if not isinstance(scores, dict) or not scores:
@@ -219,7 +271,7 @@ def _previous(scores: Any) -> dict[str, Any]:
     name = PREFERRED_SCORER if PREFERRED_SCORER in scores else next(iter(scores))
     score = scores[name] if isinstance(scores[name], dict) else {}
     value, answer = score.get("value"), score.get("answer")
-    correct = _VALUES.get(value) if isinstance(value, str) else verdict_of(value)
+    correct = _verdict(value)
     return {
         "tool": TOOL,
         "scorer": name,

@@ -88,12 +88,14 @@ def task_name(path: Path) -> str:
     return _TIMESTAMP.sub("", stem.removeprefix("samples_")) or stem
 
 
-def read(path: Path, filter_name: str | None = None) -> Iterator[SavedRecord]:
+def read(path: Path, filter_name: str | None = None, qualify_ids: bool = False) -> Iterator[SavedRecord]:
     """The file's docs as tasks, in the order they first appear, each with the filter chosen for `previous`:
-    `filter_name`, else `flexible-extract` when the doc has it, else its first filter."""
+    `filter_name`, else `flexible-extract` when the file has it, else the file's first filter."""
     index = _index(path)
     if filter_name is not None and filter_name not in index.names:
         raise InputError(f"{path}: no line has filter {filter_name!r} (its filters: {', '.join(index.names)})")
+    # One filter for the whole file, so that the tool's accuracy here is one lm-eval reported.
+    filter_name = filter_name or (DEFAULT_FILTER if DEFAULT_FILTER in index.names else index.names[0])
     task = task_name(path)
     with open(path, "rb") as fh:
         for doc_id in index.head:
@@ -131,14 +133,39 @@ def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any]:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         what = f"not {EXPECTED}" if number == 1 else "not a JSON line"
         raise InputError(f"{path}: line {number}: {what} ({reason})") from None
+    if isinstance(row, list) and number == 1:
+        raise InputError(
+            f"{path}: line 1: a JSON array, as lm-eval before 0.4.2 wrote its samples; only the JSON Lines files "
+            "of later versions are read (samples_<task>_<timestamp>.jsonl)"
+        )
     if not isinstance(row, dict) or "doc_id" not in row or "resps" not in row:
         # The first line says whether this is such a file at all; a later one is a damaged line.
         what = f"not {EXPECTED}" if number == 1 else "not an lm-eval sample line"
         raise InputError(f"{path}: line {number}: {what} (no doc_id and resps)")
+    if not _generated(row):
+        raise InputError(
+            f"{path}: line {number}: a log-likelihood task (lm-eval scored the options by their probabilities, "
+            "so there is no generated text to re-score); only generative tasks can be audited"
+        )
     doc_id = row["doc_id"]
     if isinstance(doc_id, bool) or not isinstance(doc_id, int | str):
         raise InputError(f"{path}: line {number}: doc_id {doc_id!r} is neither a number nor text")
     return row
+
+
+def _generated(row: dict[str, Any]) -> bool:
+    """A generate_until line: one request (`resps` is [[text]]). A log-likelihood line holds one request per
+    option, each answered by a [log-likelihood, is-greedy] pair (written as strings)."""
+    resps = row.get("resps")
+    arguments = row.get("arguments")
+    if isinstance(arguments, dict) and "gen_args_1" in arguments:
+        return False
+    return (
+        isinstance(resps, list)
+        and len(resps) == 1
+        and isinstance(resps[0], list)
+        and (not resps[0] or isinstance(resps[0][0], str))
+    )
 
 
 def _parse_at(fh: Any, path: Path, line: _Line) -> dict[str, Any]:
@@ -152,12 +179,14 @@ def _filter(row: dict[str, Any]) -> str:
 
 
 def _record(
-    path: Path, task: str, doc_id: Any, lines: dict[str, tuple[int, dict[str, Any]]], wanted: str | None
+    path: Path, task: str, doc_id: Any, lines: dict[str, tuple[int, dict[str, Any]]], chosen: str
 ) -> SavedRecord:
     task_id = f"{task}/{doc_id}"
-    if wanted is not None and wanted not in lines:
-        raise InputError(f"{path}: doc {doc_id!r} has no filter {wanted!r} (it has: {', '.join(lines)})")
-    chosen = wanted or (DEFAULT_FILTER if DEFAULT_FILTER in lines else next(iter(lines)))
+    if chosen not in lines:
+        raise InputError(
+            f"{path}: doc {doc_id!r} has no line of filter {chosen!r} (it has: {', '.join(lines)}); choose one "
+            "every doc has with --filter"
+        )
     number, row = lines[chosen]
     where = f"{path}: line {number} (doc {doc_id!r})"
     response = _first(row.get("resps"))
@@ -169,7 +198,7 @@ def _record(
     previous = {
         "tool": TOOL,
         "filter": chosen,
-        "extraction_method": f"lm-eval {chosen}",
+        "extraction_method": f"lm-eval filter {chosen}",
         "extracted_final_answer": outcome["extracted"],
         "tool_answer": outcome["answer"],
         "correct": outcome["correct"],

@@ -5,9 +5,9 @@ model's response and the letter the script extracted.
     {"question_id": 7687, "question": ..., "options": [...], "answer": "H", "answer_index": 7,
      "category": "math", "src": "ori_mmlu-abstract_algebra", "pred": "E", "response": "..."}
 
-Forks call the response `model_outputs`. The script counts a task correct when `pred` equals `answer`; that
-is the tool's verdict kept under `previous`. (Some versions count a random guess for a null `pred`: that
-guess is not in the file, so a null `pred` is counted here as incorrect.)"""
+Some versions and forks call the response `model_outputs`. The script counts a task correct when `pred`
+equals `answer`; that is the tool's verdict kept under `previous`. (Some versions count a random guess for a
+null `pred`: that guess is not in the file, so a null `pred` is counted here as incorrect.)"""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Any
 from ocllm.errors import InputError
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import lone_letter, mcq_task, not_expected
-from ocllm.jsonfile import InvalidJSON, json_events, json_items
+from ocllm.jsonfile import json_events, json_items
 from ocllm.models import Sample
 
 TOOL = "mmlu-pro"
@@ -33,15 +33,18 @@ def files_in(folder: Path) -> list[Path]:
 def read(path: Path) -> Iterator[SavedRecord]:
     """The file's records, one at a time. The file is first read through once as JSON events (nothing
     built), so that a file that is not JSON, or not a list, is refused before its first record is used."""
-    events = json_events(path)
     try:
+        events = json_events(path)
         first = next(events, (None, None))[0]
         if first != "start_array":
             raise InputError(f"{path}: not {EXPECTED}")
+        empty = next(events, (None, None))[0] == "end_array"
         for _ in events:
             pass
-    except InvalidJSON as exc:
+    except InputError as exc:  # not JSON, not UTF-8 text (a zip, say), unreadable
         raise not_expected(path, EXPECTED, exc) from None
+    if empty:
+        raise InputError(f"{path}: an empty list: no results to re-score")
     for index, row in enumerate(json_items(path, "item"), start=1):
         yield _record(path, index, row)
 
@@ -80,7 +83,7 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
         "extraction_method": "mmlu-pro pred",
         "extracted_final_answer": letter,
         "tool_answer": pred,
-        "correct": letter == task.answer,
+        "correct": pred == row.get("answer"),  # the script's own test, as it stands: "(B)" is not "B" to it
     }
     # An empty response is what the scripts write when the request failed; it is scored as it stands (no
     # statement: no answer), since the file does not say whether the model or the transport gave nothing.

@@ -22,8 +22,11 @@ _OPTION_LINE = re.compile(r"^[ \t]*(?:\(([A-Z])\)|([A-Z])[.):])[ \t]+(\S.*?)[ \t
 
 
 def not_expected(path: Path, expected: str, exc: InputError) -> InputError:
-    """A file that is not JSON where a tool's JSON file was expected: what was expected, then why not."""
+    """A file that cannot be read as a tool's JSON file (not JSON, not text at all): what was expected, then
+    why not."""
     reason = str(exc).removeprefix(f"{path}: ")
+    if reason.startswith(f"not {expected}"):
+        return exc  # already says so
     return InputError(f"{path}: not {expected} ({reason})")
 
 

@@ -18,9 +18,10 @@ class ToolFormat(NamedTuple):
     name: str  # as given to --from
     tool: str  # what the tool is called in the console and the audit
     files_in: Callable[[Path], list[Path]]  # the format's files in a folder given instead of a file
-    read: Callable[[Path, str | None], Iterator[SavedRecord]]  # a file's records (the filter: lm-eval only)
-    describe: Callable[[list[Path]], dict[str, Any]]  # run-level facts (model, task) from the files
-    notices: tuple[str, ...] = ()  # what a reader must know about every file of this format
+    # A file's records: the filter (lm-eval only), and whether ids name their task (logs of several tasks).
+    read: Callable[[Path, str | None, bool], Iterator[SavedRecord]]
+    # Run-level facts (model, task, planned size) from the files, and what a reader must know about them.
+    describe: Callable[[list[Path]], tuple[dict[str, Any], list[str]]]
 
 
 class ToolRun(NamedTuple):
@@ -31,8 +32,12 @@ class ToolRun(NamedTuple):
     notices: list[str]
 
 
-def _lm_eval_facts(files: list[Path]) -> dict[str, Any]:
+def _lm_eval_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
     """The model, from the results file lm-eval writes beside its sample files with the same timestamp."""
+    return _lm_eval_model(files), [lm_eval.NOTICE]
+
+
+def _lm_eval_model(files: list[Path]) -> dict[str, Any]:
     for path in files:
         stamp = path.name.removesuffix(".jsonl").removeprefix(f"samples_{lm_eval.task_name(path)}")
         results = path.with_name(f"results{stamp}.json")
@@ -48,29 +53,37 @@ def _lm_eval_facts(files: list[Path]) -> dict[str, Any]:
     return {}
 
 
-def _inspect_facts(files: list[Path]) -> dict[str, Any]:
-    fields = inspect_log.header(files[0])
-    spec = fields["eval"]
-    facts = {"model": spec.get("model"), "suite": spec.get("task")}
-    return {key: value for key, value in facts.items() if isinstance(value, str) and value}
+def _inspect_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
+    headers = [inspect_log.header(path) for path in files]
+    spec = headers[0]["eval"]
+    facts: dict[str, Any] = {"model": spec.get("model"), "suite": spec.get("task")}
+    facts = {key: value for key, value in facts.items() if isinstance(value, str) and value}
+    planned = [inspect_log.planned_samples(fields) for fields in headers]
+    if all(n is not None for n in planned):
+        facts["tasks_in_suite"] = sum(n for n in planned if n is not None)  # fewer samples: an incomplete log
+    notices = []
+    if any(inspect_log.epochs_of(fields) > 1 for fields in headers):
+        notices.append(
+            "inspect_ai epochs are scored as separate tasks (id#epoch); the paired figures count them as "
+            "independent, which makes their intervals narrower than the questions alone would give"
+        )
+    return facts, notices
 
 
-def _no_facts(files: list[Path]) -> dict[str, Any]:
-    return {}
+def _no_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
+    return {}, []
 
 
 FORMATS: dict[str, ToolFormat] = {
-    "lm-eval": ToolFormat("lm-eval", "lm-eval", lm_eval.files_in, lm_eval.read, _lm_eval_facts, (lm_eval.NOTICE,)),
+    "lm-eval": ToolFormat("lm-eval", "lm-eval", lm_eval.files_in, lm_eval.read, _lm_eval_facts),
     "mmlu-pro": ToolFormat(
         "mmlu-pro",
         "MMLU-Pro script",
         mmlu_pro_results.files_in,
-        lambda path, _filter: mmlu_pro_results.read(path),
+        lambda path, _filter, _qualify: mmlu_pro_results.read(path),
         _no_facts,
     ),
-    "inspect": ToolFormat(
-        "inspect", "inspect_ai", inspect_log.files_in, lambda path, _filter: inspect_log.read(path), _inspect_facts
-    ),
+    "inspect": ToolFormat("inspect", "inspect_ai", inspect_log.files_in, inspect_log.read, _inspect_facts),
 }
 
 
@@ -80,12 +93,16 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
     if filter_name is not None and name != "lm-eval":
         raise InputError(f"--filter chooses among lm-eval's filters; {name} files have none")
     files = _expand(fmt, paths)
-    meta = RunMeta.from_fields({"run_format": f"{fmt.name} ({fmt.tool})", **fmt.describe(files)})
+    facts, notices = fmt.describe(files)
+    meta = RunMeta.from_fields({"run_format": f"{fmt.name} ({fmt.tool})", **facts})
+    # inspect_ai numbers the samples of a dataset without ids 1, 2, ...: logs of different tasks read as one
+    # run would collide, so their ids then carry the task's name. (lm-eval's ids always carry it.)
+    qualify = name == "inspect" and len({inspect_log.task_of(path) for path in files}) > 1
 
     def records() -> Iterator[SavedRecord]:
         first_seen: dict[str, Path] = {}
         for path in files:
-            for record in fmt.read(path, filter_name):
+            for record in fmt.read(path, filter_name, qualify):
                 earlier = first_seen.get(record.task.id)
                 if earlier is not None:
                     where = "twice in it" if earlier == path else f"in {earlier} too"
@@ -93,7 +110,7 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
                 first_seen[record.task.id] = path
                 yield record
 
-    return ToolRun(fmt, files, meta, records(), list(fmt.notices))
+    return ToolRun(fmt, files, meta, records(), notices)
 
 
 def _expand(fmt: ToolFormat, paths: list[Path]) -> list[Path]:
@@ -106,6 +123,8 @@ def _expand(fmt: ToolFormat, paths: list[Path]) -> list[Path]:
             files += found
         elif path.is_file():
             files.append(path)
+        elif path.exists():
+            raise InputError(f"{path}: not a regular file (a pipe or a device cannot be read twice)")
         else:
             raise InputError(f"{path}: no such file")
     if len({p.resolve() for p in files}) != len(files):
