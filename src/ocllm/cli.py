@@ -224,6 +224,7 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
 
 
 NO_SERVER_HELP = "Ignore the lanes' [server] tables: run against whatever already answers at base_url."
+SHARD_HELP = "Run only shard K of N (K from 0): the tasks whose stable hash of the id falls in it. Join with merge."
 
 
 @app.command()
@@ -231,6 +232,7 @@ NO_SERVER_HELP = "Ignore the lanes' [server] tables: run against whatever alread
 @click.option("--lane", "lane_name", help="Which lane of --config to run (the lane's name for a one-off run).")
 @click.option("--out", type=click.Path(path_type=Path), help="Run directory (default: runs/LANE).")
 @click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
+@click.option("--shard", "shard_text", metavar="K/N", help=SHARD_HELP)
 @lane_options
 @policy_options
 def run(
@@ -238,6 +240,7 @@ def run(
     lane_name: str | None,
     out: Path | None,
     no_server: bool,
+    shard_text: str | None,
     resume: bool,
     retry_errors: bool,
     **flags: object,
@@ -250,7 +253,9 @@ def run(
     from ocllm.lanes import Lane, lane_from_mapping, pick_lane, with_flags
     from ocllm.runner import run_lane
     from ocllm.servers import ServerPool
+    from ocllm.shards import parse_shard
 
+    shard = parse_shard(shard_text) if shard_text is not None else None
     given = {k: v for k, v in flags.items() if v is not None}
     if config is not None:
         if lane_name is None:
@@ -271,6 +276,7 @@ def run(
             retry_errors=retry_errors,
             announce=print_notice,
             servers=None if no_server else servers,
+            shard=shard,
         )
     print_run_result(result)
     return 0 if all_answered(result.summary) else 1
@@ -321,7 +327,10 @@ def import_suite(
 @click.option("--lane", "only", multiple=True, help="Run only these lanes (repeatable).")
 @click.option("--resume", is_flag=True, help="Finish interrupted lanes without repeating finished tasks.")
 @click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
-def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool, no_server: bool) -> int:
+@click.option("--shard", "shard_text", metavar="K/N", help=SHARD_HELP)
+def matrix(
+    config: Path, out: Path | None, only: tuple[str, ...], resume: bool, no_server: bool, shard_text: str | None
+) -> int:
     """Run every lane of a lanes file in turn, each into its own run directory.
 
     Lanes with a [server] table run against a server ocllm starts for them (consecutive lanes with the same
@@ -331,7 +340,9 @@ def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool, 
     from ocllm.lanes import load_lanes
     from ocllm.runner import run_lane
     from ocllm.servers import ServerFailed, ServerPool
+    from ocllm.shards import parse_shard
 
+    shard = parse_shard(shard_text) if shard_text is not None else None
     lanes = load_lanes(config)
     unknown = [name for name in only if name not in lanes]
     if unknown:
@@ -344,7 +355,12 @@ def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool, 
                 continue
             try:
                 result = run_lane(
-                    lane, folder / name, resume=resume, announce=print_notice, servers=None if no_server else servers
+                    lane,
+                    folder / name,
+                    resume=resume,
+                    announce=print_notice,
+                    servers=None if no_server else servers,
+                    shard=shard,
                 )
             except ServerFailed as exc:
                 print_notice(str(exc))
@@ -358,6 +374,25 @@ def matrix(config: Path, out: Path | None, only: tuple[str, ...], resume: bool, 
             )
     print_lane_outcomes(outcomes)
     return 0 if all(outcome == "complete" for _, outcome in outcomes) else 1
+
+
+@app.command()
+@click.argument("runs", metavar="RUN_DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help="The merged run directory.")
+def merge(runs: tuple[Path, ...], out: Path) -> int:
+    """Join the run directories of a suite's shards (--shard K/N) into one run directory.
+
+    Every shard must be there, of the same suite, lane settings and scorer; no task may be in two. The result
+    is an ordinary run: report, compare, rescore and matrix-report read it."""
+    from ocllm.merge import merge_runs
+
+    merged = merge_runs(list(runs), out)
+    summary = merged.result.summary
+    print_notices(merged.result.notices)
+    console.print(summary_table(f"{merged.lane.name}: {merged.shards} shards merged", summary))
+    for name in ("manifest.json", "suite.jsonl", "samples.jsonl", "metrics.json"):
+        console.print(f"wrote {out / name}")
+    return 0 if all_answered(summary) else 1
 
 
 @app.command("serve-sim")

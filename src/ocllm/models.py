@@ -164,6 +164,18 @@ class SuiteRecord(msgspec.Struct, kw_only=True):
     tasks: int
 
 
+class ShardRecord(msgspec.Struct, kw_only=True):
+    """The part of a suite a sharded run ran (`--shard K/N`): the whole suite's hash and size, and where each
+    of its tasks stands in the whole suite (so that `merge` checks shards belong together and restores the
+    order)."""
+
+    index: int
+    count: int
+    suite_sha256: str
+    suite_tasks: int
+    positions: list[int]
+
+
 class RunManifest(msgspec.Struct, kw_only=True):
     """manifest.json: what ran, against what, and how it ended. Never holds a secret."""
 
@@ -184,3 +196,5 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # The server ocllm started for the lane (servers.py): its command, env names, pid, start and ready times,
     # and the models it served. None when the lane used whatever was running.
     server: dict[str, Any] | None = None
+    shard: ShardRecord | None = None  # the shard this run is (`--shard K/N`); None: the whole suite
+    merged_from: list[str] | None = None  # the shard run directories `ocllm merge` joined into this one

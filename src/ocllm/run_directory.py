@@ -21,7 +21,7 @@ from ocllm import __version__
 from ocllm.documents import MetricsDocument
 from ocllm.errors import InputError
 from ocllm.lanes import Lane, public_settings
-from ocllm.models import RunManifest, Sample, SuiteRecord
+from ocllm.models import RunManifest, Sample, ShardRecord, SuiteRecord
 from ocllm.rundir import (
     MANIFEST,
     METRICS,
@@ -39,7 +39,7 @@ from ocllm.suites import Suite
 
 RUN_FORMAT = "ocllm-run/1"
 # Lane settings that change what the model is asked; a resumed run must not mix two of them.
-_OUTPUT_SETTINGS = (
+OUTPUT_SETTINGS = (
     "model", "prompt_template", "substring_template", "system_prompt", "temperature", "top_p",
     "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields",
 )  # fmt: skip
@@ -120,7 +120,7 @@ class RunDirectory:
         if manifest.suite.sha256 not in (suite.sha256, suite.file_sha256):
             raise InputError(f"{self.path}: was run on a different suite (content hash differs); cannot resume")
         now = public_settings(lane)
-        changed = [k for k in _OUTPUT_SETTINGS if manifest.lane.get(k) != now.get(k)]
+        changed = [k for k in OUTPUT_SETTINGS if manifest.lane.get(k) != now.get(k)]
         if changed:
             raise InputError(f"{self.path}: lane settings differ from the interrupted run ({', '.join(changed)})")
 
@@ -133,6 +133,7 @@ class RunDirectory:
         server_models: Any,
         served_model: str | None,
         server: dict[str, Any] | None = None,
+        shard: ShardRecord | None = None,
     ) -> None:
         """Write the manifest (keeping a resumed run's start time) and the suite as run."""
         previous = self.path / MANIFEST
@@ -149,6 +150,7 @@ class RunDirectory:
             started_at=started,
             requests=self._requests_before(before),
             server=server,
+            shard=shard,
         )
         write_json(self.path / MANIFEST, self.manifest)
         atomic_write_bytes(self.path / SUITE_COPY, suite.canonical())

@@ -24,7 +24,7 @@ from ocllm.errors import InputError, Interrupted, OcllmError
 from ocllm.execute import Dispatch, execute
 from ocllm.formats.run_dir import stream_run_dir
 from ocllm.lanes import Lane
-from ocllm.models import Sample, Task, as_sent
+from ocllm.models import Sample, ShardRecord, Task, as_sent
 from ocllm.notices import is_model_mismatch, same_model, unlisted_model_notice
 from ocllm.progress import RunProgress
 from ocllm.prompting import request_body
@@ -33,6 +33,7 @@ from ocllm.run_directory import RunDirectory
 from ocllm.rundir import METRICS, SAMPLES
 from ocllm.scoring import decide
 from ocllm.servers import ManagedServer, ServerPool
+from ocllm.shards import Shard, take_shard
 from ocllm.suites import Suite, load_suite
 
 
@@ -55,14 +56,18 @@ def run_lane(
     progress: Callable[[str, int, int], RunProgress] | None = None,
     announce: Callable[[str], None] | None = None,
     servers: ServerPool | None = None,
+    shard: Shard | None = None,
 ) -> RunResult:
     """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix.
 
     `announce` is told, before the first task is sent, what the user must know before waiting for the
     run (the server serves the model under another name, a first request failed). With `servers`, a lane
     with a server table runs against the server the pool starts (or keeps) for it; without, against
-    whatever answers at its base_url."""
+    whatever answers at its base_url. With `shard`, only that shard's tasks run (the manifest says which)."""
     suite = load_suite(lane.suite)
+    shard_record = None
+    if shard is not None:
+        suite, shard_record = take_shard(suite, shard)
     settings = client_settings(lane)
     run_dir = RunDirectory(out_dir)
     # Refused before the server is asked: mistakes about --out need no server to find.
@@ -85,6 +90,7 @@ def run_lane(
                     announce or (lambda _: None),
                     spool,
                     server,
+                    shard_record,
                 )
             )
             rescored = score_run_dir(out_dir, lane, spool)
@@ -117,6 +123,7 @@ async def _run(
     announce: Callable[[str], None],
     spool: DecisionSpool,
     server: ManagedServer | None = None,
+    shard: ShardRecord | None = None,
 ) -> tuple[int, int, list[str], str | None]:
     """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
     how many requests they took, the notices said before the run, and the model the trial was answered as.
@@ -136,6 +143,7 @@ async def _run(
         server_models=probe.models,
         served_model=served,
         server=server.record() if server is not None else None,
+        shard=shard,
     )
     policy = lane.policy()
     writer = run_dir.writer()
