@@ -194,7 +194,8 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     assert len(resumed) == 59 == len({s["task_id"] for s in resumed})
     a = json.loads((killed / "metrics.json").read_text())
     b = json.loads((whole / "metrics.json").read_text())
-    assert a["summary"] == b["summary"]
+    # The figures, not the timing: how fast each was served differs from run to run.
+    assert {**a["summary"], "serving": None} == {**b["summary"], "serving": None}
     assert [{k: t[k] for k in DECISION_KEYS} for t in a["tasks"]] == [
         {k: t[k] for k in DECISION_KEYS} for t in b["tasks"]
     ]

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ocllm.documents import Comparison, Matrix, Paired, Summary, as_summary
+from ocllm.documents import Comparison, Matrix, Paired, Serving, Summary, as_summary
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.importers import Imported
@@ -77,9 +77,31 @@ def print_run_result(result: RunResult) -> None:
         f"errors: {summary.errors}   truncated: {summary.truncated}   missing: {summary.missing}"
         f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries)"
     )
+    if summary.serving is not None:
+        console.print(serving_line(summary.serving), highlight=False)
     print_notices(result.notices)
     for name in ("manifest.json", "suite.jsonl", "samples.jsonl", "metrics.json"):
         console.print(f"wrote {result.out_dir / name}")
+
+
+def serving_line(serving: Serving) -> str:
+    """requests/s, output tokens/s and time to first token, over the lane's wall time."""
+    parts = [f"{serving.requests_per_s:,.2f} requests/s"]
+    if serving.output_tokens_per_s is not None:
+        parts.append(f"{serving.output_tokens_per_s:,.1f} output tokens/s")
+    if serving.ttft_p50_s is not None and serving.ttft_p95_s is not None:
+        parts.append(f"time to first token p50 {serving.ttft_p50_s:.3f} s, p95 {serving.ttft_p95_s:.3f} s")
+    line = f"serving: {', '.join(parts)} (over {serving.wall_s:,.1f} s)"
+    for endpoint in serving.endpoints:
+        line += (
+            f"\n  {endpoint.get('base_url')}: {endpoint.get('requests', 0)} requests, "
+            f"{endpoint.get('errors', 0)} errors, latency p50 {_seconds(endpoint.get('latency_p50_s'))}"
+        )
+    return line
+
+
+def _seconds(value: object) -> str:
+    return f"{value:.3f} s" if isinstance(value, int | float) else "-"
 
 
 def all_answered(summary: Summary) -> bool:

@@ -21,6 +21,22 @@ class Figures(msgspec.Struct, kw_only=True):
     accuracy: float
 
 
+class Serving(msgspec.Struct, kw_only=True):
+    """How fast the lane was served, over its wall time (the time its requests were in flight, summed over
+    every invocation of the run): throughput beside accuracy, for a matrix of server settings."""
+
+    wall_s: float
+    requests: int  # HTTP requests sent, retries included
+    requests_per_s: float
+    answers: int  # tasks that got a response
+    output_tokens: int | None = None  # completion tokens the server reported (None: it reported none)
+    output_tokens_per_s: float | None = None
+    ttft_p50_s: float | None = None  # time to first token: streamed lanes only
+    ttft_p95_s: float | None = None
+    ttft_samples: int = 0
+    endpoints: list[dict[str, Any]] = msgspec.field(default_factory=list)  # per replica, when several
+
+
 class Summary(Figures, kw_only=True):
     """A scored run's summary (the `summary` of metrics.json and of every rescore): its figures, then these."""
 
@@ -34,6 +50,7 @@ class Summary(Figures, kw_only=True):
     missing: int = 0  # tasks of the suite that never ran
     complete: bool = True  # every task of the suite ran (failed requests are counted in `errors`)
     scorer: dict[str, Any] = msgspec.field(default_factory=dict)  # the scorer version and the policy
+    serving: Serving | None = None  # a run's throughput (None for inputs that did not record their time)
 
     @property
     def all_answered(self) -> bool:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ocllm.documents import Figures, Summary
-from ocllm.models import Decision
+from ocllm.documents import Figures, Serving, Summary
+from ocllm.models import Decision, Sample
 
 
 class Verdict(Protocol):
@@ -82,6 +83,55 @@ class Tally:
             by_method=dict(self._method.most_common()),
             by_source=dict(self._source.most_common()),
             truncated=self.truncated,
+        )
+
+
+class ServingTally:
+    """What the serving figures need of each sample, kept as they arrive: output tokens and times to first
+    token (eight bytes a task)."""
+
+    def __init__(self) -> None:
+        self.answers = 0
+        self.output_tokens = 0
+        self.reported_tokens = False
+        self.ttft = array("d")
+
+    def add(self, sample: Sample) -> None:
+        if sample.error is not None:
+            return
+        self.answers += 1
+        completion, _ = token_counts(sample.usage)
+        if completion is not None:
+            self.output_tokens += completion
+            self.reported_tokens = True
+        if sample.ttft_s is not None:
+            self.ttft.append(sample.ttft_s)
+
+    def serving(self, timing: dict[str, Any] | None) -> Serving | None:
+        """The figures over the run's wall time; None when the input did not record it."""
+        wall = (timing or {}).get("wall_s")
+        if not isinstance(wall, int | float) or isinstance(wall, bool) or wall <= 0:
+            return None
+        requests = timing.get("requests") if timing else None
+        requests = requests if isinstance(requests, int) and not isinstance(requests, bool) else self.answers
+        p50 = p95 = None
+        if self.ttft:
+            import numpy as np
+
+            p50, p95 = (float(v) for v in np.percentile(np.frombuffer(self.ttft, dtype=float), [50, 95]))
+        tokens = self.output_tokens if self.reported_tokens else None
+        endpoints = (timing or {}).get("endpoints")
+        return Serving(
+            wall_s=round(float(wall), 3),
+            requests=requests,
+            requests_per_s=round(requests / wall, 3),
+            answers=self.answers,
+            output_tokens=tokens,
+            output_tokens_per_s=round(tokens / wall, 3) if tokens is not None else None,
+            ttft_p50_s=p50,
+            ttft_p95_s=p95,
+            ttft_samples=len(self.ttft),
+            endpoints=endpoints if isinstance(endpoints, list) else [],
         )
 
 

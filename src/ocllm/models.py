@@ -196,5 +196,9 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # The server ocllm started for the lane (servers.py): its command, env names, pid, start and ready times,
     # and the models it served. None when the lane used whatever was running.
     server: dict[str, Any] | None = None
+    # Seconds the run's requests were in flight (from the first sent to the last finished), summed over every
+    # invocation: the wall time its serving figures are over.
+    wall_s: float = 0.0
+    endpoints: list[dict[str, Any]] | None = None  # per replica: requests, errors, latency (several base_urls)
     shard: ShardRecord | None = None  # the shard this run is (`--shard K/N`); None: the whole suite
     merged_from: list[str] | None = None  # the shard run directories `ocllm merge` joined into this one

@@ -15,7 +15,7 @@ from ocllm.errors import OcllmError
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
 from ocllm.formats.tools import read_tool_files
-from ocllm.metrics import Tally
+from ocllm.metrics import ServingTally, Tally
 from ocllm.models import Decision, Policy
 from ocllm.notices import NoticeTally
 from ocllm.rundir import atomic_write_text, atomic_writer, pretty_json, refuse_overwrite
@@ -67,12 +67,14 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
     """A whole saved run re-scored in memory: for the run, the reports and comparisons, which show every
     task. `rescore_file` writes the same document without holding it."""
     decisions = [decide(r.task, r.sample, policy) for r in saved.records]
-    tally, notices = Tally(), NoticeTally()
+    tally, notices, serving = Tally(), NoticeTally(), ServingTally()
     for record, decision in zip(saved.records, decisions, strict=True):
         tally.add(decision)
         notices.add(record.sample, decision)
+        serving.add(record.sample)
     n_changed = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
     summary, said = _closing(tally, notices, n_changed, saved.meta, policy)
+    summary.serving = serving.serving(saved.meta.timing)
     document = MetricsDocument(
         format=OUTPUT_FORMAT,
         harness_version=__version__,
@@ -216,7 +218,7 @@ def write_rescored(
     `input_notices` what a reader must know about the input's format, `input_label` what its own verdicts are
     called, `title` what the audit is headed with, and `rerunnable` whether this project can run its failed
     tasks again)."""
-    tally, notices, audit = Tally(), NoticeTally(), AuditTally()
+    tally, notices, audit, serving = Tally(), NoticeTally(), AuditTally(), ServingTally()
     n_changed = 0
     with atomic_writer(output_path) as out:
         out.write(b'{\n  "format": ' + _json(OUTPUT_FORMAT) + b',\n  "harness_version": ' + _json(__version__))
@@ -227,10 +229,12 @@ def write_rescored(
             tally.add(decision)
             notices.add(record.sample, decision)
             audit.add(record, decision)
+            serving.add(record.sample)
             n_changed += changed(record, decision)
             task = task_record(record, decision, raw_outputs=raw_outputs)
             out.write((b",\n    " if index else b"\n    ") + _indented(task, 4))
         summary, said = _closing(tally, notices, n_changed, meta, policy, rerunnable)
+        summary.serving = serving.serving(meta.timing)
         said = [*(input_notices or []), *said]
         out.write((b"\n  ]" if tally.total else b"]") + b',\n  "summary": ' + _indented(summary, 2))
         out.write(b',\n  "notices": ' + _indented(said, 2) + b"\n}\n")

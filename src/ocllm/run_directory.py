@@ -151,6 +151,8 @@ class RunDirectory:
             requests=self._requests_before(before),
             server=server,
             shard=shard,
+            wall_s=before.wall_s if before is not None else 0.0,
+            endpoints=before.endpoints if before is not None else None,
         )
         write_json(self.path / MANIFEST, self.manifest)
         atomic_write_bytes(self.path / SUITE_COPY, suite.canonical())
@@ -167,6 +169,14 @@ class RunDirectory:
     def count_requests(self, n: int) -> None:
         assert self.manifest is not None, "start() comes first"
         self.manifest.requests += n
+
+    def add_wall_time(self, seconds: float, endpoints: list[dict[str, Any]] | None = None) -> None:
+        """This invocation's time with requests in flight, added to the run's (and the replicas' figures)."""
+        assert self.manifest is not None, "start() comes first"
+        self.manifest.wall_s = round(self.manifest.wall_s + seconds, 3)
+        if endpoints is not None:
+            self.manifest.endpoints = endpoints
+        write_json(self.path / MANIFEST, self.manifest)  # the final scoring reads it for the serving figures
 
     def writer(self) -> SampleWriter:
         return SampleWriter(self.samples_path)

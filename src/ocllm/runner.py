@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -148,6 +149,7 @@ async def _run(
     policy = lane.policy()
     writer = run_dir.writer()
     requests = 0
+    began = time.monotonic()
     try:
         async with make_session(lane.concurrency) as session:
             with make_progress(lane.name, len(suite.tasks), len(done)) as bar:
@@ -169,6 +171,8 @@ async def _run(
     finally:
         writer.close()
         run_dir.count_requests(requests)
+        if pending:
+            run_dir.add_wall_time(time.monotonic() - began)
     return len(pending), requests, before, served
 
 

@@ -31,6 +31,7 @@ class RunMeta(msgspec.Struct, kw_only=True):
     tasks_in_suite: int | None = None  # more than the records: the run was interrupted
     scorer: dict[str, Any] | None = None  # the scorer and policy this project's output was scored with
     run_format: str | None = None
+    timing: dict[str, Any] | None = None  # a run's wall time, requests and endpoints, for its serving figures
     other: dict[str, Any] = msgspec.field(default_factory=dict)  # any other run-level field of the input
 
     @classmethod
@@ -61,7 +62,7 @@ class RunMeta(msgspec.Struct, kw_only=True):
 
 
 _TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format"))
-_TABLES = frozenset(("lane_settings", "scorer"))
+_TABLES = frozenset(("lane_settings", "scorer", "timing"))
 
 
 class SavedRun(NamedTuple):

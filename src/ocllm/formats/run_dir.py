@@ -145,6 +145,10 @@ def _manifest(path: Path) -> dict[str, Any]:
     lane = manifest.get("lane")
     lane = lane if isinstance(lane, dict) else {}
     suite = manifest.get("suite")
+    wall = manifest.get("wall_s")
+    timing = None
+    if isinstance(wall, int | float) and not isinstance(wall, bool) and wall > 0:
+        timing = {"wall_s": wall, "requests": manifest.get("requests"), "endpoints": manifest.get("endpoints") or []}
     return {
         "run_format": manifest.get("format"),
         "lane": lane.get("name"),
@@ -152,6 +156,7 @@ def _manifest(path: Path) -> dict[str, Any]:
         "requested_model": lane.get("model"),
         "lane_settings": lane,
         "suite": suite.get("name") if isinstance(suite, dict) else None,
+        "timing": timing,
     }
 
 
