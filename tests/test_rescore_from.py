@@ -198,6 +198,25 @@ def test_mmlu_pro_result_lists_with_response_or_model_outputs(tmp_path: Path) ->
     assert f"| MMLU-Pro script | {tool_correct}/4 |" in audit
 
 
+MMLU_PRO_SCRIPT = FIXTURES / "mmlu_pro" / "evaluate_from_api-2a7ec7e"
+
+
+def test_result_files_written_by_the_mmlu_pro_script(tmp_path: Path) -> None:
+    files = sorted(MMLU_PRO_SCRIPT.glob("*_result.json"))
+    records = [r for path in files for r in json.loads(path.read_text())]
+    doc, audit = rescore(tmp_path, "--from", "mmlu-pro", str(MMLU_PRO_SCRIPT))
+    tasks = by_id(doc)
+    assert set(tasks) == {str(r["question_id"]) for r in records}
+    for r in records:
+        task = tasks[str(r["question_id"])]
+        assert task["raw_content"] == r["model_outputs"] and task["options"] == r["options"]
+        assert task["expected_answer"] == r["answer"] and task["category"] == r["category"]
+        assert task["previous"]["tool_answer"] == r["pred"]
+    tool_correct = sum(r["pred"] == r["answer"] for r in records)
+    assert f"| MMLU-Pro script | {tool_correct}/{len(records)} |" in audit
+    assert any("random guess" in n for n in doc["notices"])  # the summaries beside the results count guesses
+
+
 # --- inspect_ai ---------------------------------------------------------------------------------------------
 
 

@@ -70,8 +70,14 @@ def _inspect_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
     return facts, notices
 
 
-def _no_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
-    return {}, []
+def _mmlu_pro_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
+    summaries = [p for p in files if p.with_name(p.name.replace("_result.json", "_summary.json")).is_file()]
+    if not summaries:
+        return {}, []
+    return {}, [
+        "the MMLU-Pro scripts' own *_summary.json count a seeded random guess for every null pred; those guesses "
+        "are not in the result files, so the script's accuracy here counts only a pred equal to the answer"
+    ]
 
 
 FORMATS: dict[str, ToolFormat] = {
@@ -81,7 +87,7 @@ FORMATS: dict[str, ToolFormat] = {
         "MMLU-Pro script",
         mmlu_pro_results.files_in,
         lambda path, _filter, _qualify: mmlu_pro_results.read(path),
-        _no_facts,
+        _mmlu_pro_facts,
     ),
     "inspect": ToolFormat("inspect", "inspect_ai", inspect_log.files_in, inspect_log.read, _inspect_facts),
 }
