@@ -57,6 +57,9 @@ class ClientSettings(msgspec.Struct, frozen=True, kw_only=True):
     backoff_max_s: float = 30.0
     retry_budget_s: float = 300.0  # no retry starts later than this after the first attempt started
     omit_fields: tuple[str, ...] = ()  # request fields never sent, even those the client adds (stream_options)
+    # One of several replicas: a connection that cannot even be made is given back at once (not retried here),
+    # so that the caller sends the request to another replica (endpoints.py).
+    fail_over: bool = False
 
     def __post_init__(self) -> None:
         # Caught here, a bad setting is one clear error at start-up rather than N error Samples.
@@ -287,7 +290,10 @@ async def _attempt(
             )
         return _Failure("timeout", "timeout", f"no complete response within {settings.timeout_s:g} s", retryable=True)
     except (aiohttp.ClientError, OSError) as exc:
-        return _Failure("connection", "connection failed", _describe(exc), retryable=True)
+        refused = isinstance(exc, aiohttp.ClientConnectorError)
+        return _Failure(
+            "connection", "connection failed", _describe(exc), retryable=not (refused and settings.fail_over)
+        )
 
 
 def _request_timeout(settings: ClientSettings) -> aiohttp.ClientTimeout:

@@ -27,7 +27,9 @@ _LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
 
 class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     name: str
-    base_url: str
+    # The endpoint, with its /v1; or a list of replicas serving the same model, each request going to the least
+    # busy (endpoints.py).
+    base_url: str | list[str]
     model: str
     suite: str = "demo"
     api_key_env: str | None = None  # the NAME of the variable holding the key; the key is never stored
@@ -57,6 +59,11 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     retry_budget_s: float = 1800.0  # longer than one timeout, so a timed-out request is retried
     # A server ocllm starts for the lane and stops after it (servers.py); None: use whatever is running.
     server: ServerSettings | None = None
+
+    def base_urls(self) -> list[str]:
+        """Every endpoint of the lane, without a trailing slash."""
+        urls = [self.base_url] if isinstance(self.base_url, str) else self.base_url
+        return [url.rstrip("/") for url in urls]
 
     def policy(self) -> Policy:
         return Policy(
@@ -101,6 +108,13 @@ def _range_problems(lane: Lane) -> list[str]:
         problems.append(f"timeout_s must be more than 0 (got {lane.timeout_s})")
     if not (math.isfinite(lane.retry_budget_s) and lane.retry_budget_s >= 0):
         problems.append(f"retry_budget_s must be 0 or more (got {lane.retry_budget_s})")
+    if isinstance(lane.base_url, list):
+        if not lane.base_url:
+            problems.append("base_url is an empty list")
+        elif len(set(lane.base_urls())) != len(lane.base_url):
+            problems.append("base_url lists the same endpoint twice")
+        elif lane.server is not None and len(lane.base_url) > 1:
+            problems.append("a managed server serves one base_url, not a list of replicas")
     if lane.server is not None:
         problems += settings_problems(lane.server)
     return problems

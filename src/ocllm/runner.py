@@ -21,6 +21,7 @@ import msgspec
 from ocllm.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
 from ocllm.decision_spool import DecisionSpool
 from ocllm.documents import Summary
+from ocllm.endpoints import Endpoints
 from ocllm.errors import InputError, Interrupted, OcllmError
 from ocllm.execute import Dispatch, execute
 from ocllm.formats.run_dir import stream_run_dir
@@ -77,7 +78,7 @@ def run_lane(
     server = None
     try:
         if servers is not None:
-            server = servers.server_for(lane.name, lane.server, lane.base_url, out_dir, settings.api_key)
+            server = servers.server_for(lane.name, lane.server, settings.base_url, out_dir, settings.api_key)
         with DecisionSpool(out_dir) as spool:
             ran, requests, before, served = asyncio.run(
                 _run(
@@ -131,7 +132,11 @@ async def _run(
     Each answer's decision goes to `spool`, for the final scoring."""
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
-    probe, served, before = await _check_server(lane, settings)
+    replicas = endpoint_settings(lane)
+    probe, served, before = await _check_server(lane, replicas[0])
+    for other in replicas[1:]:  # every replica must serve the model
+        more = (await _check_server(lane, other))[2]
+        before += [notice for notice in more if notice not in before]
     for notice in before:
         announce(notice)
     existing = run_dir.open(lane, suite, resume=resume, retry_errors=retry_errors)
@@ -149,6 +154,7 @@ async def _run(
     policy = lane.policy()
     writer = run_dir.writer()
     requests = 0
+    endpoints = Endpoints(replicas) if len(replicas) > 1 else None
     began = time.monotonic()
     try:
         async with make_session(lane.concurrency) as session:
@@ -164,7 +170,10 @@ async def _run(
                     spool.add(task.id, decision)
                     bar.advance(None if sample.error else decision.correct, sample.error is not None)
 
-                dispatch = http_dispatcher(session, settings, lane)
+                if endpoints is not None:
+                    dispatch = endpoints.dispatcher(session, lambda task: request_body(task, lane))
+                else:
+                    dispatch = http_dispatcher(session, settings, lane)
                 if server is not None:
                     dispatch = until_server_dies(dispatch, server)
                 await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
@@ -172,22 +181,33 @@ async def _run(
         writer.close()
         run_dir.count_requests(requests)
         if pending:
-            run_dir.add_wall_time(time.monotonic() - began)
+            # The replicas' figures are this invocation's (a resumed run counts its own requests anew).
+            run_dir.add_wall_time(time.monotonic() - began, endpoints.figures() if endpoints is not None else None)
     return len(pending), requests, before, served
 
 
 def client_settings(lane: Lane) -> ClientSettings:
-    """How the lane's requests are sent (the API key read from the variable the lane names)."""
+    """How the lane's requests are sent (the API key read from the variable the lane names), to its first
+    endpoint."""
+    return endpoint_settings(lane)[0]
+
+
+def endpoint_settings(lane: Lane) -> list[ClientSettings]:
+    """The same, for each of the lane's endpoints."""
+    key = _api_key(lane)
     try:
-        return ClientSettings(
-            base_url=lane.base_url.rstrip("/"),
-            api_key=_api_key(lane),
-            stream=lane.stream,
-            timeout_s=lane.timeout_s,
-            max_attempts=lane.max_attempts,
-            retry_budget_s=lane.retry_budget_s,
-            omit_fields=tuple(lane.omit_fields),
-        )
+        return [
+            ClientSettings(
+                base_url=url,
+                api_key=key,
+                stream=lane.stream,
+                timeout_s=lane.timeout_s,
+                max_attempts=lane.max_attempts,
+                retry_budget_s=lane.retry_budget_s,
+                omit_fields=tuple(lane.omit_fields),
+            )
+            for url in lane.base_urls()
+        ]
     except ValueError as exc:
         raise InputError(f"lane {lane.name!r}: {exc}") from None
 
@@ -254,7 +274,7 @@ async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerPro
     /models is asked first. When it cannot settle the question (the model is not listed, the server
     lists one model under another name, or /models itself fails), one tiny chat request decides: what
     the server accepts is accepted, whatever it lists (llama-swap aliases, routers, single-model servers)."""
-    where = f"lane {lane.name!r}: {lane.base_url}"
+    where = f"lane {lane.name!r}: {settings.base_url}"
     async with make_session(1) as session:
         probe = await probe_server(session, settings)
         for _ in range(_NOT_READY_RETRIES):
@@ -291,10 +311,10 @@ async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerPro
             return (
                 probe,
                 trial.model,
-                [f"{lane.base_url}/models answered with an error ({probe.problem}); requests work"],
+                [f"{settings.base_url}/models answered with an error ({probe.problem}); requests work"],
             )
         return probe, trial.model, [unlisted_model_notice(lane.model, served, trial.model)]
-    if probe.problem is not None and not lane.base_url.rstrip("/").endswith("/v1"):
+    if probe.problem is not None and not settings.base_url.endswith("/v1"):
         raise OcllmError(f"{where}: requests fail ({failure}); is '/v1' missing from the base URL?")
     listed = f" (served: {', '.join(served)})" if served else ""
     raise OcllmError(f"{where}: a request for model {lane.model!r} fails{listed}: {failure}")
