@@ -72,3 +72,25 @@ def test_every_lane_setting_is_documented_with_its_default() -> None:
             assert rows[field.name].strip("`").replace(",", "") in (str(default), f"{default:g}"), field.name
         elif isinstance(default, str) and field.name not in ("prompt_template", "substring_template"):
             assert rows[field.name] == f"`{default}`", field.name
+
+
+def test_the_example_lanes_file_is_a_server_settings_matrix() -> None:
+    from ocllm.lanes import load_lanes
+
+    lanes = load_lanes(Path(__file__).resolve().parent.parent / "examples" / "lanes.toml")
+    assert lanes["A_baseline"].server == lanes["B_native_reasoning"].server  # one start for both
+    commands = {name: lane.server.argv() for name, lane in lanes.items() if lane.server is not None}
+    assert len({tuple(c) for c in commands.values()}) == 4  # A/B's, two quantisations, no reasoning parser
+    assert "--quantization" in commands["C_fp8"] and "--reasoning-parser" not in commands["E_no_reasoning_parser"]
+
+
+def test_server_false_turns_the_default_server_off(tmp_path: Path) -> None:
+    from ocllm.lanes import load_lanes
+
+    path = tmp_path / "lanes.toml"
+    path.write_text(
+        '[defaults]\nmodel = "m"\nbase_url = "http://a:1/v1"\n[defaults.server]\ncommand = "serve"\n'
+        '[lanes.managed]\n[lanes.replicas]\nbase_url = ["http://a:1/v1", "http://b:1/v1"]\nserver = false\n'
+    )
+    lanes = load_lanes(path)
+    assert lanes["managed"].server is not None and lanes["replicas"].server is None

@@ -9,7 +9,9 @@ Pointing the same lanes at a real server is a matter of changing `base_url` and 
 
 from __future__ import annotations
 
+import json
 import shutil
+import socket
 import sys
 from importlib import resources
 from pathlib import Path
@@ -19,13 +21,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from ocllm.compare import compare_runs, load_scored
-from ocllm.console import console_comparison, print_run_result
+from ocllm.console import ServerWait, console_comparison, print_run_result
 from ocllm.importers import Selection, import_tasks
 from ocllm.lanes import load_lanes
 from ocllm.report.data import matrix_doc, run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 from ocllm.rundir import atomic_write_bytes
 from ocllm.runner import run_lane
+from ocllm.servers import ServerPool
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import canonical_jsonl, shipped_suites
 
@@ -49,10 +52,31 @@ stream = true
 """
 
 
+# Lanes whose server ocllm starts itself (the simulator as the managed command, as vLLM would be), shares
+# between the two lanes, and stops after them.
+MANAGED_LANES = """\
+# Written by `make demo`: lanes that start their own server. For vLLM, command = "vllm serve ...".
+[defaults]
+base_url = "http://127.0.0.1:{port}/v1"
+model = "sim-reasoning"
+suite = "smoke"
+stream = true
+[defaults.server]
+command = {command}
+ready_timeout_s = 60
+
+[lanes.M_reasoning_off]
+reasoning = "off"
+
+[lanes.M_reasoning_on]
+reasoning = "native"
+"""
+
+
 def main(out: Path = Path("out/demo")) -> int:
     console = Console()
     runs = out / "runs"
-    for earlier in (runs, out / "imported_run"):
+    for earlier in (runs, out / "imported_run", out / "managed"):
         if earlier.exists():
             shutil.rmtree(earlier)  # the demo starts afresh each time
     out.mkdir(parents=True, exist_ok=True)
@@ -77,6 +101,7 @@ def main(out: Path = Path("out/demo")) -> int:
         on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
         print_run_result(run_lane(on_import, out / "imported_run"))
     console.print("simulator stopped")
+    _managed_lanes(console, out)
 
     comparison = compare_runs(load_scored(runs / "A_baseline"), load_scored(runs / "B_native_reasoning"))
     console_comparison(comparison)
@@ -89,6 +114,23 @@ def main(out: Path = Path("out/demo")) -> int:
     html = out / "comparison" / "comparison.html"
     console.print(f"\n[bold]Open the comparison report:[/bold] {escape(html.resolve().as_uri())}")
     return 0
+
+
+def _managed_lanes(console: Console, out: Path) -> None:
+    """Two lanes with a [server] table: one start of the server for both, stopped after them."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "ocllm", "serve-sim", "--port", str(port), "--latency", "0.02"]
+    lanes_file = out / "managed_lanes.toml"
+    lanes_file.write_text(MANAGED_LANES.format(port=port, command=json.dumps(command)), encoding="utf-8")
+    console.print(f"[bold]Lanes that start their own server[/bold]: {escape(str(lanes_file))}")
+    lanes = load_lanes(lanes_file)
+    with ServerPool(ServerWait()) as servers:
+        for name, lane in lanes.items():
+            print_run_result(run_lane(lane, out / "managed" / name, servers=servers))
+        console.print(f"{len(lanes)} lanes, {servers.starts} server start; its log is in each run's server.log")
+    console.print("the managed server was stopped")
 
 
 if __name__ == "__main__":

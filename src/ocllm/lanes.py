@@ -153,6 +153,8 @@ def load_lanes(path: Path) -> dict[str, Lane]:
         if not isinstance(settings, dict):
             raise InputError(f"{path}: lanes.{name} must be a table")
         merged = {**defaults, **settings}
+        if merged.get("server") is False:
+            del merged["server"]  # `server = false`: this lane uses whatever runs, whatever [defaults] starts
         for table in (defaults, settings):
             if not isinstance(table.get("extra_body", {}), dict):
                 raise InputError(f"{path}: lane {name!r}: extra_body must be a table of request fields")
