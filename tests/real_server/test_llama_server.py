@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -427,3 +428,94 @@ def test_g_compare_and_report_agree_with_the_runs(llama_server: LlamaServer, tmp
     markdown, html = (report / "report.md").read_text(), (report / "report.html").read_text()
     assert "context size" in markdown  # the failed request is listed with the server's reason
     assert all(t["id"] in html for t in tasks)
+
+
+# --- h. a matrix that starts llama-server itself (issue 14) ---------------------------------------------------
+
+
+def toml_value(value: object) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def test_h_managed_llama_server_shared_then_restarted_with_other_flags(
+    llama_paths: tuple[Path, Path], tmp_path: Path
+) -> None:
+    binary, model = llama_paths
+    port = free_port()
+    command = LlamaServer(binary, model, port, tmp_path / "unused.log").command()
+    smaller = [*command, "--ctx-size", "2048"]  # another server setting: its own start
+    suite = write_suite(tmp_path / "suite.jsonl", TASKS[:4])
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(
+        f'[defaults]\nbase_url = "http://127.0.0.1:{port}/v1"\nmodel = "{SERVED_NAME}"\nsuite = "{suite}"\n'
+        f"max_tokens = {MAX_TOKENS}\nconcurrency = 4\nstream = true\n"
+        f"[defaults.server]\ncommand = {toml_value(command)}\nready_timeout_s = 120\n"
+        f"env = {toml_value({'LLAMA_ARG_THREADS': '2'})}\n"
+        "[lanes.greedy]\ntemperature = 0.0\n[lanes.warm]\ntemperature = 0.7\n"
+        f"[lanes.small_context]\n[lanes.small_context.server]\ncommand = {toml_value(smaller)}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "runs"
+    done = ocllm("matrix", str(lanes), "--out", str(out))
+    assert done.returncode == 0, said(done)
+    manifests = {name: read_json(out / name / "manifest.json") for name in ("greedy", "warm", "small_context")}
+    servers = {name: m["server"] for name, m in manifests.items()}
+    assert servers["greedy"]["pid"] == servers["warm"]["pid"] != servers["small_context"]["pid"]
+    assert servers["small_context"]["command"][-2:] == ["--ctx-size", "2048"]
+    for name, server in servers.items():
+        assert SERVED_NAME in server["models"] and server["ready_at"]
+        assert server["env"] == ([] if name == "small_context" else ["LLAMA_ARG_THREADS"])  # a table replaces whole
+        log = (out / name / "server.log").read_text(errors="replace")
+        # The lane that started a server has its start-up in its log; the lane sharing it, its requests.
+        assert ("llama" in log.lower()) if name != "warm" else ("slot" in log)
+        serving = read_json(out / name / "metrics.json")["summary"]["serving"]
+        assert serving["requests"] >= len(TASKS[:4]) and serving["output_tokens"] > 0
+        assert serving["ttft_samples"] == len(TASKS[:4]) and serving["ttft_p50_s"] > 0
+    with pytest.raises(OSError):  # nothing listens any more: ocllm stopped what it started
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+
+
+# --- i. two llama-servers behind one lane -----------------------------------------------------------------------
+
+
+def test_i_two_replicas_share_the_work(start_llama_server: ServerFactory, tmp_path: Path) -> None:
+    first, second = start_llama_server(free_port()), start_llama_server(free_port())
+    suite = write_suite(tmp_path / "suite.jsonl", TASKS)
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(
+        f'[lanes.L]\nbase_url = {json.dumps([first.base_url, second.base_url])}\nmodel = "{SERVED_NAME}"\n'
+        f'suite = "{suite}"\nmax_tokens = {MAX_TOKENS}\nconcurrency = 4\n',
+        encoding="utf-8",
+    )
+    done = ocllm("run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r"))
+    assert done.returncode == 0, said(done)
+    endpoints = read_json(tmp_path / "r" / "manifest.json")["endpoints"]
+    assert [e["base_url"] for e in endpoints] == [first.base_url, second.base_url]
+    assert all(e["requests"] > 0 and e["errors"] == 0 for e in endpoints)
+    assert sum(e["requests"] for e in endpoints) == len(TASKS)
+    assert_each_task_once(read_jsonl(tmp_path / "r" / "samples.jsonl"), TASKS)
+
+
+# --- j. shards of a suite, merged -------------------------------------------------------------------------------
+
+
+def test_j_two_shards_merged_are_one_run(llama_server: LlamaServer, tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite.jsonl", TASKS)
+    for k in range(2):
+        done = ocllm(
+            *run_args(llama_server, suite, tmp_path / f"s{k}", "--max-tokens", MAX_TOKENS, "--shard", f"{k}/2")
+        )
+        assert done.returncode in (0, 1), said(done)
+    merged = ocllm("merge", str(tmp_path / "s1"), str(tmp_path / "s0"), "-o", str(tmp_path / "m"))
+    assert merged.returncode in (0, 1), said(merged)
+    assert_each_task_once(read_jsonl(tmp_path / "m" / "samples.jsonl"), TASKS)
+    suite_order = [t["id"] for t in TASKS]
+    assert [json.loads(line)["id"] for line in (tmp_path / "m" / "suite.jsonl").read_text().splitlines()] == suite_order
+    shard_records = {**metrics_tasks(tmp_path / "s0"), **metrics_tasks(tmp_path / "s1")}
+    assert {k: v["correct"] for k, v in metrics_tasks(tmp_path / "m").items()} == {
+        k: v["correct"] for k, v in shard_records.items()
+    }
+    report = ocllm("report", str(tmp_path / "m"))
+    assert report.returncode == 0, said(report)
