@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 # The documents are built by hand in the renderer tests; the browser sees the same ones.
-from test_report_render import XSS, candidate, comparison_doc, matrix_doc, run_doc, task
+from test_report_render import XSS, candidate, comparison_doc, endpoint, matrix_doc, run_doc, serving, task
 
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 
@@ -71,7 +71,14 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "xss": write_run_report(xss_run(), out / "xss")[-1],
         "comparison": write_comparison(comparison_doc(), out / "comparison")[-1],
         "matrix": write_matrix_report(matrix_doc(), out / "matrix")[-1],
+        "run-serving": write_run_report(run_doc(speed=SPEED), out / "run-serving")[-1],
+        "comparison-serving": write_comparison(comparison_doc(speed_b=SPEED), out / "comparison-serving")[-1],
+        "matrix-serving": write_matrix_report(matrix_doc(speeds=[SPEED, serving(), None]), out / "matrix-serving")[-1],
     }
+
+
+# Serving figures of a lane served by two replicas, one of them behind a hostile address.
+SPEED = serving(endpoints=[endpoint("http://gpu0:8000/v1", 60), endpoint(f"http://gpu1/{XSS}", 40, errors=2)])
 
 
 @dataclass
@@ -132,6 +139,29 @@ def test_page_draws_every_chart_quietly(opened: Watched, request: pytest.Fixture
     page.wait_for_timeout(50)
     assert opened.problems == []
     assert opened.dialogs == []
+
+
+@pytest.mark.parametrize("opened", ["run-serving", "comparison-serving", "matrix-serving"], indirect=True)
+def test_serving_figures_show_as_text_and_fit_the_page(opened: Watched) -> None:
+    page = opened.page
+    tables = page.locator("table[data-serving], table[data-endpoints], td[data-serving]")
+    assert tables.count() > 0
+    for i in range(tables.count()):
+        assert tables.nth(i).is_visible()
+    endpoints = page.locator("table[data-endpoints] td.mono")
+    assert endpoints.count() == 2
+    assert f"http://gpu1/{XSS}" in endpoints.nth(1).inner_text()  # text where the address put it
+    # The serving and endpoint tables, and the matrix's leaderboard with its three more columns, are narrow
+    # enough not to scroll sideways on a laptop's screen.
+    wide = page.eval_on_selector_all(
+        "table[data-serving], table[data-endpoints], table[data-leaderboard]",
+        "els => els.map(t => t.closest('.table-wrap')).filter(w => w.scrollWidth > w.clientWidth + 1).length",
+    )
+    assert wide == 0
+    page.wait_for_timeout(50)
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    assert page.locator("img").count() == 0
+    assert opened.problems == [] and opened.dialogs == []
 
 
 @pytest.mark.parametrize("opened", ["run"], indirect=True)

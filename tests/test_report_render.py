@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import re
 from collections import Counter
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from ocllm.report import charts
+from ocllm.report.format import SERVING_MISSING, duration, rate
 from ocllm.report.html import comparison_html, filter_script, matrix_html, run_report_html, segments
 from ocllm.report.markdown import cell, comparison_markdown, matrix_markdown, run_report_markdown
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
@@ -42,6 +44,33 @@ def resources(tokens: list[float] | None, latency: list[float] | None, *, errors
         "reasoning_tokens": None,
         "latency_s": dist(latency) if latency else None,
     }
+
+
+def serving(
+    requests_per_s: float = 2.5,
+    tokens_per_s: float | None = 412.25,
+    ttft: tuple[float, float] | None = (0.35, 1.25),
+    *,
+    endpoints: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A run's serving figures as metrics.json's summary holds them."""
+    wall = 40.0
+    return {
+        "wall_s": wall,
+        "requests": round(requests_per_s * wall),
+        "requests_per_s": requests_per_s,
+        "answers": round(requests_per_s * wall),
+        "output_tokens": round(tokens_per_s * wall) if tokens_per_s is not None else None,
+        "output_tokens_per_s": tokens_per_s,
+        "ttft_p50_s": ttft[0] if ttft else None,
+        "ttft_p95_s": ttft[1] if ttft else None,
+        "ttft_samples": round(requests_per_s * wall) if ttft else 0,
+        "endpoints": endpoints or [],
+    }
+
+
+def endpoint(base_url: str, requests: int, errors: int = 0) -> dict[str, Any]:
+    return {"base_url": base_url, "requests": requests, "errors": errors, "latency_p50_s": 0.8, "latency_p95_s": 2.5}
 
 
 def candidate(raw: str, text: str, letter: str, field: str = "content", **extra: Any) -> dict[str, Any]:
@@ -114,7 +143,11 @@ def task(
 
 
 def run_doc(
-    tasks: list[dict[str, Any]] | None = None, *, label: str = "lane_B", res: dict[str, Any] | None = None
+    tasks: list[dict[str, Any]] | None = None,
+    *,
+    label: str = "lane_B",
+    res: dict[str, Any] | None = None,
+    speed: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     tasks = (
         tasks
@@ -160,6 +193,7 @@ def run_doc(
                 "allow_reasoning_fallback": True,
                 "think_prefilled": False,
             },
+            "serving": speed,
         },
         "resources": res if res is not None else resources([100, 250, 400], [1.2, 2.5, 3.0], errors=1),
         "tasks": tasks,
@@ -196,14 +230,20 @@ VERDICT = "lane_B scores 20.0 points higher than lane_A (95% CI +5.0 to +35.0 po
 
 
 def comparison_doc(
-    *, a: str = "lane_A", b: str = "lane_B", res_a: dict[str, Any] | None = None, res_b: dict[str, Any] | None = None
+    *,
+    a: str = "lane_A",
+    b: str = "lane_B",
+    res_a: dict[str, Any] | None = None,
+    res_b: dict[str, Any] | None = None,
+    speed_a: dict[str, Any] | None = None,
+    speed_b: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "format": "ocllm-comparison/1",
         "scorer_version": "9.9.9",
         "rescored": True,
-        "a": {"label": a, "path": "/runs/a"},
-        "b": {"label": b, "path": "/runs/b"},
+        "a": {"label": a, "path": "/runs/a", "serving": speed_a},
+        "b": {"label": b, "path": "/runs/b", "serving": speed_b},
         **paired(6, 8, 10, diff_ci=(0.05, 0.35), p=0.0312, significant=True, verdict=VERDICT),
         "only_in_a": ["solo_a"],
         "only_in_b": [],
@@ -237,7 +277,9 @@ def comparison_doc(
     }
 
 
-def lane(label: str, correct: int, total: int, res: dict[str, Any] | None = None) -> dict[str, Any]:
+def lane(
+    label: str, correct: int, total: int, res: dict[str, Any] | None = None, speed: dict[str, Any] | None = None
+) -> dict[str, Any]:
     return {
         "label": label,
         "path": f"/runs/{label}",
@@ -259,11 +301,19 @@ def lane(label: str, correct: int, total: int, res: dict[str, Any] | None = None
             }
         },
         "resources": res if res is not None else resources([10, 20, 30], [0.5, 0.7, 0.9]),
+        "serving": speed,
     }
 
 
-def matrix_doc(*, res: dict[str, Any] | None = None) -> dict[str, Any]:
-    lanes = [lane("lane_B", 8, 10, res), lane("lane_C", 7, 10, res), lane("lane_A", 6, 10, res)]
+def matrix_doc(
+    *, res: dict[str, Any] | None = None, speeds: list[dict[str, Any] | None] | None = None
+) -> dict[str, Any]:
+    speed_b, speed_c, speed_a = speeds or [None, None, None]
+    lanes = [
+        lane("lane_B", 8, 10, res, speed_b),
+        lane("lane_C", 7, 10, res, speed_c),
+        lane("lane_A", 6, 10, res, speed_a),
+    ]
     comp_b = comparison_doc()
     comp_c = comparison_doc(b="lane_C")
     comp_c.update(verdict="lane_C is not significantly different from lane_A.", significant=False)
@@ -312,6 +362,21 @@ def assert_self_contained(page: str) -> None:
     assert not re.search(r"(?:src|href)\s*=\s*[\"']?\s*https?:", page, re.I)
     assert "<script src" not in page.lower()
     assert "@import" not in page and "url(http" not in page
+
+
+def table_rows(page: str, marker: str) -> list[list[list[str]]]:
+    """The text of every cell, row by row (header first), of each table carrying the attribute `marker`."""
+    tables = re.findall(rf"<table [^>]*\b{marker}\b[^>]*>(.*?)</table>", page, re.S)
+    return [
+        [
+            [
+                html.unescape(re.sub(r"<[^>]+>", "", c)).strip()
+                for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r, re.S)
+            ]
+            for r in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)
+        ]
+        for table in tables
+    ]
 
 
 def charts_in(page: str) -> dict[str, str]:
@@ -610,3 +675,132 @@ def test_failed_requests_are_listed_with_their_reason_in_markdown() -> None:
     doc["tasks"][0]["correct"] = None
     text = run_report_markdown(doc)
     assert "## Failed requests (2)" in text and "Extra inputs \\| are not permitted" in text
+
+
+# --- Serving figures -------------------------------------------------------------------------------------
+
+
+def test_rate_and_duration_read_at_a_glance() -> None:
+    assert [rate(v) for v in (0.4567, 12.345, 1594.595, None)] == ["0.46", "12.3", "1,595", "n/a"]
+    assert [duration(v) for v in (0.037, 42.0, 125.4, 3725.0)] == ["37 ms", "42.00 s", "2 min 5 s", "1 h 2 min 5 s"]
+
+
+def test_run_report_shows_its_serving_figures_and_each_endpoint() -> None:
+    speed = serving(endpoints=[endpoint("http://gpu0:8000/v1", 60), endpoint("http://gpu1:8000/v1", 40, errors=2)])
+    doc = run_doc(speed=speed)
+    md = run_report_markdown(doc)
+    section = md[md.index("## Serving") : md.index("## Tasks")]
+    for row in (
+        "| requests/s | 2.50 |",
+        "| output tokens/s | 412 |",
+        "| time to first token, median | 350 ms |",
+        "| time to first token, 95th percentile | 1.25 s |",
+        "| wall time | 40.00 s |",
+        "| requests (retries included) | 100 |",
+        "| output tokens | 16,490 |",
+        "| http://gpu1:8000/v1 | 40 | 2 | 800 ms | 2.50 s |",
+    ):
+        assert row in section, row
+    assert "### Per endpoint" in section and SERVING_MISSING not in md
+
+    page = run_report_html(doc)
+    (table,) = table_rows(page, "data-serving")
+    assert table[0] == ["figure", "lane_B"]
+    assert ["requests/s", "2.50"] in table and ["time to first token, median", "350 ms"] in table
+    (endpoints,) = table_rows(page, "data-endpoints")
+    assert endpoints[1:] == [
+        ["http://gpu0:8000/v1", "60", "0", "800 ms", "2.50 s"],
+        ["http://gpu1:8000/v1", "40", "2", "800 ms", "2.50 s"],
+    ]
+
+
+def test_a_lane_that_did_not_stream_has_no_time_to_first_token() -> None:
+    doc = run_doc(speed=serving(ttft=None, tokens_per_s=None))
+    md = run_report_markdown(doc)
+    assert "| time to first token, median | not recorded |" in md
+    assert "| output tokens/s | not recorded |" in md and "| requests/s | 2.50 |" in md
+    assert "### Per endpoint" not in md  # one endpoint: no per-endpoint table
+    page = run_report_html(doc)
+    assert ["time to first token, median", "not recorded"] in table_rows(page, "data-serving")[0]
+    assert table_rows(page, "data-endpoints") == []
+
+
+def test_without_serving_figures_each_report_says_so_or_nothing() -> None:
+    md = run_report_markdown(run_doc())
+    assert md.count(SERVING_MISSING) == 1 and "requests/s" not in md
+    page = run_report_html(run_doc())
+    assert "data-serving-missing" in page and table_rows(page, "data-serving") == []
+
+    md = comparison_markdown(comparison_doc())
+    assert "## Serving" not in md and "requests/s" not in md
+    page = comparison_html(comparison_doc())
+    assert 'id="serving"' not in page and "requests/s" not in page
+
+    md = matrix_markdown(matrix_doc())
+    assert "requests/s" not in md and "time to first token" not in md
+    page = matrix_html(matrix_doc())
+    assert "req/s" not in page and "data-serving" not in page
+
+
+def test_comparison_shows_each_sides_serving_figures() -> None:
+    doc = comparison_doc(speed_a=serving(1.25, 80.5, None), speed_b=serving(3.5, 640.0, (0.2, 0.9)))
+    md = comparison_markdown(doc)
+    section = md[md.index("## Serving") :]
+    assert "| figure | lane_A | lane_B |" in section
+    assert "| requests/s | 1.25 | 3.50 |" in section
+    assert "| output tokens/s | 80.5 | 640 |" in section
+    assert "| time to first token, median | not recorded | 200 ms |" in section
+    page = comparison_html(doc)
+    (table,) = table_rows(page, "data-serving")
+    assert table[0] == ["figure", "lane_A", "lane_B"]
+    assert ["requests/s", "1.25", "3.50"] in table
+
+    # One side recorded none (a metrics file of another tool): it says so, and the other's still show.
+    doc = comparison_doc(speed_b=serving(3.5, 640.0, (0.2, 0.9), endpoints=[endpoint("http://a/v1", 9)]))
+    md = comparison_markdown(doc)
+    assert "| requests/s | not recorded | 3.50 |" in md
+    assert "- Only lane_B recorded serving figures." in md
+    assert "### Per endpoint: lane_B" in md and "| http://a/v1 | 9 | 0 | 800 ms | 2.50 s |" in md
+    page = comparison_html(doc)
+    assert ["requests/s", "not recorded", "3.50"] in table_rows(page, "data-serving")[0]
+    assert "Only lane_B recorded serving figures" in page
+    assert len(table_rows(page, "data-endpoints")) == 1
+
+
+def test_matrix_leaderboard_shows_each_lanes_serving_figures() -> None:
+    doc = matrix_doc(speeds=[serving(2.5, 412.25, (0.35, 1.25)), serving(7.75, 1234.5, None), None])
+    md = matrix_markdown(doc)
+    header = next(line for line in md.splitlines() if line.startswith("| # |"))
+    assert header.endswith("| requests/s | output tokens/s | time to first token (median) |")
+    rows = {r.split("|")[2].strip(): r for r in md.splitlines() if re.match(r"\| \d ", r)}
+    assert rows["lane_B"].endswith("| 2.50 | 412 | 350 ms |")
+    assert rows["lane_C"].endswith("| 7.75 | 1,234 | not recorded |")
+    assert rows["lane_A (baseline)"].endswith("| not recorded | not recorded | not recorded |")
+
+    page = matrix_html(doc)
+    cells = dict(re.findall(r'<tr data-lane="([^"]+)">(.*?)</tr>', page, re.S))
+    for label, expected in (
+        ("lane_B", ["2.50", "412", "350 ms"]),
+        ("lane_C", ["7.75", "1,234", "—"]),  # the page's "—" is titled "not recorded"
+        ("lane_A", ["—"] * 3),
+    ):
+        found = re.findall(r'<td class="num[^"]*" data-serving="[^"]+"[^>]*>([^<]*)</td>', cells[label])
+        assert found == expected, label
+    assert '<th class="num">req/s</th>' in page
+
+
+def test_endpoint_urls_are_escaped_in_both_renderers() -> None:
+    speed = serving(endpoints=[endpoint(f"http://x/{XSS}|a", 3), endpoint("http://y/v1", 4)])
+    md = run_report_markdown(run_doc(speed=speed))
+    row = next(line for line in md.splitlines() if "http://x/" in line)
+    assert "<script>" not in md and "&lt;script&gt;" in row and r"\|a" in row
+    assert len(re.findall(r"(?<!\\)\|", row)) == 6
+    pages = [
+        run_report_html(run_doc(speed=speed)),
+        comparison_html(comparison_doc(speed_a=speed)),
+        matrix_html(matrix_doc(speeds=[speed, None, None])),
+    ]
+    for page in pages:
+        assert_self_contained(page)
+        assert "<script>window.__xss" not in page and "<img" not in page
+        assert table_rows(page, "data-endpoints")[0][1][0] == f"http://x/{XSS}|a"

@@ -14,9 +14,9 @@ from typing import Any, NamedTuple
 import msgspec
 import numpy as np
 
-from ocllm.documents import Comparison, Flip, Paired, Side
+from ocllm.documents import Comparison, Flip, Paired, Serving, Side
 from ocllm.formats import SavedRecord, load_saved_run
-from ocllm.metrics import token_counts
+from ocllm.metrics import ServingTally, token_counts
 from ocllm.models import Decision, Policy
 from ocllm.notices import incomplete_notice
 from ocllm.paired import paired_figures
@@ -46,19 +46,22 @@ class ScoredRun(NamedTuple):
     rescored: bool
     missing: int = 0  # tasks of the suite an interrupted run never ran
     in_suite: int | None = None  # tasks in the suite, when the input says
+    serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
 
 
 def load_scored(path: Path, *, rescore: bool = True, overrides: PolicyOverrides | None = None) -> ScoredRun:
     saved = load_saved_run(path)
     chosen = policy_of(saved, overrides)
     tasks = {}
+    serving = ServingTally()
     for record in saved.records:
         tasks[record.task.id] = _scored_task(record, chosen) if rescore else _as_recorded(record)
+        serving.add(record.sample)
     label = saved.meta.label(path)
     expected = saved.meta.tasks_in_suite
     in_suite = expected if expected is not None and expected >= len(tasks) else None
     missing = in_suite - len(tasks) if in_suite is not None else 0
-    return ScoredRun(label, path, tasks, rescore, missing, in_suite)
+    return ScoredRun(label, path, tasks, rescore, missing, in_suite, serving.serving(saved.meta.timing))
 
 
 def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
@@ -132,7 +135,9 @@ def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
 
 
 def _side(run: ScoredRun) -> Side:
-    return Side(label=run.label, path=str(run.path), missing=run.missing, tasks_in_suite=run.in_suite)
+    return Side(
+        label=run.label, path=str(run.path), missing=run.missing, tasks_in_suite=run.in_suite, serving=run.serving
+    )
 
 
 def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int) -> list[str]:

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ocllm.documents import Comparison, Matrix, Paired, Serving, Summary, as_summary
+from ocllm.report.format import rate
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.importers import Imported
@@ -52,7 +53,9 @@ def console_comparison(doc: Comparison) -> None:
 def console_matrix(doc: Matrix, folder: Path) -> None:
     print_notices(doc.notices)
     table = Table(title=f"Lanes in {folder} (baseline {doc.baseline})")
-    for column in ("lane", "correct", "total", "errors", "accuracy", "95% CI"):
+    speed = any(lane.serving is not None for lane in doc.lanes)  # runs that recorded their wall time
+    columns = ("lane", "correct", "total", "errors", "accuracy", "95% CI")
+    for column in (*columns, *(("req/s", "output tok/s", "TTFT p50") if speed else ())):
         table.add_column(column, justify="left" if column == "lane" else "right", no_wrap=column != "lane")
     for lane in doc.lanes:
         table.add_row(
@@ -62,6 +65,7 @@ def console_matrix(doc: Matrix, folder: Path) -> None:
             str(lane.errors),
             f"{100 * lane.accuracy:.1f}%",
             f"{100 * lane.ci_low:.1f}-{100 * lane.ci_high:.1f}%",
+            *(_speed_cells(lane.serving) if speed else ()),
         )
     console.print(table)
     for comparison in doc.comparisons:
@@ -98,6 +102,14 @@ def serving_line(serving: Serving) -> str:
             f"{endpoint.get('errors', 0)} errors, latency p50 {_seconds(endpoint.get('latency_p50_s'))}"
         )
     return line
+
+
+def _speed_cells(serving: Serving | None) -> tuple[str, str, str]:
+    """A matrix lane's requests/s, output tokens/s and median time to first token ("-" where not recorded)."""
+    if serving is None:
+        return ("-", "-", "-")
+    tokens = serving.output_tokens_per_s
+    return (rate(serving.requests_per_s), rate(tokens) if tokens is not None else "-", _seconds(serving.ttft_p50_s))
 
 
 def _seconds(value: object) -> str:

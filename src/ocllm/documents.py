@@ -93,6 +93,7 @@ class Side(msgspec.Struct, kw_only=True):
     path: str
     missing: int = 0  # tasks of its suite it never ran
     tasks_in_suite: int | None = None
+    serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
 
 
 class Flip(msgspec.Struct, kw_only=True):
@@ -129,7 +130,8 @@ class Estimate(Figures, kw_only=True):
 
 
 class MatrixLane(Estimate, kw_only=True):
-    """One lane of a matrix: its figures and interval, per category, and its tokens and latency."""
+    """One lane of a matrix: its figures and interval, per category, its tokens and latency, and how fast
+    it was served."""
 
     label: str
     path: str
@@ -138,6 +140,7 @@ class MatrixLane(Estimate, kw_only=True):
     complete: bool = True
     by_category: dict[str, Estimate] = msgspec.field(default_factory=dict)
     resources: dict[str, Any] = msgspec.field(default_factory=dict)
+    serving: Serving | None = None  # None: the run did not record its wall time
 
 
 class Matrix(msgspec.Struct, kw_only=True):

@@ -88,6 +88,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 complete=not run.missing,
                 by_category={k: Estimate(**_with_interval(v)) for k, v in tally_categories(tasks).items()},
                 resources=resources_of(tasks),
+                serving=run.serving,
             )
         )
     lanes.sort(key=lambda lane: lane.accuracy, reverse=True)

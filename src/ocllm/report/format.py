@@ -5,7 +5,7 @@ templates through Jinja2's autoescaping.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 # --- Numbers and intervals ----------------------------------------------------------------------------
@@ -132,6 +132,100 @@ def partly_recorded(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> 
         if have and len(have) < len(columns):
             partial.append((name, have))
     return partial
+
+
+# --- Serving figures ----------------------------------------------------------------------------------
+
+SERVING_NOTE = (
+    "Over the run's wall time (the time its requests were in flight, summed over every invocation); "
+    "time to first token is measured on streamed lanes only."
+)
+SERVING_MISSING = "Serving figures not recorded: this input did not record its wall time."
+
+
+def rate(value: float | None) -> str:
+    """A throughput per second: two decimals below 10, one below 100, none above."""
+    if value is None:
+        return "n/a"
+    decimals = 2 if value < 10 else 1 if value < 100 else 0
+    return f"{value:,.{decimals}f}"
+
+
+def duration(value: float | None) -> str:
+    """A wall time: as latencies below a minute, in minutes and seconds (and hours) above."""
+    if value is None or value < 60:
+        return seconds(value)
+    minutes, secs = divmod(round(value), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min {secs} s" if hours else f"{minutes} min {secs} s"
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _recorded(value: object, form: Callable[[float], str]) -> str:
+    number = _number(value)
+    return "not recorded" if number is None else form(number)
+
+
+# A serving figure: (label, the figure as text from a run's `serving` object)
+SERVING_FIGURES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
+    ("requests/s", lambda s: _recorded(s.get("requests_per_s"), rate)),
+    ("output tokens/s", lambda s: _recorded(s.get("output_tokens_per_s"), rate)),
+    ("time to first token, median", lambda s: _recorded(s.get("ttft_p50_s"), seconds)),
+    ("time to first token, 95th percentile", lambda s: _recorded(s.get("ttft_p95_s"), seconds)),
+    ("wall time", lambda s: _recorded(s.get("wall_s"), duration)),
+    ("requests (retries included)", lambda s: _recorded(s.get("requests"), count)),
+    ("answers", lambda s: _recorded(s.get("answers"), count)),
+    ("output tokens", lambda s: _recorded(s.get("output_tokens"), count)),
+)
+
+
+def serving_rows(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[list[str]]:
+    """Serving figures side by side, one column per run: [figure name, value per run...] (plain text); a run
+    that recorded none shows "not recorded" throughout."""
+    return [
+        [name, *[figure(serving) if serving else "not recorded" for _, serving in columns]]
+        for name, figure in SERVING_FIGURES
+    ]
+
+
+def serving_cells(serving: Mapping[str, Any] | None) -> dict[str, str]:
+    """The leaderboard's serving columns for one lane: requests/s, output tokens/s, median time to first token."""
+    if not serving:
+        return {"requests_per_s": "not recorded", "output_tokens_per_s": "not recorded", "ttft_p50": "not recorded"}
+    return {
+        "requests_per_s": _recorded(serving.get("requests_per_s"), rate),
+        "output_tokens_per_s": _recorded(serving.get("output_tokens_per_s"), rate),
+        "ttft_p50": _recorded(serving.get("ttft_p50_s"), seconds),
+    }
+
+
+def serving_recorded_by(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    """The labels of the runs that recorded serving figures."""
+    return [label for label, serving in columns if serving]
+
+
+ENDPOINT_HEADER = ("endpoint", "requests", "errors", "latency, median", "latency, 95th percentile")
+
+
+def endpoint_rows(serving: Mapping[str, Any] | None) -> list[list[str]]:
+    """One row per replica of a lane served by several (empty otherwise), as ENDPOINT_HEADER names them."""
+    rows = []
+    for endpoint in (serving or {}).get("endpoints") or []:
+        if not isinstance(endpoint, Mapping):
+            continue
+        rows.append(
+            [
+                str(endpoint.get("base_url") or "—"),
+                _recorded(endpoint.get("requests"), count),
+                _recorded(endpoint.get("errors"), count),
+                _recorded(endpoint.get("latency_p50_s"), seconds),
+                _recorded(endpoint.get("latency_p95_s"), seconds),
+            ]
+        )
+    return rows
 
 
 def scored(figures: Mapping[str, Any]) -> int:

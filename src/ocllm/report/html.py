@@ -28,8 +28,12 @@ from ocllm.option_letters import option_letter
 from ocllm.report import charts
 from ocllm.report.charts import Difference, Estimate, LaneAccuracy
 from ocllm.report.format import (
+    ENDPOINT_HEADER,
     RESOURCE_FIGURES,
+    SERVING_MISSING,
+    SERVING_NOTE,
     count,
+    endpoint_rows,
     expected_text,
     extracted_text,
     interval,
@@ -42,6 +46,9 @@ from ocllm.report.format import (
     resource_value,
     scored,
     seconds,
+    serving_cells,
+    serving_recorded_by,
+    serving_rows,
     verdict_of,
 )
 
@@ -112,7 +119,14 @@ def environment() -> jinja2.Environment:
     env.filters.update(
         pct=pct, points=points, p_value=p_value, count=count, seconds=seconds, breakable=breakable, scored=scored
     )
-    env.globals.update(interval=interval, points_interval=points_interval, version=__version__)
+    env.globals.update(
+        interval=interval,
+        points_interval=points_interval,
+        version=__version__,
+        serving_note=SERVING_NOTE,
+        serving_missing=SERVING_MISSING,
+        endpoint_header=ENDPOINT_HEADER,
+    )
     return env
 
 
@@ -521,6 +535,7 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
     )
     tasks = [task_view(t) for t in doc.get("tasks") or []]
     verdicts = Counter(t["verdict"] for t in tasks)
+    serving = summary.get("serving")
     return _render(
         "run.html.j2",
         script=filter_script(),
@@ -537,6 +552,8 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
             ("ambiguity class", "ambiguity", _breakdown(summary.get("by_ambiguity") or {})),
         ],
         resource_rows=_run_resource_rows(doc.get("resources")),
+        serving_rows=serving_rows([(str(doc.get("label", "run")), serving)]) if serving else [],
+        endpoint_rows=endpoint_rows(serving),
         tasks=tasks,
         verdict_counts=[(v, verdicts[v]) for v in ("correct", "wrong", "error", "unscored") if verdicts[v]],
     )
@@ -552,10 +569,18 @@ def _resource_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> 
     ]
 
 
+def _serving_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    have = serving_recorded_by(columns)
+    if not have or len(have) == len(columns):
+        return []
+    return [f"Only {', '.join(have)} recorded serving figures; the other side shows “not recorded”."]
+
+
 def comparison_html(doc: Mapping[str, Any]) -> str:
     doc = _comparison_view(doc)
     resources = doc["resources"]
     columns = [(doc["a"]["label"], resources.get("a")), (doc["b"]["label"], resources.get("b"))]
+    speed = [(side["label"], side.get("serving")) for side in (doc["a"], doc["b"])]
     return _render(
         "comparison.html.j2",
         doc=doc,
@@ -569,6 +594,9 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
         ],
         resource_rows=resource_rows(columns),
         resource_notes=_resource_notes(columns),
+        serving_rows=serving_rows(speed) if serving_recorded_by(speed) else [],
+        serving_notes=_serving_notes(speed),
+        endpoint_tables=[(label, rows) for label, serving in speed if (rows := endpoint_rows(serving))],
     )
 
 
@@ -584,6 +612,8 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
                 "colour": charts.colour(i),
                 "tokens_p50": resource_value(res.get("completion_tokens"), "p50", True),
                 "latency_p50": resource_value(res.get("latency_s"), "p50", False),
+                "speed": serving_cells(lane.get("serving")),
+                "endpoint_rows": endpoint_rows(lane.get("serving")),
             }
         )
     categories = sorted({c for lane in lanes_in for c in (lane.get("by_category") or {})})
@@ -612,6 +642,7 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
         doc=_with_defaults(doc, {"folder": "", "baseline": None}),
         notices=doc.get("notices") or [],
         lanes=lanes,
+        serving_columns=bool(serving_recorded_by([(lane["label"], lane.get("serving")) for lane in lanes_in])),
         charts=matrix_charts(doc),
         heat_rows=heat_rows,
         comparisons=comparisons,

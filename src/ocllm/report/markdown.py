@@ -12,6 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ocllm.report.format import (
+    ENDPOINT_HEADER,
+    SERVING_MISSING,
+    SERVING_NOTE,
+    endpoint_rows,
     expected_text,
     extracted_text,
     interval,
@@ -23,6 +27,9 @@ from ocllm.report.format import (
     resource_rows,
     resource_value,
     scored,
+    serving_cells,
+    serving_recorded_by,
+    serving_rows,
     verdict_of,
 )
 
@@ -89,6 +96,33 @@ def _resources_table(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) ->
     return _table(header, resource_rows(columns), "l" + "r" * len(columns))
 
 
+def _serving_table(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    header = ["figure", *[cell(label) for label, _ in columns]]
+    return _table(header, serving_rows(columns), "l" + "r" * len(columns))
+
+
+def _endpoints_table(serving: Mapping[str, Any] | None) -> list[str]:
+    """Each replica of a lane served by several; nothing for a lane with one."""
+    rows = [[cell(row[0], 200), *row[1:]] for row in endpoint_rows(serving)]
+    return _table(list(ENDPOINT_HEADER), rows, "lrrrr") if rows else []
+
+
+def _serving_section(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    """How fast each run was served, side by side, then each one's replicas; nothing when none recorded it."""
+    have = serving_recorded_by(columns)
+    if not have:
+        return []
+    lines = ["## Serving", "", SERVING_NOTE, "", *_serving_table(columns), ""]
+    if len(columns) > 1 and len(have) < len(columns):
+        lines += [f"- Only {', '.join(cell(h) for h in have)} recorded serving figures.", ""]
+    for label, serving in columns:
+        endpoints = _endpoints_table(serving)
+        if endpoints:
+            title = "Per endpoint" if len(columns) == 1 else f"Per endpoint: {cell(label)}"
+            lines += [f"### {title}", "", *endpoints, ""]
+    return lines
+
+
 # --- Run report ---------------------------------------------------------------------------------------
 
 
@@ -152,6 +186,8 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
     resources = doc.get("resources")
     if resources:
         lines += ["## Tokens and latency", "", *_resources_table([(str(doc.get("label", "run")), resources)]), ""]
+    serving = _serving_section([(str(doc.get("label", "run")), summary.get("serving"))])
+    lines += serving or ["## Serving", "", SERVING_MISSING, ""]
     tasks = doc.get("tasks") or []
     lines += [f"## Tasks ({len(tasks)})", ""]
     rows = [
@@ -302,6 +338,9 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
         notes = _recorded_notes([(a, resources.get("a")), (b, resources.get("b"))])
         if notes:
             lines += ["", *notes]
+    serving = _serving_section([(a, doc["a"].get("serving")), (b, doc["b"].get("serving"))])
+    if serving:
+        lines += ["", *serving]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -323,9 +362,11 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
         "## Leaderboard",
         "",
     ]
+    serving_columns = bool(serving_recorded_by([(lane["label"], lane.get("serving")) for lane in lanes]))
     rows = []
     for rank, lane in enumerate(lanes, start=1):
         res = lane.get("resources") or {}
+        speed = serving_cells(lane.get("serving"))
         name = cell(lane["label"])
         if lane["label"] == doc.get("baseline"):
             name += " (baseline)"
@@ -342,23 +383,33 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
                 str(lane.get("truncated", 0)),
                 resource_value(res.get("completion_tokens"), "p50", True),
                 resource_value(res.get("latency_s"), "p50", False),
+                *(
+                    [speed["requests_per_s"], speed["output_tokens_per_s"], speed["ttft_p50"]]
+                    if serving_columns
+                    else []
+                ),
             ]
         )
-    lines += _table(
-        [
-            "#",
-            "lane",
-            "accuracy",
-            "95% interval",
-            "correct",
-            "errors",
-            "truncated",
-            "completion tokens (median)",
-            "latency (median)",
-        ],
-        rows,
-        "rlrrrrrrr",
-    )
+    header = [
+        "#",
+        "lane",
+        "accuracy",
+        "95% interval",
+        "correct",
+        "errors",
+        "truncated",
+        "completion tokens (median)",
+        "latency (median)",
+    ]
+    if serving_columns:
+        header += ["requests/s", "output tokens/s", "time to first token (median)"]
+    lines += _table(header, rows, "rl" + "r" * (len(header) - 2))
+    if serving_columns:
+        lines += ["", SERVING_NOTE]
+        for lane in lanes:
+            endpoints = _endpoints_table(lane.get("serving"))
+            if endpoints:
+                lines += ["", f"### Per endpoint: {cell(lane['label'])}", "", *endpoints]
     categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
     if categories:
         lines += ["", "## Accuracy by category", ""]
