@@ -189,6 +189,21 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "nested suite line": (nested_suite, "nested too deeply"),
     "nested lanes file": (nested_lanes, "nested too deeply"),
     "negative max_tokens in a lanes file": (lanes_with("max_tokens = -5"), "max_tokens must be at least 1"),
+    "an empty server command": (lanes_with('server = { command = "" }'), "server.command is empty"),
+    "an unclosed quote in a server command": (
+        lanes_with('server = { command = "vllm serve \'x" }'),
+        "server.command cannot be split",
+    ),
+    "an unknown server setting": (lanes_with('server = { command = "x", ready_in = 5 }'), "ready_in"),
+    "a zero ready_timeout_s": (
+        lanes_with('server = { command = "x", ready_timeout_s = 0 }'),
+        "server.ready_timeout_s must be more than 0",
+    ),
+    "a bad shard": (lambda tmp: [*run_args(tmp, tmp / "r"), "--shard", "4/4"], "K must be 0 to N-1"),
+    "merge of a folder that is no run": (
+        lambda tmp: ["merge", str(tmp), "-o", str(tmp / "m")],
+        "not a run directory",
+    ),
     "negative temperature in a lanes file": (lanes_with("temperature = -1.0"), "temperature must be 0 or more"),
     "top_p above 1": (lanes_with("top_p = 1.5"), "top_p must be above 0 and at most 1"),
     "report into a file": (output_is_a_file("report"), "exists and is not a folder"),
