@@ -225,12 +225,12 @@ def until_server_dies(dispatch: Dispatch, server: ManagedServer) -> Dispatch:
     """Requests to a managed server, each one given up as soon as the server has exited: the task becomes an
     error saying so (not a wrong answer, and not minutes of retries against a closed port)."""
 
-    def died(task: Task) -> Sample:
-        return Sample(task_id=task.id, error=server.death_reason(), error_kind="connection")
+    def died(task: Task, attempts: int) -> Sample:
+        return Sample(task_id=task.id, error=server.death_reason(), error_kind="connection", attempts=attempts)
 
     async def guarded(task: Task) -> Sample:
         if server.exit_code() is not None:
-            return died(task)
+            return died(task, attempts=0)  # never sent: no request is counted for it
         request = asyncio.ensure_future(dispatch(task))
         while not request.done():
             await asyncio.wait({request}, timeout=_SERVER_CHECK_S)
@@ -238,7 +238,7 @@ def until_server_dies(dispatch: Dispatch, server: ManagedServer) -> Dispatch:
                 request.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await request
-                return died(task)
+                return died(task, attempts=1)
         sample = request.result()
         if sample.error is not None and server.exit_code() is not None:
             return msgspec.structs.replace(sample, error=server.death_reason())
