@@ -196,3 +196,27 @@ def test_ctrl_c_during_a_lane_stops_the_server(tmp_path: Path) -> None:
     assert proc.returncode == 130 and "--resume" in err
     assert gone(started["server"]["pid"]) and not something_answers("127.0.0.1", port)
     assert manifest(out / "only")["status"] == "interrupted"
+
+
+def test_a_server_does_not_outlive_ocllm_killed_outright(tmp_path: Path) -> None:
+    port = free_port()
+    slow = {"command": sim_command(port, "--latency", "0.3")}
+    config = lanes_file(tmp_path, port, {"only": {"concurrency": 1}}, slow)
+    out = tmp_path / "runs"
+    proc = _start_matrix(config, out)
+    started = _wait_for_samples(out / "only", 1, proc)
+    proc.kill()  # SIGKILL: ocllm stops nothing itself; the kernel tells the server
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 30
+    while not gone(started["server"]["pid"]):
+        assert time.monotonic() < deadline, "the server outlived ocllm"
+        time.sleep(0.1)
+    assert not something_answers("127.0.0.1", port)
+
+
+def test_a_command_that_is_not_there_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    config = lanes_file(tmp_path, port, {"x": {"server": {"command": "no-such-server --port 1"}}}, None)
+    assert main(["run", "--config", str(config), "--lane", "x", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'no-such-server' is not a program on PATH" in err[0]

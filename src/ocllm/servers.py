@@ -12,9 +12,11 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -33,6 +35,24 @@ SERVER_LOG = "server.log"
 _POLL_S = 0.25  # how often readiness and the process are checked while waiting
 _LOG_LINES_KEPT = 20  # the last lines of the log, for the progress line and for errors
 _LOG_LINES_SHOWN = 5  # of them, what an error quotes
+
+
+# Runs the server's command in place of itself (same pid), first asking the kernel to send it SIGTERM should
+# ocllm die without stopping it (SIGKILL, the OOM killer): even then no server outlives ocllm. Linux only;
+# elsewhere the command simply runs. A launcher rather than preexec_fn, which is unsafe beside threads.
+_LAUNCHER = """
+import contextlib, ctypes, os, signal, sys
+with contextlib.suppress(OSError, AttributeError):
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    sys.exit(1)  # ocllm died before the request took hold
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def env_path(env: dict[str, str]) -> str | None:
+    """The PATH the command will be looked up on: the table's own, else ocllm's."""
+    return env.get("PATH", os.environ.get("PATH"))
 
 
 class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -110,11 +130,16 @@ class ManagedServer:
                 f"lane {lane!r}: something already answers on {host}:{port}; a managed lane only benchmarks a "
                 "server it started itself (stop that process, or pass --no-server to use it)"
             )
+        argv = self.settings.argv()
+        program = argv[0]
+        where = Path(self.settings.cwd or ".") / program
+        if shutil.which(program, path=env_path(self.settings.env)) is None and not where.is_file():
+            raise ServerFailed(f"lane {lane!r}: cannot start the server: {program!r} is not a program on PATH")
         self.attach_log(log_path)
         env = {**os.environ, **self.settings.env}
         try:
             self._process = subprocess.Popen(
-                self.settings.argv(),
+                [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *argv],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -123,7 +148,7 @@ class ManagedServer:
                 start_new_session=True,  # its own process group: stopping it stops whatever it started
             )
         except OSError as exc:
-            raise ServerFailed(f"lane {lane!r}: cannot start the server {self.settings.argv()[0]!r}: {exc}") from None
+            raise ServerFailed(f"lane {lane!r}: cannot start the server {program!r}: {exc}") from None
         self.started_at = _now()
         self._pump = threading.Thread(target=self._copy_output, name="server-log", daemon=True)
         self._pump.start()
