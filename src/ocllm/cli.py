@@ -83,7 +83,8 @@ def app() -> None:
     "--filter",
     "filter_name",
     metavar="NAME",
-    help="lm-eval: whose extraction is the tool's own answer (default: flexible-extract, else the first filter).",
+    help="lm-eval: whose extraction is the tool's own answer (default: flexible-extract when a file has it, "
+    "else its first filter).",
 )
 @policy_options
 def rescore(
