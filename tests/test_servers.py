@@ -184,13 +184,19 @@ def test_a_server_killed_mid_lane_turns_the_rest_into_errors_and_the_next_lane_r
     assert "first" in stdout and "failed" in stdout and "complete" in stdout  # each lane's outcome
 
 
-def test_ctrl_c_during_a_lane_stops_the_server(tmp_path: Path) -> None:
+def _one_slow_lane_running(tmp: Path) -> tuple[int, Path, subprocess.Popen[str], dict[str, Any]]:
+    """`ocllm matrix` with one lane on a slow managed simulator, once its first answer is on disk: the port,
+    the runs folder, the ocllm process and the lane's manifest."""
     port = free_port()
     slow = {"command": sim_command(port, "--latency", "0.3")}
-    config = lanes_file(tmp_path, port, {"only": {"concurrency": 1}}, slow)
-    out = tmp_path / "runs"
+    config = lanes_file(tmp, port, {"only": {"concurrency": 1}}, slow)
+    out = tmp / "runs"
     proc = _start_matrix(config, out)
-    started = _wait_for_samples(out / "only", 1, proc)
+    return port, out, proc, _wait_for_samples(out / "only", 1, proc)
+
+
+def test_ctrl_c_during_a_lane_stops_the_server(tmp_path: Path) -> None:
+    port, out, proc, started = _one_slow_lane_running(tmp_path)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "--resume" in err
@@ -199,12 +205,7 @@ def test_ctrl_c_during_a_lane_stops_the_server(tmp_path: Path) -> None:
 
 
 def test_a_server_does_not_outlive_ocllm_killed_outright(tmp_path: Path) -> None:
-    port = free_port()
-    slow = {"command": sim_command(port, "--latency", "0.3")}
-    config = lanes_file(tmp_path, port, {"only": {"concurrency": 1}}, slow)
-    out = tmp_path / "runs"
-    proc = _start_matrix(config, out)
-    started = _wait_for_samples(out / "only", 1, proc)
+    port, _, proc, started = _one_slow_lane_running(tmp_path)
     proc.kill()  # SIGKILL: ocllm stops nothing itself; the kernel tells the server
     proc.communicate(timeout=30)
     deadline = time.monotonic() + 30
