@@ -41,7 +41,7 @@ test: $(STAMP) lint browser
 	$(BIN)/python -m pytest
 
 # Against a real llama.cpp llama-server and a small real model on the CPU. The first run builds the server
-# (about 6-10 minutes on 2 cores) and caches it with the model outside the checkout (~/.cache/ocllm);
+# (about 15 minutes on 2 cores) and caches it with the model outside the checkout (~/.cache/ocllm);
 # later runs take a few minutes. See README.md, "Real-server tests".
 REAL_SERVER_ENV := $(VENV)/real-server.env
 

