@@ -178,7 +178,8 @@ def check_merge_output(out_dir: Path, shards: Iterable[Path], *, force: bool = F
     target = _identity(out_dir)
     for shard in shards:
         if target is not None and target == _identity(shard):
-            raise InputError(f"{flag} {out_dir}: is one of the shards it merges ({shard}); {never}")
+            same = "" if str(shard) == str(out_dir) else f" ({shard})"
+            raise InputError(f"{flag} {out_dir}: is one of the shards it merges{same}; {never}")
     known = Inputs(shards)
     for name in RUN_FILES:
         source = known.find(out_dir / name)
