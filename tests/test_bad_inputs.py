@@ -420,6 +420,16 @@ def rescore_args(tmp: Path) -> list[str]:
     return ["rescore", str(old_metrics(tmp)), "-o", str(tmp / "o.json")]
 
 
+def a_run(tmp: Path) -> Path:
+    """A run directory that ocllm wrote (its suite copy canonical, its metrics a metrics document)."""
+    run = tmp / "runs" / "x"
+    run.mkdir(parents=True)
+    (run / "suite.jsonl").write_text(json.dumps(TASK, sort_keys=True, separators=(",", ":")) + "\n")
+    (run / "samples.jsonl").write_text(json.dumps({"task_id": "t1", "content": "FINAL: A"}) + "\n")
+    (run / "metrics.json").write_text('{\n  "format": "ocllm-metrics/1",\n  "tasks": []\n}\n')
+    return run
+
+
 def rescore_hard_link_onto_input(tmp: Path) -> list[str]:
     (tmp / "alias.json").hardlink_to(old_metrics(tmp))
     return ["rescore", str(tmp / "m.json"), "-o", str(tmp / "alias.json"), "--force"]
@@ -470,6 +480,14 @@ OUTPUT_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "rescore --report over a file of the user's": (
         lambda tmp: [*rescore_args(tmp), "--report", str(users_file(tmp, "a.md"))],
         "a.md exists and was not written by ocllm rescore --report; use --force",
+    ),
+    "import -o the suite.jsonl of a run": (
+        lambda tmp: ["import", "mmlu-pro", str(dataset(tmp)), "-o", str(a_run(tmp) / "suite.jsonl")],
+        "suite.jsonl is part of the run directory",
+    ),
+    "rescore -o the metrics.json of another run": (
+        lambda tmp: [*rescore_args(tmp)[:-1], str(a_run(tmp) / "metrics.json")],
+        "metrics.json is part of the run directory",
     ),
     "rescore -o a hard link to its input with --force": (rescore_hard_link_onto_input, "over its own input"),
     "rescore --from -o a symlink to a file it reads, with --force": (

@@ -164,8 +164,13 @@ def _check(path: Path, kind: Kind, inputs: Inputs, *, force: bool, named: str) -
     if source is not None:
         same = "" if str(source) == str(path) else f" ({source})"
         raise InputError(f"{named}: refusing to write the output over its own input{same}, even with --force")
-    if force or not path.is_file() or kind.recognise(path):
+    if force or not path.is_file():
         return  # (a folder or a device in its place is refused by the atomic writer, in its own words)
+    if path.name in RUN_FILES and is_run_directory(path.parent):
+        # A run's suite copy or metrics look like our own outputs, but belong with the run's samples.
+        raise InputError(f"{named} is part of the run directory {path.parent}; use --force to replace it")
+    if kind.recognise(path):
+        return
     raise InputError(f"{named} exists and was not written by {kind.writer}; use --force to replace it")
 
 
