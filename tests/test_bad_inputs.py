@@ -489,6 +489,10 @@ OUTPUT_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         lambda tmp: [*rescore_args(tmp)[:-1], str(a_run(tmp) / "metrics.json")],
         "metrics.json is part of the run directory",
     ),
+    "rescore -o its input through a folder not yet made, with --force": (
+        lambda tmp: [*rescore_args(tmp)[:-1], str(tmp / "nowhere" / ".." / "m.json"), "--force"],
+        "over its own input",
+    ),
     "rescore -o a hard link to its input with --force": (rescore_hard_link_onto_input, "over its own input"),
     "rescore --from -o a symlink to a file it reads, with --force": (
         rescore_from_onto_a_file_it_reads,

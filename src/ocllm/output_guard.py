@@ -120,7 +120,8 @@ def input_files(inputs: Iterable[Path]) -> list[Path]:
 
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
-        st = os.stat(path)  # follows symlinks: a link to an input is that input
+        # Symlinks followed, and `..` after a folder that does not exist yet (which the writer would create).
+        st = os.stat(os.path.realpath(path))
     except (OSError, ValueError):
         return None
     return st.st_dev, st.st_ino
