@@ -363,3 +363,328 @@ def test_markup_in_ids_categories_and_text_is_printed_as_text(
     assert main(["matrix-report", str(folder)]) == 0
     printed = capsys.readouterr().out
     assert "[/bold]" in printed and "[bold]cat" in printed
+
+
+# --- Issue 19, items 2, 5 and 6 (outputs): an output never replaces an input, nor a file ocllm did not write
+# (without --force); merge refuses torn, short and foreign shards; nothing is written before every input is
+# checked. Each case leaves every file as it was: no byte changed, no file added or removed.
+
+PRO_ROW = {"question_id": 1, "question": "Pick.", "options": ["x", "y", "z"], "answer": "B", "answer_index": 1,
+           "cot_content": "", "category": "math", "src": "s"}  # fmt: skip
+
+
+def dataset(tmp: Path) -> Path:
+    """An MMLU-Pro JSONL file inside a folder data/, as `import mmlu-pro data` reads it."""
+    (tmp / "data").mkdir(exist_ok=True)
+    path = tmp / "data" / "test.jsonl"
+    path.write_text(json.dumps(PRO_ROW) + "\n" + json.dumps({**PRO_ROW, "question_id": 2}) + "\n")
+    return path
+
+
+def import_onto(spelling: str, *extra: str) -> Callable[[Path], list[str]]:
+    """`import mmlu-pro data -o X`, X reaching the dataset file data/test.jsonl by `spelling`."""
+
+    def build(tmp: Path) -> list[str]:
+        source = dataset(tmp)
+        if spelling == "symlink":
+            (tmp / "link.jsonl").symlink_to(source)
+            target = tmp / "link.jsonl"
+        elif spelling == "hard link":
+            (tmp / "hard.jsonl").hardlink_to(source)
+            target = tmp / "hard.jsonl"
+        else:
+            target = Path(str(tmp) + "/" + spelling)
+        return ["import", "mmlu-pro", str(tmp / "data"), "-o", str(target), *extra]
+
+    return build
+
+
+def users_file(tmp: Path, name: str) -> Path:
+    path = tmp / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("my own notes, not ocllm's\n")
+    return path
+
+
+def old_metrics(tmp: Path) -> Path:
+    return write_json(tmp / "m.json", {"tasks": [legacy_record("t1", "FINAL: B")]})
+
+
+def mmlu_pro_results(tmp: Path) -> Path:
+    record = {**PRO_ROW, "pred": "B", "response": "The answer is (B)."}
+    (tmp / "results").mkdir(exist_ok=True)
+    return write_json(tmp / "results" / "math_result.json", [record])
+
+
+def rescore_args(tmp: Path) -> list[str]:
+    return ["rescore", str(old_metrics(tmp)), "-o", str(tmp / "o.json")]
+
+
+def a_run(tmp: Path) -> Path:
+    """A run directory that ocllm wrote (its suite copy canonical, its metrics a metrics document)."""
+    run = tmp / "runs" / "x"
+    run.mkdir(parents=True)
+    (run / "suite.jsonl").write_text(json.dumps(TASK, sort_keys=True, separators=(",", ":")) + "\n")
+    (run / "samples.jsonl").write_text(json.dumps({"task_id": "t1", "content": "FINAL: A"}) + "\n")
+    (run / "metrics.json").write_text('{\n  "format": "ocllm-metrics/1",\n  "tasks": []\n}\n')
+    return run
+
+
+def rescore_hard_link_onto_input(tmp: Path) -> list[str]:
+    (tmp / "alias.json").hardlink_to(old_metrics(tmp))
+    return ["rescore", str(tmp / "m.json"), "-o", str(tmp / "alias.json"), "--force"]
+
+
+def rescore_from_onto_a_file_it_reads(tmp: Path) -> list[str]:
+    results = mmlu_pro_results(tmp)
+    (tmp / "link.json").symlink_to(results)
+    return ["rescore", "--from", "mmlu-pro", str(tmp / "results"), "-o", str(tmp / "link.json"), "--force"]
+
+
+def into_a_folder_holding(command_name: str, file_name: str) -> Callable[[Path], list[str]]:
+    def build(tmp: Path) -> list[str]:
+        metrics = old_metrics(tmp)
+        users_file(tmp, f"out/{file_name}")
+        if command_name == "report":
+            return ["report", str(metrics), "-o", str(tmp / "out")]
+        if command_name == "compare":
+            return ["compare", str(metrics), str(metrics), "-o", str(tmp / "out")]
+        folder = tmp / "runs"
+        (folder / "A").mkdir(parents=True)
+        (folder / "A" / "suite.jsonl").write_text(json.dumps(TASK) + "\n")
+        (folder / "A" / "samples.jsonl").write_text(json.dumps({"task_id": "t1", "content": "FINAL: A"}) + "\n")
+        return ["matrix-report", str(folder), "-o", str(tmp / "out")]
+
+    return build
+
+
+OUTPUT_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "import -o its own input": (import_onto("data/test.jsonl"), "over its own input"),
+    "import -o its input spelled data/../data": (import_onto("data/../data/test.jsonl"), "over its own input"),
+    "import -o its input spelled ./data": (import_onto("./data/test.jsonl"), "over its own input"),
+    "import -o a symlink to its input": (import_onto("symlink"), "over its own input"),
+    "import -o a hard link to its input": (import_onto("hard link"), "over its own input"),
+    "import -o its own input with --force": (import_onto("data/test.jsonl", "--force"), "over its own input"),
+    "import -o a file of the user's": (
+        lambda tmp: ["import", "mmlu-pro", str(dataset(tmp)), "-o", str(users_file(tmp, "notes.jsonl"))],
+        "notes.jsonl exists and was not written by ocllm import; use --force to replace it",
+    ),
+    "rescore -o a file of the user's": (
+        lambda tmp: ["rescore", str(old_metrics(tmp)), "-o", str(users_file(tmp, "notes.json"))],
+        "notes.json exists and was not written by ocllm rescore; use --force",
+    ),
+    "rescore --from -o a file of the user's": (
+        lambda tmp: ["rescore", "--from", "mmlu-pro", str(mmlu_pro_results(tmp)), "-o", str(users_file(tmp, "n.json"))],
+        "n.json exists and was not written by ocllm rescore; use --force",
+    ),
+    "rescore --report over a file of the user's": (
+        lambda tmp: [*rescore_args(tmp), "--report", str(users_file(tmp, "a.md"))],
+        "a.md exists and was not written by ocllm rescore --report; use --force",
+    ),
+    "import -o the suite.jsonl of a run": (
+        lambda tmp: ["import", "mmlu-pro", str(dataset(tmp)), "-o", str(a_run(tmp) / "suite.jsonl")],
+        "suite.jsonl is part of the run directory",
+    ),
+    "rescore -o the metrics.json of another run": (
+        lambda tmp: [*rescore_args(tmp)[:-1], str(a_run(tmp) / "metrics.json")],
+        "metrics.json is part of the run directory",
+    ),
+    "rescore -o its input through a folder not yet made, with --force": (
+        lambda tmp: [*rescore_args(tmp)[:-1], str(tmp / "nowhere" / ".." / "m.json"), "--force"],
+        "over its own input",
+    ),
+    "rescore -o a hard link to its input with --force": (rescore_hard_link_onto_input, "over its own input"),
+    "rescore --from -o a symlink to a file it reads, with --force": (
+        rescore_from_onto_a_file_it_reads,
+        "over its own input",
+    ),
+    "report into a folder holding the user's report.md": (
+        into_a_folder_holding("report", "report.md"),
+        "report.md exists and was not written by ocllm report; use --force",
+    ),
+    "compare into a folder holding the user's comparison.json": (
+        into_a_folder_holding("compare", "comparison.json"),
+        "comparison.json exists and was not written by ocllm compare; use --force",
+    ),
+    "matrix-report into a folder holding the user's matrix.html": (
+        into_a_folder_holding("matrix-report", "matrix.html"),
+        "matrix.html exists and was not written by ocllm matrix-report; use --force",
+    ),
+    "run --shard with no task in it": (
+        lambda tmp: [*run_args(tmp, tmp / "r"), "--shard", "1/9999"],
+        "no task of the suite falls in shard 1/9999",
+    ),
+    "run --shard with an N of 23 digits": (
+        lambda tmp: [*run_args(tmp, tmp / "r"), "--shard", "1/99999999999999999999999"],
+        "--shard",
+    ),
+    "matrix --shard with no task in it": (
+        lambda tmp: [*lanes_text(LANE)(tmp), "--shard", "1/9999"],
+        "no task of the suite falls in shard 1/9999",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(OUTPUT_CASES), ids=list(OUTPUT_CASES))
+def test_an_output_never_replaces_what_it_must_not(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build, message = OUTPUT_CASES[case]
+    args = build(tmp_path)
+    expect_refused(args, message, tmp_path, capsys)
+
+
+def expect_refused(args: list[str], message: str, tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One line, exit 2, and every file under `tmp` as it was: none changed, none added, none removed."""
+    before = {p: p.read_bytes() for p in tmp.rglob("*") if p.is_file()}
+    folders = {p for p in tmp.rglob("*") if p.is_dir()}
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], err
+    assert "cannot reach" not in err
+    assert {p: p.read_bytes() for p in tmp.rglob("*") if p.is_file()} == before
+    assert {p for p in tmp.rglob("*") if p.is_dir()} == folders
+
+
+@pytest.fixture(scope="module")
+def shard_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both shards of the smoke suite, run against the simulator: s0 (6 tasks) and s1 (4 tasks)."""
+    from ocllm.sim import SimConfig, SimServer
+
+    folder = tmp_path_factory.mktemp("shards")
+    with SimServer(SimConfig()) as sim:
+        for k in range(2):
+            args = ["run", "--suite", "smoke", "--base-url", sim.base_url, "--model", "sim-baseline"]
+            assert main([*args, "--out", str(folder / f"s{k}"), "--shard", f"{k}/2"]) in (0, 1)
+    return folder
+
+
+def copied_shards(shard_runs: Path, tmp: Path) -> tuple[Path, Path]:
+    import shutil
+
+    for k in range(2):
+        shutil.copytree(shard_runs / f"s{k}", tmp / f"s{k}")
+    return tmp / "s0", tmp / "s1"
+
+
+def edit_samples(path: Path, edit: Callable[[list[bytes]], list[bytes]]) -> None:
+    samples = path / "samples.jsonl"
+    samples.write_bytes(b"".join(edit(samples.read_bytes().splitlines(keepends=True))))
+
+
+def edit_manifest(path: Path, edit: Callable[[dict[str, object]], None]) -> None:
+    manifest = json.loads((path / "manifest.json").read_text())
+    edit(manifest)
+    (path / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def foreign_line(lines: list[bytes]) -> list[bytes]:
+    stranger = json.loads(lines[0])
+    stranger["task_id"] = "not-in-this-shard"
+    return [*lines, json.dumps(stranger).encode() + b"\n"]
+
+
+def shard_of_count(count: int, index: int | None = None) -> Callable[[dict[str, object]], None]:
+    def edit(manifest: dict[str, object]) -> None:
+        shard = manifest["shard"]
+        assert isinstance(shard, dict)
+        shard["count"] = count
+        if index is not None:
+            shard["index"] = index
+
+    return edit
+
+
+def with_lane(**settings: object) -> Callable[[dict[str, object]], None]:
+    def edit(manifest: dict[str, object]) -> None:
+        lane = manifest["lane"]
+        assert isinstance(lane, dict)
+        lane.update(settings)
+
+    return edit
+
+
+def positions_beyond_the_suite(manifest: dict[str, object]) -> None:
+    shard = manifest["shard"]
+    assert isinstance(shard, dict)
+    shard["positions"] = [p + 100 for p in shard["positions"]]
+
+
+MergeDamage = tuple[Callable[[Path, Path], None], str]
+MERGE_CASES: dict[str, MergeDamage] = {
+    "merge of a shard with an empty samples.jsonl": (
+        lambda s0, s1: (s1 / "samples.jsonl").write_bytes(b""),
+        "s1: 4 of its 4 tasks have no sample",
+    ),
+    "merge of a shard whose samples.jsonl ends in a torn line": (
+        lambda s0, s1: edit_samples(s1, lambda lines: [*lines[:-1], lines[-1][:40]]),
+        "s1/samples.jsonl:4: not a whole sample line",
+    ),
+    "merge of a shard with a line of a task not its own": (
+        lambda s0, s1: edit_samples(s0, foreign_line),
+        "s0/samples.jsonl:7: task 'not-in-this-shard' is not one of the shard's tasks",
+    ),
+    "merge of a shard with a duplicated line": (
+        lambda s0, s1: edit_samples(s0, lambda lines: [*lines, lines[2]]),
+        "s0/samples.jsonl:7: a second sample of task",
+    ),
+    "merge of a short shard": (
+        lambda s0, s1: edit_samples(s0, lambda lines: lines[:-2]),
+        "s0: 2 of its 6 tasks have no sample",
+    ),
+    "merge of shards whose recorded lane settings are invalid": (
+        lambda s0, s1: [edit_manifest(s, with_lane(max_tokens=-5)) for s in (s0, s1)] and None,
+        "max_tokens must be at least 1",
+    ),
+    "merge of shards recording count 0": (
+        lambda s0, s1: [edit_manifest(s, shard_of_count(0)) for s in (s0, s1)] and None,
+        "shard 0/0",
+    ),
+    "merge of a shard whose index is its count": (
+        lambda s0, s1: edit_manifest(s1, shard_of_count(2, 2)),
+        "shard 2/2",
+    ),
+    "merge of a shard whose index is negative": (
+        lambda s0, s1: edit_manifest(s1, shard_of_count(2, -1)),
+        "shard -1/2",
+    ),
+    "merge of a shard whose tasks stand beyond the suite": (
+        lambda s0, s1: edit_manifest(s1, positions_beyond_the_suite),
+        "s1: its manifest places tasks at positions beyond the suite's 10",
+    ),
+    "merge of a shard holding tasks of another shard": (
+        lambda s0, s1: edit_manifest(s1, shard_of_count(2, 0)) or edit_manifest(s0, shard_of_count(2, 1)),
+        "does not fall in shard",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(MERGE_CASES), ids=list(MERGE_CASES))
+def test_a_bad_shard_is_refused_before_merge_writes_anything(
+    case: str, shard_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damage, message = MERGE_CASES[case]
+    s0, s1 = copied_shards(shard_runs, tmp_path)
+    damage(s0, s1)
+    capsys.readouterr()
+    expect_refused(["merge", str(s0), str(s1), "-o", str(tmp_path / "merged")], message, tmp_path, capsys)
+    assert not (tmp_path / "merged").exists()
+
+
+def test_merge_refuses_to_replace_a_run_or_a_shard(
+    shard_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s0, s1 = copied_shards(shard_runs, tmp_path)
+    capsys.readouterr()
+    # An ordinary run (not a merge) in -o: its samples are work that cannot be had again without --force.
+    import shutil
+
+    shutil.copytree(shard_runs / "s0", tmp_path / "run")
+    edit_manifest(tmp_path / "run", lambda m: m.update(shard=None))
+    args = ["merge", str(s0), str(s1), "-o"]
+    not_a_merge = "holds a run that is not a merge; use --force to replace it"
+    expect_refused([*args, str(tmp_path / "run")], not_a_merge, tmp_path, capsys)
+    (tmp_path / "link").symlink_to(s1)
+    for out in (str(tmp_path / "link"), str(tmp_path / "s1" / ".." / "s0")):
+        expect_refused([*args, out, "--force"], "one of the shards it merges", tmp_path, capsys)

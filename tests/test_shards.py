@@ -93,7 +93,7 @@ def test_merge_refuses_shards_that_do_not_belong_together(
     refused(["merge", s0, "-o", out], "shard(s) 1 of 2 missing", capsys)
     refused(["merge", s0, str(tmp_path / "third"), "-o", out], "a shard of 3", capsys)
     refused(["merge", s0, str(tmp_path / "whole"), "-o", out], "not a shard (it ran the whole suite", capsys)
-    refused(["merge", s0, s1, "-o", s0], "already holds a run", capsys)
+    refused(["merge", s0, s1, "-o", s0], "is one of the shards it merges", capsys)
     assert not Path(out).exists()
 
 
@@ -102,3 +102,79 @@ def test_merge_refuses_shards_that_do_not_belong_together(
 )
 def test_a_bad_shard_is_one_line(text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     refused(["run", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--shard", text], message, capsys)
+
+
+# --- Issue 19, items 5 and 6: a merge replaces only a merge; nothing is written before every input is checked.
+
+
+def test_a_merge_is_made_again_over_an_earlier_merge_and_a_run_replaced_only_with_force(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shards = [str(tmp_path / f"s{k}") for k in range(2)]
+    for k in range(2):
+        run(sim, tmp_path / f"s{k}", "--shard", f"{k}/2")
+    merged = tmp_path / "merged"
+    code = main(["merge", *shards, "-o", str(merged)])
+    first = read(merged / "metrics.json")["summary"]
+    assert main(["merge", *shards, "-o", str(merged)]) == code  # a merge there: made again
+    assert {**read(merged / "metrics.json")["summary"], "serving": None} == {**first, "serving": None}
+    run(sim, tmp_path / "whole")
+    (tmp_path / "whole" / "server.log").write_text("the whole run's server\n")
+    capsys.readouterr()
+    refused(["merge", *shards, "-o", str(tmp_path / "whole")], "holds a run that is not a merge", capsys)
+    assert main(["merge", *shards, "-o", str(tmp_path / "whole"), "--force"]) == code
+    assert read(tmp_path / "whole" / "manifest.json")["merged_from"] == shards
+    assert not (tmp_path / "whole" / "server.log").exists()  # not the log of the merged shards' servers
+
+
+def test_a_refused_merge_leaves_nothing_so_the_next_try_succeeds(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for k in range(2):
+        run(sim, tmp_path / f"s{k}", "--shard", f"{k}/2")
+    manifests = [tmp_path / f"s{k}" / "manifest.json" for k in range(2)]
+    kept = [m.read_bytes() for m in manifests]
+    for m in manifests:
+        manifest = read(m)
+        manifest["lane"]["temperature"] = -1.0
+        m.write_text(json.dumps(manifest))
+    out = tmp_path / "merged"
+    capsys.readouterr()
+    refused(["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "-o", str(out)], "temperature must be 0", capsys)
+    assert not out.exists()
+    for m, data in zip(manifests, kept, strict=True):
+        m.write_bytes(data)
+    assert main(["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "-o", str(out)]) in (0, 1)
+
+
+def test_an_empty_shard_is_refused_before_its_run_folder_is_made(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    refused(
+        ["run", "--base-url", sim.base_url, "--model", "sim-baseline", "--suite", "demo",
+         "--out", str(tmp_path / "r"), "--shard", "1/99999999999999999999999"],
+        "--shard",
+        capsys,
+    )  # fmt: skip
+    assert not (tmp_path / "r").exists()
+    # A matrix whose second lane's suite has no task in the shard runs no lane at all.
+    demo, smoke = load_suite("demo"), load_suite("smoke")
+    count = 40
+    index = next(
+        k for k in range(count)
+        if any(shard_of(t.id, count) == k for t in demo.tasks) and all(shard_of(t.id, count) != k for t in smoke.tasks)
+    )  # fmt: skip
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(
+        "".join(
+            f'[lanes.{name}]\nbase_url = "{sim.base_url}"\nmodel = "sim-baseline"\nsuite = "{suite}"\n'
+            for name, suite in (("A", "demo"), ("B", "smoke"))
+        )
+    )
+    refused(
+        ["matrix", str(lanes), "--out", str(tmp_path / "m"), "--shard", f"{index}/{count}"],
+        f"no task of the suite falls in shard {index}/{count} (the suite 'smoke'",
+        capsys,
+    )
+    assert not (tmp_path / "m").exists()

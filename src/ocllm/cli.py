@@ -27,6 +27,9 @@ from ocllm.console import (
 )
 from ocllm.errors import Interrupted, OcllmError
 
+# Every command with -o: what it writes replaces an existing file only when that file is its own kind of output.
+FORCE_HELP = "Replace an existing file that is not an output of this command (never one of its inputs)."
+
 
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
     """The scoring switches of every command that scores. Each one given replaces that setting only:
@@ -71,6 +74,7 @@ def app() -> None:
 @click.argument("inputs", metavar="INPUT...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Re-scored JSON output.")
 @click.option("--report", type=click.Path(path_type=Path), help="Also write a Markdown audit here.")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @click.option(
     "--from",
     "from_format",
@@ -93,6 +97,7 @@ def rescore(
     report: Path | None,
     from_format: str | None,
     filter_name: str | None,
+    force: bool,
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
@@ -103,14 +108,14 @@ def rescore(
 
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     if from_format is not None:
-        result = rescore_tool_files(from_format, list(inputs), output, overrides, report, filter_name)
+        result = rescore_tool_files(from_format, list(inputs), output, overrides, report, filter_name, force=force)
         title = f"Re-scored {from_format} results"
     elif filter_name is not None:
         raise OcllmError("--filter chooses among lm-eval's filters: it needs --from lm-eval")
     elif len(inputs) > 1:
         raise OcllmError(f"{len(inputs)} inputs: a saved run is one file or folder (several files need --from)")
     else:
-        result = rescore_file(inputs[0], output, overrides, report)
+        result = rescore_file(inputs[0], output, overrides, report, force=force)
         title = f"Re-scored {inputs[0].name}"
     summary = result.summary
     print_notices(result.notices)
@@ -127,26 +132,30 @@ def rescore(
 @click.argument("b", type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: comparisons/A_vs_B).")
 @click.option("--no-rescore", is_flag=True, help="Use the files' own decisions instead of re-scoring both sides.")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @policy_options
 def compare(
     a: Path,
     b: Path,
     out: Path | None,
     no_rescore: bool,
+    force: bool,
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
 ) -> None:
     """Compare two runs (run directories or metrics files) task by task."""
     from ocllm.compare import compare_runs, load_scored
+    from ocllm.output_guard import COMPARISON_FILES, check_folder_output
     from ocllm.report.write import write_comparison
 
+    folder = out or Path("comparisons") / f"{_stem(a)}_vs_{_stem(b)}"
+    check_folder_output(folder, COMPARISON_FILES, [a, b], force=force)
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     doc = compare_runs(
         load_scored(a, rescore=not no_rescore, overrides=overrides),
         load_scored(b, rescore=not no_rescore, overrides=overrides),
     )
-    folder = out or Path("comparisons") / f"{_stem(a)}_vs_{_stem(b)}"
     paths = write_comparison(doc, folder)
     console_comparison(doc)
     for path in paths:
@@ -156,20 +165,24 @@ def compare(
 @app.command()
 @click.argument("run_path", metavar="RUN", type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: RUN's folder/report).")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @policy_options
 def report(
     run_path: Path,
     out: Path | None,
+    force: bool,
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
 ) -> None:
     """Report one run: summary, breakdowns and every task's evidence, as Markdown and HTML."""
+    from ocllm.output_guard import REPORT_FILES, check_folder_output
     from ocllm.report.data import run_report_doc
     from ocllm.report.write import write_run_report
 
-    doc = run_report_doc(run_path, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
     folder = out or (run_path / "report" if run_path.is_dir() else run_path.parent / f"{run_path.stem}_report")
+    check_folder_output(folder, REPORT_FILES, [run_path], force=force)
+    doc = run_report_doc(run_path, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
     print_notices(doc.notices)
     console.print(summary_table(doc.label, doc.summary))
     for path in write_run_report(doc, folder):
@@ -182,19 +195,23 @@ def report(
 @click.option(
     "--baseline", help="The lane the others are compared with (default: a lane named *baseline*, else the first)."
 )
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 @policy_options
 def matrix_report(
     folder: Path,
     out: Path | None,
     baseline: str | None,
+    force: bool,
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
 ) -> None:
     """A leaderboard of the runs in FOLDER and each compared with the baseline lane."""
-    from ocllm.report.data import matrix_doc
+    from ocllm.output_guard import MATRIX_FILES, check_folder_output
+    from ocllm.report.data import find_runs, matrix_doc
     from ocllm.report.write import write_matrix_report
 
+    check_folder_output(out or folder / "report", MATRIX_FILES, find_runs(folder), force=force)
     doc = matrix_doc(folder, baseline, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
     console_matrix(doc, folder)
     for path in write_matrix_report(doc, out or folder / "report"):
@@ -292,6 +309,7 @@ def run(
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample and of GPQA's option order.")
 @click.option("--category", help="Give every task this category; the dataset's own goes to `subset`.")
 @click.option("--skip-bad", is_flag=True, help="Leave bad rows out (counted) instead of failing.")
+@click.option("--force", is_flag=True, help=FORCE_HELP)
 def import_suite(
     fmt: str,
     paths: tuple[Path, ...],
@@ -301,22 +319,23 @@ def import_suite(
     seed: int,
     category: str | None,
     skip_bad: bool,
+    force: bool,
 ) -> None:
     """Turn dataset files on disk (MMLU, MMLU-Pro, GPQA, ARC; CSV, Parquet, JSONL) into a suite.
 
     Reads local files only. A PATH may be a folder: every file of the format inside, in sorted order. The
     same files and seed give a byte-identical suite; a larger N keeps every task of a smaller one."""
     from ocllm.console import print_import
-    from ocllm.importers import Selection, import_tasks
-    from ocllm.rundir import atomic_write_bytes, refuse_overwrite
+    from ocllm.importers import Selection, dataset_files, import_tasks
+    from ocllm.output_guard import SUITE, check_output
+    from ocllm.rundir import atomic_write_bytes
     from ocllm.suites import canonical_jsonl
 
     if per_category is not None and limit is not None:
         raise click.UsageError("--per-category and --limit cannot be used together")
     if category is not None and not category.strip():
         raise click.UsageError("--category needs a name")
-    for path in paths:
-        refuse_overwrite(output, path)
+    check_output(output, SUITE, dataset_files(fmt, list(paths)), force=force)
     imported = import_tasks(fmt, list(paths), Selection(per_category, limit, seed, category), skip_bad=skip_bad)
     atomic_write_bytes(output, canonical_jsonl(imported.tasks))
     print_import(imported, output)
@@ -341,13 +360,15 @@ def matrix(
     from ocllm.lanes import load_lanes
     from ocllm.runner import run_lane
     from ocllm.servers import ServerFailed, ServerPool
-    from ocllm.shards import parse_shard
+    from ocllm.shards import check_shards, parse_shard
 
     shard = parse_shard(shard_text) if shard_text is not None else None
     lanes = load_lanes(config)
     unknown = [name for name in only if name not in lanes]
     if unknown:
         raise click.UsageError(f"no lane named {unknown[0]!r} in {config}")
+    if shard is not None:
+        check_shards((lane.suite for name, lane in lanes.items() if not only or name in only), shard)
     folder = out or Path("runs") / config.stem
     outcomes: list[tuple[str, str]] = []
     with ServerPool(ServerWait()) as servers:
@@ -380,14 +401,16 @@ def matrix(
 @app.command()
 @click.argument("runs", metavar="RUN_DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help="The merged run directory.")
-def merge(runs: tuple[Path, ...], out: Path) -> int:
+@click.option("--force", is_flag=True, help="Replace a run in OUT that is not a merge (a merge there is replaced).")
+def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
     """Join the run directories of a suite's shards (--shard K/N) into one run directory.
 
     Every shard must be there, of the same suite, lane settings and scorer; no task may be in two. The result
-    is an ordinary run: report, compare, rescore and matrix-report read it."""
+    is an ordinary run: report, compare, rescore and matrix-report read it. A torn or unfinished shard is refused,
+    and nothing is written before every shard is checked."""
     from ocllm.merge import merge_runs
 
-    merged = merge_runs(list(runs), out)
+    merged = merge_runs(list(runs), out, force=force)
     summary = merged.result.summary
     print_notices(merged.result.notices)
     console.print(summary_table(f"{merged.lane.name}: {merged.shards} shards merged", summary))

@@ -3,7 +3,9 @@ every command reads as an ordinary run.
 
 Shards belong together only when they ran the same suite (the whole suite's hash), the same lane settings
 that shape the answers, the same scorer version and policy, and no task twice; every shard of the N must be
-there. Anything else is refused in one line naming the difference. The merged suite.jsonl is the whole
+there, each whole: one whole sample line for each of its tasks, none for another task (a torn or unfinished
+shard would make a run that looks finished with tasks missing). Anything else is refused in one line naming
+the shard (and the line), before anything is written. The merged suite.jsonl is the whole
 suite in its own order (restored from the positions each shard recorded), so its hash is the suite's."""
 
 from __future__ import annotations
@@ -17,13 +19,17 @@ import msgspec
 from ocllm.errors import InputError
 from ocllm.lanes import Lane, lane_from_mapping
 from ocllm.models import RunManifest, Sample, SuiteRecord, Task
+from ocllm.output_guard import check_merge_output
 from ocllm.rescore import RescoredFile
 from ocllm.run_directory import OUTPUT_SETTINGS, RunDirectory, read_manifest
-from ocllm.rundir import MANIFEST, SAMPLES, SUITE_COPY, atomic_write_bytes, read_samples, write_json, write_samples
+from ocllm.rundir import MANIFEST, SAMPLES, SUITE_COPY, atomic_write_bytes, write_json, write_samples
+from ocllm.servers import SERVER_LOG
+from ocllm.shards import shard_of
 from ocllm.suites import canonical_jsonl, load_suite
 
 # Lane settings that decide how answers are scored: shards scored differently do not add up.
 _POLICY_SETTINGS = ("allow_reasoning_fallback", "conflict_policy", "think_prefilled")
+_SAMPLE = msgspec.json.Decoder(Sample)
 
 
 class Merged(NamedTuple):
@@ -37,34 +43,32 @@ class _Shard(NamedTuple):
     path: Path
     manifest: RunManifest
     tasks: list[Task]
+    samples: list[Sample]
 
 
-def merge_runs(runs: list[Path], out_dir: Path) -> Merged:
+def merge_runs(runs: list[Path], out_dir: Path, *, force: bool = False) -> Merged:
+    """Check every shard, and the output folder, before anything is written: a refused merge leaves no trace."""
     shards = [_read_shard(path) for path in runs]
     _check_together(shards)
     first = shards[0].manifest
     assert first.shard is not None
-    target = RunDirectory(out_dir)
-    target.check(resume=False)
-    for shard in shards:
-        if shard.path.resolve() == out_dir.resolve():
-            raise InputError(f"{out_dir}: the merged run cannot be written into one of its shards")
+    lane = _lane_of(first, shards[0].path)
+    check_merge_output(out_dir, [s.path for s in shards], force=force)
+    RunDirectory(out_dir).check(resume=True)  # a file, an uncreatable path, someone else's folder
 
     placed: dict[int, Task] = {}
     for shard in shards:
         assert shard.manifest.shard is not None
         placed.update(zip(shard.manifest.shard.positions, shard.tasks, strict=True))
+    if len(placed) != first.shard.suite_tasks:
+        raise InputError(
+            f"{shards[0].path}: the shards hold {len(placed)} of the suite's {first.shard.suite_tasks} tasks"
+        )
     tasks = [placed[i] for i in sorted(placed)]
     suite_bytes = canonical_jsonl(tasks)
     if hashlib.sha256(suite_bytes).hexdigest() != first.shard.suite_sha256:
         raise InputError(f"{shards[0].path}: the shards' tasks do not make up the suite they name (hash differs)")
-    samples: list[Sample] = []
-    for shard in shards:
-        samples += read_samples(shard.path / SAMPLES)
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out_dir / SUITE_COPY, suite_bytes)
-    write_samples(out_dir / SAMPLES, samples)
+    samples = [sample for shard in shards for sample in shard.samples]
     manifest = msgspec.structs.replace(
         first,
         suite=SuiteRecord(name=first.suite.name, sha256=first.shard.suite_sha256, tasks=len(tasks)),
@@ -80,11 +84,17 @@ def merge_runs(runs: list[Path], out_dir: Path) -> Merged:
         server=None,
         notices=[],
     )
+
+    # Everything is checked: write. The manifest first, so that a merge stopped half-way is still recognised
+    # as a merge, which the next try replaces.
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / SERVER_LOG).unlink(missing_ok=True)  # a replaced run's server log is not the shards'
     write_json(out_dir / MANIFEST, manifest)
+    atomic_write_bytes(out_dir / SUITE_COPY, suite_bytes)
+    write_samples(out_dir / SAMPLES, samples)
 
     from ocllm.runner import score_run_dir  # the runner's own scoring, as a finished run is scored
 
-    lane = _lane_of(first)
     result = score_run_dir(out_dir, lane)
     manifest.notices = list(result.notices)
     manifest.served_model = result.served_model or manifest.served_model
@@ -96,12 +106,66 @@ def _read_shard(path: Path) -> _Shard:
     if not (path / MANIFEST).is_file() or not (path / SUITE_COPY).is_file() or not (path / SAMPLES).is_file():
         raise InputError(f"{path}: not a run directory (needs {MANIFEST}, {SUITE_COPY} and {SAMPLES})")
     manifest = read_manifest(path / MANIFEST)
-    if manifest.shard is None:
+    record = manifest.shard
+    if record is None:
         raise InputError(f"{path}: not a shard (it ran the whole suite; shards are run with --shard K/N)")
+    if record.count < 1 or not 0 <= record.index < record.count:
+        raise InputError(
+            f"{path}: its manifest records shard {record.index}/{record.count}, which cannot be "
+            "(K must be 0 to N-1 and N at least 1)"
+        )
+    if any(not 0 <= p < record.suite_tasks for p in record.positions):
+        raise InputError(
+            f"{path}: its manifest places tasks at positions beyond the suite's {record.suite_tasks} tasks"
+        )
+    if len(set(record.positions)) != len(record.positions):
+        raise InputError(f"{path}: its manifest places two tasks at one position of the suite")
     tasks = load_suite(str(path / SUITE_COPY)).tasks
-    if len(tasks) != len(manifest.shard.positions):
+    if len(tasks) != len(record.positions):
         raise InputError(f"{path}: its suite.jsonl does not match the shard its manifest records")
-    return _Shard(path, manifest, tasks)
+    for task in tasks:
+        if shard_of(task.id, record.count) != record.index:
+            raise InputError(
+                f"{path}: task {task.id!r} does not fall in shard {record.index}/{record.count} "
+                f"(its id hashes to shard {shard_of(task.id, record.count)})"
+            )
+    return _Shard(path, manifest, tasks, _shard_samples(path, tasks))
+
+
+def _shard_samples(path: Path, tasks: list[Task]) -> list[Sample]:
+    """A shard's samples, every line whole and each of the shard's tasks once. A run stopped mid-write leaves
+    a torn last line, and an unfinished shard lacks samples: merged, either would make a run that looks
+    finished with tasks missing, so both are refused (`run ... --resume` in the shard cuts the torn line and
+    finishes it)."""
+    file = path / SAMPLES
+    ids = {task.id for task in tasks}
+    first_at: dict[str, int] = {}
+    samples: list[Sample] = []
+    for number, line in enumerate(file.read_bytes().split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            sample = _SAMPLE.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise InputError(
+                f"{file}:{number}: not a whole sample line (a torn write? `ocllm run ... --resume` in the shard "
+                "repairs it)"
+            ) from None
+        if sample.task_id not in ids:
+            raise InputError(f"{file}:{number}: task {sample.task_id!r} is not one of the shard's tasks")
+        if sample.task_id in first_at:
+            raise InputError(
+                f"{file}:{number}: a second sample of task {sample.task_id!r} (the first is line "
+                f"{first_at[sample.task_id]})"
+            )
+        first_at[sample.task_id] = number
+        samples.append(sample)
+    if len(samples) < len(tasks):
+        raise InputError(
+            f"{path}: {len(tasks) - len(samples)} of its {len(tasks)} tasks have no sample (the shard did not "
+            "finish: run it again with --resume)"
+        )
+    return samples
 
 
 def _check_together(shards: list[_Shard]) -> None:
@@ -110,10 +174,11 @@ def _check_together(shards: list[_Shard]) -> None:
     assert a.shard is not None
     seen: dict[int, Path] = {}
     where: dict[str, Path] = {}
+    placed: dict[int, Path] = {}
     for shard in shards:
         b = shard.manifest
         assert b.shard is not None
-        if b.shard.count != a.shard.count:
+        if b.shard.count != a.shard.count or b.shard.suite_tasks != a.shard.suite_tasks:
             raise InputError(
                 f"{shard.path}: a shard of {b.shard.count}, while {first.path} is a shard of {a.shard.count}"
             )
@@ -129,6 +194,10 @@ def _check_together(shards: list[_Shard]) -> None:
         if b.shard.index in seen:
             raise InputError(f"{shard.path}: shard {b.shard.index}/{b.shard.count} is also {seen[b.shard.index]}")
         seen[b.shard.index] = shard.path
+        for position in b.shard.positions:
+            if position in placed:
+                raise InputError(f"{shard.path}: task {position} of the suite is also in {placed[position]}")
+            placed[position] = shard.path
         for task in shard.tasks:
             if task.id in where:
                 raise InputError(f"{shard.path}: task {task.id!r} is also in {where[task.id]}")
@@ -148,8 +217,8 @@ def _status(manifests: list[RunManifest]) -> Any:
     return "finished"
 
 
-def _lane_of(manifest: RunManifest) -> Lane:
+def _lane_of(manifest: RunManifest, path: Path) -> Lane:
     """The lane the shards ran, from the settings a manifest records (its managed server aside: a merge
-    starts none, and the manifest keeps only the names of the server's env)."""
+    starts none, and the manifest keeps only the names of the server's env). Checked as any lane is."""
     settings = {k: v for k, v in manifest.lane.items() if k not in ("name", "server")}
-    return lane_from_mapping(str(manifest.lane.get("name") or "merged"), settings, "manifest")
+    return lane_from_mapping(str(manifest.lane.get("name") or "merged"), settings, str(path / MANIFEST))

@@ -18,7 +18,8 @@ from ocllm.formats.tools import read_tool_files
 from ocllm.metrics import ServingTally, Tally
 from ocllm.models import Decision, Policy
 from ocllm.notices import NoticeTally
-from ocllm.rundir import atomic_write_text, atomic_writer, pretty_json, refuse_overwrite
+from ocllm.output_guard import AUDIT, METRICS, Inputs, check_output
+from ocllm.rundir import atomic_write_text, atomic_writer, pretty_json
 from ocllm.scoring import SCORER_VERSION, decide
 
 OUTPUT_FORMAT = "ocllm-metrics/1"
@@ -148,12 +149,17 @@ class RescoredFile(NamedTuple):
 
 
 def rescore_file(
-    input_path: Path, output_path: Path, overrides: PolicyOverrides | None = None, report_path: Path | None = None
+    input_path: Path,
+    output_path: Path,
+    overrides: PolicyOverrides | None = None,
+    report_path: Path | None = None,
+    *,
+    force: bool = False,
 ) -> RescoredFile:
     """Re-score a saved run into OUTPUT (and the audit into REPORT), one task at a time: each task's record
     is written as it is decided and only counters are kept, so memory does not grow with the raw outputs
     of a run read from a run directory. Both files appear whole (renamed into place) or not at all."""
-    _check_outputs(output_path, report_path, [input_path])
+    _check_outputs(output_path, report_path, [input_path], force)
     meta, records = stream_saved_run(input_path)
     return write_rescored(input_path, meta, records, policy_of_meta(meta, overrides), output_path, report_path)
 
@@ -165,11 +171,13 @@ def rescore_tool_files(
     overrides: PolicyOverrides | None = None,
     report_path: Path | None = None,
     filter_name: str | None = None,
+    *,
+    force: bool = False,
 ) -> RescoredFile:
     """Re-score another tool's result files (`--from`) into one document, each task's `previous` holding
     what that tool decided; the audit leads with the tool's accuracy against this scorer's."""
     run = read_tool_files(format_name, inputs, filter_name)
-    _check_outputs(output_path, report_path, run.files)
+    _check_outputs(output_path, report_path, run.files, force)
     where = run.files[0] if len(run.files) == 1 else inputs[0]
     source = {"path": str(where), "files": [str(f) for f in run.files]}
     title = run.files[0].name + (f" and {len(run.files) - 1} more file(s)" if len(run.files) > 1 else "")
@@ -188,10 +196,13 @@ def rescore_tool_files(
     )
 
 
-def _check_outputs(output_path: Path, report_path: Path | None, inputs: list[Path]) -> None:
-    refuse_overwrite(output_path, *inputs)
+def _check_outputs(output_path: Path, report_path: Path | None, inputs: list[Path], force: bool) -> None:
+    """Before anything is read: never over an input, nor over a file that is not our own kind (without
+    --force)."""
+    known = Inputs(inputs)
+    check_output(output_path, METRICS, known, force=force)
     if report_path is not None:
-        refuse_overwrite(report_path, *inputs)
+        check_output(report_path, AUDIT, known, force=force, flag="--report")
         if report_path.resolve() == output_path.resolve():
             raise OcllmError(f"{report_path}: the audit report and the output cannot be the same file")
 

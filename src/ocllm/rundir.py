@@ -85,20 +85,6 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def refuse_overwrite(output: Path, *inputs: Path) -> None:
-    """An output must never replace one of the files it was computed from: an input file, or any file
-    of an input run directory."""
-    if not output.exists():
-        return
-    target = output.resolve()
-    for source in inputs:
-        if not source.exists():
-            continue
-        protected = [source / name for name in RUN_FILES] if source.is_dir() else [source]
-        if any(p.exists() and p.resolve() == target for p in protected):
-            raise OcllmError(f"{output}: refusing to write the output over its own input")
-
-
 # --- The run directory -------------------------------------------------------------------------
 # manifest.json  what ran: versions, lane settings (no secrets), suite name and hash, server models, times
 # suite.jsonl    the suite's tasks exactly as run, so the directory can be re-scored on its own

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from ocllm.errors import InputError
 from ocllm.models import ShardRecord
-from ocllm.suites import Suite, canonical_jsonl
+from ocllm.suites import Suite, canonical_jsonl, load_suite
 
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
@@ -46,6 +47,12 @@ def take_shard(suite: Suite, shard: Shard) -> tuple[Suite, ShardRecord]:
     hash and size, and where each of the shard's tasks stands in it, so that a merge can check the shards
     belong together and restore the suite's order."""
     positions = [i for i, task in enumerate(suite.tasks) if shard_of(task.id, shard.count) == shard.index]
+    if not positions:
+        # Refused before anything is written: a run folder of no task could neither run nor be merged.
+        raise InputError(
+            f"--shard {shard}: no task of the suite falls in shard {shard} (the suite {suite.name!r} has "
+            f"{len(suite.tasks)} tasks; a smaller N gives every shard some)"
+        )
     tasks = [suite.tasks[i] for i in positions]
     part = Suite(suite.name, suite.path, hashlib.sha256(canonical_jsonl(tasks)).hexdigest(), tasks)
     record = ShardRecord(
@@ -56,6 +63,13 @@ def take_shard(suite: Suite, shard: Shard) -> tuple[Suite, ShardRecord]:
         positions=positions,
     )
     return part, record
+
+
+def check_shards(suites: Iterable[str], shard: Shard) -> None:
+    """Every lane's part of its suite, before `matrix` runs its first lane: an empty shard of the third lane is
+    refused before the first one runs."""
+    for name in dict.fromkeys(suites):
+        take_shard(load_suite(name), shard)
 
 
 def describe(record: ShardRecord | None) -> str:

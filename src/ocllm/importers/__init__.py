@@ -37,13 +37,8 @@ class Imported(NamedTuple):
 def import_tasks(fmt: str, paths: list[Path], selection: Selection, *, skip_bad: bool = False) -> Imported:
     """Every row of the files as a task (a bad row fails the import, or with `skip_bad` is left out), then
     the seeded sample of them."""
-    dataset = DATASETS.get(fmt)
-    if dataset is None:
-        raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    files = files_of(paths, dataset.suffixes)
-    for file in files:
-        if file.suffix.lower() not in dataset.suffixes:
-            raise InputError(f"{file}: a {fmt} file is {' or '.join(dataset.suffixes)}")
+    dataset = DATASETS[fmt]
+    files = dataset_files(fmt, paths)
     tasks: list[Task] = []
     first_at: dict[str, str] = {}
     skipped: list[str] = []
@@ -66,6 +61,19 @@ def import_tasks(fmt: str, paths: list[Path], selection: Selection, *, skip_bad:
     if not tasks:
         raise InputError(f"{', '.join(map(str, paths))}: no {fmt} tasks found")
     return Imported(_relabelled(_sampled(tasks, selection), selection.category), read, skipped)
+
+
+def dataset_files(fmt: str, paths: list[Path]) -> list[Path]:
+    """The files an import of `paths` reads: those named, and those of the format inside the folders named
+    (what -o must never replace)."""
+    dataset = DATASETS.get(fmt)
+    if dataset is None:
+        raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    files = files_of(paths, dataset.suffixes)
+    for file in files:
+        if file.suffix.lower() not in dataset.suffixes:
+            raise InputError(f"{file}: a {fmt} file is {' or '.join(dataset.suffixes)}")
+    return files
 
 
 def _sampled(tasks: list[Task], selection: Selection) -> list[Task]:
