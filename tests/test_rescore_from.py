@@ -217,6 +217,38 @@ def test_result_files_written_by_the_mmlu_pro_script(tmp_path: Path) -> None:
     assert any("random guess" in n for n in doc["notices"])  # the summaries beside the results count guesses
 
 
+def test_a_folder_of_mmlu_pro_results_named_by_subject_is_read_by_their_shape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A fork that names its files <subject>.json: every JSON list of MMLU-Pro records in the folder is read;
+    # the script's summaries (objects) and other JSON files are skipped and said to be.
+    folder = tmp_path / "eval_results"
+    write_json(folder / "math.json", [mmlu_pro_result(1, "B", "B", "The answer is (B).")])
+    write_json(folder / "nested" / "law.json", [mmlu_pro_result(2, "A", "C", "The answer is (C).")])
+    write_json(folder / "math_summary.json", {"math": {"corr": 1.0, "wrong": 0.0, "acc": 1.0}})
+    write_json(folder / "config.json", [{"model": "m"}])
+    (folder / "notes.json").write_text("not json")
+    out = tmp_path / "out.json"
+    assert main(["rescore", "--from", "mmlu-pro", str(folder), "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert sorted(by_id(doc)) == ["1", "2"]
+    said = " ".join(doc["notices"])
+    assert "skipped 3 JSON file(s)" in said
+    for name in ("math_summary.json", "config.json", "notes.json"):
+        assert name in said
+    assert "skipped 3 JSON file(s)" in capsys.readouterr().out
+
+
+def test_a_folder_without_mmlu_pro_results_says_what_it_looked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_json(tmp_path / "math_summary.json", {"math": {"acc": 1.0}})
+    assert main(["rescore", "--from", "mmlu-pro", str(tmp_path), "-o", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "a folder with no mmlu-pro files in it" in err
+    assert "*.json" in err and "question_id" in err and "math_summary.json" in err, err
+
+
 # --- inspect_ai ---------------------------------------------------------------------------------------------
 
 

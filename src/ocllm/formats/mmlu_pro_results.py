@@ -26,8 +26,55 @@ EXPECTED = "an MMLU-Pro result file (a JSON list of questions with options, answ
 RESPONSE_FIELDS = ("response", "model_outputs")
 
 
-def files_in(folder: Path) -> list[Path]:
-    return sorted(folder.rglob("*_result.json"))
+# What a folder given instead of files is searched for: the scripts name their files `<category>_result.json`,
+# forks `<subject>.json` and the like, so the content decides, not the name.
+LOOKED_FOR = "*.json files holding a JSON list of records with question_id and options"
+
+
+def files_in(folder: Path) -> tuple[list[Path], list[str]]:
+    """The result lists in a folder (and below it): every `*.json` whose first record has the fields of one,
+    and every other JSON file skipped, with why (the scripts' `*_summary.json` are objects)."""
+    found: list[Path] = []
+    skipped: list[str] = []
+    for path in sorted(p for p in folder.rglob("*.json") if p.is_file()):
+        why = not_a_result_list(path)
+        if why is None:
+            found.append(path)
+        else:
+            skipped.append(f"{path.relative_to(folder)} ({why})")
+    return found, skipped
+
+
+def not_a_result_list(path: Path) -> str | None:
+    """Why a file is not a result list, judged by its opening (as far as its first record), or None when it
+    is one. Cheap: the parser reads the first piece of the file, not all of it."""
+    events = json_events(path)
+    try:
+        first = next(events, (None, None))[0]
+        if first != "start_array":
+            return "an object, not a list" if first == "start_map" else "not a JSON list"
+        opening = next(events, (None, None))[0]
+        if opening == "end_array":
+            return "an empty list"
+        if opening != "start_map":
+            return "a list of something other than records"
+        keys: set[str] = set()
+        depth = 1
+        for event, value in events:
+            if depth == 1 and event == "map_key":
+                keys.add(value)
+            elif event in ("start_map", "start_array"):
+                depth += 1
+            elif event in ("end_map", "end_array"):
+                depth -= 1
+                if not depth:
+                    break
+        missing = [key for key in ("question_id", "options") if key not in keys]
+        return f"its first record has no {' and no '.join(missing)}" if missing else None
+    except InputError as exc:  # not JSON, not UTF-8 text, unreadable
+        return str(exc).removeprefix(f"{path}: ")
+    finally:
+        events.close()
 
 
 def read(path: Path) -> Iterator[SavedRecord]:

@@ -17,7 +17,9 @@ from ocllm.formats.records import RunMeta, SavedRecord
 class ToolFormat(NamedTuple):
     name: str  # as given to --from
     tool: str  # what the tool is called in the console and the audit
-    files_in: Callable[[Path], list[Path]]  # the format's files in a folder given instead of a file
+    # The format's files in a folder given instead of a file, and the files there it skipped (with why).
+    files_in: Callable[[Path], tuple[list[Path], list[str]]]
+    looked_for: str  # what a folder is searched for, said when it holds none
     # A file's records: the filter (lm-eval only), and whether ids name their task (logs of several tasks).
     read: Callable[[Path, str | None, bool], Iterator[SavedRecord]]
     # Run-level facts (model, task, planned size) from the files, and what a reader must know about them.
@@ -80,16 +82,31 @@ def _mmlu_pro_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
     ]
 
 
+def _by_name(files_in: Callable[[Path], list[Path]]) -> Callable[[Path], tuple[list[Path], list[str]]]:
+    """A format whose files are found by their names: nothing is skipped."""
+    return lambda folder: (files_in(folder), [])
+
+
 FORMATS: dict[str, ToolFormat] = {
-    "lm-eval": ToolFormat("lm-eval", "lm-eval", lm_eval.files_in, lm_eval.read, _lm_eval_facts),
+    "lm-eval": ToolFormat(
+        "lm-eval", "lm-eval", _by_name(lm_eval.files_in), "samples_*.jsonl files", lm_eval.read, _lm_eval_facts
+    ),
     "mmlu-pro": ToolFormat(
         "mmlu-pro",
         "MMLU-Pro script",
         mmlu_pro_results.files_in,
+        mmlu_pro_results.LOOKED_FOR,
         lambda path, _filter, _qualify: mmlu_pro_results.read(path),
         _mmlu_pro_facts,
     ),
-    "inspect": ToolFormat("inspect", "inspect_ai", inspect_log.files_in, inspect_log.read, _inspect_facts),
+    "inspect": ToolFormat(
+        "inspect",
+        "inspect_ai",
+        _by_name(inspect_log.files_in),
+        "*.eval files, else *.json logs",
+        inspect_log.read,
+        _inspect_facts,
+    ),
 }
 
 
@@ -98,8 +115,13 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
     fmt = FORMATS[name]
     if filter_name is not None and name != "lm-eval":
         raise InputError(f"--filter chooses among lm-eval's filters; {name} files have none")
-    files = _expand(fmt, paths)
+    files, skipped = _expand(fmt, paths)
     facts, notices = fmt.describe(files)
+    if skipped:
+        notices = [
+            f"skipped {len(skipped)} JSON file(s) of the folder that are not {fmt.name} results: {', '.join(skipped)}",
+            *notices,
+        ]
     meta = RunMeta.from_fields({"run_format": f"{fmt.name} ({fmt.tool})", **facts})
     # inspect_ai numbers the samples of a dataset without ids 1, 2, ...: logs of different tasks read as one
     # run would collide, so their ids then carry the task's name. (lm-eval's ids always carry it.)
@@ -119,14 +141,18 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
     return ToolRun(fmt, files, meta, records(), notices)
 
 
-def _expand(fmt: ToolFormat, paths: list[Path]) -> list[Path]:
+def _expand(fmt: ToolFormat, paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The files named, a folder standing for the format's files in it; and the files of folders skipped."""
     files: list[Path] = []
+    skipped: list[str] = []
     for path in paths:
         if path.is_dir():
-            found = fmt.files_in(path)
+            found, passed_over = fmt.files_in(path)
             if not found:
-                raise InputError(f"{path}: a folder with no {fmt.name} files in it")
+                also = f"; skipped: {', '.join(passed_over)}" if passed_over else ""
+                raise InputError(f"{path}: a folder with no {fmt.name} files in it (looked for {fmt.looked_for}{also})")
             files += found
+            skipped += [f"{path / name}" for name in passed_over]
         elif path.is_file():
             files.append(path)
         elif path.exists():
@@ -135,4 +161,4 @@ def _expand(fmt: ToolFormat, paths: list[Path]) -> list[Path]:
             raise InputError(f"{path}: no such file")
     if len({p.resolve() for p in files}) != len(files):
         raise InputError("the same file is given twice")
-    return files
+    return files, skipped
