@@ -6,7 +6,8 @@ A sample holds the option texts (`choices`), the gold letter (`target`), the ren
 user message), the model's output (`output.choices[0].message.content`: a string, or a list of blocks,
 `text` ones for the content and `reasoning` ones for the reasoning), and what each scorer decided
 (`scores.<scorer>.answer` and `value`, "C" correct and "I" incorrect). A sample inspect_ai recorded as
-failed (an `error`, no output choices) is an error here too, never a wrong answer."""
+failed (an `error`, no output choices) is an error here too, never a wrong answer. A sample this scorer
+cannot score (several targets, one choice) is reported as unscorable, with why, and the others are read."""
 
 from __future__ import annotations
 
@@ -18,9 +19,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import failed_sample, lone_letter, mcq_task, not_expected, verdict_of
+from ocllm.formats.tool_records import (
+    NotScorable,
+    failed_sample,
+    lone_letter,
+    mcq_task,
+    not_expected,
+    unscorable,
+    verdict_of,
+)
 from ocllm.formats.zip_members import read_member
 from ocllm.jsonfile import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
 from ocllm.models import Sample
@@ -86,9 +96,11 @@ def _outline(path: Path) -> tuple[str | None, dict[str, Any], list[str], list[An
     return "start_map", fields, ["start_array"] if isinstance(samples, list) else [], samples
 
 
-def read(path: Path, filter_name: str | None = None, qualify_ids: bool = False) -> Iterator[SavedRecord]:
-    """The log's samples as tasks; with `qualify_ids` their ids carry the task's name (`<task>/<id>`), for
-    logs of several tasks read as one run."""
+def read(
+    path: Path, filter_name: str | None = None, qualify_ids: bool = False
+) -> Iterator[SavedRecord | UnscorableRecord]:
+    """The log's samples as tasks (those this scorer cannot score as UnscorableRecord); with `qualify_ids`
+    their ids carry the task's name (`<task>/<id>`), for logs of several tasks read as one run."""
     if zipfile.is_zipfile(path):
         yield from _read_eval(path, qualify_ids)
     else:
@@ -115,7 +127,7 @@ def _header_of_zip(archive: zipfile.ZipFile, path: Path) -> dict[str, Any]:
     raise InputError(f"{path}: not {EXPECTED} (no header.json)")
 
 
-def _read_eval(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
+def _read_eval(path: Path, qualify_ids: bool) -> Iterator[SavedRecord | UnscorableRecord]:
     with _open_zip(path) as archive:
         fields = _header_of_zip(archive, path)
         members = [(info, _SAMPLE_MEMBER.fullmatch(info.filename)) for info in archive.infolist()]
@@ -126,10 +138,11 @@ def _read_eval(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
         task = _task_name(fields, path)
         for info, _ in samples:
             where = f"{path}: {info.filename}"
-            yield _record(where, _json(read_member(archive, info, path), where), several, task, qualify_ids)
+            sample = _json(read_member(archive, info, path), where)
+            yield _record_or_unscorable(path, where, sample, several, task, qualify_ids)
 
 
-def _read_json(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
+def _read_json(path: Path, qualify_ids: bool) -> Iterator[SavedRecord | UnscorableRecord]:
     top, fields, lists, whole = _outline(path)
     if top != "start_map" or not isinstance(fields.get("eval"), dict) or lists not in ([], ["start_array"]):
         raise InputError(f"{path}: not {EXPECTED}")
@@ -139,7 +152,7 @@ def _read_json(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
     task = _task_name(fields, path)
     rows = json_items(path, "samples.item") if whole is None else iter(whole)
     for index, sample in enumerate(rows, start=1):
-        yield _record(f"{path}: sample #{index}", sample, several, task, qualify_ids)
+        yield _record_or_unscorable(path, f"{path}: sample #{index}", sample, several, task, qualify_ids)
 
 
 def _json(data: bytes, where: str) -> Any:
@@ -161,6 +174,15 @@ def _task_name(fields: dict[str, Any], path: Path) -> str:
     return task if isinstance(task, str) and task else path.stem
 
 
+def _record_or_unscorable(
+    path: Path, where: str, sample: Any, several_epochs: bool, task: str, qualify_ids: bool
+) -> SavedRecord | UnscorableRecord:
+    try:
+        return _record(where, sample, several_epochs, task, qualify_ids)
+    except NotScorable as exc:
+        return unscorable(exc, path)
+
+
 def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_ids: bool) -> SavedRecord:
     if not isinstance(sample, dict) or "id" not in sample:
         raise InputError(f"{where}: not an inspect_ai sample (no id)")
@@ -172,7 +194,7 @@ def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_id
     target = sample.get("target")
     if isinstance(target, list):
         if len(target) != 1:
-            raise InputError(f"{where}: {len(target)} targets; only single-answer questions can be scored")
+            raise NotScorable(task_id, where, f"{len(target)} targets; only single-answer questions can be scored")
         target = target[0]
     metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
     category = metadata.get("category", metadata.get("subject"))

@@ -1,6 +1,8 @@
 """Other tools' result files, read for `ocllm rescore --from FORMAT FILE...`: lm-evaluation-harness sample
 logs, the MMLU-Pro scripts' result lists, inspect_ai logs. Each format is one module; this one names them,
-finds their files in folders, and reads several files as one run, refusing a task id seen twice."""
+finds their files in folders, and reads several files as one run, refusing a task id seen twice. Records this
+scorer cannot score are gathered apart (`ToolRun.unscorable`, filled as the records are read); a file none
+of whose records can be scored is refused."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.formats import inspect_log, lm_eval, mmlu_pro_results
 from ocllm.formats.records import RunMeta, SavedRecord
@@ -21,7 +24,7 @@ class ToolFormat(NamedTuple):
     files_in: Callable[[Path], tuple[list[Path], list[str]]]
     looked_for: str  # what a folder is searched for, said when it holds none
     # A file's records: the filter (lm-eval only), and whether ids name their task (logs of several tasks).
-    read: Callable[[Path, str | None, bool], Iterator[SavedRecord]]
+    read: Callable[[Path, str | None, bool], Iterator[SavedRecord | UnscorableRecord]]
     # Run-level facts (model, task, planned size) from the files, and what a reader must know about them.
     describe: Callable[[list[Path]], tuple[dict[str, Any], list[str]]]
 
@@ -32,6 +35,7 @@ class ToolRun(NamedTuple):
     meta: RunMeta
     records: Iterator[SavedRecord]
     notices: list[str]
+    unscorable: list[UnscorableRecord]  # the records left out, complete once `records` has been read through
 
 
 def _lm_eval_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
@@ -127,18 +131,32 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
     # run would collide, so their ids then carry the task's name. (lm-eval's ids always carry it.)
     qualify = name == "inspect" and len({inspect_log.task_of(path) for path in files}) > 1
 
+    unscorable: list[UnscorableRecord] = []
+
     def records() -> Iterator[SavedRecord]:
         first_seen: dict[str, Path] = {}
         for path in files:
+            scored, left_out = 0, len(unscorable)
             for record in fmt.read(path, filter_name, qualify):
+                if isinstance(record, UnscorableRecord):
+                    unscorable.append(record)
+                    continue
                 earlier = first_seen.get(record.task.id)
                 if earlier is not None:
                     where = "twice in it" if earlier == path else f"in {earlier} too"
                     raise InputError(f"{path}: task {record.task.id!r} appears {where}")
                 first_seen[record.task.id] = path
+                scored += 1
                 yield record
+            if not scored and len(unscorable) > left_out:
+                # Nothing of it can be scored: the file itself is wrong for this, not a few of its records.
+                first = unscorable[left_out]
+                raise InputError(
+                    f"{path}: no record this scorer can score ({len(unscorable) - left_out} record(s); the first, "
+                    f"{first.where}: {first.reason})"
+                )
 
-    return ToolRun(fmt, files, meta, records(), notices)
+    return ToolRun(fmt, files, meta, records(), notices, unscorable)
 
 
 def _expand(fmt: ToolFormat, paths: list[Path]) -> tuple[list[Path], list[str]]:
