@@ -209,7 +209,7 @@ def _left_out_section(records: list[UnscorableRecord]) -> list[str]:
     lines = [
         f"## Records this scorer cannot score ({len(records)})",
         "",
-        _cell(left_out_sentence(records).capitalize()[0] + left_out_sentence(records)[1:]) + ".",
+        "The reader " + _cell(left_out_sentence(records)) + ".",
         "",
         "| task | file | where | why |",
         "|---|---|---|---|",
