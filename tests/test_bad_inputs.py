@@ -688,3 +688,47 @@ def test_merge_refuses_to_replace_a_run_or_a_shard(
     (tmp_path / "link").symlink_to(s1)
     for out in (str(tmp_path / "link"), str(tmp_path / "s1" / ".." / "s0")):
         expect_refused([*args, out, "--force"], "one of the shards it merges", tmp_path, capsys)
+
+# --- Zip bombs in inspect_ai logs (issue 19, item 3) ---------------------------------------------------------
+# A .eval of a megabyte or two whose header.json or one sample inflates to 1 GiB (tests/zip_bombs.py): refused
+# in one line naming the file, the member and the bound, as soon as the bytes inflated pass the bound (never
+# trusting the size the zip declares), with the memory of the bound, not of the member: measured in a child.
+
+_MEASURED = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # kilobytes on Linux
+print(json.dumps({"code": done.returncode, "stderr": done.stderr, "peak_mb": peak_mb}))
+"""
+MEMORY_BOUND_MB = 300  # generous: the bounds are 32 MB (header) and 128 MB (a sample)
+
+
+@pytest.mark.parametrize("method", [8, 93], ids=["deflate", "zstd"])
+@pytest.mark.parametrize(
+    ("member", "declared"),
+    [("header.json", None), ("samples/q2_epoch_1.json", None), ("samples/q2_epoch_1.json", 1000)],
+    ids=["header", "sample", "sample declaring 1000 bytes"],
+)
+def test_an_inspect_zip_bomb_is_refused_in_one_line_within_bounded_memory(
+    member: str, declared: int | None, method: int, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from zip_bombs import bomb_log
+
+    bomb = bomb_log(tmp_path / "bomb.eval", member, method, 1 << 30, declared)
+    assert bomb.stat().st_size < 2 << 20  # a megabyte or two on disk
+    out = tmp_path / "out.json"
+    command = [sys.executable, "-m", "ocllm", "rescore", "--from", "inspect", str(bomb), "-o", str(out)]
+    child = subprocess.run([sys.executable, "-c", _MEASURED, *command], capture_output=True, text=True, check=True)
+    measured = json.loads(child.stdout)
+    lines = [line for line in measured["stderr"].splitlines() if line.strip()]
+    assert measured["code"] == 2 and len(lines) == 1, measured["stderr"][-2000:]
+    assert lines[0].startswith("ocllm: error: ") and str(bomb) in lines[0] and member in lines[0], lines[0]
+    if declared is None:
+        assert ("32 MB" if member == "header.json" else "128 MB") in lines[0], lines[0]
+    elif method == 93:  # zipfile itself stops a deflated member at its declared size (then its CRC fails)
+        assert "more than the 1000 bytes the zip declares" in lines[0], lines[0]
+    assert measured["peak_mb"] < MEMORY_BOUND_MB, measured
+    assert not out.exists()

@@ -503,3 +503,84 @@ def test_a_test_questions_id_does_not_depend_on_the_other_splits_imported(tmp_pa
     alone = {t.id: t.question for t in tasks(tmp_path / "test.jsonl")}
     assert alone == {f"mmlu/anatomy/{n}": f"question test q{n}, with a comma?" for n in range(2)}
     assert alone.items() <= everything.items() and "mmlu/anatomy/dev/1" in everything and len(everything) == 6
+
+
+# MMLU CSVs as people have them (issue 19, item 17): the public copies carry a header row
+# (`question,A,B,C,D,answer`), some write the answer as an index 0-3 (as cais/mmlu's Parquet does).
+# A header row is recognised by its content and is no data row: a question keeps its id, and a seeded
+# sample picks the same questions, with or without one.
+
+MMLU_HEADER = ["question", "A", "B", "C", "D", "answer"]
+
+
+def mmlu_subject_rows(n: int) -> list[list[str]]:
+    return [mmlu_line(f"q{i}", "ABCD"[i % 4]) for i in range(n)]
+
+
+def as_index(line: list[str]) -> list[str]:
+    return [*line[:5], str("ABCD".index(line[5]))]
+
+
+def imported(tmp: Path, name: str, files: dict[str, list[list[str]]], *flags: str) -> list[Task]:
+    folder = tmp / name
+    for file_name, rows in files.items():
+        write_csv(folder / file_name, rows)
+    out = tmp / f"{name}.jsonl"
+    assert run_import("mmlu", [folder], out, *flags) == 0
+    return tasks(out)
+
+
+@pytest.mark.parametrize("flags", [(), ("--per-category", "5", "--seed", "3"), ("--limit", "7", "--seed", "11")])
+def test_an_mmlu_csv_header_row_is_no_question_and_shifts_no_id(flags: tuple[str, ...], tmp_path: Path) -> None:
+    plain = {"anatomy_test.csv": mmlu_subject_rows(20), "virology_test.csv": mmlu_subject_rows(20)}
+    headed = {name: [MMLU_HEADER, *rows] for name, rows in plain.items()}
+    without = imported(tmp_path, "plain", plain, *flags)
+    with_header = imported(tmp_path, "headed", headed, *flags)
+    assert with_header == without  # the same ids, questions, options and gold letters
+    assert all(t.question != "question" for t in with_header)
+    if not flags:
+        assert [t.id for t in without[:2]] == ["mmlu/anatomy/0", "mmlu/anatomy/1"]
+        assert [t.answer for t in without[:4]] == list("ABCD")
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ["question", "a", "b", "c", "d", "answer"],
+        ["Question", "A", "B", "C", "D", "Answer"],
+        ["question", "A", "B", "C", "D", "target"],
+        ["", "question", "A", "B", "C", "D", "answer"],  # pandas' index column first
+    ],
+    ids=["lower", "capitalised", "target", "index column"],
+)
+def test_the_header_spellings_of_public_copies(header: list[str], tmp_path: Path) -> None:
+    rows = mmlu_subject_rows(4)
+    if header[0] == "":
+        rows = [[str(i), *row] for i, row in enumerate(rows)]
+    got = imported(tmp_path, "copy", {"anatomy_test.csv": [header, *rows]})
+    assert [(t.id, t.answer) for t in got] == [(f"mmlu/anatomy/{i}", "ABCD"[i]) for i in range(4)]
+
+
+def test_mmlu_csv_answers_as_indices_0_to_3_are_the_letters(tmp_path: Path) -> None:
+    plain = {"anatomy_test.csv": mmlu_subject_rows(12)}
+    indexed = {"anatomy_test.csv": [MMLU_HEADER, *map(as_index, plain["anatomy_test.csv"])]}
+    assert imported(tmp_path, "indexed", indexed) == imported(tmp_path, "plain", plain)
+
+
+def test_an_mmlu_csv_answer_4_fails_even_with_skip_bad(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Answers counted from 1 would shift every answer by one letter: never read as such, nor skipped row by row.
+    rows = [MMLU_HEADER, *([*line[:5], str("ABCD".index(line[5]) + 1)] for line in mmlu_subject_rows(8))]
+    path = write_csv(tmp_path / "anatomy_test.csv", rows)
+    assert run_import("mmlu", [path], tmp_path / "suite.jsonl", "--skip-bad") == 2
+    line = one_error(capsys)
+    assert "anatomy_test.csv: row 4" in line and "'4'" in line and "0-3" in line, line
+    assert not (tmp_path / "suite.jsonl").exists()
+
+
+def test_a_first_row_that_is_a_question_is_never_taken_for_a_header(tmp_path: Path) -> None:
+    # A question that happens to read "question" with options named A-D... is still asked, since its answer
+    # cell is a letter, not a column name.
+    rows = [["question", "A", "B", "C", "D", "B"], *mmlu_subject_rows(2)]
+    got = imported(tmp_path, "odd", {"anatomy_test.csv": rows})
+    assert [t.id for t in got] == ["mmlu/anatomy/0", "mmlu/anatomy/1", "mmlu/anatomy/2"]
+    assert got[0].question == "question" and got[0].answer == "B"

@@ -217,6 +217,38 @@ def test_result_files_written_by_the_mmlu_pro_script(tmp_path: Path) -> None:
     assert any("random guess" in n for n in doc["notices"])  # the summaries beside the results count guesses
 
 
+def test_a_folder_of_mmlu_pro_results_named_by_subject_is_read_by_their_shape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A fork that names its files <subject>.json: every JSON list of MMLU-Pro records in the folder is read;
+    # the script's summaries (objects) and other JSON files are skipped and said to be.
+    folder = tmp_path / "eval_results"
+    write_json(folder / "math.json", [mmlu_pro_result(1, "B", "B", "The answer is (B).")])
+    write_json(folder / "nested" / "law.json", [mmlu_pro_result(2, "A", "C", "The answer is (C).")])
+    write_json(folder / "math_summary.json", {"math": {"corr": 1.0, "wrong": 0.0, "acc": 1.0}})
+    write_json(folder / "config.json", [{"model": "m"}])
+    (folder / "notes.json").write_text("not json")
+    out = tmp_path / "out.json"
+    assert main(["rescore", "--from", "mmlu-pro", str(folder), "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert sorted(by_id(doc)) == ["1", "2"]
+    said = " ".join(doc["notices"])
+    assert "skipped 3 JSON file(s)" in said
+    for name in ("math_summary.json", "config.json", "notes.json"):
+        assert name in said
+    assert "skipped 3 JSON file(s)" in capsys.readouterr().out
+
+
+def test_a_folder_without_mmlu_pro_results_says_what_it_looked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_json(tmp_path / "math_summary.json", {"math": {"acc": 1.0}})
+    assert main(["rescore", "--from", "mmlu-pro", str(tmp_path), "-o", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "a folder with no mmlu-pro files in it" in err
+    assert "*.json" in err and "question_id" in err and "math_summary.json" in err, err
+
+
 # --- inspect_ai ---------------------------------------------------------------------------------------------
 
 
@@ -377,6 +409,94 @@ def test_the_mmlu_pro_verdict_is_the_scripts_own_comparison(tmp_path: Path) -> N
     previous = doc["tasks"][0]["previous"]
     assert previous["extracted_final_answer"] == "B" and previous["correct"] is False
     assert doc["tasks"][0]["correct"] is True and doc["summary"]["changed"] == 1
+
+
+# --- records this scorer cannot score (issue 19, item 11) ---------------------------------------------------
+# A record that cannot be an MCQ task (one option, an answer outside its options, no text) is left out and
+# listed with why; the rest of the file is audited, and the paired figures are over the rest alone.
+
+
+def tiger_lab_results(n: int, single_option: list[int]) -> list[dict[str, Any]]:
+    """A result list as TIGER-AI-Lab publishes its models' MMLU-Pro results: every category in one list,
+    `model_outputs`, some questions (MMLU-Pro's N/A options dropped) left with a single option."""
+    records = []
+    for i in range(n):
+        qid = 6900 + i
+        answer = "ABCD"[i % 4]
+        pred = answer if i % 3 else "ABCD"[(i + 1) % 4]
+        record = {**mmlu_pro_result(qid, answer, pred, f"Let me think. The answer is ({pred})."), "category": "law"}
+        del record["response"]
+        record["model_outputs"] = f"Let me think. The answer is ({pred})."
+        if qid in single_option:
+            record.update(options=["the only option"], answer="A", answer_index=0, pred="A")
+            record["model_outputs"] = "The answer is (A)."
+        records.append(record)
+    return records
+
+
+def test_single_option_mmlu_pro_records_are_left_out_and_the_rest_audited(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    single = [6921, 6950, 6977, 7003, 7099]
+    records = tiger_lab_results(200, single)
+    path = write_json(tmp_path / "model_outputs_gpt-4o_5shots.json", records)
+    doc, audit = rescore(tmp_path, "--from", "mmlu-pro", str(path))
+    out = capsys.readouterr().out
+    kept = [r for r in records if r["question_id"] not in single]
+    assert sorted(by_id(doc)) == sorted(str(r["question_id"]) for r in kept)
+    summary = doc["summary"]
+    assert summary["unscorable"] == 5 and summary["total"] == 195 and summary["missing"] == 0
+    listed = summary["unscorable_records"]
+    assert [r["task_id"] for r in listed] == [str(q) for q in single]
+    assert all(r["file"] == str(path) and "1 option(s)" in r["reason"] for r in listed)
+    tool_correct = sum(r["pred"] == r["answer"] for r in kept)
+    assert f"| MMLU-Pro script | {tool_correct}/195 |" in audit  # the paired figures: the 195 alone
+    assert "195 tasks both decided" in " ".join(out.split())
+    said = "left out 5 records this scorer cannot score: 6921 (1 option(s)"
+    assert said in " ".join(out.split()) and said in audit and said in " ".join(doc["notices"])
+    for qid in single:
+        assert f"`{qid}`" in audit  # the audit lists every one
+
+
+def test_an_lm_eval_doc_with_one_option_is_left_out(tmp_path: Path) -> None:
+    good = [lm_eval_line(i, mmlu_pro_doc("B"), "B", "The answer is (B).", "custom-extract", "B", 1.0) for i in (0, 2)]
+    bad_doc = {**mmlu_pro_doc("A"), "options": ["10"], "answer_index": 0}
+    bad = lm_eval_line(1, bad_doc, "A", "The answer is (A).", "custom-extract", "A", 1.0)
+    path = write_lines(tmp_path / "samples_mmlu_pro_law_2025-05-19T06-53-12.737541.jsonl", [good[0], bad, good[1]])
+    doc, audit = rescore(tmp_path, "--from", "lm-eval", str(path))
+    assert sorted(by_id(doc)) == ["mmlu_pro_law/0", "mmlu_pro_law/2"]
+    assert doc["summary"]["unscorable"] == 1
+    (record,) = doc["summary"]["unscorable_records"]
+    assert record["task_id"] == "mmlu_pro_law/1" and "1 option(s)" in record["reason"]
+    assert record["where"] == "line 2 (doc 1)" and record["file"] == str(path)
+    assert "| lm-eval | 2/2 |" in audit
+
+
+def test_an_inspect_sample_with_two_targets_or_one_choice_is_left_out(tmp_path: Path) -> None:
+    log = json.loads(INSPECT_JSON.read_text())
+    samples = log["samples"]
+    samples[0]["target"] = ["A", "B"]
+    samples[1]["choices"] = samples[1]["choices"][:1]
+    bad = {str(samples[0]["id"]), str(samples[1]["id"])}
+    path = write_json(tmp_path / "log.json", log)
+    doc, audit = rescore(tmp_path, "--from", "inspect", str(path))
+    assert set(by_id(doc)) == {str(s["id"]) for s in samples} - bad
+    summary = doc["summary"]
+    assert summary["unscorable"] == 2 and summary["missing"] == 0  # left out, not "never ran"
+    reasons = {r["task_id"]: r["reason"] for r in summary["unscorable_records"]}
+    assert set(reasons) == bad
+    assert "2 targets" in reasons[str(samples[0]["id"])] and "1 option(s)" in reasons[str(samples[1]["id"])]
+    kept = [s for s in samples[2:] if not s.get("error")]
+    assert f"| inspect_ai | {sum(s['scores']['choice']['value'] == 'C' for s in kept)}/{len(kept)} |" in audit
+
+
+def test_a_file_of_which_no_record_can_be_scored_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    records = tiger_lab_results(3, [6900, 6901, 6902])
+    path = write_json(tmp_path / "x_result.json", records)
+    assert main(["rescore", "--from", "mmlu-pro", str(path), "-o", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(path) in err and "no record this scorer can score" in err, err
+    assert "1 option(s)" in err and not (tmp_path / "o.json").exists()
 
 
 # --- several files, wrong files -----------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ocllm.documents import Paired
+from ocllm.documents import Paired, UnscorableRecord
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision
 
@@ -33,6 +33,7 @@ class AuditTally:
         self.failed = 0  # tasks whose request failed: left out of the totals
         self.unpaired = 0  # tasks one side left undecided: a failed request, or no verdict in the input
         self._paired: dict[str, Paired] = {}  # computed once (a bootstrap), for the audit and the console
+        self.unscorable: list[UnscorableRecord] = []  # records the reader left out, in no figure (set at the end)
 
     def add(self, record: SavedRecord, d: Decision) -> None:
         previous = record.previous
@@ -81,6 +82,22 @@ class AuditTally:
         return self._paired[label]
 
 
+LEFT_OUT_SHOWN = 10  # unscorable records named in the one sentence; the audit's table and the document list all
+
+
+def left_out_sentence(records: list[UnscorableRecord], shown: int = LEFT_OUT_SHOWN) -> str:
+    """What the console, the notices and the audit say of the records a reader could not make tasks of."""
+    named = ", ".join(f"{r.task_id} ({r.reason})" for r in records[:shown])
+    more = ""
+    if len(records) > shown:
+        more = f", and {len(records) - shown} more (summary.unscorable_records lists them all)"
+    noun = "record" if len(records) == 1 else "records"
+    return (
+        f"left out {len(records)} {noun} this scorer cannot score: {named}{more}; they are in no figure, "
+        "neither the input's nor this scorer's"
+    )
+
+
 def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], input_label: str = "the input") -> str:
     lines = [
         f"# Rescoring audit: `{_cell(source_name)}`",
@@ -93,6 +110,7 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], in
         "",
     ]
     lines += _verdicts_section(tally, input_label)
+    lines += _left_out_section(tally.unscorable)
     lines += [
         "## Totals",
         "",
@@ -183,6 +201,21 @@ def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
             "",
         ]
     return lines
+
+
+def _left_out_section(records: list[UnscorableRecord]) -> list[str]:
+    if not records:
+        return []
+    lines = [
+        f"## Records this scorer cannot score ({len(records)})",
+        "",
+        "The reader " + _cell(left_out_sentence(records)) + ".",
+        "",
+        "| task | file | where | why |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| `{_cell(r.task_id)}` | {_cell(r.file)} | {_cell(r.where)} | {_cell(r.reason)} |" for r in records]
+    return [*lines, ""]
 
 
 def _count_table(title: str, key: str, counts: Counter[str]) -> list[str]:

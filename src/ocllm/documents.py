@@ -37,6 +37,17 @@ class Serving(msgspec.Struct, kw_only=True):
     endpoints: list[dict[str, Any]] = msgspec.field(default_factory=list)  # per replica, when several
 
 
+class UnscorableRecord(msgspec.Struct, kw_only=True):
+    """A record of another tool's file this scorer cannot score (a question with one option, an answer not
+    among its options, no response text): left out of the tasks and of every figure, both sides', and listed
+    with why, so that the rest of the file is audited."""
+
+    task_id: str  # the id it would have had (`record #N` when it has none)
+    file: str
+    where: str  # its place in the file: `question 6921`, `line 12 (doc 3)`, `samples/7_epoch_1.json`
+    reason: str
+
+
 class Summary(Figures, kw_only=True):
     """A scored run's summary (the `summary` of metrics.json and of every rescore): its figures, then these."""
 
@@ -51,6 +62,8 @@ class Summary(Figures, kw_only=True):
     complete: bool = True  # every task of the suite ran (failed requests are counted in `errors`)
     scorer: dict[str, Any] = msgspec.field(default_factory=dict)  # the scorer version and the policy
     serving: Serving | None = None  # a run's throughput (None for inputs that did not record their time)
+    unscorable: int = 0  # records of the input this scorer cannot score: in neither `total` nor `missing`
+    unscorable_records: list[UnscorableRecord] = msgspec.field(default_factory=list)  # each, with why
 
     @property
     def all_answered(self) -> bool:

@@ -9,8 +9,8 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm import __version__
-from ocllm.audit import AuditTally, render_audit
-from ocllm.documents import MetricsDocument, Summary
+from ocllm.audit import AuditTally, left_out_sentence, render_audit
+from ocllm.documents import MetricsDocument, Summary, UnscorableRecord
 from ocllm.errors import OcllmError
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
@@ -88,12 +88,21 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
 
 
 def _closing(
-    tally: Tally, notices: NoticeTally, n_changed: int, meta: RunMeta, policy: Policy, rerunnable: bool = True
+    tally: Tally,
+    notices: NoticeTally,
+    n_changed: int,
+    meta: RunMeta,
+    policy: Policy,
+    rerunnable: bool = True,
+    unscorable: list[UnscorableRecord] | None = None,
 ) -> tuple[Summary, list[str]]:
-    """The summary and the notices, once every task is counted (in memory or streamed alike)."""
+    """The summary and the notices, once every task is counted (in memory or streamed alike). Records this
+    scorer cannot score ran, so they are not missing; they are counted apart, in no figure."""
+    unscorable = unscorable or []
     expected = meta.tasks_in_suite
-    in_suite = expected if expected is not None and expected >= tally.total else tally.total
-    missing = in_suite - tally.total
+    counted = tally.total + len(unscorable)
+    in_suite = expected if expected is not None and expected >= counted else counted
+    missing = in_suite - counted
     summary = msgspec.structs.replace(
         tally.summary(),
         changed=n_changed,
@@ -103,6 +112,8 @@ def _closing(
         # `errors`), and incomplete without any (interrupted).
         complete=not missing,
         scorer=scorer_settings(policy),
+        unscorable=len(unscorable),
+        unscorable_records=list(unscorable),
     )
     said = notices.notices(
         missing=missing,
@@ -112,6 +123,8 @@ def _closing(
         think_prefilled=policy.think_prefilled,
         rerunnable=rerunnable,
     )
+    if unscorable:
+        said = [left_out_sentence(unscorable), *said]
     return summary, said
 
 
@@ -193,6 +206,7 @@ def rescore_tool_files(
         input_label=run.format.tool,
         rerunnable=False,  # another tool's results: this project's --retry-errors cannot run them again
         title=f"{run.format.name}: {title}",
+        unscorable=run.unscorable,  # filled while the records are read
     )
 
 
@@ -221,6 +235,7 @@ def write_rescored(
     input_label: str = "the input",
     title: str | None = None,
     rerunnable: bool = True,
+    unscorable: list[UnscorableRecord] | None = None,
 ) -> RescoredFile:
     """The streaming writer itself: also what a run's metrics.json is written with (`source` replacing the
     document's source fields it names; `decided` giving the decisions the run already took, under the
@@ -228,7 +243,7 @@ def write_rescored(
     metrics.json, whose raw outputs are in samples.jsonl and are named there by `source.raw_outputs`;
     `input_notices` what a reader must know about the input's format, `input_label` what its own verdicts are
     called, `title` what the audit is headed with, and `rerunnable` whether this project can run its failed
-    tasks again)."""
+    tasks again; `unscorable` the records the reader left out, complete once `records` is read through)."""
     tally, notices, audit, serving = Tally(), NoticeTally(), AuditTally(), ServingTally()
     n_changed = 0
     with atomic_writer(output_path) as out:
@@ -244,7 +259,8 @@ def write_rescored(
             n_changed += changed(record, decision)
             task = task_record(record, decision, raw_outputs=raw_outputs)
             out.write((b",\n    " if index else b"\n    ") + _indented(task, 4))
-        summary, said = _closing(tally, notices, n_changed, meta, policy, rerunnable)
+        summary, said = _closing(tally, notices, n_changed, meta, policy, rerunnable, unscorable)
+        audit.unscorable = summary.unscorable_records
         summary.serving = serving.serving(meta.timing)
         said = [*(input_notices or []), *said]
         out.write((b"\n  ]" if tally.total else b"]") + b',\n  "summary": ' + _indented(summary, 2))

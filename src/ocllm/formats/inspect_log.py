@@ -6,7 +6,14 @@ A sample holds the option texts (`choices`), the gold letter (`target`), the ren
 user message), the model's output (`output.choices[0].message.content`: a string, or a list of blocks,
 `text` ones for the content and `reasoning` ones for the reasoning), and what each scorer decided
 (`scores.<scorer>.answer` and `value`, "C" correct and "I" incorrect). A sample inspect_ai recorded as
-failed (an `error`, no output choices) is an error here too, never a wrong answer."""
+failed (an `error`, no output choices) is an error here too, never a wrong answer. A sample this scorer
+cannot score (several targets, one choice) is reported as unscorable, with why, and the others are read.
+
+A `.eval` member is read to a bound, checked as it inflates (zip_members): header.json and the journal's
+start, the eval's spec and results (kilobytes in practice), to HEADER_LIMIT; a sample, which also holds its
+whole transcript (`events`, often most of it, megabytes for a long agent run), to SAMPLE_LIMIT, streamed into
+the JSON parser so that the fields read here are built and the rest passed over. A member inflating past its
+bound is a zip bomb, or no inspect_ai log: the file is refused in one line."""
 
 from __future__ import annotations
 
@@ -18,17 +25,44 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import ijson
+
+from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import failed_sample, lone_letter, mcq_task, not_expected, verdict_of
-from ocllm.formats.zip_members import read_member
-from ocllm.jsonfile import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
+from ocllm.formats.tool_records import (
+    NotScorable,
+    failed_sample,
+    lone_letter,
+    mcq_task,
+    not_expected,
+    unscorable,
+    verdict_of,
+)
+from ocllm.formats.zip_members import MB, Readable, open_member, read_member
+from ocllm.jsonfile import (
+    MAX_DEPTH,
+    InvalidJSON,
+    has_non_standard_numbers,
+    json_items,
+    load_json_whole,
+    outline,
+    too_deep,
+)
 from ocllm.models import Sample
 
 TOOL = "inspect"
 EXPECTED = "an inspect_ai log (.eval: a zip holding header.json and samples/; .json: an object with a samples list)"
 PREFERRED_SCORER = "choice"  # inspect_ai's multiple-choice scorer, when a sample has several
 _SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
+HEADER_LIMIT = 32 * MB  # header.json, _journal/start.json: what a member of the run's facts may inflate to
+SAMPLE_LIMIT = 128 * MB  # one sample member, its transcript included
+# A sample's fields this reader uses: only these are built from a sample member; the others are passed over.
+_SAMPLE_FIELDS = frozenset(("id", "epoch", "input", "target", "choices", "metadata", "messages", "output", "scores",
+                            "error"))  # fmt: skip
+# Bytes inflated and handed to the parser at a time: the C parser re-reads a string token not yet complete with
+# every piece, so a long string in 64 KB pieces costs seconds where 1 MB pieces cost a fraction of one.
+_PIECE = 1 << 20
 # inspect_ai's CORRECT, INCORRECT and NOAN (no answer: it counts as 0), and the other words it reads as 1 or 0;
 # PARTIAL ("P") is no verdict on one answer.
 _VALUES = {"C": True, "I": False, "N": False, "yes": True, "true": True, "no": False, "false": False}
@@ -86,9 +120,11 @@ def _outline(path: Path) -> tuple[str | None, dict[str, Any], list[str], list[An
     return "start_map", fields, ["start_array"] if isinstance(samples, list) else [], samples
 
 
-def read(path: Path, filter_name: str | None = None, qualify_ids: bool = False) -> Iterator[SavedRecord]:
-    """The log's samples as tasks; with `qualify_ids` their ids carry the task's name (`<task>/<id>`), for
-    logs of several tasks read as one run."""
+def read(
+    path: Path, filter_name: str | None = None, qualify_ids: bool = False
+) -> Iterator[SavedRecord | UnscorableRecord]:
+    """The log's samples as tasks (those this scorer cannot score as UnscorableRecord); with `qualify_ids`
+    their ids carry the task's name (`<task>/<id>`), for logs of several tasks read as one run."""
     if zipfile.is_zipfile(path):
         yield from _read_eval(path, qualify_ids)
     else:
@@ -109,13 +145,13 @@ def _header_of_zip(archive: zipfile.ZipFile, path: Path) -> dict[str, Any]:
             info = archive.getinfo(name)
         except KeyError:
             continue
-        fields = _json(read_member(archive, info, path), f"{path}: {name}")
+        fields = _json(read_member(archive, info, path, HEADER_LIMIT), f"{path}: {name}")
         if isinstance(fields, dict) and isinstance(fields.get("eval"), dict):
             return fields
     raise InputError(f"{path}: not {EXPECTED} (no header.json)")
 
 
-def _read_eval(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
+def _read_eval(path: Path, qualify_ids: bool) -> Iterator[SavedRecord | UnscorableRecord]:
     with _open_zip(path) as archive:
         fields = _header_of_zip(archive, path)
         members = [(info, _SAMPLE_MEMBER.fullmatch(info.filename)) for info in archive.infolist()]
@@ -126,10 +162,12 @@ def _read_eval(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
         task = _task_name(fields, path)
         for info, _ in samples:
             where = f"{path}: {info.filename}"
-            yield _record(where, _json(read_member(archive, info, path), where), several, task, qualify_ids)
+            with open_member(archive, info, path, SAMPLE_LIMIT) as stream:
+                sample = _sample_fields(stream, where)
+            yield _record_or_unscorable(path, where, sample, several, task, qualify_ids)
 
 
-def _read_json(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
+def _read_json(path: Path, qualify_ids: bool) -> Iterator[SavedRecord | UnscorableRecord]:
     top, fields, lists, whole = _outline(path)
     if top != "start_map" or not isinstance(fields.get("eval"), dict) or lists not in ([], ["start_array"]):
         raise InputError(f"{path}: not {EXPECTED}")
@@ -139,7 +177,7 @@ def _read_json(path: Path, qualify_ids: bool) -> Iterator[SavedRecord]:
     task = _task_name(fields, path)
     rows = json_items(path, "samples.item") if whole is None else iter(whole)
     for index, sample in enumerate(rows, start=1):
-        yield _record(f"{path}: sample #{index}", sample, several, task, qualify_ids)
+        yield _record_or_unscorable(path, f"{path}: sample #{index}", sample, several, task, qualify_ids)
 
 
 def _json(data: bytes, where: str) -> Any:
@@ -148,6 +186,38 @@ def _json(data: bytes, where: str) -> Any:
     except (ValueError, RecursionError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"{where}: not JSON ({reason})") from None
+
+
+def _sample_fields(stream: Readable, where: str) -> Any:
+    """The fields of a sample member this reader uses, built as the member is inflated and parsed; the rest
+    (the transcript, attachments, the store) parsed and passed over, never built. The member is read to its
+    end, so that its CRC is checked and a member that is not JSON is refused."""
+    built: dict[str, Any] = {}
+    builder: Any = None  # the builder of the field being read, when it is one of those used
+    top: str | None = None
+    depth = 0
+    try:
+        for event, value in ijson.basic_parse(stream, buf_size=_PIECE, use_float=True):
+            if top is None:
+                top = event
+            if event == "map_key" and depth == 1:  # a key of the sample itself
+                builder = built[value] = ijson.ObjectBuilder() if value in _SAMPLE_FIELDS else None
+                continue
+            if event in ("start_map", "start_array"):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise InputError(too_deep(where))
+            elif event in ("end_map", "end_array"):
+                depth -= 1
+            if builder is not None and depth >= 1 and top == "start_map":
+                builder.event(event, value)
+    except ijson.JSONError as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{where}: not JSON ({reason})") from None
+    if top != "start_map":
+        return None  # not an object: not a sample, as the caller says
+    # A key given twice: the last value, as json.loads has it.
+    return {name: b.value for name, b in built.items() if b is not None}
 
 
 def epochs_of(fields: dict[str, Any]) -> int:
@@ -161,6 +231,15 @@ def _task_name(fields: dict[str, Any], path: Path) -> str:
     return task if isinstance(task, str) and task else path.stem
 
 
+def _record_or_unscorable(
+    path: Path, where: str, sample: Any, several_epochs: bool, task: str, qualify_ids: bool
+) -> SavedRecord | UnscorableRecord:
+    try:
+        return _record(where, sample, several_epochs, task, qualify_ids)
+    except NotScorable as exc:
+        return unscorable(exc, path)
+
+
 def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_ids: bool) -> SavedRecord:
     if not isinstance(sample, dict) or "id" not in sample:
         raise InputError(f"{where}: not an inspect_ai sample (no id)")
@@ -172,7 +251,7 @@ def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_id
     target = sample.get("target")
     if isinstance(target, list):
         if len(target) != 1:
-            raise InputError(f"{where}: {len(target)} targets; only single-answer questions can be scored")
+            raise NotScorable(task_id, where, f"{len(target)} targets; only single-answer questions can be scored")
         target = target[0]
     metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
     category = metadata.get("category", metadata.get("subject"))

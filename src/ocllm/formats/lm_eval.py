@@ -7,7 +7,10 @@ of one filter's docs before the next filter's, so a doc's lines are far apart in
 notes where each doc's lines are; the second reads them doc by doc. Memory holds positions, never responses.
 
 lm-eval keeps only the text after its think-end token (all of it when that token never came), and no
-reasoning field: what is scored is that text, split by rule 1 where it still holds `<think>` tags."""
+reasoning field: what is scored is that text, split by rule 1 where it still holds `<think>` tags.
+
+A doc this scorer cannot score (one option, no options to be found, no response text) is reported as
+unscorable, with why, and the other docs are read; a line that is not an lm-eval line refuses the file."""
 
 from __future__ import annotations
 
@@ -18,9 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import lone_letter, mcq_task, options_in_prompt, verdict_of
+from ocllm.formats.tool_records import NotScorable, lone_letter, mcq_task, options_in_prompt, unscorable, verdict_of
 from ocllm.models import Sample, Task
 
 TOOL = "lm-eval"
@@ -88,7 +92,9 @@ def task_name(path: Path) -> str:
     return _TIMESTAMP.sub("", stem.removeprefix("samples_")) or stem
 
 
-def read(path: Path, filter_name: str | None = None, qualify_ids: bool = False) -> Iterator[SavedRecord]:
+def read(
+    path: Path, filter_name: str | None = None, qualify_ids: bool = False
+) -> Iterator[SavedRecord | UnscorableRecord]:
     """The file's docs as tasks, in the order they first appear, each with the filter chosen for `previous`:
     `filter_name`, else `flexible-extract` when the file has it, else the file's first filter."""
     index = _index(path)
@@ -100,7 +106,10 @@ def read(path: Path, filter_name: str | None = None, qualify_ids: bool = False) 
     with open(path, "rb") as fh:
         for doc_id in index.head:
             parsed = {line.filter: (line.number, _parse_at(fh, path, line)) for line in index.lines(doc_id)}
-            yield _record(path, task, doc_id, parsed, filter_name)
+            try:
+                yield _record(path, task, doc_id, parsed, filter_name)
+            except NotScorable as exc:
+                yield unscorable(exc, path)
 
 
 def _index(path: Path) -> _Index:
@@ -191,7 +200,7 @@ def _record(
     where = f"{path}: line {number} (doc {doc_id!r})"
     response = _first(row.get("resps"))
     if not isinstance(response, str):
-        raise InputError(f"{where}: resps[0][0] is not the text of a response")
+        raise NotScorable(task_id, where, "resps[0][0] is not the text of a response")
     built = _task(where, task_id, task, row)
     filters = {name: _filter_outcome(line) for name, (_, line) in lines.items()}
     outcome = filters[chosen]
@@ -249,9 +258,11 @@ def _task(where: str, task_id: str, task: str, row: dict[str, Any]) -> Task:
     prompt = _prompt(row.get("arguments"))
     options, answer = _options_and_answer(doc, row.get("target"), prompt)
     if options is None:
-        raise InputError(
-            f"{where}: cannot tell the options and the answer: the doc has none of options+answer, "
-            "choices+answer, choices{text,label}+answerKey, choice1..4+answer, and the prompt lists no lettered options"
+        raise NotScorable(
+            task_id,
+            where,
+            "cannot tell the options and the answer: the doc has none of options+answer, choices+answer, "
+            "choices{text,label}+answerKey, choice1..4+answer, and the prompt lists no lettered options",
         )
     question = doc.get("question", doc.get("Question", ""))
     category = doc.get("category", doc.get("subject"))

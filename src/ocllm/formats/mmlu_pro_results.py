@@ -7,7 +7,10 @@ model's response and the letter the script extracted.
 
 Some versions and forks call the response `model_outputs`. The script counts a task correct when `pred`
 equals `answer`; that is the tool's verdict kept under `previous`. (Some versions count a random guess for a
-null `pred`: that guess is not in the file, so a null `pred` is counted here as incorrect.)"""
+null `pred`: that guess is not in the file, so a null `pred` is counted here as incorrect.)
+
+A record this scorer cannot score (TIGER-AI-Lab's own results hold questions left with a single option) is
+reported as unscorable, with why, and the rest of the file is read."""
 
 from __future__ import annotations
 
@@ -15,9 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import lone_letter, mcq_task, not_expected
+from ocllm.formats.tool_records import NotScorable, lone_letter, mcq_task, not_expected, unscorable
 from ocllm.jsonfile import json_events, json_items
 from ocllm.models import Sample
 
@@ -26,13 +30,61 @@ EXPECTED = "an MMLU-Pro result file (a JSON list of questions with options, answ
 RESPONSE_FIELDS = ("response", "model_outputs")
 
 
-def files_in(folder: Path) -> list[Path]:
-    return sorted(folder.rglob("*_result.json"))
+# What a folder given instead of files is searched for: the scripts name their files `<category>_result.json`,
+# forks `<subject>.json` and the like, so the content decides, not the name.
+LOOKED_FOR = "*.json files holding a JSON list of records with question_id and options"
 
 
-def read(path: Path) -> Iterator[SavedRecord]:
-    """The file's records, one at a time. The file is first read through once as JSON events (nothing
-    built), so that a file that is not JSON, or not a list, is refused before its first record is used."""
+def files_in(folder: Path) -> tuple[list[Path], list[str]]:
+    """The result lists in a folder (and below it): every `*.json` whose first record has the fields of one,
+    and every other JSON file skipped, with why (the scripts' `*_summary.json` are objects)."""
+    found: list[Path] = []
+    skipped: list[str] = []
+    for path in sorted(p for p in folder.rglob("*.json") if p.is_file()):
+        why = not_a_result_list(path)
+        if why is None:
+            found.append(path)
+        else:
+            skipped.append(f"{path.relative_to(folder)} ({why})")
+    return found, skipped
+
+
+def not_a_result_list(path: Path) -> str | None:
+    """Why a file is not a result list, judged by its opening (as far as its first record), or None when it
+    is one. Cheap: the parser reads the first piece of the file, not all of it."""
+    events = json_events(path)
+    try:
+        first = next(events, (None, None))[0]
+        if first != "start_array":
+            return "an object, not a list" if first == "start_map" else "not a JSON list"
+        opening = next(events, (None, None))[0]
+        if opening == "end_array":
+            return "an empty list"
+        if opening != "start_map":
+            return "a list of something other than records"
+        keys: set[str] = set()
+        depth = 1
+        for event, value in events:
+            if depth == 1 and event == "map_key":
+                keys.add(value)
+            elif event in ("start_map", "start_array"):
+                depth += 1
+            elif event in ("end_map", "end_array"):
+                depth -= 1
+                if not depth:
+                    break
+        missing = [key for key in ("question_id", "options") if key not in keys]
+        return f"its first record has no {' and no '.join(missing)}" if missing else None
+    except InputError as exc:  # not JSON, not UTF-8 text, unreadable
+        return str(exc).removeprefix(f"{path}: ")
+    finally:
+        events.close()
+
+
+def read(path: Path) -> Iterator[SavedRecord | UnscorableRecord]:
+    """The file's records, one at a time (those this scorer cannot score as UnscorableRecord). The file is
+    first read through once as JSON events (nothing built), so that a file that is not JSON, or not a list, is
+    refused before its first record is used."""
     try:
         events = json_events(path)
         first = next(events, (None, None))[0]
@@ -46,16 +98,21 @@ def read(path: Path) -> Iterator[SavedRecord]:
     if empty:
         raise InputError(f"{path}: an empty list: no results to re-score")
     for index, row in enumerate(json_items(path, "item"), start=1):
-        yield _record(path, index, row)
+        try:
+            yield _record(path, index, row)
+        except NotScorable as exc:
+            yield unscorable(exc, path)
 
 
 def _record(path: Path, index: int, row: Any) -> SavedRecord:
     where = f"{path}: record #{index}"
     if not isinstance(row, dict) or "question_id" not in row or "options" not in row:
-        raise InputError(f"{where} has no question_id and options: not {EXPECTED}")
+        if index == 1:  # the first record says what the file is
+            raise InputError(f"{where} has no question_id and options: not {EXPECTED}")
+        raise NotScorable(f"record #{index}", where, "no question_id and options")
     question_id = row["question_id"]
     if isinstance(question_id, bool) or not isinstance(question_id, int | str) or question_id == "":
-        raise InputError(f"{where} has a question_id that is neither a number nor text")
+        raise NotScorable(f"record #{index}", where, "a question_id that is neither a number nor text")
     task_id = str(question_id)
     where = f"{path}: question {task_id}"
     answer = row.get("answer")
@@ -63,10 +120,10 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
         answer = chr(ord("A") + row["answer_index"])
     field = next((f for f in RESPONSE_FIELDS if f in row), None)
     if field is None:
-        raise InputError(f"{where} has neither {' nor '.join(RESPONSE_FIELDS)}")
+        raise NotScorable(task_id, where, f"neither {' nor '.join(RESPONSE_FIELDS)}")
     response = row[field]
     if response is not None and not isinstance(response, str):
-        raise InputError(f"{where} has a {field} that is not text")
+        raise NotScorable(task_id, where, f"a {field} that is not text")
     task = mcq_task(
         where,
         task_id,

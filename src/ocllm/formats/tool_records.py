@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.models import Sample, Task
 from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
@@ -19,6 +20,23 @@ from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 _LONE_LETTER = re.compile(r"\s*[\(\[]?\s*([A-Za-z])\s*[\)\]]?\s*\.?\s*")
 # An option line of a prompt: "A. text", "(A) text", "A) text", "A: text".
 _OPTION_LINE = re.compile(r"^[ \t]*(?:\(([A-Z])\)|([A-Z])[.):])[ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+
+
+class NotScorable(InputError):
+    """A record this scorer cannot score, though the file is of the right kind: the reader reports it
+    (`unscorable`) and goes on with the next. Raised to a caller that does not, it is a one-line error."""
+
+    def __init__(self, task_id: str, where: str, reason: str) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.task_id = task_id
+        self.where = where
+        self.reason = reason
+
+
+def unscorable(exc: NotScorable, path: Path) -> UnscorableRecord:
+    """What a reader yields for a record it cannot turn into a task."""
+    where = exc.where.removeprefix(f"{path}: ")
+    return UnscorableRecord(task_id=exc.task_id, file=str(path), where=where, reason=exc.reason)
 
 
 def not_expected(path: Path, expected: str, exc: InputError) -> InputError:
@@ -65,15 +83,15 @@ def mcq_task(
     subset: str | None = None,
     prompt: str | None = None,
 ) -> Task:
-    """An MCQ task from another tool's record, or one line naming what is wrong with it."""
+    """An MCQ task from another tool's record, or NotScorable saying what is wrong with it."""
     if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
-        raise InputError(f"{where}: no list of option texts")
+        raise NotScorable(task_id, where, "no list of option texts")
     if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
-        raise InputError(f"{where}: {len(options)} option(s); an MCQ task needs 2 to 26 (A-Z)")
+        raise NotScorable(task_id, where, f"{len(options)} option(s); an MCQ task needs 2 to 26 (A-Z)")
     last = option_letter(len(options) - 1)
     gold = lone_letter(answer)
     if gold is None or not "A" <= gold <= last:
-        raise InputError(f"{where}: the answer {answer!r} is not one of its options A-{last}")
+        raise NotScorable(task_id, where, f"the answer {answer!r} is not one of its options A-{last}")
     return Task(
         id=task_id,
         type="mcq",

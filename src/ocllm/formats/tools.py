@@ -1,6 +1,8 @@
 """Other tools' result files, read for `ocllm rescore --from FORMAT FILE...`: lm-evaluation-harness sample
 logs, the MMLU-Pro scripts' result lists, inspect_ai logs. Each format is one module; this one names them,
-finds their files in folders, and reads several files as one run, refusing a task id seen twice."""
+finds their files in folders, and reads several files as one run, refusing a task id seen twice. Records this
+scorer cannot score are gathered apart (`ToolRun.unscorable`, filled as the records are read); a file none
+of whose records can be scored is refused."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.formats import inspect_log, lm_eval, mmlu_pro_results
 from ocllm.formats.records import RunMeta, SavedRecord
@@ -17,9 +20,11 @@ from ocllm.formats.records import RunMeta, SavedRecord
 class ToolFormat(NamedTuple):
     name: str  # as given to --from
     tool: str  # what the tool is called in the console and the audit
-    files_in: Callable[[Path], list[Path]]  # the format's files in a folder given instead of a file
+    # The format's files in a folder given instead of a file, and the files there it skipped (with why).
+    files_in: Callable[[Path], tuple[list[Path], list[str]]]
+    looked_for: str  # what a folder is searched for, said when it holds none
     # A file's records: the filter (lm-eval only), and whether ids name their task (logs of several tasks).
-    read: Callable[[Path, str | None, bool], Iterator[SavedRecord]]
+    read: Callable[[Path, str | None, bool], Iterator[SavedRecord | UnscorableRecord]]
     # Run-level facts (model, task, planned size) from the files, and what a reader must know about them.
     describe: Callable[[list[Path]], tuple[dict[str, Any], list[str]]]
 
@@ -30,6 +35,7 @@ class ToolRun(NamedTuple):
     meta: RunMeta
     records: Iterator[SavedRecord]
     notices: list[str]
+    unscorable: list[UnscorableRecord]  # the records left out, complete once `records` has been read through
 
 
 def _lm_eval_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
@@ -80,16 +86,31 @@ def _mmlu_pro_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
     ]
 
 
+def _by_name(files_in: Callable[[Path], list[Path]]) -> Callable[[Path], tuple[list[Path], list[str]]]:
+    """A format whose files are found by their names: nothing is skipped."""
+    return lambda folder: (files_in(folder), [])
+
+
 FORMATS: dict[str, ToolFormat] = {
-    "lm-eval": ToolFormat("lm-eval", "lm-eval", lm_eval.files_in, lm_eval.read, _lm_eval_facts),
+    "lm-eval": ToolFormat(
+        "lm-eval", "lm-eval", _by_name(lm_eval.files_in), "samples_*.jsonl files", lm_eval.read, _lm_eval_facts
+    ),
     "mmlu-pro": ToolFormat(
         "mmlu-pro",
         "MMLU-Pro script",
         mmlu_pro_results.files_in,
+        mmlu_pro_results.LOOKED_FOR,
         lambda path, _filter, _qualify: mmlu_pro_results.read(path),
         _mmlu_pro_facts,
     ),
-    "inspect": ToolFormat("inspect", "inspect_ai", inspect_log.files_in, inspect_log.read, _inspect_facts),
+    "inspect": ToolFormat(
+        "inspect",
+        "inspect_ai",
+        _by_name(inspect_log.files_in),
+        "*.eval files, else *.json logs",
+        inspect_log.read,
+        _inspect_facts,
+    ),
 }
 
 
@@ -98,35 +119,58 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
     fmt = FORMATS[name]
     if filter_name is not None and name != "lm-eval":
         raise InputError(f"--filter chooses among lm-eval's filters; {name} files have none")
-    files = _expand(fmt, paths)
+    files, skipped = _expand(fmt, paths)
     facts, notices = fmt.describe(files)
+    if skipped:
+        notices = [
+            f"skipped {len(skipped)} JSON file(s) of the folder that are not {fmt.name} results: {', '.join(skipped)}",
+            *notices,
+        ]
     meta = RunMeta.from_fields({"run_format": f"{fmt.name} ({fmt.tool})", **facts})
     # inspect_ai numbers the samples of a dataset without ids 1, 2, ...: logs of different tasks read as one
     # run would collide, so their ids then carry the task's name. (lm-eval's ids always carry it.)
     qualify = name == "inspect" and len({inspect_log.task_of(path) for path in files}) > 1
 
+    unscorable: list[UnscorableRecord] = []
+
     def records() -> Iterator[SavedRecord]:
         first_seen: dict[str, Path] = {}
         for path in files:
+            scored, left_out = 0, len(unscorable)
             for record in fmt.read(path, filter_name, qualify):
+                if isinstance(record, UnscorableRecord):
+                    unscorable.append(record)
+                    continue
                 earlier = first_seen.get(record.task.id)
                 if earlier is not None:
                     where = "twice in it" if earlier == path else f"in {earlier} too"
                     raise InputError(f"{path}: task {record.task.id!r} appears {where}")
                 first_seen[record.task.id] = path
+                scored += 1
                 yield record
+            if not scored and len(unscorable) > left_out:
+                # Nothing of it can be scored: the file itself is wrong for this, not a few of its records.
+                first = unscorable[left_out]
+                raise InputError(
+                    f"{path}: no record this scorer can score ({len(unscorable) - left_out} record(s); the first, "
+                    f"{first.where}: {first.reason})"
+                )
 
-    return ToolRun(fmt, files, meta, records(), notices)
+    return ToolRun(fmt, files, meta, records(), notices, unscorable)
 
 
-def _expand(fmt: ToolFormat, paths: list[Path]) -> list[Path]:
+def _expand(fmt: ToolFormat, paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The files named, a folder standing for the format's files in it; and the files of folders skipped."""
     files: list[Path] = []
+    skipped: list[str] = []
     for path in paths:
         if path.is_dir():
-            found = fmt.files_in(path)
+            found, passed_over = fmt.files_in(path)
             if not found:
-                raise InputError(f"{path}: a folder with no {fmt.name} files in it")
+                also = f"; skipped: {', '.join(passed_over)}" if passed_over else ""
+                raise InputError(f"{path}: a folder with no {fmt.name} files in it (looked for {fmt.looked_for}{also})")
             files += found
+            skipped += [f"{path / name}" for name in passed_over]
         elif path.is_file():
             files.append(path)
         elif path.exists():
@@ -135,4 +179,4 @@ def _expand(fmt: ToolFormat, paths: list[Path]) -> list[Path]:
             raise InputError(f"{path}: no such file")
     if len({p.resolve() for p in files}) != len(files):
         raise InputError("the same file is given twice")
-    return files
+    return files, skipped

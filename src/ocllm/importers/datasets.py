@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ocllm.errors import InputError
 from ocllm.importers.rows import CSV, JSONL, PARQUET, Row, read_rows
 from ocllm.models import Task
 from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
@@ -75,8 +76,11 @@ def _index_letter(options: list[str], index: Any, name: str) -> str:
     return option_letter(index)
 
 
-# MMLU: the original per-subject CSVs (`<subject>_test.csv`, no header) or the Parquet of cais/mmlu.
+# MMLU: the original per-subject CSVs (`<subject>_test.csv`, no header; the public copies' with one) or the
+# Parquet of cais/mmlu.
 _MMLU_COLUMNS = ("question", "A", "B", "C", "D", "answer")
+_MMLU_HEADER = ("question", "a", "b", "c", "d")  # then `answer` or `target`, compared case-folded
+_MMLU_ANSWER_NAMES = ("answer", "target")
 _SPLIT_SUFFIX = re.compile(r"_(test|dev|val|validation|train|auxiliary_train)$")
 _PARQUET_SPLIT = re.compile(r"^(test|dev|val|validation|train|auxiliary_train)\b")
 
@@ -89,12 +93,39 @@ def _mmlu_rows(path: Path) -> Iterator[Row]:
         split = _SPLIT_SUFFIX.search(path.stem)
         subject = _SPLIT_SUFFIX.sub("", path.stem)
         extra = {"subject": subject, "__split__": split.group(1) if split else "test"}
-        for row in read_rows(path, header=False, columns=_MMLU_COLUMNS):
+        for row in read_rows(path, header=False, columns=_MMLU_COLUMNS, header_row=_mmlu_header):
             yield Row(row.file, row.number, {**row.fields, **extra})
     else:
         split = _PARQUET_SPLIT.match(path.stem)
         for row in read_rows(path):
             yield Row(row.file, row.number, {**row.fields, "__split__": split.group(1) if split else "test"})
+
+
+def _mmlu_header(cells: list[str]) -> list[str] | None:
+    """The field names, when a CSV's first row is the header the public copies of MMLU write: its last six
+    cells `question, A, B, C, D, answer` (or `target`), in any case; cells before them are columns of their
+    own (pandas writes its index first). Recognised by these words alone, never guessed from the data: a
+    question whose answer cell is a letter is a question, whatever its text."""
+    words = [cell.strip().casefold() for cell in cells]
+    if len(words) < 6 or tuple(words[-6:-1]) != _MMLU_HEADER or words[-1] not in _MMLU_ANSWER_NAMES:
+        return None
+    leading = [cell.strip() or f"column {i + 1}" for i, cell in enumerate(cells[:-6])]
+    return [*leading, *_MMLU_COLUMNS]
+
+
+def _mmlu_answer(row: Row, options: list[str]) -> str:
+    """The gold letter of an MMLU CSV row: a letter A-D, or an index 0-3 as cais/mmlu writes it. A larger
+    digit means the file counts its answers from 1, and "1" would then be read as B: the file is refused
+    as a whole (an InputError, which --skip-bad does not skip), never read one letter off."""
+    answer = _text(row, "answer")
+    if not answer.isdigit():
+        return _gold(options, answer)
+    if int(answer) < len(options):
+        return option_letter(int(answer))
+    raise InputError(
+        f"{row.where()}: answer {answer!r} is neither a letter A-D nor an index 0-3; a file whose answers count "
+        "from 1 would have every answer read one letter off, so it is not read (not even with --skip-bad)"
+    )
 
 
 def _mmlu_task(row: Row, seed: int, seen: Counter[str]) -> Task:
@@ -113,7 +144,7 @@ def _mmlu_task(row: Row, seed: int, seen: Counter[str]) -> Task:
         if "__extra__" in row.fields or any(c not in row.fields for c in _MMLU_COLUMNS):
             raise BadRow(f"expected {len(_MMLU_COLUMNS)} columns: question, four options, answer letter")
         options = _options([row.fields[c] for c in "ABCD"], "options")
-        gold = _gold(options, _text(row, "answer"))
+        gold = _mmlu_answer(row, options)
     return Task(id=f"mmlu/{key}/{number}", type="mcq", question=question, options=options, answer=gold,
                 category=subject)  # fmt: skip
 

@@ -1,4 +1,5 @@
-"""The rows of the dataset files people have: CSV (with or without a header), Parquet, JSONL.
+"""The rows of the dataset files people have: CSV (with or without a header, or with one recognised by its
+content), Parquet, JSONL.
 
 Each row comes with the file and its number (from 1, among data rows), so that a bad row can be named.
 Parquet is read with pyarrow, a batch at a time; CSV with the csv module; JSONL a line at a time.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -45,13 +46,20 @@ def files_of(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
     return found
 
 
-def read_rows(path: Path, *, header: bool = True, columns: tuple[str, ...] = ()) -> Iterator[Row]:
-    """The rows of one file, by its suffix. A CSV without a header gets `columns` as its field names."""
+# Given a CSV's first row, the field names when that row is a header (recognised by what it says), else None.
+HeaderRow = Callable[[list[str]], list[str] | None]
+
+
+def read_rows(
+    path: Path, *, header: bool = True, columns: tuple[str, ...] = (), header_row: HeaderRow | None = None
+) -> Iterator[Row]:
+    """The rows of one file, by its suffix. A CSV without a header gets `columns` as its field names, unless
+    `header_row` recognises its first row as one: then that row names the fields and is no data row."""
     suffix = path.suffix.lower()
     if suffix in PARQUET:
         yield from _parquet_rows(path)
     elif suffix in CSV:
-        yield from _csv_rows(path, header, columns)
+        yield from _csv_rows(path, header, columns, header_row)
     elif suffix in JSONL:
         yield from _jsonl_rows(path)
     else:
@@ -74,16 +82,24 @@ def _parquet_rows(path: Path) -> Iterator[Row]:
         raise InputError(f"{path}: not a Parquet file pyarrow can read ({_first_line(exc)})") from None
 
 
-def _csv_rows(path: Path, header: bool, columns: tuple[str, ...]) -> Iterator[Row]:
+def _csv_rows(path: Path, header: bool, columns: tuple[str, ...], header_row: HeaderRow | None) -> Iterator[Row]:
     try:
         with open(path, encoding="utf-8-sig", newline="") as fh:
             reader = csv.reader(fh)
             names = list(columns)
             if header:
                 names = [name.strip() for name in next(reader, [])]
-            for number, values in enumerate(reader, start=1):
-                if not any(value.strip() for value in values):
-                    continue  # a blank line
+            number = 0
+            for values in reader:
+                blank = not any(value.strip() for value in values)
+                if header_row is not None and not blank:
+                    header_row, named = None, header_row(values)  # only the first row can be a header
+                    if named is not None:
+                        names = named
+                        continue  # a header: no data row, so the first question is still row 1
+                number += 1
+                if blank:
+                    continue
                 fields = dict(zip(names, values, strict=False))
                 if len(values) > len(names):
                     fields["__extra__"] = values[len(names) :]
