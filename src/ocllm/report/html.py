@@ -23,6 +23,7 @@ from markupsafe import Markup
 from markupsafe import escape as markupsafe_escape
 
 from ocllm import __version__
+from ocllm.audit import SCORER_LABEL
 from ocllm.metrics import token_counts
 from ocllm.option_letters import option_letter
 from ocllm.report import charts
@@ -421,8 +422,9 @@ def _changed(task: Mapping[str, Any]) -> bool:
     return isinstance(previous.get("correct"), bool) and previous["correct"] != task.get("correct")
 
 
-def task_view(task: Mapping[str, Any]) -> dict[str, Any]:
-    """Everything the per-task view shows, as plain values (the template escapes them)."""
+def task_view(task: Mapping[str, Any], tool: str | None = None) -> dict[str, Any]:
+    """Everything the per-task view shows, as plain values (the template escapes them). `tool`: the other tool
+    whose verdict `previous` holds (rescore --from), else the input's."""
     raw_candidates = task.get("candidates") or []
     decided = task.get("decided_by")
     candidates = [_candidate_view(c, i == decided) for i, c in enumerate(raw_candidates)]
@@ -454,7 +456,8 @@ def task_view(task: Mapping[str, Any]) -> dict[str, Any]:
     previous = task.get("previous") or {}
     if isinstance(previous.get("correct"), bool):
         was = "correct" if previous["correct"] else "wrong"
-        facts.append(("input's verdict", f"{was} (extracted {previous.get('extracted_final_answer') or '—'})"))
+        whose = f"{tool}'s verdict" if tool else "input's verdict"
+        facts.append((whose, f"{was} (extracted {previous.get('extracted_final_answer') or '—'})"))
     task_id = str(task.get("task_id", ""))
     category = str(task.get("category", ""))
     search = " ".join(
@@ -480,6 +483,8 @@ def task_view(task: Mapping[str, Any]) -> dict[str, Any]:
         "ambiguity": str(task.get("ambiguity") or "—"),
         "truncated": bool(task.get("truncated")),
         "changed": _changed(task),
+        "previous_verdict": ("correct" if previous.get("correct") else "wrong") if _changed(task) else None,
+        "previous_extracted": str(previous.get("extracted_final_answer") or "—"),
         "rule": str(task.get("rule") or "—"),
         "reason": str(task.get("reason") or ""),
         "error": task.get("error"),
@@ -533,15 +538,20 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         summary.get("scorer") or {},
         {"version": None, "conflict_policy": None, "allow_reasoning_fallback": False, "think_prefilled": False},
     )
-    tasks = [task_view(t) for t in doc.get("tasks") or []]
+    tool = doc.get("tool")
+    tasks = [task_view(t, tool) for t in doc.get("tasks") or []]
     verdicts = Counter(t["verdict"] for t in tasks)
     serving = summary.get("serving")
     return _render(
         "run.html.j2",
         script=filter_script(),
-        doc=_with_defaults(doc, {"label": "run"}),
+        doc=_with_defaults(doc, {"label": "run", "tool": None, "tool_verdicts": None}),
+        scorer_label=SCORER_LABEL,
+        changed_tasks=[t for t in tasks if t["changed"]],
         summary=summary,
-        source=_with_defaults(doc.get("source") or {}, {"path": None, "model": None, "requested_model": None}),
+        source=_with_defaults(
+            doc.get("source") or {}, {"path": None, "model": None, "requested_model": None, "origin": None}
+        ),
         notices=doc.get("notices") or [],
         scorer=scorer,
         scored=scored(summary),
