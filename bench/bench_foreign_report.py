@@ -101,7 +101,8 @@ def open_in_chromium(html: Path) -> tuple[float, float]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        args = ["--headless=new", "--no-sandbox", "--disable-gpu"]  # as tests/test_report_browser.py, in short
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=args)
         page = browser.new_page()
         started = time.perf_counter()
         page.goto(html.as_uri(), wait_until="load")

@@ -483,8 +483,6 @@ def task_view(task: Mapping[str, Any], tool: str | None = None) -> dict[str, Any
         "ambiguity": str(task.get("ambiguity") or "—"),
         "truncated": bool(task.get("truncated")),
         "changed": _changed(task),
-        "previous_verdict": ("correct" if previous.get("correct") else "wrong") if _changed(task) else None,
-        "previous_extracted": str(previous.get("extracted_final_answer") or "—"),
         "rule": str(task.get("rule") or "—"),
         "reason": str(task.get("reason") or ""),
         "error": task.get("error"),
@@ -497,6 +495,52 @@ def task_view(task: Mapping[str, Any], tool: str | None = None) -> dict[str, Any
         "reasoning_statements": sum(c.get("field") == "reasoning" for c in raw_candidates),
         "candidates": candidates,
         "search": search,
+    }
+
+
+# A run page shows at most this many tasks with their whole evidence (prompt, output, statements); the rest
+# are one row each of a plain table. Every task's evidence was 70 MB of HTML for 12,000 MMLU-Pro tasks, a page
+# a browser takes a minute to open; the evidence of every task stays in the run's JSON document.
+FULL_EVIDENCE = 300
+
+
+def _evidence_rank(task: Mapping[str, Any]) -> int:
+    """Which tasks a large run's page shows in full first: the decisions that changed, failed requests,
+    truncated and ambiguous answers, then the other tasks not answered correctly."""
+    if _changed(task):
+        return 0
+    if task.get("error"):
+        return 1
+    if task.get("truncated"):
+        return 2
+    if task.get("ambiguity") not in (None, "none"):
+        return 3
+    return 4 if task.get("correct") is not True else 5
+
+
+def _in_full(tasks: Sequence[Mapping[str, Any]]) -> set[int]:
+    """The indexes of the tasks shown with their whole evidence: all of a run of FULL_EVIDENCE tasks or fewer."""
+    if len(tasks) <= FULL_EVIDENCE:
+        return set(range(len(tasks)))
+    ranked = sorted(range(len(tasks)), key=lambda i: (_evidence_rank(tasks[i]), i))
+    return set(ranked[:FULL_EVIDENCE])
+
+
+def _index_row(task: Mapping[str, Any]) -> dict[str, Any]:
+    """A task as one row of the compact table: what it was asked, what was read, how, and the verdict."""
+    previous = task.get("previous") or {}
+    return {
+        "id": str(task.get("task_id", "")),
+        "category": str(task.get("category", "")),
+        "verdict": verdict_of(task),
+        "expected": expected_text(task),
+        "extracted": extracted_text(task),
+        "how": f"{task.get('extraction_method') or '—'} · {task.get('ambiguity') or '—'}",
+        "truncated": bool(task.get("truncated")),
+        "changed": _changed(task),
+        "reason": str(task.get("reason") or ""),
+        "previous_verdict": "correct" if previous.get("correct") else "wrong",
+        "previous_extracted": str(previous.get("extracted_final_answer") or "—"),
     }
 
 
@@ -539,15 +583,20 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         {"version": None, "conflict_policy": None, "allow_reasoning_fallback": False, "think_prefilled": False},
     )
     tool = doc.get("tool")
-    tasks = [task_view(t, tool) for t in doc.get("tasks") or []]
-    verdicts = Counter(t["verdict"] for t in tasks)
+    all_tasks = doc.get("tasks") or []
+    in_full = _in_full(all_tasks)
+    tasks = [task_view(t, tool) for i, t in enumerate(all_tasks) if i in in_full]
+    index_rows = [_index_row(t) for i, t in enumerate(all_tasks) if i not in in_full]
+    verdicts = Counter(verdict_of(t) for t in all_tasks)
     serving = summary.get("serving")
     return _render(
         "run.html.j2",
         script=filter_script(),
         doc=_with_defaults(doc, {"label": "run", "tool": None, "tool_verdicts": None}),
         scorer_label=SCORER_LABEL,
-        changed_tasks=[t for t in tasks if t["changed"]],
+        changed_tasks=[_index_row(t) for t in all_tasks if _changed(t)],
+        index_rows=index_rows,
+        task_total=len(all_tasks),
         summary=summary,
         source=_with_defaults(
             doc.get("source") or {}, {"path": None, "model": None, "requested_model": None, "origin": None}
