@@ -159,7 +159,10 @@ def test_rescored_foreign_files_are_labelled_by_their_folder_not_out(
     doc = json.loads((folder / "comparison.json").read_text())
     assert (doc["a"]["label"], doc["b"]["label"]) == ("qwen3-think-4k", "qwen3-think-16k")
     assert (doc["a"]["tool"], doc["b"]["tool"]) == ("MMLU-Pro script", "MMLU-Pro script")
-    assert "# Comparison: qwen3-think-4k vs qwen3-think-16k" in (folder / "comparison.md").read_text()
+    md = (folder / "comparison.md").read_text()
+    assert "# Comparison: qwen3-think-4k vs qwen3-think-16k" in md and md.count(", MMLU-Pro script results)") == 2
+    page = html.unescape((folder / "comparison.html").read_text())
+    assert "qwen3-think-4k: MMLU-Pro script results" in page and "qwen3-think-16k: MMLU-Pro script results" in page
 
 
 def test_two_sides_with_the_same_label_are_told_apart_by_their_folders(tmp_path: Path) -> None:
