@@ -172,7 +172,9 @@ def test_metrics_files_without_serving_figures_render_without_them(matrix_folder
 # --- issue 19 item 14: the report of another tool's results, rescored or read with --from --------------------
 
 
-def test_report_of_a_rescored_mmlu_pro_folder_keeps_the_scripts_story(tmp_path: Path) -> None:
+def test_report_of_a_rescored_mmlu_pro_folder_keeps_the_scripts_story(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from test_compare import CHANGED, OURS_RIGHT, TOOL_RIGHT, mmlu_pro_folder, rescored
 
     folder = mmlu_pro_folder(tmp_path / "qwen3-think-4k")
@@ -180,7 +182,10 @@ def test_report_of_a_rescored_mmlu_pro_folder_keeps_the_scripts_story(tmp_path: 
     assert json.loads(out.read_text())["summary"]["changed"] == CHANGED  # what rescore said
     n = len(json.loads(out.read_text())["tasks"])
     for args, where in (([str(out)], "doc"), (["--from", "mmlu-pro", str(folder)], "from")):
+        capsys.readouterr()
         assert main(["report", *args, "-o", str(tmp_path / where)]) == 0
+        said = f"MMLU-Pro script: {TOOL_RIGHT}/{n}   ocllm's scorer: {OURS_RIGHT}/{n}   changed decisions: {CHANGED}"
+        assert said in capsys.readouterr().out
         md = (tmp_path / where / "report.md").read_text()
         page = (tmp_path / where / "report.html").read_text()
         assert md.startswith("# Run report: qwen3-think-4k\n") and "<title>Run report: qwen3-think-4k</title>" in page

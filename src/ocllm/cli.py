@@ -216,6 +216,12 @@ def report(
         folder = run_path.parent / f"{run_path.stem if run_path.is_file() else run_path.name}_report"
     print_notices(doc.notices)
     console.print(summary_table(doc.label, doc.summary))
+    if doc.tool_verdicts is not None:  # another tool's results: its verdicts beside ours, as rescore --from says
+        f = doc.tool_verdicts
+        console.print(
+            f"{doc.tool}: {f.a_correct}/{f.n_paired}   ocllm's scorer: {f.b_correct}/{f.n_paired}   "
+            f"changed decisions: {doc.summary['changed']}"
+        )
     for path in write_run_report(doc, folder):
         console.print(f"wrote {path}")
 
