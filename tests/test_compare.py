@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -110,3 +111,105 @@ def test_compare_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     good = run_file(tmp_path, "A", {"t1": "FINAL: B"})
     assert main(["compare", str(good), str(tmp_path / "missing.json"), "-o", str(tmp_path / "c")]) == 2
     assert "missing.json: no such file" in capsys.readouterr().err
+
+
+# --- issue 19 item 14: another tool's results, rescored or read with --from ---------------------------------
+
+# One MMLU-Pro question per row: the script's `pred`, the response, and what each side makes of it (worked out
+# by hand: the script counts a task right when pred == answer, this scorer reads the response).
+MMLU_PRO_ROWS = (
+    # pred, response, the script right, this scorer right
+    ("B", "The answer is (B).", True, True),
+    (None, "Let me think.\n\n**Answer: (B)**", False, True),  # the script's regex missed it
+    ("C", "The answer is (C).", False, False),
+    ("(B)", "The answer is (B).", False, True),  # "(B)" is not "B" to the script
+    ("B", "I am not sure which one it is.", True, False),  # the script's pred, but no answer in the text
+)
+TOOL_RIGHT = sum(row[2] for row in MMLU_PRO_ROWS)  # 2
+OURS_RIGHT = sum(row[3] for row in MMLU_PRO_ROWS)  # 3
+CHANGED = sum(row[2] != row[3] for row in MMLU_PRO_ROWS)  # 3
+
+
+def mmlu_pro_folder(folder: Path, rows: tuple[tuple[str | None, str, bool, bool], ...] = MMLU_PRO_ROWS) -> Path:
+    """A folder of MMLU-Pro results as the scripts write them: `<category>_result.json`, a list of questions."""
+    options = ["one", "two", "three", "four", "five"]
+    records = [
+        {"question_id": 100 + i, "question": "Which one?", "options": options, "answer": "B", "answer_index": 1,
+         "cot_content": "", "category": "math", "src": "ori_mmlu-x", "pred": pred, "model_outputs": response}
+        for i, (pred, response, _, _) in enumerate(rows)
+    ]  # fmt: skip
+    folder.mkdir(parents=True)
+    return write_json(folder / "math_result.json", records).parent
+
+
+def rescored(tmp_path: Path, folder: Path, name: str = "out") -> Path:
+    out = tmp_path / f"rescored-{folder.parent.name}-{folder.name}" / f"{name}.json"
+    assert main(["rescore", "--from", "mmlu-pro", str(folder), "-o", str(out)]) == 0
+    return out
+
+
+def test_rescored_foreign_files_are_labelled_by_their_folder_not_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = rescored(tmp_path, mmlu_pro_folder(tmp_path / "qwen3-think-4k"))
+    b = rescored(tmp_path, mmlu_pro_folder(tmp_path / "qwen3-think-16k"))
+    monkeypatch.chdir(tmp_path)  # the default output folder is relative to where ocllm runs
+    assert main(["compare", str(a), str(b)]) == 0
+    folder = tmp_path / "comparisons" / "qwen3-think-4k_vs_qwen3-think-16k"
+    doc = json.loads((folder / "comparison.json").read_text())
+    assert (doc["a"]["label"], doc["b"]["label"]) == ("qwen3-think-4k", "qwen3-think-16k")
+    assert (doc["a"]["tool"], doc["b"]["tool"]) == ("MMLU-Pro script", "MMLU-Pro script")
+    md = (folder / "comparison.md").read_text()
+    assert "# Comparison: qwen3-think-4k vs qwen3-think-16k" in md and md.count(", MMLU-Pro script results)") == 2
+    page = html.unescape((folder / "comparison.html").read_text())
+    assert "qwen3-think-4k: MMLU-Pro script results" in page and "qwen3-think-16k: MMLU-Pro script results" in page
+
+
+def test_two_sides_with_the_same_label_are_told_apart_by_their_folders(tmp_path: Path) -> None:
+    a = rescored(tmp_path, mmlu_pro_folder(tmp_path / "budget-4k" / "qwen3"))
+    b = rescored(tmp_path, mmlu_pro_folder(tmp_path / "budget-16k" / "qwen3"))
+    doc = compare_cli(a, b, tmp_path / "c")
+    assert (doc["a"]["label"], doc["b"]["label"]) == ("qwen3 (budget-4k)", "qwen3 (budget-16k)")
+    same = compare_cli(a, a, tmp_path / "d")
+    assert (same["a"]["label"], same["b"]["label"]) == ("A: qwen3", "B: qwen3")
+
+
+def test_compare_from_reads_both_folders_and_no_rescore_compares_the_tools_verdicts(tmp_path: Path) -> None:
+    a = mmlu_pro_folder(tmp_path / "think-4k")
+    flipped = tuple((pred, response, not tool, ours) for pred, response, tool, ours in MMLU_PRO_ROWS[:1])
+    b = mmlu_pro_folder(tmp_path / "think-16k", MMLU_PRO_ROWS[1:] + flipped)
+    doc = compare_cli(a, b, tmp_path / "c", "--from", "mmlu-pro")
+    assert (doc["a"]["label"], doc["b"]["label"]) == ("think-4k", "think-16k")
+    assert doc["rescored"] is True and doc["a_correct"] == OURS_RIGHT
+    raw = compare_cli(a, b, tmp_path / "r", "--from", "mmlu-pro", "--no-rescore")
+    assert raw["rescored"] is False and raw["a_correct"] == TOOL_RIGHT
+    said = "the verdicts compared are MMLU-Pro script's own"
+    assert any(said in notice for notice in raw["notices"])
+    for page in ("comparison.md", "comparison.html"):
+        assert said in html.unescape((tmp_path / "r" / page).read_text()), page
+    # The rescored documents of the same folders compare the same way, and keep the script's verdicts.
+    again = compare_cli(rescored(tmp_path, a), rescored(tmp_path, b), tmp_path / "again", "--no-rescore")
+    assert again["a_correct"] == TOOL_RIGHT and (again["a"]["label"], again["b"]["label"]) == ("think-4k", "think-16k")
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RAW_FOREIGN = {
+    "mmlu-pro file": ("mmlu-pro", FIXTURES / "mmlu_pro" / "evaluate_from_api-2a7ec7e" / "math_result.json"),
+    "mmlu-pro folder": ("mmlu-pro", FIXTURES / "mmlu_pro" / "evaluate_from_api-2a7ec7e"),
+    "lm-eval folder": ("lm-eval", FIXTURES / "lm_eval" / "0.4.13" / "sim-baseline"),
+    "lm-eval file": ("lm-eval", next((FIXTURES / "lm_eval" / "0.4.13" / "sim-baseline").rglob("samples_*.jsonl"))),
+    "inspect .eval": ("inspect", next((FIXTURES / "inspect" / "0.3.285").glob("*.eval"))),
+    "inspect .json": ("inspect", next((FIXTURES / "inspect" / "0.3.285").glob("*.json"))),
+}
+
+
+@pytest.mark.parametrize("case", RAW_FOREIGN)
+def test_another_tools_files_without_from_get_one_line_naming_the_flag(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name, path = RAW_FOREIGN[case]
+    for command in (["compare", str(path), str(path), "-o", str(tmp_path / "c")], ["report", str(path)]):
+        assert main([*command, "-o", str(tmp_path / "out")] if command[0] == "report" else command) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert len(err) == 1 and err[0].startswith("ocllm: error: "), err
+        assert f"--from {name}" in err[0], err

@@ -267,3 +267,31 @@ def test_tags_stay_whole_and_tables_fit_the_page(browser: Browser, tmp_path: Pat
         )
         assert wide == []
         assert watched.problems == []
+
+
+# --- issue 19 item 14: a large run's page ------------------------------------------------------------------
+
+
+def test_a_large_runs_filter_counts_and_narrows_the_rows_not_shown_in_full(browser: Browser, tmp_path: Path) -> None:
+    from test_report_render import large_run
+
+    doc = large_run(1000)
+    write_run_report(doc, tmp_path)
+    for watched in open_report(browser, tmp_path / "report.html"):
+        page = watched.page
+        assert page.locator("#task-count").inner_text() == "1000 tasks"  # the rows count with the tasks in full
+        page.fill("#task-filter", "q0099")  # q00990-q00998: listed as rows, or drawn in full
+        shown = page.eval_on_selector_all(
+            "table[data-task-index] tr[data-v]", "rows => rows.filter(r => !r.hidden).map(r => r.cells[1].textContent)"
+        )
+        opened = page.eval_on_selector_all(
+            "details.task", "els => els.filter(e => !e.hidden).map(e => e.dataset.taskId)"
+        )
+        expected = sorted(t["task_id"] for t in doc["tasks"] if t["task_id"].startswith("q0099"))
+        assert sorted(shown + opened) == expected and shown  # some are rows, some (the wrong one) in full
+        assert page.locator("#task-count").inner_text() == f"{len(expected)} of 1000 tasks"
+        page.fill("#task-filter", "")
+        page.select_option("#verdict-filter", "wrong")
+        wrong = page.eval_on_selector_all("tr[data-v]", "rows => rows.filter(r => !r.hidden).length")
+        assert wrong == 0  # every wrong answer of this run is among the tasks shown in full
+        assert page.evaluate("window.__xss") is None and watched.problems == []

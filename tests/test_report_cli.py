@@ -167,3 +167,45 @@ def test_metrics_files_without_serving_figures_render_without_them(matrix_folder
     md = (tmp_path / "d" / "comparison.md").read_text()
     assert f"| requests/s | not recorded | {rate(recorded_serving(run)['requests_per_s'])} |" in md
     assert "- Only B_native recorded serving figures." in md
+
+
+# --- issue 19 item 14: the report of another tool's results, rescored or read with --from --------------------
+
+
+def test_report_of_a_rescored_mmlu_pro_folder_keeps_the_scripts_story(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_compare import CHANGED, OURS_RIGHT, TOOL_RIGHT, mmlu_pro_folder, rescored
+
+    folder = mmlu_pro_folder(tmp_path / "qwen3-think-4k")
+    out = rescored(tmp_path, folder)
+    assert json.loads(out.read_text())["summary"]["changed"] == CHANGED  # what rescore said
+    n = len(json.loads(out.read_text())["tasks"])
+    for args, where in (([str(out)], "doc"), (["--from", "mmlu-pro", str(folder)], "from")):
+        capsys.readouterr()
+        assert main(["report", *args, "-o", str(tmp_path / where)]) == 0
+        said = f"MMLU-Pro script: {TOOL_RIGHT}/{n}   ocllm's scorer: {OURS_RIGHT}/{n}   changed decisions: {CHANGED}"
+        assert said in capsys.readouterr().out
+        md = (tmp_path / where / "report.md").read_text()
+        page = (tmp_path / where / "report.html").read_text()
+        assert md.startswith("# Run report: qwen3-think-4k\n") and "<title>Run report: qwen3-think-4k</title>" in page
+        assert f"| decisions changed from MMLU-Pro script's | {CHANGED} |" in md
+        assert f"| MMLU-Pro script | {TOOL_RIGHT}/{n} |" in md and f"| ocllm's scorer | {OURS_RIGHT}/{n} |" in md
+        assert "MMLU-Pro script's verdict" in md  # per changed task
+        (verdicts,) = table_rows(page, "data-tool-verdicts")
+        assert ["MMLU-Pro script", f"{TOOL_RIGHT}/{n}"] == verdicts[1][:2]
+        assert ["ocllm's scorer", f"{OURS_RIGHT}/{n}"] == verdicts[2][:2]
+        assert f'data-figure="changed"><div class="label">changed</div><div class="value">{CHANGED}<' in page
+        assert "MMLU-Pro script's verdict" in page
+
+
+def test_report_of_a_rescored_inspect_log_counts_truncation_as_rescore_did(tmp_path: Path) -> None:
+    variant = next((Path(__file__).parent / "fixtures" / "inspect" / "0.3.285" / "variant").glob("*.eval"))
+    out = tmp_path / "out.json"
+    assert main(["rescore", "--from", "inspect", str(variant), "-o", str(out)]) == 0
+    truncated = json.loads(out.read_text())["summary"]["truncated"]
+    assert truncated > 0
+    assert main(["report", str(out), "-o", str(tmp_path / "r")]) == 0
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert f"| truncated (finish_reason: length) | {truncated} |" in md
+    assert "inspect_ai" in md and "# Run report: out" not in md

@@ -804,3 +804,54 @@ def test_endpoint_urls_are_escaped_in_both_renderers() -> None:
         assert_self_contained(page)
         assert "<script>window.__xss" not in page and "<img" not in page
         assert table_rows(page, "data-endpoints")[0][1][0] == f"http://x/{XSS}|a"
+
+
+# --- issue 19 item 14: a large run's page stays small ------------------------------------------------------
+
+
+def large_run(n: int) -> dict[str, Any]:
+    """`n` tasks with ~2 KB of output each (an MMLU-Pro chain of thought), one in ten wrong, one in a hundred
+    changed from the input's verdict, one failed request, and one task whose id and output are markup."""
+    thought = "Computing step by step: the first term gives 86, and the second adds a factor of 5. " * 24
+    tasks = []
+    for i in range(n):
+        wrong = i % 10 == 3
+        letter = "C" if wrong else "B"
+        t = task(f"q{i:05d}", f"cat{i % 7}", extracted=letter, content=f"{thought}\nFINAL: {letter}")
+        if i % 100 == 7:
+            t["previous"] = {"tool": "mmlu-pro", "correct": not t["correct"], "extracted_final_answer": None}
+        tasks.append(t)
+    tasks[5] = task("q00005", "cat5", error="HTTP 500 after 4 attempts")
+    tasks[-1] = task(f"q{XSS}", "cat0", content=f"{XSS}\n{thought}\nFINAL: B")
+    return run_doc(tasks)
+
+
+def test_a_large_runs_page_shows_the_notable_tasks_in_full_and_lists_the_rest_in_a_few_bytes() -> None:
+    from ocllm.report.html import FULL_EVIDENCE
+
+    n = 2000
+    doc = large_run(n)
+    page = run_report_html(doc)
+    # Every task's evidence was 4.4 KB a task here (70 MB for 12,000 MMLU-Pro tasks); beyond the tasks shown in
+    # full, a task costs one row of a table.
+    assert len(page.encode()) / n < 1000
+    growth = len(run_report_html(large_run(2 * n)).encode()) - len(page.encode())
+    assert growth / n < 150
+    changed = [t["task_id"] for t in doc["tasks"] if t["previous"]]
+    opened = re.findall(r'<details class="task v-[a-z]+" data-task-id="([^"]+)"', page)
+    assert set(changed) <= set(opened) and "q00005" in opened  # every changed decision and the failed request
+    assert len(opened) == FULL_EVIDENCE
+    index = re.search(r"<table data-task-index>(.*?)</table>", page, re.S)
+    assert index is not None
+    listed = re.findall(r"<tr data-v=\"[a-z]+\"><td>[a-z]+<td>([^<]+)<td>", index.group(1))
+    assert sorted(html.unescape(i) for i in listed + opened) == sorted(t["task_id"] for t in doc["tasks"])
+    assert "<script>window.__xss" not in page and "&lt;script&gt;window.__xss=1&lt;/script&gt;" in page
+    assert f"{FULL_EVIDENCE} of the {n} tasks are shown with their whole evidence" in page
+
+
+def test_a_run_of_a_few_hundred_tasks_still_shows_every_task_in_full() -> None:
+    from ocllm.report.html import FULL_EVIDENCE
+
+    doc = large_run(FULL_EVIDENCE)
+    page = run_report_html(doc)
+    assert page.count('<details class="task ') == FULL_EVIDENCE and "<table data-task-index" not in page

@@ -729,3 +729,25 @@ def inspect_sample(sample_id: str, content: Any, *, target: str, answer: str, va
         },
         "scores": {"choice": {"value": value, "answer": answer, "explanation": ""}},
     }
+
+
+# --- issue 19 item 14: a rescored document stays near its input's size -------------------------------------
+
+
+def test_a_rescored_document_is_at_most_twice_its_input(tmp_path: Path) -> None:
+    """A thinking model's MMLU-Pro results (its thinking left in the output, letters weighed there, as Qwen3
+    forks publish them): every statement found is kept as evidence, but the document stays within twice the
+    input, the raw output and every candidate still in it."""
+    options = [f"{n}.5 units of the quantity asked" for n in range(10)]
+    weighed = " ".join(f"So the answer is ({letter}). Wait, let me check that again." for letter in "CDEFGH")
+    work = "Computing step by step: the first term gives 86, and the second adds a factor of 5. " * 12
+    rows = [
+        {"question_id": i, "question": "Which value is closest?", "options": options, "answer": "B",
+         "answer_index": 1, "cot_content": "", "category": "physics", "src": "ori_mmlu-x", "pred": "B",
+         "model_outputs": f"<think>\n{work}{weighed} {work}\n</think>\n\nThe answer is (B)."}
+        for i in range(300)
+    ]  # fmt: skip
+    source = write_json(tmp_path / "physics_result.json", rows)
+    doc, _ = rescore(tmp_path, "--from", "mmlu-pro", str(source))
+    assert all(len(t["candidates"]) == 7 and t["raw_content"] for t in doc["tasks"])  # nothing left out
+    assert (tmp_path / "out.json").stat().st_size <= 2 * source.stat().st_size

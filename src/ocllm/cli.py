@@ -5,6 +5,7 @@ once instead of first loading SciPy, matplotlib and aiohttp."""
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import threading
@@ -127,12 +128,40 @@ def rescore(
         console.print(f"wrote {report}")
 
 
+def from_options(func: click.decorators.FC) -> click.decorators.FC:
+    """compare and report read another tool's results as `rescore --from` does."""
+    func = click.option(
+        "--filter",
+        "filter_name",
+        metavar="NAME",
+        help="lm-eval: whose extraction is the tool's own answer (as for rescore --from).",
+    )(func)
+    func = click.option(
+        "--from",
+        "from_format",
+        type=click.Choice(["lm-eval", "mmlu-pro", "inspect"]),
+        help="Read another tool's result files or folders (as rescore --from takes them), re-scored here, the "
+        "tool's own verdicts kept beside this scorer's.",
+    )(func)
+    return func
+
+
+def _check_filter(from_format: str | None, filter_name: str | None) -> None:
+    if filter_name is not None and from_format is None:
+        raise OcllmError("--filter chooses among lm-eval's filters: it needs --from lm-eval")
+
+
 @app.command()
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: comparisons/A_vs_B).")
-@click.option("--no-rescore", is_flag=True, help="Use the files' own decisions instead of re-scoring both sides.")
+@click.option(
+    "--no-rescore",
+    is_flag=True,
+    help="Use the files' own decisions instead of re-scoring both sides (another tool's results: that tool's).",
+)
 @click.option("--force", is_flag=True, help=FORCE_HELP)
+@from_options
 @policy_options
 def compare(
     a: Path,
@@ -140,22 +169,28 @@ def compare(
     out: Path | None,
     no_rescore: bool,
     force: bool,
+    from_format: str | None,
+    filter_name: str | None,
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
 ) -> None:
-    """Compare two runs (run directories or metrics files) task by task."""
+    """Compare two runs (run directories, metrics files, or another tool's results with --from) task by task."""
     from ocllm.compare import compare_runs, load_scored
     from ocllm.output_guard import COMPARISON_FILES, check_folder_output
     from ocllm.report.write import write_comparison
 
-    folder = out or Path("comparisons") / f"{_stem(a)}_vs_{_stem(b)}"
-    check_folder_output(folder, COMPARISON_FILES, [a, b], force=force)
+    _check_filter(from_format, filter_name)
+    if out is not None:  # refused before either side is read; the default folder is named after the sides
+        check_folder_output(out, COMPARISON_FILES, [a, b], force=force)
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
-    doc = compare_runs(
-        load_scored(a, rescore=not no_rescore, overrides=overrides),
-        load_scored(b, rescore=not no_rescore, overrides=overrides),
-    )
+    sides = [
+        load_scored(p, rescore=not no_rescore, overrides=overrides, from_format=from_format, filter_name=filter_name)
+        for p in (a, b)
+    ]
+    doc = compare_runs(*sides)
+    folder = out or Path("comparisons") / f"{_file_name(doc.a.label)}_vs_{_file_name(doc.b.label)}"
+    check_folder_output(folder, COMPARISON_FILES, [a, b], force=force)
     paths = write_comparison(doc, folder)
     console_comparison(doc)
     for path in paths:
@@ -166,25 +201,42 @@ def compare(
 @click.argument("run_path", metavar="RUN", type=click.Path(path_type=Path))
 @click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: RUN's folder/report).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
+@from_options
 @policy_options
 def report(
     run_path: Path,
     out: Path | None,
     force: bool,
+    from_format: str | None,
+    filter_name: str | None,
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
 ) -> None:
-    """Report one run: summary, breakdowns and every task's evidence, as Markdown and HTML."""
+    """Report one run (or another tool's results, --from): summary, breakdowns and the tasks' evidence, as
+    Markdown and HTML."""
     from ocllm.output_guard import REPORT_FILES, check_folder_output
     from ocllm.report.data import run_report_doc
     from ocllm.report.write import write_run_report
 
-    folder = out or (run_path / "report" if run_path.is_dir() else run_path.parent / f"{run_path.stem}_report")
+    _check_filter(from_format, filter_name)
+    if out is not None:
+        folder = out
+    elif run_path.is_dir() and from_format is None:
+        folder = run_path / "report"
+    else:  # beside a file, or beside another tool's folder (never inside it: its files are read by name)
+        folder = run_path.parent / f"{run_path.stem if run_path.is_file() else run_path.name}_report"
     check_folder_output(folder, REPORT_FILES, [run_path], force=force)
-    doc = run_report_doc(run_path, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
+    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
+    doc = run_report_doc(run_path, overrides, from_format, filter_name)
     print_notices(doc.notices)
     console.print(summary_table(doc.label, doc.summary))
+    if doc.tool_verdicts is not None:  # another tool's results: its verdicts beside ours, as rescore --from says
+        f = doc.tool_verdicts
+        console.print(
+            f"{doc.tool}: {f.a_correct}/{f.n_paired}   ocllm's scorer: {f.b_correct}/{f.n_paired}   "
+            f"changed decisions: {doc.summary['changed']}"
+        )
     for path in write_run_report(doc, folder):
         console.print(f"wrote {path}")
 
@@ -218,8 +270,9 @@ def matrix_report(
         console.print(f"wrote {path}")
 
 
-def _stem(path: Path) -> str:
-    return path.name if path.is_dir() else path.stem
+def _file_name(label: str) -> str:
+    """A run's label as a folder name: a model's "org/name" or spaces made safe."""
+    return re.sub(r"[^\w.+-]+", "_", label).strip("_.") or "run"
 
 
 def lane_options(func: click.decorators.FC) -> click.decorators.FC:

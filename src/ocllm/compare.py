@@ -15,7 +15,9 @@ import msgspec
 import numpy as np
 
 from ocllm.documents import Comparison, Flip, Paired, Serving, Side
-from ocllm.formats import SavedRecord, load_saved_run
+from ocllm.errors import InputError
+from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
+from ocllm.formats.tools import format_of_run, read_tool_files, recognise
 from ocllm.metrics import ServingTally, token_counts
 from ocllm.models import Decision, Policy
 from ocllm.notices import incomplete_notice
@@ -47,21 +49,75 @@ class ScoredRun(NamedTuple):
     missing: int = 0  # tasks of the suite an interrupted run never ran
     in_suite: int | None = None  # tasks in the suite, when the input says
     serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
+    tool: str | None = None  # the other tool whose results these are (read with --from, or rescored from them)
+    notices: tuple[str, ...] = ()  # what a reader must know about the input's format
+    origin: Path | None = None  # where another tool's results were read from (a rescored document's source)
 
 
-def load_scored(path: Path, *, rescore: bool = True, overrides: PolicyOverrides | None = None) -> ScoredRun:
-    saved = load_saved_run(path)
+class LoadedRun(NamedTuple):
+    saved: SavedRun
+    tool: str | None  # the other tool that wrote the results (their verdicts are `previous`), else None
+    notices: list[str]  # what a reader must know about that tool's format
+
+
+def load_run(path: Path, from_format: str | None = None, filter_name: str | None = None) -> LoadedRun:
+    """A saved run for compare and report: this project's or the old harness's, a document rescored from another
+    tool's results, or (`from_format`) that tool's files themselves, read as `rescore --from` reads them.
+    Another tool's files given without `from_format` are refused in one line that names the flag."""
+    if from_format is not None:
+        run = read_tool_files(from_format, [path], filter_name)
+        meta = msgspec.structs.replace(run.meta, origin=str(path))
+        return LoadedRun(SavedRun(path, meta, list(run.records)), run.format.tool, run.notices)
+    try:
+        saved = load_saved_run(path)
+    except InputError:
+        fmt = recognise(path)
+        if fmt is None:
+            raise
+        raise InputError(
+            f"{path}: {fmt.tool} results, not a saved run of ocllm: read them with --from {fmt.name} "
+            f"(or turn them into one with `ocllm rescore --from {fmt.name}`)"
+        ) from None
+    fmt = format_of_run(saved.meta.run_format)
+    return LoadedRun(saved, fmt.tool if fmt else None, [])
+
+
+def run_label(meta: RunMeta, path: Path) -> str:
+    """What a run is called on every page: its lane, else its run id; for another tool's results, the model
+    they record, else the name of the folder they were read from (a file's name, "out", says nothing)."""
+    if meta.lane or meta.run_id or format_of_run(meta.run_format) is None:
+        return meta.label(path)
+    if meta.model:
+        return meta.model
+    origin = Path(meta.origin) if meta.origin else path
+    folder = origin if origin.is_dir() or not origin.suffix else origin.parent
+    return folder.name or origin.stem
+
+
+def load_scored(
+    path: Path,
+    *,
+    rescore: bool = True,
+    overrides: PolicyOverrides | None = None,
+    from_format: str | None = None,
+    filter_name: str | None = None,
+) -> ScoredRun:
+    loaded = load_run(path, from_format, filter_name)
+    saved = loaded.saved
     chosen = policy_of(saved, overrides)
     tasks = {}
     serving = ServingTally()
     for record in saved.records:
         tasks[record.task.id] = _scored_task(record, chosen) if rescore else _as_recorded(record)
         serving.add(record.sample)
-    label = saved.meta.label(path)
+    label = run_label(saved.meta, path)
     expected = saved.meta.tasks_in_suite
     in_suite = expected if expected is not None and expected >= len(tasks) else None
     missing = in_suite - len(tasks) if in_suite is not None else 0
-    return ScoredRun(label, path, tasks, rescore, missing, in_suite, serving.serving(saved.meta.timing))
+    timing = serving.serving(saved.meta.timing)
+    origin = Path(saved.meta.origin) if loaded.tool and saved.meta.origin else None
+    notices = tuple(loaded.notices)
+    return ScoredRun(label, path, tasks, rescore, missing, in_suite, timing, loaded.tool, notices, origin)
 
 
 def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
@@ -136,15 +192,35 @@ def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
 
 def _side(run: ScoredRun) -> Side:
     return Side(
-        label=run.label, path=str(run.path), missing=run.missing, tasks_in_suite=run.in_suite, serving=run.serving
+        label=run.label,
+        path=str(run.path),
+        missing=run.missing,
+        tasks_in_suite=run.in_suite,
+        serving=run.serving,
+        tool=run.tool,
     )
+
+
+def told_apart(a: ScoredRun, b: ScoredRun) -> tuple[ScoredRun, ScoredRun]:
+    """Two sides called the same (one model, two thinking budgets) get the nearest folder that differs in
+    their paths beside the name; the same path twice, A: and B:."""
+    if a.label != b.label:
+        return a, b
+    where_a, where_b = ((run.origin or run.path).absolute() for run in (a, b))  # the tool's folder names the run
+    differ = next(((x, y) for x, y in zip(where_a.parts[::-1], where_b.parts[::-1], strict=False) if x != y), None)
+    if differ is None or where_a == where_b:
+        return a._replace(label=f"A: {a.label}"), b._replace(label=f"B: {b.label}")
+    return a._replace(label=f"{a.label} ({differ[0]})"), b._replace(label=f"{b.label} ({differ[1]})")
 
 
 def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int) -> list[str]:
     """What a reader must know before the figures: a side that never ran part of its suite, and tasks left
     out because a request failed."""
     notices = []
+    if not a.rescored and (a.tool or b.tool):
+        notices.append(f"not re-scored: the verdicts compared are {_whose_verdicts(a, b)}")
     for run in (a, b):
+        notices += [f"{run.label}: {note}" for note in run.notices]
         incomplete = incomplete_notice(run.missing, run.in_suite)
         if incomplete:
             notices.append(f"{run.label}: {incomplete}")
@@ -153,10 +229,16 @@ def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int) -> list[str]:
     return notices
 
 
+def _whose_verdicts(a: ScoredRun, b: ScoredRun) -> str:
+    whose = [f"{run.tool}'s own" if run.tool else "as the file recorded them" for run in (a, b)]
+    if whose[0] == whose[1]:
+        return whose[0] + (" on both sides" if a.tool else "")
+    return f"{whose[0]} for {a.label}, {whose[1]} for {b.label}"
+
+
 def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
     """The comparison document (comparison.json)."""
-    if a.label == b.label:
-        a, b = a._replace(label=f"A: {a.label}"), b._replace(label=f"B: {b.label}")
+    a, b = told_apart(a, b)
     shared = [tid for tid in a.tasks if tid in b.tasks]
     unscorable = [tid for tid in shared if a.tasks[tid].correct is None or b.tasks[tid].correct is None]
     paired = [tid for tid in shared if tid not in set(unscorable)]

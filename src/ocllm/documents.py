@@ -107,6 +107,7 @@ class Side(msgspec.Struct, kw_only=True):
     missing: int = 0  # tasks of its suite it never ran
     tasks_in_suite: int | None = None
     serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
+    tool: str | None = None  # the other tool whose results the side is (rescore --from, compare --from)
 
 
 class Flip(msgspec.Struct, kw_only=True):
@@ -190,3 +191,5 @@ class RunReport(msgspec.Struct, kw_only=True):
     notices: list[str] = msgspec.field(default_factory=list)
     resources: dict[str, Any] = msgspec.field(default_factory=dict)
     tasks: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    tool: str | None = None  # the other tool whose results were re-scored (their verdicts are `previous`)
+    tool_verdicts: Paired | None = None  # that tool's verdicts (A) against this scorer's (B), on tasks both decided

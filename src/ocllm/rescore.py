@@ -257,8 +257,10 @@ def write_rescored(
             audit.add(record, decision)
             serving.add(record.sample)
             n_changed += changed(record, decision)
+            # One line per task: indenting every field of every candidate statement made a document of a
+            # thinking model's results more than twice its input; one line is also one task to grep or diff.
             task = task_record(record, decision, raw_outputs=raw_outputs)
-            out.write((b",\n    " if index else b"\n    ") + _indented(task, 4))
+            out.write((b",\n    " if index else b"\n    ") + _json(task))
         summary, said = _closing(tally, notices, n_changed, meta, policy, rerunnable, unscorable)
         audit.unscorable = summary.unscorable_records
         summary.serving = serving.serving(meta.timing)

@@ -32,6 +32,7 @@ class RunMeta(msgspec.Struct, kw_only=True):
     scorer: dict[str, Any] | None = None  # the scorer and policy this project's output was scored with
     run_format: str | None = None
     timing: dict[str, Any] | None = None  # a run's wall time, requests and endpoints, for its serving figures
+    origin: str | None = None  # what a rescored document was scored from (its `source.path`)
     other: dict[str, Any] = msgspec.field(default_factory=dict)  # any other run-level field of the input
 
     @classmethod
@@ -61,7 +62,7 @@ class RunMeta(msgspec.Struct, kw_only=True):
         return {"path": str(path), **self.other, **fields}
 
 
-_TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format"))
+_TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format", "origin"))
 _TABLES = frozenset(("lane_settings", "scorer", "timing"))
 
 

@@ -31,8 +31,9 @@ DECISION_FIELDS = (
 )
 # Fields that describe the run rather than the decision; carried through to the output.
 CARRIED_FIELDS = ("prompt", "latency_s", "usage", "subset")
-# What this project's output records under `source` about the run it was scored from.
-_RUN_FIELDS = ("lane", "model", "requested_model", "lane_settings", "suite", "tasks_in_suite")
+# What this project's output records under `source` about the run it was scored from (`run_format`: another
+# tool's, for a document `rescore --from` wrote).
+_RUN_FIELDS = ("lane", "model", "requested_model", "lane_settings", "suite", "tasks_in_suite", "run_format")
 _TASK_TYPES = ("mcq", "required_substrings")
 # Optional fields and the types they must have when present (null is always allowed).
 _FIELD_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
@@ -91,6 +92,11 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
             # This project's output names the run it came from (lane, model, suite size): a metrics.json
             # read back says as much about the run as its directory would, an interrupted one included.
             meta.update({k: v for k, v in source.items() if k in _RUN_FIELDS and k not in meta})
+            # Rescored from another tool's files (`rescore --from` lists them): where they were read from names
+            # the run; a rescore of that document keeps the first origin.
+            origin = source.get("origin") or (source.get("path") if "files" in source else None)
+            if isinstance(origin, str):
+                meta["origin"] = origin
         prefix = "tasks.item"
     elif len(tasks) > 1:
         # Which of them would be the run? A JSON object's keys should be unique; a reader may take either.
@@ -177,5 +183,9 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
         error=row.get("error"),
     )
     previous = {k: row[k] for k in DECISION_FIELDS if k in row}
+    if isinstance(row.get("previous"), dict) and isinstance(row["previous"].get("tool"), str):
+        # A document rescored from another tool's results: that tool's decision stays the one set against
+        # this scorer's (what `rescore --from` counted as changed), however often the document is re-scored.
+        previous = row["previous"]
     carried = {k: row[k] for k in CARRIED_FIELDS if k in row}
     return SavedRecord(task, sample, previous, carried)

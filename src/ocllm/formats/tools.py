@@ -15,6 +15,7 @@ from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.formats import inspect_log, lm_eval, mmlu_pro_results
 from ocllm.formats.records import RunMeta, SavedRecord
+from ocllm.jsonfile import json_items
 
 
 class ToolFormat(NamedTuple):
@@ -180,3 +181,31 @@ def _expand(fmt: ToolFormat, paths: list[Path]) -> tuple[list[Path], list[str]]:
     if len({p.resolve() for p in files}) != len(files):
         raise InputError("the same file is given twice")
     return files, skipped
+
+
+def format_of_run(run_format: str | None) -> ToolFormat | None:
+    """The other tool a run was read from, by the `run_format` its reading recorded ("mmlu-pro (MMLU-Pro
+    script)"), kept in the `source` of every document rescored from it; None for this project's own runs."""
+    return next((fmt for fmt in FORMATS.values() if run_format == f"{fmt.name} ({fmt.tool})"), None)
+
+
+def recognise(path: Path) -> ToolFormat | None:
+    """Which other tool wrote `path` (a file, or a folder of the tool's files), by its files' names and a look
+    at the start of one: for the one line that sends a user to `--from` when compare or report is given one."""
+    for fmt in FORMATS.values():
+        files = fmt.files_in(path)[0][:1] if path.is_dir() else [path] if path.is_file() else []
+        if files and _looks_like(fmt, files[0]):
+            return fmt
+    return None
+
+
+def _looks_like(fmt: ToolFormat, path: Path) -> bool:
+    try:
+        if fmt.name == "lm-eval":
+            return path.name.startswith("samples_") and path.suffix == ".jsonl"
+        if fmt.name == "inspect":
+            return path.suffix in (".eval", ".json") and isinstance(inspect_log.header(path).get("eval"), dict)
+        first = next(json_items(path, "item"), None)  # mmlu-pro: a list of questions
+        return isinstance(first, dict) and "question_id" in first and "options" in first
+    except (InputError, OSError, ValueError):
+        return False

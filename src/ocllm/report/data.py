@@ -11,12 +11,15 @@ from typing import Any
 
 import msgspec
 
-from ocllm.compare import ScoredRun, compare_runs, load_scored, resources_of, scored_task
-from ocllm.documents import Estimate, Matrix, MatrixLane, RunReport
+from ocllm.audit import SCORER_LABEL
+from ocllm.compare import ScoredRun, compare_runs, load_run, load_scored, resources_of, run_label, scored_task
+from ocllm.documents import Estimate, Matrix, MatrixLane, Paired, RunReport
 from ocllm.errors import InputError
-from ocllm.formats import load_saved_run
+from ocllm.formats import SavedRecord
 from ocllm.metrics import accuracy, tally_categories
+from ocllm.models import Decision
 from ocllm.notices import incomplete_notice
+from ocllm.paired import paired_figures
 from ocllm.report.format import scored
 from ocllm.rescore import PolicyOverrides, policy_of, rescore_run
 from ocllm.stats import wilson
@@ -27,24 +30,49 @@ def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
     return {**figures, "ci_low": ci.low, "ci_high": ci.high}
 
 
-def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> RunReport:
+def run_report_doc(
+    path: Path,
+    overrides: PolicyOverrides | None = None,
+    from_format: str | None = None,
+    filter_name: str | None = None,
+) -> RunReport:
     """One run re-scored with the current scorer (the lane's policy for run directories), with
-    intervals, resource figures, and every task's evidence (prompt, content, reasoning, statements)."""
-    saved = load_saved_run(path)
+    intervals, resource figures, and every task's evidence (prompt, content, reasoning, statements).
+    Another tool's results (read with `from_format`, or a document rescored from them) keep that tool's
+    verdicts beside this scorer's: its name, the paired figures of the two, and the decisions that changed."""
+    loaded = load_run(path, from_format, filter_name)
+    saved = loaded.saved
     result = rescore_run(saved, policy_of(saved, overrides))
     metrics = result.document
     summary = _with_interval(msgspec.to_builtins(metrics.summary))
     summary["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
     return RunReport(
         harness_version=metrics.harness_version,
-        label=saved.meta.label(path),
+        label=run_label(saved.meta, path),
         source=metrics.source,
         summary=summary,
-        notices=metrics.notices,
+        notices=[*loaded.notices, *metrics.notices],
         # From the decisions just made: scoring every task a second time to reach the same figures cost double.
         resources=resources_of([scored_task(r, d) for r, d in zip(saved.records, result.decisions, strict=True)]),
         tasks=metrics.tasks,
+        tool=loaded.tool,
+        tool_verdicts=_tool_verdicts(loaded.tool, saved.records, result.decisions),
     )
+
+
+def _tool_verdicts(tool: str | None, records: list[SavedRecord], decisions: list[Decision]) -> Paired | None:
+    """The other tool's verdicts (A) against this scorer's (B) on the tasks both decided, as the audit of
+    `rescore --from` sets them; None for this project's own runs, or when the tool recorded no verdict."""
+    if tool is None:
+        return None
+    pairs = [
+        (r.previous["correct"], d.correct)
+        for r, d in zip(records, decisions, strict=True)
+        if isinstance(r.previous.get("correct"), bool) and d.correct is not None
+    ]
+    if not pairs:
+        return None
+    return paired_figures([old for old, _ in pairs], [new for _, new in pairs], tool, SCORER_LABEL, sides="scoring")
 
 
 def find_runs(folder: Path) -> list[Path]:

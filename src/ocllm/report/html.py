@@ -23,6 +23,7 @@ from markupsafe import Markup
 from markupsafe import escape as markupsafe_escape
 
 from ocllm import __version__
+from ocllm.audit import SCORER_LABEL
 from ocllm.metrics import token_counts
 from ocllm.option_letters import option_letter
 from ocllm.report import charts
@@ -421,8 +422,9 @@ def _changed(task: Mapping[str, Any]) -> bool:
     return isinstance(previous.get("correct"), bool) and previous["correct"] != task.get("correct")
 
 
-def task_view(task: Mapping[str, Any]) -> dict[str, Any]:
-    """Everything the per-task view shows, as plain values (the template escapes them)."""
+def task_view(task: Mapping[str, Any], tool: str | None = None) -> dict[str, Any]:
+    """Everything the per-task view shows, as plain values (the template escapes them). `tool`: the other tool
+    whose verdict `previous` holds (rescore --from), else the input's."""
     raw_candidates = task.get("candidates") or []
     decided = task.get("decided_by")
     candidates = [_candidate_view(c, i == decided) for i, c in enumerate(raw_candidates)]
@@ -454,7 +456,8 @@ def task_view(task: Mapping[str, Any]) -> dict[str, Any]:
     previous = task.get("previous") or {}
     if isinstance(previous.get("correct"), bool):
         was = "correct" if previous["correct"] else "wrong"
-        facts.append(("input's verdict", f"{was} (extracted {previous.get('extracted_final_answer') or '—'})"))
+        whose = f"{tool}'s verdict" if tool else "input's verdict"
+        facts.append((whose, f"{was} (extracted {previous.get('extracted_final_answer') or '—'})"))
     task_id = str(task.get("task_id", ""))
     category = str(task.get("category", ""))
     search = " ".join(
@@ -492,6 +495,52 @@ def task_view(task: Mapping[str, Any]) -> dict[str, Any]:
         "reasoning_statements": sum(c.get("field") == "reasoning" for c in raw_candidates),
         "candidates": candidates,
         "search": search,
+    }
+
+
+# A run page shows at most this many tasks with their whole evidence (prompt, output, statements); the rest
+# are one row each of a plain table. Every task's evidence was 70 MB of HTML for 12,000 MMLU-Pro tasks, a page
+# a browser takes a minute to open; the evidence of every task stays in the run's JSON document.
+FULL_EVIDENCE = 300
+
+
+def _evidence_rank(task: Mapping[str, Any]) -> int:
+    """Which tasks a large run's page shows in full first: the decisions that changed, failed requests,
+    truncated and ambiguous answers, then the other tasks not answered correctly."""
+    if _changed(task):
+        return 0
+    if task.get("error"):
+        return 1
+    if task.get("truncated"):
+        return 2
+    if task.get("ambiguity") not in (None, "none"):
+        return 3
+    return 4 if task.get("correct") is not True else 5
+
+
+def _in_full(tasks: Sequence[Mapping[str, Any]]) -> set[int]:
+    """The indexes of the tasks shown with their whole evidence: all of a run of FULL_EVIDENCE tasks or fewer."""
+    if len(tasks) <= FULL_EVIDENCE:
+        return set(range(len(tasks)))
+    ranked = sorted(range(len(tasks)), key=lambda i: (_evidence_rank(tasks[i]), i))
+    return set(ranked[:FULL_EVIDENCE])
+
+
+def _index_row(task: Mapping[str, Any]) -> dict[str, Any]:
+    """A task as one row of the compact table: what it was asked, what was read, how, and the verdict."""
+    previous = task.get("previous") or {}
+    return {
+        "id": str(task.get("task_id", "")),
+        "category": str(task.get("category", "")),
+        "verdict": verdict_of(task),
+        "expected": expected_text(task),
+        "extracted": extracted_text(task),
+        "how": f"{task.get('extraction_method') or '—'} · {task.get('ambiguity') or '—'}",
+        "truncated": bool(task.get("truncated")),
+        "changed": _changed(task),
+        "reason": str(task.get("reason") or ""),
+        "previous_verdict": "correct" if previous.get("correct") else "wrong",
+        "previous_extracted": str(previous.get("extracted_final_answer") or "—"),
     }
 
 
@@ -533,15 +582,25 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         summary.get("scorer") or {},
         {"version": None, "conflict_policy": None, "allow_reasoning_fallback": False, "think_prefilled": False},
     )
-    tasks = [task_view(t) for t in doc.get("tasks") or []]
-    verdicts = Counter(t["verdict"] for t in tasks)
+    tool = doc.get("tool")
+    all_tasks = doc.get("tasks") or []
+    in_full = _in_full(all_tasks)
+    tasks = [task_view(t, tool) for i, t in enumerate(all_tasks) if i in in_full]
+    index_rows = [_index_row(t) for i, t in enumerate(all_tasks) if i not in in_full]
+    verdicts = Counter(verdict_of(t) for t in all_tasks)
     serving = summary.get("serving")
     return _render(
         "run.html.j2",
         script=filter_script(),
-        doc=_with_defaults(doc, {"label": "run"}),
+        doc=_with_defaults(doc, {"label": "run", "tool": None, "tool_verdicts": None}),
+        scorer_label=SCORER_LABEL,
+        changed_tasks=[_index_row(t) for t in all_tasks if _changed(t)],
+        index_rows=index_rows,
+        task_total=len(all_tasks),
         summary=summary,
-        source=_with_defaults(doc.get("source") or {}, {"path": None, "model": None, "requested_model": None}),
+        source=_with_defaults(
+            doc.get("source") or {}, {"path": None, "model": None, "requested_model": None, "origin": None}
+        ),
         notices=doc.get("notices") or [],
         scorer=scorer,
         scored=scored(summary),

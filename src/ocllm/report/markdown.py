@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ocllm.audit import SCORER_LABEL
 from ocllm.report.format import (
     ENDPOINT_HEADER,
     SERVING_MISSING,
@@ -140,6 +141,9 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
             facts.append(f"the lane asked for {cell(requested)}")
     if source.get("path"):
         facts.append(f"source: {cell(source['path'], 200)}")
+    tool = doc.get("tool")
+    if tool and source.get("origin") and source.get("origin") != source.get("path"):
+        facts.append(f"{cell(tool)} results read from {cell(source['origin'], 200)}")
     if facts:
         lines += ["; ".join(facts) + ".", ""]
     lines += [
@@ -154,7 +158,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
                 ["errors (failed requests, not scored)", str(summary.get("errors", 0))],
                 ["truncated (finish_reason: length)", str(summary.get("truncated", 0))],
                 ["run complete", _completeness(summary)],
-                *([["decisions changed from the input's", str(summary["changed"])]] if "changed" in summary else []),
+                *([[f"decisions changed from {_whose(doc)}", str(summary["changed"])]] if "changed" in summary else []),
                 ["scorer", cell(scorer.get("version", "n/a"))],
                 ["conflict policy", cell(scorer.get("conflict_policy", "n/a"))],
                 ["reasoning fallback", _on_off(scorer.get("allow_reasoning_fallback"))],
@@ -163,6 +167,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
             "lr",
         ),
         "",
+        *_tool_verdicts_md(doc),
         "## By category",
         "",
     ]
@@ -209,6 +214,59 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         lines += ["", f"## Failed requests ({len(failed)})", ""]
         lines += _table(["task", "reason"], [[cell(t.get("task_id"), 80), cell(t.get("error"), 300)] for t in failed])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _whose(doc: Mapping[str, Any]) -> str:
+    """Whose verdicts a run's `previous` holds: another tool's (rescore --from), else the input's."""
+    return f"{cell(doc['tool'])}'s" if doc.get("tool") else "the input's"
+
+
+def _tool_verdicts_md(doc: Mapping[str, Any]) -> list[str]:
+    """Another tool's results: its verdicts against this scorer's (the figures the audit of rescore --from
+    leads with), then every task whose verdict changed, with the reason."""
+    tool, figures = doc.get("tool"), doc.get("tool_verdicts")
+    if not tool:
+        return []
+    lines = [f"## {cell(tool)}'s verdicts against {SCORER_LABEL}", ""]
+    if not figures:
+        return [*lines, f"{cell(tool)} recorded no verdict for these tasks.", ""]
+    n = figures["n_paired"]
+    rows = [
+        [label, f"{figures[f'{side}_correct']}/{n}", pct(figures[f"{side}_accuracy"]),
+         interval(figures[f"{side}_ci_low"], figures[f"{side}_ci_high"])]
+        for label, side in ((cell(tool), "a"), (SCORER_LABEL, "b"))
+    ]  # fmt: skip
+    lines += [
+        f"> **{cell(figures['verdict'], 1000)}**",
+        "",
+        *_table(["", "correct", "accuracy", "95% interval"], rows, "lrrr"),
+        "",
+        f"- On the {n} tasks both decided: {SCORER_LABEL} right where {cell(tool)} is wrong on {figures['b_wins']}, "
+        f"the reverse on {figures['a_wins']}; exact McNemar p = {p_value(figures['mcnemar_p'])}.",
+        "",
+    ]
+    changed = [t for t in doc.get("tasks") or [] if _changed_task(t)]
+    lines += [f"### Changed decisions ({len(changed)})", ""]
+    if not changed:
+        return [*lines, "No decision changed.", ""]
+    rows = [
+        [
+            cell(t.get("task_id"), 80),
+            cell(expected_text(t), 60),
+            _verdict_md("correct" if t["previous"]["correct"] else "wrong")
+            + f" ({cell(t['previous'].get('extracted_final_answer'), 40)})",
+            _verdict_md(verdict_of(t)) + f" ({cell(extracted_text(t), 40)})",
+            cell(t.get("reason"), 200),
+        ]
+        for t in changed
+    ]
+    header = ["task", "expected", f"{cell(tool)}'s verdict", f"{SCORER_LABEL}'s verdict", "why"]
+    return [*lines, *_table(header, rows), ""]
+
+
+def _changed_task(task: Mapping[str, Any]) -> bool:
+    previous = task.get("previous") or {}
+    return isinstance(previous.get("correct"), bool) and previous["correct"] != task.get("correct")
 
 
 # --- Comparison ---------------------------------------------------------------------------------------
@@ -295,7 +353,8 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
             if doc.get("rescored")
             else "Verdicts as recorded in the files (not re-scored)."
         ),
-        f"- A: {cell(a)} ({cell(doc['a'].get('path'), 200)}); B: {cell(b)} ({cell(doc['b'].get('path'), 200)}).",
+        f"- A: {cell(a)} ({cell(doc['a'].get('path'), 200)}{_tool_of(doc['a'])}); "
+        f"B: {cell(b)} ({cell(doc['b'].get('path'), 200)}{_tool_of(doc['b'])}).",
         "",
         "## By category",
         "",
@@ -342,6 +401,10 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
     if serving:
         lines += ["", *serving]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _tool_of(side: Mapping[str, Any]) -> str:
+    return f", {cell(side['tool'])} results" if side.get("tool") else ""
 
 
 def _recorded_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
