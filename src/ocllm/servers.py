@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from ocllm.bounds import out_of_range
 from ocllm.errors import OcllmError
 
 SERVER_LOG = "server.log"
@@ -77,9 +78,21 @@ def settings_problems(settings: ServerSettings) -> list[str]:
         return [f"server.command cannot be split: {exc}"]
     if not argv or not argv[0]:
         problems.append("server.command is empty")
+    # What the kernel cannot take (execve refuses a NUL byte, and an environment name holding "="), refused
+    # in one line here rather than as a traceback when the server is started.
+    if any("\0" in arg for arg in argv):
+        problems.append("server.command holds a NUL byte")
+    for name, value in settings.env.items():
+        if not name or "=" in name or "\0" in name:
+            problems.append(f"server.env name {name!r}: a name must be non-empty, without '=' or a NUL byte")
+        elif "\0" in value:
+            problems.append(f"server.env {name}: the value holds a NUL byte")
+    if settings.cwd is not None and "\0" in settings.cwd:
+        problems.append("server.cwd holds a NUL byte")
     for name in ("ready_timeout_s", "stop_timeout_s"):
-        if not getattr(settings, name) > 0:
-            problems.append(f"server.{name} must be more than 0")
+        problem = out_of_range(f"server.{name}", getattr(settings, name))
+        if problem is not None:
+            problems.append(problem)
     return problems
 
 
