@@ -4,6 +4,7 @@ serve-sim`), a real HTTP server in a real process group; `ocllm` runs in this pr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -221,3 +222,106 @@ def test_a_command_that_is_not_there_is_one_line(tmp_path: Path, capsys: pytest.
     assert main(["run", "--config", str(config), "--lane", "x", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'no-such-server' is not a program on PATH" in err[0]
+
+
+# --- issue 19, item 8: no process of a lane's server outlives ocllm, whatever the command (a wrapper that does
+# not exec, a server that ignores SIGTERM, a process that leaves its session) and however ocllm ends. The
+# server is tests/stub_server.py, a real HTTP server; what is left is looked for in /proc by the port.
+
+STUB = str(Path(__file__).with_name("stub_server.py"))
+
+
+def stub_command(port: int, *extra: str) -> list[str]:
+    return [PYTHON, STUB, "--port", str(port), *extra]
+
+
+def wrapped(argv: list[str], before: str = "") -> list[str]:
+    """`sh -c "ARGV; echo done"`: the shell forks the server and waits for it (no exec)."""
+    return ["sh", "-c", before + " ".join(argv) + "; echo done"]
+
+
+def processes_of(port: int) -> list[int]:
+    """Live processes (zombies hold nothing) whose command line names the port: the server, its wrapper, and
+    whatever ocllm put between them."""
+    marker = f"--port {port}"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def reaped() -> Any:
+    """The ports a test's servers use; whatever of them is still alive at the end is killed, so that a failing
+    test leaves nothing behind either."""
+    ports: list[int] = []
+    yield ports
+    for port in ports:
+        for pid in processes_of(port):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def nothing_left_of(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while processes_of(port) or something_answers("127.0.0.1", port):
+        assert time.monotonic() < deadline, f"left behind: {processes_of(port)}"
+        time.sleep(0.1)
+
+
+def _stub_lane_running(tmp: Path, ports: list[int], command: list[str], port: int, **server: Any) -> Any:
+    """`ocllm matrix` with one slow lane on a managed stub server, once its first answer is on disk."""
+    ports.append(port)
+    config = lanes_file(tmp, port, {"only": {"concurrency": 1, "model": "stub"}}, {"command": command, **server})
+    proc = _start_matrix(config, tmp / "runs")
+    started = _wait_for_samples(tmp / "runs" / "only", 1, proc)
+    return proc, started
+
+
+def test_a_wrapper_that_does_not_exec_leaves_nothing_when_ocllm_is_killed(tmp_path: Path, reaped: list[int]) -> None:
+    port = free_port()
+    proc, _ = _stub_lane_running(tmp_path, reaped, wrapped(stub_command(port, "--latency", "0.3")), port)
+    assert len(processes_of(port)) >= 2  # the shell and its child, the server
+    proc.kill()  # SIGKILL: ocllm stops nothing itself
+    proc.communicate(timeout=30)
+    nothing_left_of(port)
+
+
+def test_a_server_that_ignores_sigterm_is_killed_after_the_grace_when_ocllm_is_killed(
+    tmp_path: Path, reaped: list[int]
+) -> None:
+    port = free_port()
+    command = stub_command(port, "--latency", "0.3", "--ignore-sigterm")
+    proc, _ = _stub_lane_running(tmp_path, reaped, command, port, stop_timeout_s=1)
+    proc.kill()
+    proc.communicate(timeout=30)
+    nothing_left_of(port)
+
+
+def test_ctrl_c_leaves_nothing_of_a_wrapped_server_that_left_its_session(tmp_path: Path, reaped: list[int]) -> None:
+    port = free_port()
+    command = wrapped(stub_command(port, "--latency", "0.3", "--ignore-sigterm"), before="setsid ")
+    proc, _ = _stub_lane_running(tmp_path, reaped, command, port, stop_timeout_s=1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    nothing_left_of(port)
+
+
+def test_the_normal_stop_leaves_nothing_of_a_wrapped_server_that_ignores_sigterm_and_left_its_session(
+    tmp_path: Path, reaped: list[int]
+) -> None:
+    port = free_port()
+    reaped.append(port)
+    command = wrapped(stub_command(port, "--ignore-sigterm"), before="setsid ")
+    config = lanes_file(tmp_path, port, {"a": {"model": "stub"}}, {"command": command, "stop_timeout_s": 1})
+    assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 0
+    nothing_left_of(port)

@@ -38,17 +38,10 @@ _LOG_LINES_KEPT = 20  # the last lines of the log, for the progress line and for
 _LOG_LINES_SHOWN = 5  # of them, what an error quotes
 
 
-# Runs the server's command in place of itself (same pid), first asking the kernel to send it SIGTERM should
-# ocllm die without stopping it (SIGKILL, the OOM killer): even then no server outlives ocllm. Linux only;
-# elsewhere the command simply runs. A launcher rather than preexec_fn, which is unsafe beside threads.
-_LAUNCHER = """
-import contextlib, ctypes, os, signal, sys
-with contextlib.suppress(OSError, AttributeError):
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-if os.getppid() != int(sys.argv[1]):
-    sys.exit(1)  # ocllm died before the request took hold
-os.execvp(sys.argv[2], sys.argv[2:])
-"""
+# The process between ocllm and the server's command that holds the command's whole tree (server_watchdog.py).
+_WATCHDOG = Path(__file__).with_name("server_watchdog.py")
+_WATCHDOG_SAID_S = 30.0  # how long the watchdog may take to say the command's pid (a Python start, a busy box)
+_WATCHDOG_SLACK_S = 10.0  # beyond stop_timeout_s, for the watchdog to finish its SIGKILLs and exit
 
 
 def env_path(env: dict[str, str]) -> str | None:
@@ -131,6 +124,13 @@ class ManagedServer:
         self.ready_at: str | None = None
         self.models: list[str] = []
         self._death: str | None = None
+        # What the watchdog says of the command's own process: its pid, and its exit code once it exits.
+        self._status: threading.Thread | None = None
+        self._pid_said = threading.Event()
+        self._server_pid: int | None = None
+        self._server_exit: int | None = None
+        self._began = 0.0
+        self.ready_after_s: float | None = None
 
     # --- starting ---------------------------------------------------------------------------------------
 
@@ -150,21 +150,33 @@ class ManagedServer:
             raise ServerFailed(f"lane {lane!r}: cannot start the server: {program!r} is not a program on PATH")
         self.attach_log(log_path)
         env = {**os.environ, **self.settings.env}
+        status_read, status_write = os.pipe()
+        grace = repr(self.settings.stop_timeout_s)
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *argv],
-                stdin=subprocess.DEVNULL,
+                [sys.executable, "-I", str(_WATCHDOG), str(status_write), grace, *argv],
+                # Only ocllm holds this pipe: its end of file, however ocllm ends, makes the watchdog stop the tree.
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd=self.settings.cwd,
                 env=env,
-                start_new_session=True,  # its own process group: stopping it stops whatever it started
+                pass_fds=(status_write,),
+                start_new_session=True,  # its own session and group, out of reach of the terminal's Ctrl-C
             )
         except OSError as exc:
+            os.close(status_read)
             raise ServerFailed(f"lane {lane!r}: cannot start the server {program!r}: {exc}") from None
+        finally:
+            os.close(status_write)
         self.started_at = _now()
+        self._began = time.monotonic()
+        self._status = threading.Thread(target=self._read_status, args=(status_read,), name="server-status")
+        self._status.daemon = True
+        self._status.start()
         self._pump = threading.Thread(target=self._copy_output, name="server-log", daemon=True)
         self._pump.start()
+        self._pid_said.wait(timeout=_WATCHDOG_SAID_S)
         try:
             self._wait_ready(lane, waiting)
         except BaseException:
@@ -242,12 +254,36 @@ class ManagedServer:
 
     # --- running and stopping ---------------------------------------------------------------------------
 
+    def _read_status(self, fd: int) -> None:
+        with open(fd, "rb") as status:
+            for line in status:
+                word, _, value = line.decode("ascii", "replace").strip().partition(" ")
+                with contextlib.suppress(ValueError):
+                    if word == "pid":
+                        self._server_pid = int(value)
+                        self._pid_said.set()
+                    elif word == "exit":
+                        self._server_exit = int(value)
+        self._pid_said.set()  # the watchdog is gone: nothing more will be said
+
     def exit_code(self) -> int | None:
-        return None if self._process is None else self._process.poll()
+        """The command's exit code (negative: the signal that killed it) once its process has exited, said by
+        the watchdog at once; the watchdog's own, should it have died without saying."""
+        if self._process is None:
+            return None
+        if self._server_exit is not None:
+            return self._server_exit
+        code = self._process.poll()
+        if code is None:
+            return None
+        if self._status is not None:
+            self._status.join(timeout=1.0)  # its last word, still in the pipe
+        return self._server_exit if self._server_exit is not None else code
 
     @property
     def pid(self) -> int | None:
-        return None if self._process is None else self._process.pid
+        """The command's own process (the watchdog's child)."""
+        return self._server_pid
 
     def death_reason(self) -> str:
         """Why requests to it can no longer succeed: said on every task left when it dies mid-lane (worded
@@ -257,17 +293,21 @@ class ManagedServer:
         return self._death
 
     def stop(self) -> None:
-        """SIGTERM to its process group, SIGKILL after stop_timeout_s; then the log is closed."""
+        """The watchdog told to stop the tree (SIGTERM to every process of it, SIGKILL after stop_timeout_s)
+        and waited for; then the log is closed."""
         process = self._process
         if process is not None and process.poll() is None:
-            _signal_group(process.pid, signal.SIGTERM)
+            if process.stdin is not None:
+                with contextlib.suppress(OSError):
+                    process.stdin.close()  # end of file: the watchdog stops the tree, then exits
             try:
-                process.wait(timeout=self.settings.stop_timeout_s)
+                process.wait(timeout=self.settings.stop_timeout_s + _WATCHDOG_SLACK_S)
             except subprocess.TimeoutExpired:
                 _signal_group(process.pid, signal.SIGKILL)
+                process.kill()
                 process.wait()
         if process is not None:
-            _signal_group(process.pid, signal.SIGKILL)  # whatever it started and left behind in its group
+            _signal_group(process.pid, signal.SIGKILL)  # whatever is left in its group, should the watchdog be gone
         if self._pump is not None:
             self._pump.join(timeout=2.0)
         with self._log_lock:
@@ -283,6 +323,7 @@ class ManagedServer:
             "env": sorted(self.settings.env),
             "cwd": self.settings.cwd,
             "pid": self.pid,
+            "watchdog_pid": None if self._process is None else self._process.pid,
             "started_at": self.started_at,
             "ready_at": self.ready_at,
             "models": self.models,
