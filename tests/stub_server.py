@@ -12,6 +12,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -26,7 +27,7 @@ def key_spellings(key: str) -> list[str]:
         json.dumps(key)[1:-1],
         json.dumps(key)[1:-1].replace("/", "\\/"),
         urllib.parse.quote(key, safe=""),
-        urllib.parse.quote(key, safe="").lower(),
+        re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), urllib.parse.quote(key, safe="")),
         urllib.parse.quote_plus(key),
         base64.b64encode(key.encode()).decode(),
         base64.urlsafe_b64encode(key.encode()).decode(),

@@ -325,3 +325,51 @@ def test_the_normal_stop_leaves_nothing_of_a_wrapped_server_that_ignores_sigterm
     config = lanes_file(tmp_path, port, {"a": {"model": "stub"}}, {"command": command, "stop_timeout_s": 1})
     assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 0
     nothing_left_of(port)
+
+
+# --- issue 19, item 1: a managed server that prints its API key puts it nowhere: not in server.log, not in the
+# errors quoting the log's last lines when it dies (samples, metrics, manifest, reports, rescored documents),
+# not on the console; in no spelling the scrub knows.
+
+
+def test_a_server_that_prints_its_key_leaks_it_nowhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, reaped: list[int]
+) -> None:
+    from stub_server import key_spellings
+
+    key = "sk-secret/XYZü+1 end"
+    monkeypatch.setenv("OCLLM_TEST_KEY", key)  # the server inherits it, as vLLM's --api-key needs
+    port = free_port()
+    reaped.append(port)
+    command = stub_command(port, "--print-key", "OCLLM_TEST_KEY", "--die-after", "3")
+    lane = {"model": "stub", "concurrency": 1, "api_key_env": "OCLLM_TEST_KEY"}
+    config = lanes_file(tmp_path, port, {"a": lane}, {"command": command})
+    out = tmp_path / "runs" / "a"
+    assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 1  # it died after 3 answers
+    assert main(["report", str(out)]) == 0
+    assert main(["rescore", str(out), "-o", str(tmp_path / "re.json"), "--report", str(tmp_path / "audit.md")]) == 0
+    printed = capsys.readouterr()
+    written = {p: p.read_bytes().decode(errors="replace") for p in tmp_path.rglob("*") if p.is_file()}
+    log = written[out / "server.log"]
+    assert "starting: --api-key [redacted]" in log and "dying: --api-key [redacted]" in log
+    errors = [json.loads(line).get("error") for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert any(e and "dying: --api-key [redacted]" in e for e in errors)  # the log's last lines, quoted
+    everything = printed.out + printed.err + "".join(text for p, text in written.items() if p.name != "lanes.toml")
+    for spelling in key_spellings(key):
+        assert spelling not in everything, spelling
+    assert "XYZ" not in everything.replace("[redacted]", "")
+
+
+@pytest.mark.parametrize("before", ["", "u", "us", "user:", "Bearer "])
+@pytest.mark.parametrize("after", ["", "x", "xy"])
+def test_the_key_in_base64_is_taken_out_at_any_offset(before: str, after: str) -> None:
+    import base64
+
+    from ocllm.scrub import scrub
+
+    key = "sk-secret/XYZü+1 end"
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        encoded = encode(f"{before}{key}{after}".encode()).decode()
+        clean = scrub(f"auth={encoded};", key)
+        assert "[redacted]" in clean and encode(key.encode()).decode()[2:-4] not in clean
+        assert len(clean.replace("[redacted]", "")) <= len("auth=;") + 4 + 2 * len(before + after)

@@ -31,6 +31,7 @@ import msgspec
 
 from ocllm.bounds import out_of_range
 from ocllm.errors import OcllmError
+from ocllm.scrub import scrub
 
 SERVER_LOG = "server.log"
 _POLL_S = 0.25  # how often readiness and the process are checked while waiting
@@ -236,13 +237,17 @@ class ManagedServer:
             old.close()
 
     def _copy_output(self) -> None:
+        """Each line of the server's output to the log, the API key taken out first (a server may print it:
+        vLLM's --api-key): what is quoted from the log (errors, the wait) is then clean as well."""
         assert self._process is not None and self._process.stdout is not None
         for raw in self._process.stdout:
+            # surrogateescape: bytes that are not UTF-8 reach the log as they came.
+            line = scrub(raw.decode("utf-8", "surrogateescape"), self._api_key)
             with self._log_lock:
                 if self._log is not None:
-                    self._log.write(raw)
+                    self._log.write(line.encode("utf-8", "surrogateescape"))
                     self._log.flush()
-            text = raw.decode("utf-8", "replace").strip()
+            text = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
             if text:
                 self.last_lines.append(text)
 
