@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -373,3 +374,17 @@ def test_the_key_in_base64_is_taken_out_at_any_offset(before: str, after: str) -
         clean = scrub(f"auth={encoded};", key)
         assert "[redacted]" in clean and encode(key.encode()).decode()[2:-4] not in clean
         assert len(clean.replace("[redacted]", "")) <= len("auth=;") + 4 + 2 * len(before + after)
+
+
+def test_the_console_and_the_manifest_say_how_long_the_server_took_to_be_ready(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reaped: list[int]
+) -> None:
+    """Issue 19, item 18: "ready after N s", said once the server answers, whatever the wait's own pace."""
+    port = free_port()
+    reaped.append(port)
+    config = lanes_file(tmp_path, port, {"a": {"model": "stub"}}, {"command": stub_command(port)})
+    assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"the server of lane a is ready after \d+ s", out), out
+    ready_after = manifest(tmp_path / "runs" / "a")["server"]["ready_after_s"]
+    assert isinstance(ready_after, float) and ready_after >= 0

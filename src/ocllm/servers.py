@@ -21,10 +21,9 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
 import msgspec
@@ -43,6 +42,16 @@ _LOG_LINES_SHOWN = 5  # of them, what an error quotes
 _WATCHDOG = Path(__file__).with_name("server_watchdog.py")
 _WATCHDOG_SAID_S = 30.0  # how long the watchdog may take to say the command's pid (a Python start, a busy box)
 _WATCHDOG_SLACK_S = 10.0  # beyond stop_timeout_s, for the watchdog to finish its SIGKILLs and exit
+
+
+class Waiting(Protocol):
+    """Told how the start goes: now and then while the server loads, and once (`final`) when it is ready."""
+
+    def __call__(self, text: str, *, final: bool = False) -> None: ...
+
+
+def _quiet(text: str, *, final: bool = False) -> None:
+    pass
 
 
 def env_path(env: dict[str, str]) -> str | None:
@@ -135,7 +144,7 @@ class ManagedServer:
 
     # --- starting ---------------------------------------------------------------------------------------
 
-    def start(self, log_path: Path, lane: str, waiting: Callable[[str], None]) -> None:
+    def start(self, log_path: Path, lane: str, waiting: Waiting) -> None:
         """Start the command, its output going to `log_path`, and wait until it serves; or stop it and raise
         ServerFailed with the last lines of its log."""
         host, port = host_and_port(self.base_url)
@@ -184,7 +193,7 @@ class ManagedServer:
             self.stop()
             raise
 
-    def _wait_ready(self, lane: str, waiting: Callable[[str], None]) -> None:
+    def _wait_ready(self, lane: str, waiting: Waiting) -> None:
         began = time.monotonic()
         limit = self.settings.ready_timeout_s
         while True:
@@ -198,6 +207,8 @@ class ManagedServer:
             if models is not None:
                 self.models = models
                 self.ready_at = _now()
+                self.ready_after_s = round(time.monotonic() - self._began, 1)  # from the start, watchdog included
+                waiting(f"the server of lane {lane} is ready after {self.ready_after_s:.0f} s", final=True)
                 return
             if elapsed > limit:
                 raise ServerFailed(
@@ -331,6 +342,7 @@ class ManagedServer:
             "watchdog_pid": None if self._process is None else self._process.pid,
             "started_at": self.started_at,
             "ready_at": self.ready_at,
+            "ready_after_s": self.ready_after_s,
             "models": self.models,
         }
 
@@ -339,8 +351,8 @@ class ServerPool:
     """The one managed server running at a time: started for a lane with a server table, kept for the next
     lane when its table (and base_url) is the same, stopped otherwise, and always at the end."""
 
-    def __init__(self, waiting: Callable[[str], None] | None = None) -> None:
-        self._waiting = waiting or (lambda _: None)
+    def __init__(self, waiting: Waiting | None = None) -> None:
+        self._waiting: Waiting = waiting or _quiet
         self.current: ManagedServer | None = None
         self.starts = 0
 
