@@ -1,6 +1,7 @@
 """A lane's managed server: started before the lane, ready once `GET <base_url>/models` answers 200, shared by
-consecutive lanes with the same server table, and stopped (its whole process group: SIGTERM, then SIGKILL
-after `stop_timeout_s`) after the last of them, on Ctrl-C and on any error. No server outlives `ocllm`.
+consecutive lanes with the same server table, and stopped (every process of its tree: SIGTERM, then SIGKILL
+after `stop_timeout_s`) after the last of them, on Ctrl-C and on any error. No process of it outlives `ocllm`,
+however ocllm ends: the command runs under a watchdog that holds its whole tree (server_watchdog.py).
 
 A managed lane must never benchmark a server it did not start: if anything already answers on the lane's
 host and port, it is refused, and that process is left alone."""
@@ -312,10 +313,10 @@ class ManagedServer:
         """The watchdog told to stop the tree (SIGTERM to every process of it, SIGKILL after stop_timeout_s)
         and waited for; then the log is closed."""
         process = self._process
+        if process is not None and process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()  # end of file: the watchdog stops the tree, then exits
         if process is not None and process.poll() is None:
-            if process.stdin is not None:
-                with contextlib.suppress(OSError):
-                    process.stdin.close()  # end of file: the watchdog stops the tree, then exits
             try:
                 process.wait(timeout=self.settings.stop_timeout_s + _WATCHDOG_SLACK_S)
             except subprocess.TimeoutExpired:
