@@ -428,6 +428,11 @@ ITEM_19_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "temperature inf": (lanes_with("temperature = inf"), "temperature must be at least 0 and at most 10 (got inf)"),
     "a negative seed": (lanes_with("seed = -1"), "seed must be at least 0 and at most 4294967295 (got -1)"),
     "a seed beyond 32 bits": (lanes_with("seed = 4294967296"), "seed must be at least 0 and at most 4294967295"),
+    "extra_body with infinity": (
+        lanes_with("extra_body = { top_k = 40, penalties = { presence = inf } }"),
+        "extra_body.penalties.presence must be a finite number (got inf)",
+    ),
+    "extra_body with NaN in a list": (lanes_with("extra_body = { x = [1, nan] }"), "extra_body.x[1] must be a finite"),
     "--concurrency beyond its range": (
         lambda tmp: [*run_args(tmp, tmp / "r"), "--concurrency", "5000"],
         "concurrency must be at least 1 and at most 1024 (got 5000)",

@@ -7,6 +7,7 @@ environment variable that holds it.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -100,6 +101,8 @@ def _range_problems(lane: Lane) -> list[str]:
         value = getattr(lane, name)
         if value is not None and (problem := out_of_range(name, value)) is not None:
             problems.append(problem)
+    for where, value in _non_finite(lane.extra_body, "extra_body"):  # JSON has neither: a server would get null
+        problems.append(f"{where} must be a finite number (got {value!r})")
     if isinstance(lane.base_url, list):
         if not lane.base_url:
             problems.append("base_url is an empty list")
@@ -110,6 +113,17 @@ def _range_problems(lane: Lane) -> list[str]:
     if lane.server is not None:
         problems += settings_problems(lane.server)
     return problems
+
+
+def _non_finite(value: Any, where: str) -> list[tuple[str, float]]:
+    """Every NaN or infinity inside a request field, with where it is."""
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [(where, value)]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _non_finite(item, f"{where}.{key}")]
+    if isinstance(value, list):
+        return [found for i, item in enumerate(value) for found in _non_finite(item, f"{where}[{i}]")]
+    return []
 
 
 def _check_template(where: str, name: str, field: str, template: str) -> None:
