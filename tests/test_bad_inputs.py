@@ -4,6 +4,7 @@ traceback, and is found before any server is asked. Files are real, the CLI is t
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -204,8 +205,8 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         lambda tmp: ["merge", str(tmp), "-o", str(tmp / "m")],
         "not a run directory",
     ),
-    "negative temperature in a lanes file": (lanes_with("temperature = -1.0"), "temperature must be 0 or more"),
-    "top_p above 1": (lanes_with("top_p = 1.5"), "top_p must be above 0 and at most 1"),
+    "negative temperature in a lanes file": (lanes_with("temperature = -1.0"), "temperature must be at least 0"),
+    "top_p above 1": (lanes_with("top_p = 1.5"), "top_p must be more than 0 and at most 1"),
     "report into a file": (output_is_a_file("report"), "exists and is not a folder"),
     "compare into a file": (output_is_a_file("compare"), "exists and is not a folder"),
     "matrix-report into a file": (output_is_a_file("matrix-report"), "exists and is not a folder"),
@@ -732,3 +733,129 @@ def test_an_inspect_zip_bomb_is_refused_in_one_line_within_bounded_memory(
         assert "more than the 1000 bytes the zip declares" in lines[0], lines[0]
     assert measured["peak_mb"] < MEMORY_BOUND_MB, measured
     assert not out.exists()
+
+
+# --- issue 19, items 4 and 7 (helper `servers`): what the kernel cannot take in a [server] table, a suite that
+# cannot be looked at, and every number outside its documented range (bounds.py, docs/lanes.md).
+
+
+def suite_in_a_locked_folder(tmp: Path) -> list[str]:
+    locked = tmp / "locked"
+    locked.mkdir()
+    (locked / "s.jsonl").write_text(json.dumps(TASK) + "\n")
+    locked.chmod(0)  # not even its files' names can be looked up: Path.exists() raises PermissionError
+    return ["run", "--suite", str(locked / "s.jsonl"), "--base-url", NOBODY, "--model", "m", "--out", str(tmp / "r")]
+
+
+def suite_name_too_long(tmp: Path) -> list[str]:
+    # The same path as a locked folder (the look-up itself fails), reached as root too: ENAMETOOLONG.
+    name = str(tmp / ("s" * 300 + ".jsonl"))
+    return ["run", "--suite", name, "--base-url", NOBODY, "--model", "m", "--out", str(tmp / "r")]
+
+
+def server_table(setting: str) -> Callable[[Path], list[str]]:
+    return lanes_with(f"[lanes.L.server]\n{setting}")
+
+
+ITEM_19_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "a server env name with '='": (
+        server_table('command = "x"\nenv = { "A=B" = "1" }'),
+        "server.env name 'A=B': a name must be non-empty, without '=' or a NUL byte",
+    ),
+    "an empty server env name": (server_table('command = "x"\nenv = { "" = "1" }'), "server.env name ''"),
+    "a server env value with a NUL byte": (
+        server_table('command = "x"\nenv = { A = "1\\u0000" }'),
+        "server.env A: the value holds a NUL byte",
+    ),
+    "a server command argument with a NUL byte": (
+        server_table('command = ["x", "a\\u0000b"]'),
+        "server.command holds a NUL byte",
+    ),
+    "a server command string with a NUL byte": (
+        server_table('command = "x a\\u0000b"'),
+        "server.command holds a NUL byte",
+    ),
+    "a server cwd with a NUL byte": (server_table('command = "x"\ncwd = "a\\u0000"'), "server.cwd holds a NUL byte"),
+    "a suite whose name is too long to look up": (suite_name_too_long, "cannot read"),
+    "ready_timeout_s inf": (
+        server_table('command = "x"\nready_timeout_s = inf'),
+        "server.ready_timeout_s must be more than 0 and at most 86400 (got inf)",
+    ),
+    "ready_timeout_s nan": (server_table('command = "x"\nready_timeout_s = nan'), "server.ready_timeout_s must be"),
+    "stop_timeout_s a year": (
+        server_table('command = "x"\nstop_timeout_s = 31536000'),
+        "server.stop_timeout_s must be more than 0 and at most 3600 (got 31536000",
+    ),
+    "max_attempts 1e20": (
+        lanes_with("max_attempts = 100000000000000000000"),
+        "max_attempts must be at least 1 and at most 100 (got 100000000000000000000)",
+    ),
+    "concurrency a million": (lanes_with("concurrency = 1000000"), "concurrency must be at least 1 and at most 1024"),
+    "max_tokens beyond any context": (lanes_with("max_tokens = 99999999999"), "max_tokens must be at least 1"),
+    "timeout_s inf": (lanes_with("timeout_s = inf"), "timeout_s must be more than 0 and at most 86400 (got inf)"),
+    "retry_budget_s nan": (lanes_with("retry_budget_s = nan"), "retry_budget_s must be at least 0"),
+    "temperature inf": (lanes_with("temperature = inf"), "temperature must be at least 0 and at most 10 (got inf)"),
+    "a negative seed": (lanes_with("seed = -1"), "seed must be at least 0 and at most 4294967295 (got -1)"),
+    "a seed beyond 32 bits": (lanes_with("seed = 4294967296"), "seed must be at least 0 and at most 4294967295"),
+    "extra_body with infinity": (
+        lanes_with("extra_body = { top_k = 40, penalties = { presence = inf } }"),
+        "extra_body.penalties.presence must be a finite number (got inf)",
+    ),
+    "extra_body with NaN in a list": (lanes_with("extra_body = { x = [1, nan] }"), "extra_body.x[1] must be a finite"),
+    "--concurrency beyond its range": (
+        lambda tmp: [*run_args(tmp, tmp / "r"), "--concurrency", "5000"],
+        "concurrency must be at least 1 and at most 1024 (got 5000)",
+    ),
+    "--max-tokens beyond its range": (
+        lambda tmp: [*run_args(tmp, tmp / "r"), "--max-tokens", "99999999999"],
+        "max_tokens must be at least 1 and at most 10000000",
+    ),
+    "--shard with N beyond its range": (
+        lambda tmp: [*run_args(tmp, tmp / "r"), "--shard", "1/99999999999999999999999"],
+        "N, the number of shards, must be at least 1 and at most 10000",
+    ),
+    "--limit beyond its range": (
+        lambda tmp: ["import", "mmlu", str(tmp), "-o", str(tmp / "s.jsonl"), "--limit", "100000000000"],
+        "--limit must be at least 1 and at most 10000000",
+    ),
+    "import --seed negative": (
+        lambda tmp: ["import", "mmlu", str(tmp), "-o", str(tmp / "s.jsonl"), "--seed", "-3"],
+        "--seed must be at least 0",
+    ),
+    "serve-sim --latency nan": (lambda tmp: ["serve-sim", "--latency", "nan"], "--latency must be at least 0"),
+    "serve-sim --latency inf": (lambda tmp: ["serve-sim", "--latency", "inf"], "and at most 3600 (got inf)"),
+    "serve-sim --truncation-rate nan": (
+        lambda tmp: ["serve-sim", "--truncation-rate", "nan"],
+        "--truncation-rate must be at least 0 and at most 1 (got nan)",
+    ),
+    "serve-sim --model accuracy nan": (
+        lambda tmp: ["serve-sim", "--model", "a=nan"],
+        "--model NAME=ACCURACY must be at least 0 and at most 1 (got nan)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ITEM_19_CASES), ids=list(ITEM_19_CASES))
+def test_item_19_bad_input_is_one_line_and_exit_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build, message = ITEM_19_CASES[case]
+    args = build(tmp_path)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], err
+    assert not (tmp_path / "r").exists()  # refused before a run folder was made
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads a folder whatever its mode")
+def test_a_suite_in_a_folder_the_user_may_not_read_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = suite_in_a_locked_folder(tmp_path)
+    try:
+        assert main(args) == 2
+    finally:
+        (tmp_path / "locked").chmod(0o755)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "s.jsonl: cannot read (Permission denied)" in err[0], err

@@ -94,3 +94,25 @@ def test_server_false_turns_the_default_server_off(tmp_path: Path) -> None:
     )
     lanes = load_lanes(path)
     assert lanes["managed"].server is not None and lanes["replicas"].server is None
+
+
+def test_every_numeric_range_is_documented_as_it_is_checked() -> None:
+    """docs/lanes.md's table of ranges says what bounds.py checks, setting by setting (issue 19, item 7)."""
+    from ocllm.bounds import BOUNDS
+
+    docs = (Path(__file__).parent.parent / "docs" / "lanes.md").read_text()
+    for name, bound in BOUNDS.items():
+        assert f"| {name} | {bound.describe()} |" in docs, name
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [("max_attempts", "100000000000000000000"), ("concurrency", "1025"), ("temperature", "nan"), ("timeout_s", "inf")],
+)
+def test_a_number_out_of_its_range_is_refused_naming_setting_range_and_value(
+    tmp_path: Path, setting: str, value: str
+) -> None:
+    with pytest.raises(InputError) as err:
+        load(tmp_path, HEAD + f"{setting} = {value}\n")
+    assert f"lane 'A': {setting} must be at least" in str(err.value) or "must be more than" in str(err.value)
+    assert f"(got {value})" in str(err.value) and "at most" in str(err.value)

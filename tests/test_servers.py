@@ -4,8 +4,10 @@ serve-sim`), a real HTTP server in a real process group; `ocllm` runs in this pr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -221,3 +223,168 @@ def test_a_command_that_is_not_there_is_one_line(tmp_path: Path, capsys: pytest.
     assert main(["run", "--config", str(config), "--lane", "x", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'no-such-server' is not a program on PATH" in err[0]
+
+
+# --- issue 19, item 8: no process of a lane's server outlives ocllm, whatever the command (a wrapper that does
+# not exec, a server that ignores SIGTERM, a process that leaves its session) and however ocllm ends. The
+# server is tests/stub_server.py, a real HTTP server; what is left is looked for in /proc by the port.
+
+STUB = str(Path(__file__).with_name("stub_server.py"))
+
+
+def stub_command(port: int, *extra: str) -> list[str]:
+    return [PYTHON, STUB, "--port", str(port), *extra]
+
+
+def wrapped(argv: list[str], before: str = "") -> list[str]:
+    """`sh -c "ARGV; echo done"`: the shell forks the server and waits for it (no exec)."""
+    return ["sh", "-c", before + " ".join(argv) + "; echo done"]
+
+
+def processes_of(port: int) -> list[int]:
+    """Live processes (zombies hold nothing) whose command line names the port: the server, its wrapper, and
+    whatever ocllm put between them."""
+    marker = f"--port {port}"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def reaped() -> Any:
+    """The ports a test's servers use; whatever of them is still alive at the end is killed, so that a failing
+    test leaves nothing behind either."""
+    ports: list[int] = []
+    yield ports
+    for port in ports:
+        for pid in processes_of(port):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def nothing_left_of(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while processes_of(port) or something_answers("127.0.0.1", port):
+        assert time.monotonic() < deadline, f"left behind: {processes_of(port)}"
+        time.sleep(0.1)
+
+
+def _stub_lane_running(tmp: Path, ports: list[int], command: list[str], port: int, **server: Any) -> Any:
+    """`ocllm matrix` with one slow lane on a managed stub server, once its first answer is on disk."""
+    ports.append(port)
+    config = lanes_file(tmp, port, {"only": {"concurrency": 1, "model": "stub"}}, {"command": command, **server})
+    proc = _start_matrix(config, tmp / "runs")
+    started = _wait_for_samples(tmp / "runs" / "only", 1, proc)
+    return proc, started
+
+
+def test_a_wrapper_that_does_not_exec_leaves_nothing_when_ocllm_is_killed(tmp_path: Path, reaped: list[int]) -> None:
+    port = free_port()
+    proc, _ = _stub_lane_running(tmp_path, reaped, wrapped(stub_command(port, "--latency", "0.3")), port)
+    assert len(processes_of(port)) >= 2  # the shell and its child, the server
+    proc.kill()  # SIGKILL: ocllm stops nothing itself
+    proc.communicate(timeout=30)
+    nothing_left_of(port)
+
+
+def test_a_server_that_ignores_sigterm_is_killed_after_the_grace_when_ocllm_is_killed(
+    tmp_path: Path, reaped: list[int]
+) -> None:
+    port = free_port()
+    command = stub_command(port, "--latency", "0.3", "--ignore-sigterm")
+    proc, _ = _stub_lane_running(tmp_path, reaped, command, port, stop_timeout_s=1)
+    proc.kill()
+    proc.communicate(timeout=30)
+    nothing_left_of(port)
+
+
+def test_ctrl_c_leaves_nothing_of_a_wrapped_server_that_left_its_session(tmp_path: Path, reaped: list[int]) -> None:
+    port = free_port()
+    command = wrapped(stub_command(port, "--latency", "0.3", "--ignore-sigterm"), before="setsid ")
+    proc, _ = _stub_lane_running(tmp_path, reaped, command, port, stop_timeout_s=1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    nothing_left_of(port)
+
+
+def test_the_normal_stop_leaves_nothing_of_a_wrapped_server_that_ignores_sigterm_and_left_its_session(
+    tmp_path: Path, reaped: list[int]
+) -> None:
+    port = free_port()
+    reaped.append(port)
+    command = wrapped(stub_command(port, "--ignore-sigterm"), before="setsid ")
+    config = lanes_file(tmp_path, port, {"a": {"model": "stub"}}, {"command": command, "stop_timeout_s": 1})
+    assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 0
+    nothing_left_of(port)
+
+
+# --- issue 19, item 1: a managed server that prints its API key puts it nowhere: not in server.log, not in the
+# errors quoting the log's last lines when it dies (samples, metrics, manifest, reports, rescored documents),
+# not on the console; in no spelling the scrub knows.
+
+
+def test_a_server_that_prints_its_key_leaks_it_nowhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, reaped: list[int]
+) -> None:
+    from stub_server import key_spellings
+
+    key = "sk-secret/XYZü+1 end"
+    monkeypatch.setenv("OCLLM_TEST_KEY", key)  # the server inherits it, as vLLM's --api-key needs
+    port = free_port()
+    reaped.append(port)
+    command = stub_command(port, "--print-key", "OCLLM_TEST_KEY", "--die-after", "3")
+    lane = {"model": "stub", "concurrency": 1, "api_key_env": "OCLLM_TEST_KEY"}
+    config = lanes_file(tmp_path, port, {"a": lane}, {"command": command})
+    out = tmp_path / "runs" / "a"
+    assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 1  # it died after 3 answers
+    assert main(["report", str(out)]) == 0
+    assert main(["rescore", str(out), "-o", str(tmp_path / "re.json"), "--report", str(tmp_path / "audit.md")]) == 0
+    printed = capsys.readouterr()
+    written = {p: p.read_bytes().decode(errors="replace") for p in tmp_path.rglob("*") if p.is_file()}
+    log = written[out / "server.log"]
+    assert "starting: --api-key [redacted]" in log and "dying: --api-key [redacted]" in log
+    errors = [json.loads(line).get("error") for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert any(e and "dying: --api-key [redacted]" in e for e in errors)  # the log's last lines, quoted
+    everything = printed.out + printed.err + "".join(text for p, text in written.items() if p.name != "lanes.toml")
+    for spelling in key_spellings(key):
+        assert spelling not in everything, spelling
+    assert "XYZ" not in everything.replace("[redacted]", "")
+
+
+@pytest.mark.parametrize("before", ["", "u", "us", "user:", "Bearer "])
+@pytest.mark.parametrize("after", ["", "x", "xy"])
+def test_the_key_in_base64_is_taken_out_at_any_offset(before: str, after: str) -> None:
+    import base64
+
+    from ocllm.scrub import scrub
+
+    key = "sk-secret/XYZü+1 end"
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        encoded = encode(f"{before}{key}{after}".encode()).decode()
+        clean = scrub(f"auth={encoded};", key)
+        assert "[redacted]" in clean and encode(key.encode()).decode()[2:-4] not in clean
+        assert len(clean.replace("[redacted]", "")) <= len("auth=;") + 4 + 2 * len(before + after)
+
+
+def test_the_console_and_the_manifest_say_how_long_the_server_took_to_be_ready(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reaped: list[int]
+) -> None:
+    """Issue 19, item 18: "ready after N s", said once the server answers, whatever the wait's own pace."""
+    port = free_port()
+    reaped.append(port)
+    config = lanes_file(tmp_path, port, {"a": {"model": "stub"}}, {"command": stub_command(port)})
+    assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"the server of lane a is ready after \d+ s", out), out
+    ready_after = manifest(tmp_path / "runs" / "a")["server"]["ready_after_s"]
+    assert isinstance(ready_after, float) and ready_after >= 0

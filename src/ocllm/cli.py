@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from ocllm import __version__
+from ocllm.bounds import out_of_range
 from ocllm.console import (
     all_answered,
     console,
@@ -30,6 +31,24 @@ from ocllm.errors import Interrupted, OcllmError
 
 # Every command with -o: what it writes replaces an existing file only when that file is its own kind of output.
 FORCE_HELP = "Replace an existing file that is not an output of this command (never one of its inputs)."
+
+
+class Bounded(click.ParamType):
+    """A number in its documented range (bounds.py, the table a lanes file is checked against too): NaN,
+    infinity and a value outside the range are refused in one line naming the setting and the range."""
+
+    def __init__(self, setting: str, kind: type[int] | type[float]) -> None:
+        self.setting, self.kind = setting, kind
+        self.name = kind.__name__
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | float:
+        try:
+            number = self.kind(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not {'an integer' if self.kind is int else 'a number'}", param, ctx)
+        if (problem := out_of_range(self.setting, number)) is not None:
+            self.fail(problem, param, ctx)
+        return number
 
 
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -282,8 +301,8 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--resume", is_flag=True, help="Finish an interrupted run without repeating finished tasks."),
         click.option("--stream/--no-stream", default=None, help="Stream responses (records time to first token)."),
         click.option("--api-key-env", help="Name of the environment variable holding the API key."),
-        click.option("--concurrency", type=click.IntRange(min=1), help="Requests in flight at once."),
-        click.option("--max-tokens", type=click.IntRange(min=1), help="max_tokens sent with each request."),
+        click.option("--concurrency", type=Bounded("concurrency", int), help="Requests in flight at once."),
+        click.option("--max-tokens", type=Bounded("max_tokens", int), help="max_tokens sent with each request."),
         click.option("--reasoning", type=click.Choice(["off", "native"]), help="Ask the chat template to think."),
         click.option("--model", help="Model name as the server knows it."),
         click.option("--base-url", help="Endpoint, e.g. http://127.0.0.1:8000/v1"),
@@ -357,9 +376,15 @@ def run(
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(["mmlu", "mmlu-pro", "gpqa", "arc"]))
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The suite (JSONL) to write.")
-@click.option("--per-category", type=click.IntRange(min=1), help="Take N tasks of each category (seeded).")
-@click.option("--limit", type=click.IntRange(min=1), help="Take N tasks in all, in proportion to the categories.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample and of GPQA's option order.")
+@click.option("--per-category", type=Bounded("--per-category", int), help="Take N tasks of each category (seeded).")
+@click.option("--limit", type=Bounded("--limit", int), help="Take N tasks in all, in proportion to the categories.")
+@click.option(
+    "--seed",
+    type=Bounded("--seed", int),
+    default=0,
+    show_default=True,
+    help="Seed of the sample and of GPQA's option order.",
+)
 @click.option("--category", help="Give every task this category; the dataset's own goes to `subset`.")
 @click.option("--skip-bad", is_flag=True, help="Leave bad rows out (counted) instead of failing.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
@@ -474,7 +499,7 @@ def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
 
 @app.command("serve-sim")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--port", default=8000, show_default=True, type=Bounded("--port", int))
 @click.option(
     "--model",
     "models",
@@ -483,16 +508,21 @@ def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
     help="A simulated model and its accuracy (repeatable). Default: sim-baseline=0.85, sim-reasoning=0.93.",
 )
 @click.option(
-    "--latency", "latency_s", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Seconds per response."
+    "--latency",
+    "latency_s",
+    type=Bounded("--latency", float),
+    default=0.0,
+    show_default=True,
+    help="Seconds per response.",
 )
-@click.option("--truncation-rate", type=click.FloatRange(0, 1), default=0.03, show_default=True)
+@click.option("--truncation-rate", type=Bounded("--truncation-rate", float), default=0.03, show_default=True)
 @click.option(
     "--reasoning-field",
     type=click.Choice(["reasoning_content", "reasoning"]),
     default="reasoning_content",
     show_default=True,
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=Bounded("--seed", int), default=0, show_default=True)
 @click.option("--suite", "suites", multiple=True, help="Suites whose gold answers it knows (default: shipped).")
 def serve_sim(host: str, port: int, models: tuple[str, ...], suites: tuple[str, ...], **settings: Any) -> None:
     """Serve the built-in SIMULATOR (a fake vLLM-like server; it runs no model) on loopback."""
@@ -506,6 +536,8 @@ def serve_sim(host: str, port: int, models: tuple[str, ...], suites: tuple[str, 
             accuracy[name] = float(value)
         except ValueError:
             raise click.BadParameter(f"{item!r} is not NAME=ACCURACY", param_hint="--model") from None
+        if (problem := out_of_range("--model NAME=ACCURACY", accuracy[name])) is not None:
+            raise click.BadParameter(f"{item!r}: {problem}", param_hint="--model")
     paths = tuple(resolve_suite(s) for s in suites) or tuple(shipped_suites().values())
     config = SimConfig(suites=paths, **settings, **({"models": accuracy} if accuracy else {}))
     serve(config, host, port)

@@ -7,7 +7,7 @@ settings) raise. Retries are bounded twice, by `max_attempts` and by `retry_budg
 costs a run a known, small amount of time per task.
 
 The API key goes into the Authorization header and nowhere else: every error text and log line passes
-through `_scrub` first, because servers do echo keys back in their 401 bodies.
+through `_scrub` (scrub.py) first, because servers do echo keys back in their 401 bodies.
 """
 
 from __future__ import annotations
@@ -15,11 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
-import functools
 import logging
 import math
 import random
-import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,6 +27,8 @@ import aiohttp
 import msgspec
 
 from ocllm.models import ErrorKind, Sample
+from ocllm.scrub import REDACTED as _REDACTED
+from ocllm.scrub import scrub as _scrub
 from ocllm.sse import SSEParser
 
 __all__ = ["ClientSettings", "ServerProbe", "chat_completion", "list_models", "make_session", "probe_server"]
@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 BODY_EXCERPT_CHARS = 200
 # Exponents beyond this would overflow a float; the cap (backoff_max_s) has long been reached by then.
 _MAX_BACKOFF_EXPONENT = 60
-_REDACTED = "[redacted]"
 # How long to wait for the end of a streamed body after [DONE] before giving up on reusing the connection.
 _DRAIN_AFTER_DONE_S = 1.0
 
@@ -608,36 +607,6 @@ def _excerpt(raw: bytes, api_key: str | None) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _scrub(text: str, api_key: str | None) -> str:
-    """The text with the API key taken out in every spelling a server may echo it in: as it is, JSON-escaped
-    ("\\/", "\\u00fc"), URL-encoded ("%2F", "%c3%bc"), or any mixture of these, character by character."""
-    if not api_key:
-        return text
-    return _key_pattern(api_key).sub(_REDACTED, text)
-
-
-@functools.lru_cache(maxsize=8)
-def _key_pattern(key: str) -> re.Pattern[str]:
-    return re.compile("".join(_char_spellings(ch) for ch in key))
-
-
-def _char_spellings(ch: str) -> str:
-    """One character of the key, as a pattern of its spellings: itself, its UTF-8 bytes percent-encoded,
-    its JSON escape (a surrogate pair beyond the BMP), "\\/" for "/", "+" for a space."""
-    spellings = [re.escape(ch), "".join(f"%(?i:{b:02x})" for b in ch.encode("utf-8"))]
-    code = ord(ch)
-    if code > 0xFFFF:
-        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
-        spellings.append(f"\\\\u(?i:{high:04x})\\\\u(?i:{low:04x})")
-    else:
-        spellings.append(f"\\\\u(?i:{code:04x})")
-    if ch == "/":
-        spellings.append(re.escape("\\/"))
-    if ch == " ":
-        spellings.append(re.escape("+"))
-    return "(?:" + "|".join(spellings) + ")"
 
 
 def _str_or_none(value: Any) -> str | None:

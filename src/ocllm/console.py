@@ -157,11 +157,13 @@ class ServerWait:
         self.every_s = every_s
         self._last = 0.0
 
-    def __call__(self, text: str) -> None:
+    def __call__(self, text: str, *, final: bool = False) -> None:
         import time
 
         now = time.monotonic()
-        if now - self._last >= self.every_s:
+        if final:  # "ready after N s": always said
+            console.print(Text(text), soft_wrap=True)
+        elif now - self._last >= self.every_s:
             self._last = now
             console.print(Text(text, style="dim"), soft_wrap=True)
 

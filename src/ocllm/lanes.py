@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from ocllm.bounds import out_of_range
 from ocllm.errors import InputError
 from ocllm.jsonfile import read_text, too_deep
 from ocllm.models import Policy
@@ -23,6 +24,8 @@ from ocllm.servers import ServerSettings, settings_problems
 DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."
 DEFAULT_SUBSTRING_TEMPLATE = "{question}"
 _LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
+# The lane's numeric settings; their ranges are in bounds.py.
+_NUMERIC = ("temperature", "top_p", "max_tokens", "seed", "concurrency", "timeout_s", "max_attempts", "retry_budget_s")
 
 
 class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -94,20 +97,12 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
 
 def _range_problems(lane: Lane) -> list[str]:
     problems = []
-    if lane.concurrency < 1:
-        problems.append("concurrency must be at least 1")
-    if lane.max_attempts < 1:
-        problems.append("max_attempts must be at least 1")
-    if lane.max_tokens is not None and lane.max_tokens < 1:
-        problems.append(f"max_tokens must be at least 1 (got {lane.max_tokens})")
-    if lane.temperature is not None and not (math.isfinite(lane.temperature) and lane.temperature >= 0):
-        problems.append(f"temperature must be 0 or more (got {lane.temperature})")
-    if lane.top_p is not None and not (math.isfinite(lane.top_p) and 0 < lane.top_p <= 1):
-        problems.append(f"top_p must be above 0 and at most 1 (got {lane.top_p})")
-    if not (math.isfinite(lane.timeout_s) and lane.timeout_s > 0):
-        problems.append(f"timeout_s must be more than 0 (got {lane.timeout_s})")
-    if not (math.isfinite(lane.retry_budget_s) and lane.retry_budget_s >= 0):
-        problems.append(f"retry_budget_s must be 0 or more (got {lane.retry_budget_s})")
+    for name in _NUMERIC:  # each in its documented range (bounds.py), never NaN or infinite
+        value = getattr(lane, name)
+        if value is not None and (problem := out_of_range(name, value)) is not None:
+            problems.append(problem)
+    for where, value in _non_finite(lane.extra_body, "extra_body"):  # JSON has neither: a server would get null
+        problems.append(f"{where} must be a finite number (got {value!r})")
     if isinstance(lane.base_url, list):
         if not lane.base_url:
             problems.append("base_url is an empty list")
@@ -118,6 +113,17 @@ def _range_problems(lane: Lane) -> list[str]:
     if lane.server is not None:
         problems += settings_problems(lane.server)
     return problems
+
+
+def _non_finite(value: Any, where: str) -> list[tuple[str, float]]:
+    """Every NaN or infinity inside a request field, with where it is."""
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [(where, value)]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _non_finite(item, f"{where}.{key}")]
+    if isinstance(value, list):
+        return [found for i, item in enumerate(value) for found in _non_finite(item, f"{where}[{i}]")]
+    return []
 
 
 def _check_template(where: str, name: str, field: str, template: str) -> None:

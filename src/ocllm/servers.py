@@ -1,6 +1,7 @@
 """A lane's managed server: started before the lane, ready once `GET <base_url>/models` answers 200, shared by
-consecutive lanes with the same server table, and stopped (its whole process group: SIGTERM, then SIGKILL
-after `stop_timeout_s`) after the last of them, on Ctrl-C and on any error. No server outlives `ocllm`.
+consecutive lanes with the same server table, and stopped (every process of its tree: SIGTERM, then SIGKILL
+after `stop_timeout_s`) after the last of them, on Ctrl-C and on any error. No process of it outlives `ocllm`,
+however ocllm ends: the command runs under a watchdog that holds its whole tree (server_watchdog.py).
 
 A managed lane must never benchmark a server it did not start: if anything already answers on the lane's
 host and port, it is refused, and that process is left alone."""
@@ -21,15 +22,16 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
 import msgspec
 
+from ocllm.bounds import out_of_range
 from ocllm.errors import OcllmError
+from ocllm.scrub import scrub
 
 SERVER_LOG = "server.log"
 _POLL_S = 0.25  # how often readiness and the process are checked while waiting
@@ -37,17 +39,20 @@ _LOG_LINES_KEPT = 20  # the last lines of the log, for the progress line and for
 _LOG_LINES_SHOWN = 5  # of them, what an error quotes
 
 
-# Runs the server's command in place of itself (same pid), first asking the kernel to send it SIGTERM should
-# ocllm die without stopping it (SIGKILL, the OOM killer): even then no server outlives ocllm. Linux only;
-# elsewhere the command simply runs. A launcher rather than preexec_fn, which is unsafe beside threads.
-_LAUNCHER = """
-import contextlib, ctypes, os, signal, sys
-with contextlib.suppress(OSError, AttributeError):
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-if os.getppid() != int(sys.argv[1]):
-    sys.exit(1)  # ocllm died before the request took hold
-os.execvp(sys.argv[2], sys.argv[2:])
-"""
+# The process between ocllm and the server's command that holds the command's whole tree (server_watchdog.py).
+_WATCHDOG = Path(__file__).with_name("server_watchdog.py")
+_WATCHDOG_SAID_S = 30.0  # how long the watchdog may take to say the command's pid (a Python start, a busy box)
+_WATCHDOG_SLACK_S = 10.0  # beyond stop_timeout_s, for the watchdog to finish its SIGKILLs and exit
+
+
+class Waiting(Protocol):
+    """Told how the start goes: now and then while the server loads, and once (`final`) when it is ready."""
+
+    def __call__(self, text: str, *, final: bool = False) -> None: ...
+
+
+def _quiet(text: str, *, final: bool = False) -> None:
+    pass
 
 
 def env_path(env: dict[str, str]) -> str | None:
@@ -77,9 +82,21 @@ def settings_problems(settings: ServerSettings) -> list[str]:
         return [f"server.command cannot be split: {exc}"]
     if not argv or not argv[0]:
         problems.append("server.command is empty")
+    # What the kernel cannot take (execve refuses a NUL byte, and an environment name holding "="), refused
+    # in one line here rather than as a traceback when the server is started.
+    if any("\0" in arg for arg in argv):
+        problems.append("server.command holds a NUL byte")
+    for name, value in settings.env.items():
+        if not name or "=" in name or "\0" in name:
+            problems.append(f"server.env name {name!r}: a name must be non-empty, without '=' or a NUL byte")
+        elif "\0" in value:
+            problems.append(f"server.env {name}: the value holds a NUL byte")
+    if settings.cwd is not None and "\0" in settings.cwd:
+        problems.append("server.cwd holds a NUL byte")
     for name in ("ready_timeout_s", "stop_timeout_s"):
-        if not getattr(settings, name) > 0:
-            problems.append(f"server.{name} must be more than 0")
+        problem = out_of_range(f"server.{name}", getattr(settings, name))
+        if problem is not None:
+            problems.append(problem)
     return problems
 
 
@@ -118,10 +135,17 @@ class ManagedServer:
         self.ready_at: str | None = None
         self.models: list[str] = []
         self._death: str | None = None
+        # What the watchdog says of the command's own process: its pid, and its exit code once it exits.
+        self._status: threading.Thread | None = None
+        self._pid_said = threading.Event()
+        self._server_pid: int | None = None
+        self._server_exit: int | None = None
+        self._began = 0.0
+        self.ready_after_s: float | None = None
 
     # --- starting ---------------------------------------------------------------------------------------
 
-    def start(self, log_path: Path, lane: str, waiting: Callable[[str], None]) -> None:
+    def start(self, log_path: Path, lane: str, waiting: Waiting) -> None:
         """Start the command, its output going to `log_path`, and wait until it serves; or stop it and raise
         ServerFailed with the last lines of its log."""
         host, port = host_and_port(self.base_url)
@@ -137,28 +161,40 @@ class ManagedServer:
             raise ServerFailed(f"lane {lane!r}: cannot start the server: {program!r} is not a program on PATH")
         self.attach_log(log_path)
         env = {**os.environ, **self.settings.env}
+        status_read, status_write = os.pipe()
+        grace = repr(self.settings.stop_timeout_s)
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *argv],
-                stdin=subprocess.DEVNULL,
+                [sys.executable, "-I", str(_WATCHDOG), str(status_write), grace, *argv],
+                # Only ocllm holds this pipe: its end of file, however ocllm ends, makes the watchdog stop the tree.
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 cwd=self.settings.cwd,
                 env=env,
-                start_new_session=True,  # its own process group: stopping it stops whatever it started
+                pass_fds=(status_write,),
+                start_new_session=True,  # its own session and group, out of reach of the terminal's Ctrl-C
             )
         except OSError as exc:
+            os.close(status_read)
             raise ServerFailed(f"lane {lane!r}: cannot start the server {program!r}: {exc}") from None
+        finally:
+            os.close(status_write)
         self.started_at = _now()
+        self._began = time.monotonic()
+        self._status = threading.Thread(target=self._read_status, args=(status_read,), name="server-status")
+        self._status.daemon = True
+        self._status.start()
         self._pump = threading.Thread(target=self._copy_output, name="server-log", daemon=True)
         self._pump.start()
+        self._pid_said.wait(timeout=_WATCHDOG_SAID_S)
         try:
             self._wait_ready(lane, waiting)
         except BaseException:
             self.stop()
             raise
 
-    def _wait_ready(self, lane: str, waiting: Callable[[str], None]) -> None:
+    def _wait_ready(self, lane: str, waiting: Waiting) -> None:
         began = time.monotonic()
         limit = self.settings.ready_timeout_s
         while True:
@@ -172,6 +208,8 @@ class ManagedServer:
             if models is not None:
                 self.models = models
                 self.ready_at = _now()
+                self.ready_after_s = round(time.monotonic() - self._began, 1)  # from the start, watchdog included
+                waiting(f"the server of lane {lane} is ready after {self.ready_after_s:.0f} s", final=True)
                 return
             if elapsed > limit:
                 raise ServerFailed(
@@ -211,13 +249,17 @@ class ManagedServer:
             old.close()
 
     def _copy_output(self) -> None:
+        """Each line of the server's output to the log, the API key taken out first (a server may print it:
+        vLLM's --api-key): what is quoted from the log (errors, the wait) is then clean as well."""
         assert self._process is not None and self._process.stdout is not None
         for raw in self._process.stdout:
+            # surrogateescape: bytes that are not UTF-8 reach the log as they came.
+            line = scrub(raw.decode("utf-8", "surrogateescape"), self._api_key)
             with self._log_lock:
                 if self._log is not None:
-                    self._log.write(raw)
+                    self._log.write(line.encode("utf-8", "surrogateescape"))
                     self._log.flush()
-            text = raw.decode("utf-8", "replace").strip()
+            text = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
             if text:
                 self.last_lines.append(text)
 
@@ -229,12 +271,36 @@ class ManagedServer:
 
     # --- running and stopping ---------------------------------------------------------------------------
 
+    def _read_status(self, fd: int) -> None:
+        with open(fd, "rb") as status:
+            for line in status:
+                word, _, value = line.decode("ascii", "replace").strip().partition(" ")
+                with contextlib.suppress(ValueError):
+                    if word == "pid":
+                        self._server_pid = int(value)
+                        self._pid_said.set()
+                    elif word == "exit":
+                        self._server_exit = int(value)
+        self._pid_said.set()  # the watchdog is gone: nothing more will be said
+
     def exit_code(self) -> int | None:
-        return None if self._process is None else self._process.poll()
+        """The command's exit code (negative: the signal that killed it) once its process has exited, said by
+        the watchdog at once; the watchdog's own, should it have died without saying."""
+        if self._process is None:
+            return None
+        if self._server_exit is not None:
+            return self._server_exit
+        code = self._process.poll()
+        if code is None:
+            return None
+        if self._status is not None:
+            self._status.join(timeout=1.0)  # its last word, still in the pipe
+        return self._server_exit if self._server_exit is not None else code
 
     @property
     def pid(self) -> int | None:
-        return None if self._process is None else self._process.pid
+        """The command's own process (the watchdog's child)."""
+        return self._server_pid
 
     def death_reason(self) -> str:
         """Why requests to it can no longer succeed: said on every task left when it dies mid-lane (worded
@@ -244,17 +310,21 @@ class ManagedServer:
         return self._death
 
     def stop(self) -> None:
-        """SIGTERM to its process group, SIGKILL after stop_timeout_s; then the log is closed."""
+        """The watchdog told to stop the tree (SIGTERM to every process of it, SIGKILL after stop_timeout_s)
+        and waited for; then the log is closed."""
         process = self._process
+        if process is not None and process.stdin is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()  # end of file: the watchdog stops the tree, then exits
         if process is not None and process.poll() is None:
-            _signal_group(process.pid, signal.SIGTERM)
             try:
-                process.wait(timeout=self.settings.stop_timeout_s)
+                process.wait(timeout=self.settings.stop_timeout_s + _WATCHDOG_SLACK_S)
             except subprocess.TimeoutExpired:
                 _signal_group(process.pid, signal.SIGKILL)
+                process.kill()
                 process.wait()
         if process is not None:
-            _signal_group(process.pid, signal.SIGKILL)  # whatever it started and left behind in its group
+            _signal_group(process.pid, signal.SIGKILL)  # whatever is left in its group, should the watchdog be gone
         if self._pump is not None:
             self._pump.join(timeout=2.0)
         with self._log_lock:
@@ -270,8 +340,10 @@ class ManagedServer:
             "env": sorted(self.settings.env),
             "cwd": self.settings.cwd,
             "pid": self.pid,
+            "watchdog_pid": None if self._process is None else self._process.pid,
             "started_at": self.started_at,
             "ready_at": self.ready_at,
+            "ready_after_s": self.ready_after_s,
             "models": self.models,
         }
 
@@ -280,8 +352,8 @@ class ServerPool:
     """The one managed server running at a time: started for a lane with a server table, kept for the next
     lane when its table (and base_url) is the same, stopped otherwise, and always at the end."""
 
-    def __init__(self, waiting: Callable[[str], None] | None = None) -> None:
-        self._waiting = waiting or (lambda _: None)
+    def __init__(self, waiting: Waiting | None = None) -> None:
+        self._waiting: Waiting = waiting or _quiet
         self.current: ManagedServer | None = None
         self.starts = 0
 

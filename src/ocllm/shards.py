@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from ocllm.bounds import BOUNDS, out_of_range
 from ocllm.errors import InputError
 from ocllm.models import ShardRecord
 from ocllm.suites import Suite, canonical_jsonl, load_suite
@@ -34,6 +35,8 @@ def parse_shard(text: str) -> Shard:
     index, count = int(match.group(1)), int(match.group(2))
     if count < 1 or index >= count:
         raise InputError(f"--shard {text!r}: K must be 0 to N-1 and N at least 1")
+    if out_of_range("--shard", count) is not None:
+        raise InputError(f"--shard {text!r}: N, the number of shards, must be {BOUNDS['--shard'].describe()}")
     return Shard(index, count)
 
 

@@ -55,8 +55,11 @@ def resolve_suite(name_or_path: str) -> Path:
     if name_or_path in shipped:
         return shipped[name_or_path]
     path = Path(name_or_path)
-    if path.exists():
-        return path
+    try:
+        if path.exists():
+            return path
+    except OSError as exc:  # a folder on the way that may not be read, a name too long: not "no such file"
+        raise InputError(f"{name_or_path}: cannot read ({exc.strerror or exc})") from None
     raise InputError(f"{name_or_path}: no such file, and not a shipped suite ({', '.join(sorted(shipped))})")
 
 

@@ -9,9 +9,11 @@ Assertions marked `# contract: issue 8` state behaviour that lands with issue 8 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -519,3 +521,65 @@ def test_j_two_shards_merged_are_one_run(llama_server: LlamaServer, tmp_path: Pa
     }
     report = ocllm("report", str(tmp_path / "m"))
     assert report.returncode == 0, said(report)
+
+
+# --- servers (issue 19, item 8): a managed llama-server behind a shell that does not exec, ocllm killed --------
+
+
+def llama_processes(binary: Path, port: int) -> list[int]:
+    """Live llama-server processes (zombies hold nothing) listening on `port`, found by their command line."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if argv[0] == str(binary).encode() and str(port).encode() in argv and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_servers_a_wrapped_managed_llama_server_does_not_outlive_ocllm_killed(
+    llama_paths: tuple[Path, Path], tmp_path: Path
+) -> None:
+    binary, model = llama_paths
+    port = free_port()
+    command = LlamaServer(binary, model, port, tmp_path / "unused.log").command()
+    wrapper = ["sh", "-c", " ".join(shlex.quote(arg) for arg in command) + "; echo llama-server ended"]
+    suite = write_suite(tmp_path / "suite.jsonl", TASKS)
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(
+        f'[lanes.L]\nbase_url = "http://127.0.0.1:{port}/v1"\nmodel = "{SERVED_NAME}"\nsuite = "{suite}"\n'
+        f"max_tokens = {MAX_TOKENS}\nconcurrency = 1\n"
+        f"[lanes.L.server]\ncommand = {toml_value(wrapper)}\nready_timeout_s = 120\nstop_timeout_s = 5\n",
+        encoding="utf-8",
+    )
+    out, console = tmp_path / "runs", tmp_path / "console.txt"
+    proc = start_ocllm(["matrix", str(lanes), "--out", str(out)], console)
+    try:
+        wait_for_samples(proc, out / "L" / "samples.jsonl", console)
+        shell = read_json(out / "L" / "manifest.json")["server"]["pid"]
+        running = llama_processes(binary, port)
+        assert running and shell not in running  # the real server is the shell's child, not the shell
+        assert "the server of lane L is ready after" in console.read_text()
+        proc.kill()  # SIGKILL: ocllm stops nothing itself
+        proc.wait()
+        deadline = time.monotonic() + 60
+        while llama_processes(binary, port) or _answers(port):
+            assert time.monotonic() < deadline, f"llama-server outlived ocllm: {llama_processes(binary, port)}"
+            time.sleep(0.2)
+    finally:
+        for pid in llama_processes(binary, port):  # a failing test leaves nothing behind either
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
