@@ -140,7 +140,8 @@ def test_a_refused_merge_leaves_nothing_so_the_next_try_succeeds(
         m.write_text(json.dumps(manifest))
     out = tmp_path / "merged"
     capsys.readouterr()
-    refused(["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "-o", str(out)], "temperature must be 0", capsys)
+    invalid = "temperature must be at least 0 and at most 10 (got -1.0)"
+    refused(["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "-o", str(out)], invalid, capsys)
     assert not out.exists()
     for m, data in zip(manifests, kept, strict=True):
         m.write_bytes(data)
