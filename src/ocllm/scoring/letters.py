@@ -93,6 +93,8 @@ ENGLISH_WORD_LETTERS = frozenset("IAa")
 OTHER_WORD_LETTERS = frozenset("IAaEeiOoUuYyàÀ")
 # Characters after a letter that make it part of a formula, not an answer ("x = 5", "A + B").
 _MATH_AFTER = frozenset("=+^<>")
+# A sign and a number: after a letter in brackets, the value restated ("The answer is (H) +3.03 kJ"), not math.
+_SIGNED_NUMBER = re.compile(r"\+[ \t]?\d")
 # Optional words between a marker and its letter: "The correct answer is option A".
 # Words between a marker and its letter: "The answer is option C", "The correct answer is therefore C",
 # and the articles and nouns of other languages ("la respuesta es la opción C", "a alternativa C").
@@ -201,6 +203,7 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
             return None  # a contraction ("I'm") or a compound ("B-cell")
     end = after
     closed = 0
+    bracketed = False  # closed by ")" or "]": "(H)", "**[H]**"
     while end < n:
         at = end
         while at < n and text[at] in _BLANK and opened > closed:
@@ -211,16 +214,15 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
             if text.startswith(closer, at):
                 end = at + len(closer)
                 closed += 1
+                bracketed = bracketed or closer in (")", "]")
                 break
         else:
             break
-    if end < n and text[end] in _MATH_AFTER:
-        return None
     rest = end
     while rest < n and text[rest] in _SPACE:
         rest += 1
-    if rest < n and text[rest] in _MATH_AFTER:
-        return None
+    if rest < n and text[rest] in _MATH_AFTER and not (bracketed and _SIGNED_NUMBER.match(text, rest)):
+        return None  # "x = 5", "A + B"; but "(H) +3.03 kJ" is the letter and its signed value
     return ch.upper(), end, closed > 0
 
 

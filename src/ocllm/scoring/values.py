@@ -17,8 +17,12 @@ _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _LATEX_SPACES = re.compile(r"\\[,;:! ]|\\quad|\\qquad|~")
 _MATH_DELIMS = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$")
 _DEGREE = re.compile(r"\^\s*\{?\\circ\}?|\\circ|\\degree")
+# A number written without its leading zero (".66", "$.66", "-.5"): the zero is put back, so that the point
+# is not taken for edge punctuation and ".66" and "0.66" are one number.
+_BARE_POINT = re.compile(r"(?<![\w.])\.(?=\d)")
 _EDGE_PUNCT = " \t\r\n.,;:!?*_\"'`()[]{}"
-NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?:\.\d+)?)?|[-+−]?\.\d+")
+# A sign may stand apart from its number by one space after a plus ("+ 3.03 kJ"); "- 3" is also a list bullet.
+NUMBER = re.compile(r"(?:[-−]|\+ ?)?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?:\.\d+)?)?|\.\d+)")
 
 
 def normalize(text: str) -> str:
@@ -32,6 +36,7 @@ def normalize(text: str) -> str:
     s = _MATH_DELIMS.sub("", s)
     s = s.replace("\\%", "%").replace("\\cdot", "·").replace("\\times", "×")
     s = " ".join(s.split()).casefold()
+    s = _BARE_POINT.sub("0.", s)
     return s.strip(_EDGE_PUNCT)
 
 
@@ -40,7 +45,7 @@ def _as_number(s: str) -> tuple[Fraction, str] | None:
     m = NUMBER.match(s)
     if m is None:
         return None
-    raw = m.group(0).replace(",", "").replace("−", "-")
+    raw = m.group(0).replace(",", "").replace("−", "-").replace(" ", "")
     try:
         if "/" in raw:
             num, den = raw.split("/")
