@@ -379,7 +379,7 @@ def _near(a: Fraction, b: Fraction) -> bool:
 def _may_restate(line: str, ctx: TaskContext) -> bool:
     """A cheap first look: a number, LaTeX, or the first word of some option's text. Prose ("because ...",
     "see the working") is most of what follows a letter, and needs no comparison with every option."""
-    if line[0].isdigit() or line[0] in "-+−$.\\(":
+    if line[0].isdigit() or line[0] in "-+−$.\\(√":
         return True
     head = normalize(line[:40]).split(" ", 1)[0]
     return bool(head) and any(key.text.startswith(head) for key in ctx.option_keys)
