@@ -94,12 +94,13 @@ def inside_code_block(text: str, pos: int) -> bool:
     return before % 2 == 1 and languages[before - 1] not in _PROSE_FENCES
 
 
-# A value that is no option with a letter stated after it ranks below every letter, hedged ones included.
+# A value that is no option with a letter stated after it, or restating the letter of a statement of its kind
+# before it, ranks below every letter, hedged ones included.
 SUPERSEDED_VALUE_RANK = 11
 
 
 def rank(candidate: Candidate) -> int:
-    if not candidate.letters and "letter_follows" in candidate.reading:
+    if not candidate.letters and ("letter_follows" in candidate.reading or "restates_letter" in candidate.reading):
         return SUPERSEDED_VALUE_RANK
     return HEDGED_RANK if candidate.hedged else KIND_RANK[candidate.kind]
 

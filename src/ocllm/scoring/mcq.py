@@ -10,7 +10,8 @@ from ocllm.models import Candidate, Decision, Policy, Sample, Task
 from ocllm.scoring.candidates import rank
 from ocllm.scoring.option_lines import find_bare_letter, find_option_claims, find_option_lines
 from ocllm.scoring.regions import split_regions
-from ocllm.scoring.statements import find_statements, task_context
+from ocllm.scoring.candidates import TaskContext
+from ocllm.scoring.statements import find_statements, task_context, value_contradiction
 from ocllm.scoring.values import normalize, same_value
 from ocllm.scoring.withdrawal import withdraw
 
@@ -54,6 +55,7 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     visible = [c for c in found if not _ignored(c)]
     echoes = [c for c in found if _ignored(c)]
     _values_before_letters(visible)
+    _values_after_letters(visible, ctx)
 
     source: Literal["content", "reasoning", "none"]
     if visible:
@@ -276,6 +278,25 @@ def _values_before_letters(visible: list[Candidate]) -> None:
     for i, c in enumerate(visible):
         if not c.letters and any(later.letters for later in visible[i + 1 :]):
             c.reading.append("letter_follows")
+
+
+def _values_after_letters(visible: list[Candidate], ctx: TaskContext) -> None:
+    """A value that is no option, stated after a letter in a statement of the same kind ("The answer is (B).
+    The answer is 0.25 L."), says that letter again in other words, as a value restated right after a letter
+    does (R8c): it ranks below every letter (reading `restates_letter`), and when it contradicts the letter
+    ("533 cm^3" where B is 250 cm^3) the letter's statement carries the contradiction. A value matching
+    another option is a statement of that option, and may conflict as any other."""
+    for i, c in enumerate(visible):
+        if c.letters or c.value is None or "letter_follows" in c.reading:
+            continue
+        before = next((p for p in reversed(visible[:i]) if rank(p) == rank(c)), None)
+        if before is None or before.letter is None:
+            continue
+        c.reading.append("restates_letter")
+        contradiction = value_contradiction(c.value, before.letter, ctx)
+        if contradiction is not None and before.contradiction is None:
+            before.contradiction = f"the later statement {contradiction}"
+            before.reading.append("letter_value_mismatch")
 
 
 def _ignored(candidate: Candidate) -> bool:

@@ -343,7 +343,16 @@ def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *
     if lead is None:
         return None
     line = text[lead.end() : line_end(text, lead.end(), 301)].rstrip()
-    if not line or line[0].isspace() or not _may_restate(line, ctx):
+    if not line or line[0].isspace():
+        return None
+    return value_contradiction(line, letter, ctx)
+
+
+def value_contradiction(line: str, letter: str, ctx: TaskContext) -> str | None:
+    """What a value said of a letter ("533" of C) says instead, when it is neither that letter's option nor
+    possibly the same option written another way; None when it agrees, or may agree, or is prose."""
+    index = ord(letter) - ord("A")
+    if not 0 <= index < len(ctx.options) or not _may_restate(line, ctx):
         return None
     cuts = [c for c in _cuts(line) if len(c) <= 2 * ctx.longest_option + 40]
     if any(index in matching_options(cut, ctx.option_keys) for cut in cuts):
