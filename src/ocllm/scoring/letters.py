@@ -91,6 +91,19 @@ ENGLISH_WORD_LETTERS = frozenset("IAa")
 # After a marker in another language, its one-letter words too: es "a", "e", "o", "u", "y"; fr "a", "à",
 # "y"; pt "a", "e", "o"; it "a", "e", "i", "o".
 OTHER_WORD_LETTERS = frozenset("IAaEeiOoUuYyàÀ")
+# The article "A" is followed by a noun phrase, never by a verb; a capital A followed by one of these verbs,
+# modals or adverbs is the subject of its clause, the letter A ("FINAL: A would be my guess", "Answer: A seems
+# right", "Answer: A only"), as the same sentence with B is B. Words that are also nouns after an article ("a
+# will", "a can", "a fit") are left out; a hyphen after the word makes a compound ("A would-be solution").
+_VERBS_AFTER_SUBJECT = frozenset(
+    (
+        "would", "should", "could", "might", "may", "must", "shall", "cannot", "can't", "won't", "wouldn't",
+        "shouldn't", "couldn't", "isn't", "wasn't", "has", "hasn't", "does", "doesn't", "did", "didn't",
+        "seems", "seemed", "looks", "appears", "appeared", "sounds", "feels", "fits", "matches", "remains",
+        "stands", "holds", "works", "follows", "gives", "makes", "satisfies", "agrees", "applies", "describes",
+        "represents", "corresponds", "answers", "wins", "only", "alone", "again", "too",
+    )
+)  # fmt: skip
 # Characters after a letter that make it part of a formula, not an answer ("x = 5", "A + B").
 _MATH_AFTER = frozenset("=+^<>")
 # A sign and a number: after a letter in brackets, the value restated ("The answer is (H) +3.03 kJ"), not math.
@@ -154,7 +167,7 @@ def read_letters(
         return None
     letter, end, wrapped = first
     before_word = not wrapped and not _prose_allows_letter(text, end)
-    if before_word and (not explicit_marker or text[end - 1] in word_letters):
+    if before_word and (not explicit_marker or text[end - 1] in word_letters) and not _subject_a(text, end):
         return None
     if text[end - 1] == ")" and _starts_enumeration(text, end):
         return None
@@ -245,6 +258,21 @@ def _prose_allows_letter(text: str, end: int) -> bool:
     if not word[0].islower():
         return True
     return word.lower() in _CONNECTORS or _LIST_SEPARATOR.match(text, end) is not None
+
+
+def _subject_a(text: str, end: int) -> bool:
+    """A capital A followed on its line by a verb ("A would be my guess"): the letter, not the article."""
+    if text[end - 1] != "A":
+        return False
+    pos = end
+    while pos < len(text) and text[pos] in _SPACE:
+        pos += 1
+    word_end = pos
+    while word_end < len(text) and (text[word_end].isalpha() or text[word_end] in "'’"):
+        word_end += 1
+    if word_end < len(text) and text[word_end] in "-‐":
+        return False  # "A would-be solution"
+    return text[pos:word_end].replace("’", "'") in _VERBS_AFTER_SUBJECT
 
 
 # How far along a line the scorer looks. Bounded, so that a long output written as one line (or a
