@@ -131,6 +131,9 @@ class LetterValue(NamedTuple):
     # An unwrapped letter followed by an ordinary word ("FINAL: C would be my guess", but also "The answer
     # is D minor"): a letter unless an option's text reads it better; the caller, who knows the options, decides.
     before_word: bool = False
+    # A lower-case label closed by ")" and followed by running text ("(i) The number is: 42"): a list label,
+    # unless that text is an option's; the caller, who knows the options, decides.
+    label_before_text: bool = False
 
 
 def skip_to_value(text: str, pos: int) -> int:
@@ -171,6 +174,7 @@ def read_letters(
         return None
     if text[end - 1] == ")" and _starts_enumeration(text, end):
         return None
+    label = wrapped and text[end - 1] == ")" and _lower_case_label(text, end) and _text_follows(text, end)
     letters = [letter]
     cursor = end
     while True:
@@ -184,7 +188,28 @@ def read_letters(
             letters.append(more[0])
         cursor = more[1]
         end = cursor
-    return LetterValue(letters, pos, end, wrapped, before_word and len(letters) == 1)
+    single = len(letters) == 1
+    return LetterValue(letters, pos, end, wrapped, before_word and single, label and single)
+
+
+def _lower_case_label(text: str, end: int) -> bool:
+    at = end - 1
+    while at > 0 and not text[at].isalpha():
+        at -= 1
+    return text[at].islower()
+
+
+def _text_follows(text: str, end: int) -> bool:
+    """Running text after a label: a word on the same line that is neither a connector ("(b) because …") nor
+    a verb ("(b) seems right"), which would make the label the subject, a letter."""
+    pos = end
+    while pos < len(text) and text[pos] in _SPACE:
+        pos += 1
+    word_end = pos
+    while word_end < len(text) and text[word_end].isalpha():
+        word_end += 1
+    word = text[pos:word_end].lower()
+    return bool(word) and word not in _CONNECTORS and word not in _VERBS_AFTER_SUBJECT
 
 
 def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, bool] | None:

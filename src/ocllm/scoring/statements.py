@@ -222,6 +222,10 @@ def _read_after_marker(
             return _value_of_no_option(text, start)
         if stated is not None or got is None:
             return stated
+    if got.label_before_text and _stated_value(text, _after_spaces(text, got.end), ctx) is None:
+        # "Final Answer:\n(i) The number is: 42": a lower-case list label before running text that is no
+        # option's text names no option (R6); "(c) Canberra" restates option text, and stays a letter.
+        return _stated_value(text, start, ctx) or _value_of_no_option(text, start)
     if got.before_word:
         # "The answer is D minor", "Answer: T cells": the words may be an option's text; only when they
         # are not is the capital a letter ("FINAL: C would be my guess"), and never one beyond the options.
@@ -239,6 +243,12 @@ def _read_after_marker(
         contradiction = restated_contradiction(text, end, letters[0], ctx, wrapped=got.wrapped)
         return Found(letters, start, end, contradiction=contradiction)
     return Found(letters, start, end)
+
+
+def _after_spaces(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    return pos
 
 
 def _sub_part_letters(text: str, letters: list[str], end: int) -> tuple[list[str], int]:
