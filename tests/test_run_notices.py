@@ -536,3 +536,28 @@ def test_requests_and_retries_are_counted_across_retry_errors(
         assert cli_run(server.base_url, suite, tmp_path / "failing", "--retry-errors") == 0
     # 4 failed requests, then 4 that answered: the run cost 8, though only 4 lines remain.
     assert json.loads((tmp_path / "failing" / "manifest.json").read_text())["requests"] == 8
+
+
+@pytest.mark.parametrize(
+    ("content", "fallback", "changes"),
+    [
+        ("so FINAL: B, but let me check the", False, True),  # B, then nothing visible
+        ("so FINAL: B, but let me check the", True, False),  # the fallback reads the same B from the thinking
+        ("Hmm, nothing said yet about the", False, False),  # no letter either way
+        ("Hmm, nothing said yet about the", True, False),
+        ("<think>sum</think>FINAL: B</think>", False, True),  # a stray closer: all of it thinking when prefilled
+        ("<think>sum</think>FINAL: B</think>", True, False),
+        (CLOSED_AT_ONCE, False, False),  # read the same either way (rule 1)
+        ("<think>sum</think>FINAL: B", False, False),
+    ],
+)
+def test_what_think_prefilled_would_change(content: str, fallback: bool, changes: bool) -> None:
+    """Hand-labelled: the tally's count, whether it decides an output again or knows the answer by rule 5."""
+    from ocllm.notices import NoticeTally
+
+    task = Task(id="t", type="mcq", question="q", options=["3", "4"], answer="B", category="x")
+    policy = Policy(allow_reasoning_fallback=fallback)
+    sample = Sample(task_id="t", content=content, finish_reason="length")
+    tally = NoticeTally(policy)
+    tally.add(sample, decide(task, sample, policy), task)
+    assert tally.prefill_changes == changes

@@ -201,12 +201,16 @@ class NoticeTally:
 def _prefill_would_change(task: Task, sample: Sample, decision: Decision, policy: Policy) -> bool:
     """Whether deciding this output with think_prefilled = true changes its letter or its verdict. Decided
     again only where the regions differ (content with no </think>, or a stray one after a closed block):
-    scoring is pure and cheap, and the tally keeps the count, not the outputs."""
+    scoring is pure, and the tally keeps the count, not the outputs."""
     if sample.error or not sample.content:
         return False
-    plain = split_regions(sample.content, sample.reasoning)
-    if split_regions(sample.content, sample.reasoning, think_prefilled=True) == plain:
+    prefilled = split_regions(sample.content, sample.reasoning, think_prefilled=True)
+    if prefilled == split_regions(sample.content, sample.reasoning):
         return False
+    if task.type == "mcq" and not prefilled.visible and not policy.allow_reasoning_fallback:
+        # Rule 5, without running the scorer again (most outputs of a model that does not think are this
+        # case, and deciding each twice cost half the rescore): nothing visible and no fallback names no letter.
+        return decision.extracted_final_answer is not None or decision.correct is True
     other = decide(task, sample, msgspec.structs.replace(policy, think_prefilled=True))
     return (other.extracted_final_answer, other.correct) != (decision.extracted_final_answer, decision.correct)
 
