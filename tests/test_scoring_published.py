@@ -171,6 +171,32 @@ def test_a_letter_standing_alone_or_restated_still_reads(content: str, options: 
     assert d.extracted_final_answer == letter, d.reason
 
 
+@pytest.mark.parametrize(
+    ("content", "letter"),
+    [
+        ("Final Answer:\n(i) The number is: 42. Then the answer would be (F).", "F"),  # below a hedge too
+        ("Final Answer:\n(i) The number is: 42.\n\n\\boxed{F}", "F"),
+    ],
+)
+def test_a_label_ranks_below_every_other_letter(content: str, letter: str) -> None:
+    d = mcq(content, options=TEN, answer=letter, conflict_policy="strict")
+    assert (d.extracted_final_answer, d.ambiguity) == (letter, "none"), d.reason
+
+
+@pytest.mark.parametrize(
+    ("content", "options", "letter"),
+    [
+        ("The answer is (c) the mitochondria.", ["Ribosome", "Golgi apparatus", "Mitochondrion", "Lysosome"], "C"),
+        ("Final Answer:\n(i) The number is: 108", TEN, "I"),
+    ],
+)
+def test_a_label_alone_is_still_read_as_a_hedge(content: str, options: list[str], letter: str) -> None:
+    """Nothing else names a letter: the label (perhaps a paraphrase of its option) decides, hedged."""
+    d = mcq(content, options=options, answer=letter)
+    assert (d.extracted_final_answer, d.hedged) == (letter, True), d.reason
+    assert "list_label" in d.candidates[d.decided_by or 0].reading
+
+
 def test_a_lower_case_label_restating_another_option_still_contradicts() -> None:
     d = mcq("Answer: (c) Sydney", options=["Sydney", "Melbourne", "Canberra", "Perth"], answer="C")
     assert d.rule == "letter_value_mismatch", d.reason

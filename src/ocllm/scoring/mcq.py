@@ -321,7 +321,8 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
         said += f" [read by: {', '.join(last.reading)}]"
 
     def pick(letter: str | None, ambiguity: str, rule: str, reason: str) -> _Pick:
-        return _Pick(letter, ambiguity, rule, reason, last.method, last.hedged or "guess" in last.reading, last)
+        hedged = last.hedged or "guess" in last.reading or "list_label" in last.reading
+        return _Pick(letter, ambiguity, rule, reason, last.method, hedged, last)
 
     if not last.letters:
         # "The answer is FINAL: 555." where no option is 555: the model's answer all the same, and no option.

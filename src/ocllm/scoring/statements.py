@@ -155,7 +155,7 @@ def find_statements(
             if _negated(text, m.start()):
                 continue
             hedged = kind == "hedged" or hypothetical(text, m.start())
-            statement = Found(got.letters, m.start(), got.end, got.value, got.contradiction)
+            statement = got._replace(start=m.start())
             candidate = make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged)
             if _GUESS_AFTER.match(text, got.end):
                 # The model's final word all the same: it keeps its rank, and the decision says it was a guess.
@@ -223,9 +223,10 @@ def _read_after_marker(
         if stated is not None or got is None:
             return stated
     if got.label_before_text and _stated_value(text, _after_spaces(text, got.end), ctx) is None:
-        # "Final Answer:\n(i) The number is: 42": a lower-case list label before running text that is no
-        # option's text names no option (R6); "(c) Canberra" restates option text, and stays a letter.
-        return _stated_value(text, start, ctx) or _value_of_no_option(text, start)
+        # "Final Answer:\n(i) The number is: 42": a lower-case label before running text that is no option's
+        # text opens a list more often than it names an option (R6); it ranks below every other letter.
+        # "(c) Canberra" restates option text, and is a letter as any other.
+        return Found(got.letters, start, got.end, list_label=True)
     if got.before_word:
         # "The answer is D minor", "Answer: T cells": the words may be an option's text; only when they
         # are not is the capital a letter ("FINAL: C would be my guess"), and never one beyond the options.
