@@ -27,6 +27,7 @@ TEN = ["12", "24", "36", "48", "60", "72", "84", "96", "108", "120"]
         ("Answer: (B) −0.5 V", VOLTS, "B"),
         ("The correct answer is [D] -12 J/mol.", RATES, "D"),
         ("FINAL: (C) +12 J/mol", RATES, "C"),
+        ("Answer: (A) +.5 V", VOLTS, "A"),
         ("So the answer is **(H)** +3.03 kJ.", ENERGIES, "H"),
     ],
 )
@@ -72,6 +73,8 @@ SHIFTED = ["$.66", "$6.60", "$66", "$0.06"]
         ("Answer: .5", ["0.25", "0.50", "0.75", "1.00"], "B"),
         ("The answer is (C) 0.75 m", [".25 m", ".5 m", ".75 m", "1 m"], "C"),
         ("Final answer: -0.25", ["-.75", "-.5", "-.25", "0"], "C"),
+        ("The final answer is $\\boxed{\\$0.66}$", DOLLARS, "B"),
+        ("The answer is (B) \\$0.66.", DOLLARS, "B"),
         ("FINAL: $0.66", SHIFTED, "A"),
         ("FINAL: 66", SHIFTED, "C"),  # 66 is not .66
         ("FINAL: $6.6", SHIFTED, "B"),

@@ -15,7 +15,8 @@ from typing import NamedTuple
 _WRAPPERS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|operatorname|boxed|mbox)\s*\{([^{}]*)\}")
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _LATEX_SPACES = re.compile(r"\\[,;:! ]|\\quad|\\qquad|~")
-_MATH_DELIMS = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$")
+# A LaTeX dollar sign (\$0.66) goes as a plain "$" does: both sides of a comparison lose it alike.
+_MATH_DELIMS = re.compile(r"\\\(|\\\)|\\\[|\\\]|\\?\$")
 _DEGREE = re.compile(r"\^\s*\{?\\circ\}?|\\circ|\\degree")
 # A number written without its leading zero (".66", "$.66", "-.5"): the zero is put back, so that the point
 # is not taken for edge punctuation and ".66" and "0.66" are one number.
