@@ -292,7 +292,9 @@ def _values_after_letters(visible: list[Candidate], ctx: TaskContext) -> None:
         if before is None or before.letter is None:
             continue
         c.reading.append("restates_letter")
-        contradiction = value_contradiction(c.value, before.letter, ctx)
+        # A separate statement, not a value printed beside its letter: a bare number there is the model's
+        # new figure in the option's unit ("(B) … The answer is 7" where B is 5 m), not a figure in another.
+        contradiction = value_contradiction(c.value, before.letter, ctx, bare_takes_unit=True)
         if contradiction is not None and before.contradiction is None:
             before.contradiction = f"the later statement {contradiction}"
             before.reading.append("letter_value_mismatch")

@@ -359,9 +359,11 @@ def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *
     return value_contradiction(line, letter, ctx)
 
 
-def value_contradiction(line: str, letter: str, ctx: TaskContext) -> str | None:
+def value_contradiction(line: str, letter: str, ctx: TaskContext, *, bare_takes_unit: bool = False) -> str | None:
     """What a value said of a letter ("533" of C) says instead, when it is neither that letter's option nor
-    possibly the same option written another way; None when it agrees, or may agree, or is prose."""
+    possibly the same option written another way; None when it agrees, or may agree, or is prose.
+    `bare_takes_unit`: a number with no unit is compared as if it carried the unit of the letter's option
+    ("7" against "5 m"), as a bare number is matched with options (R8b)."""
     index = ord(letter) - ord("A")
     if not 0 <= index < len(ctx.options) or not _may_restate(line, ctx):
         return None
@@ -380,7 +382,8 @@ def value_contradiction(line: str, letter: str, ctx: TaskContext) -> str | None:
     stated = _value_of_no_option(line, 0, clauses=False)
     own = ctx.option_keys[index].number
     said = value_key(stated.value or "").number if stated is not None else None
-    if said is None or own is None or said[1] != own[1] or _near(said[0], own[0]):
+    unit = own[1] if bare_takes_unit and said is not None and own is not None and not said[1] else None
+    if said is None or own is None or (unit or said[1]) != own[1] or _near(said[0], own[0]):
         return None
     return f"restates {stated.value!r}, which is not option {letter} ({ctx.options[index]!r}) nor any option"
 
