@@ -174,6 +174,7 @@ def test_a_lower_case_label_before_text_is_no_letter(content: str, letter: str) 
         ("Answer: (b) because the radius doubles", TEN, "B"),
         ("Answer: (b) seems right", TEN, "B"),
         ("Final Answer:\n(I) The number is: 108.", TEN, "I"),  # upper case: an option letter, as before
+        ("Answer: (i) and (iii) only", ["(i) only", "(ii) only", "(i) and (iii) only", "(ii) and (iii) only"], "C"),
     ],
 )
 def test_a_letter_standing_alone_or_restated_still_reads(content: str, options: list[str], letter: str) -> None:

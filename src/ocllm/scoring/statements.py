@@ -225,8 +225,9 @@ def _read_after_marker(
     if got.label_before_text and _stated_value(text, _after_spaces(text, got.end), ctx) is None:
         # "Final Answer:\n(i) The number is: 42": a lower-case label before running text that is no option's
         # text opens a list more often than it names an option (R6); it ranks below every other letter.
-        # "(c) Canberra" restates option text, and is a letter as any other.
-        return Found(got.letters, start, got.end, list_label=True)
+        # "(c) Canberra" restates option text, and is a letter as any other; "(i) and (iii) only" may be an
+        # option's whole text, label included.
+        return _stated_value(text, start, ctx) or Found(got.letters, start, got.end, list_label=True)
     if got.before_word:
         # "The answer is D minor", "Answer: T cells": the words may be an option's text; only when they
         # are not is the capital a letter ("FINAL: C would be my guess"), and never one beyond the options.
