@@ -316,14 +316,14 @@ def test_closing_think_without_an_opening_one_suggests_think_prefilled(
 
     records = [
         legacy_record("t1", "Okay, 2 + 2 is 4, option B.\n</think>\n\nFINAL: B", correct=True),
-        legacy_record("t2", "Hmm, so it is B. Wait, let me recheck the sum of", correct=False),  # cut off
+        legacy_record("t2", "Hmm, so FINAL: B. Wait, let me recheck the sum of", correct=False),  # cut off
         legacy_record("t3", "<think>easy</think>FINAL: B", correct=True),
     ]
     path = write_json(tmp_path / "old.json", {"tasks": records})
     assert main(["rescore", str(path), "-o", str(tmp_path / "a.json")]) == 0
     printed = capsys.readouterr().out
     assert "note: 1 of 3 output(s) close a </think> they never opened" in printed
-    assert "think_prefilled = true" in printed
+    assert "with think_prefilled = true, 1 decision(s) would change" in printed  # t2, read as B until then
     assert json.loads((tmp_path / "a.json").read_text())["notices"][0].startswith("1 of 3 output(s) close")
     assert main(["rescore", str(path), "-o", str(tmp_path / "b.json"), "--think-prefilled"]) == 0
     assert "never opened" not in capsys.readouterr().out
@@ -331,10 +331,95 @@ def test_closing_think_without_an_opening_one_suggests_think_prefilled(
 
 
 def test_a_run_says_it_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # One output closes a </think> it never opened; the three others have none, and would be read as thinking
+    # with think_prefilled = true: the two MCQ letters lost, the two substring passes failed (3 of them here).
     with FaultServer() as server:
-        server.script(models("m"), then=reply("so the answer is B\n</think>\nFINAL: B"))
+        server.script(models("m"), reply("so the answer is B\n</think>\nFINAL: B"), then=reply("alpha beta FINAL: A"))
         assert cli_run(server.base_url, write_suite(tmp_path), tmp_path / "run") == 0
-    assert "note: 4 of 4 output(s) close a </think> they never opened" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "note: 1 of 4 output(s) close a </think> they never opened" in printed
+    assert "with think_prefilled = true, 3 decision(s) would change" in printed
+
+
+# --- Prefilled thinking: advised only when it would change a decision (issue 19, item 13) -------------------
+
+# Qwen3 with a logit bias that closes its thinking at once: every output begins with </think>, nothing before.
+CLOSED_AT_ONCE = "</think>\n\nThe sum is 4, option B.\n\nFINAL: B"
+
+
+def test_a_run_whose_outputs_close_at_once_gets_no_advice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FaultServer() as server:
+        server.script(models("m"), then=reply(CLOSED_AT_ONCE.replace("FINAL: B", "alpha beta FINAL: B")))
+        assert cli_run(server.base_url, write_suite(tmp_path), tmp_path / "run") == 0
+    printed = capsys.readouterr().out
+    assert "never opened" not in printed and "think_prefilled" not in printed, printed
+    assert main(["report", str(tmp_path / "run"), "-o", str(tmp_path / "rep")]) == 0
+    assert "never opened" not in capsys.readouterr().out
+    manifest = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert not any("never opened" in n for n in manifest["notices"])
+
+
+def test_rescore_advises_only_with_decisions_to_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import legacy_record, write_json
+
+    closed = [legacy_record(f"c{i}", CLOSED_AT_ONCE, correct=True) for i in range(4)]
+    opened = [legacy_record("o1", "<think>easy</think>FINAL: B", correct=True)]
+    unfinished = [legacy_record("u1", "Hmm, let me think about the sum of", correct=False)]  # no statement
+    plain = write_json(tmp_path / "plain.json", {"tasks": closed + opened + unfinished})
+    assert main(["rescore", str(plain), "-o", str(tmp_path / "a.json")]) == 0
+    assert "never opened" not in capsys.readouterr().out
+    assert json.loads((tmp_path / "a.json").read_text())["notices"] == []
+
+    # Two outputs cut off before their </think>, each read as a visible answer until think_prefilled is set:
+    # one names the right letter (correct until then), one the wrong letter (still wrong, but no longer A).
+    cut = [
+        legacy_record("u2", "Okay, 2 + 2 = 4, so FINAL: B. Wait, let me double", correct=True),
+        legacy_record("u3", "So FINAL: A? No, let me redo the", correct=False),
+    ]
+    mixed = write_json(tmp_path / "mixed.json", {"tasks": closed + opened + unfinished + cut})
+    assert main(["rescore", str(mixed), "-o", str(tmp_path / "b.json")]) == 0
+    note = (
+        "4 of 8 output(s) close a </think> they never opened; with think_prefilled = true, 2 decision(s) would change"
+    )
+    assert note in capsys.readouterr().out
+    assert json.loads((tmp_path / "b.json").read_text())["notices"][0].startswith(note)
+    assert main(["report", str(mixed), "-o", str(tmp_path / "rep")]) == 0
+    assert note in capsys.readouterr().out
+    assert main(["rescore", str(mixed), "-o", str(tmp_path / "c.json"), "--think-prefilled"]) == 0
+    assert json.loads((tmp_path / "c.json").read_text())["notices"] == []
+
+
+def test_rescore_from_another_tool_advises_by_the_same_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import write_json
+    from test_rescore_from import mmlu_pro_result
+
+    records = [mmlu_pro_result(i, "B", "B", "</think>\nSo the answer is (B).") for i in range(3)]
+    path = write_json(tmp_path / "math_result.json", records)
+    assert main(["rescore", "--from", "mmlu-pro", str(path), "-o", str(tmp_path / "a.json")]) == 0
+    assert "never opened" not in capsys.readouterr().out
+    records.append(mmlu_pro_result(9, "B", "B", "Okay, the answer is (B). But wait, the"))  # cut off, no </think>
+    (tmp_path / "more").mkdir()
+    path = write_json(tmp_path / "more" / "math_result.json", records)
+    assert main(["rescore", "--from", "mmlu-pro", str(path), "-o", str(tmp_path / "b.json")]) == 0
+    note = "3 of 4 output(s) close a </think> they never opened; with think_prefilled = true, 1 decision(s)"
+    assert note in capsys.readouterr().out
+
+
+def test_the_tally_counts_without_the_outputs() -> None:
+    """A streaming tally: it keeps counters, never the samples it was given (a rescore of any size)."""
+    from ocllm.notices import NoticeTally
+
+    task = Task(id="t", type="mcq", question="q", options=["3", "4"], answer="B", category="x")
+    tally = NoticeTally(Policy())
+    for i in range(200):
+        content = CLOSED_AT_ONCE if i % 2 else "so FINAL: B, but let me check the"
+        sample = Sample(task_id="t", content=content, finish_reason="length")
+        tally.add(sample, decide(task, sample, Policy()), task)
+    assert (tally.closed_only, tally.prefill_changes) == (100, 100)
+    kept = [v for k, v in vars(tally).items() if k not in ("reasons", "models")]  # Counters of names
+    assert not any(isinstance(v, (list, dict, tuple, Sample)) for v in kept)
 
 
 def test_run_takes_every_scoring_switch_that_rescore_takes(tmp_path: Path) -> None:
@@ -451,3 +536,28 @@ def test_requests_and_retries_are_counted_across_retry_errors(
         assert cli_run(server.base_url, suite, tmp_path / "failing", "--retry-errors") == 0
     # 4 failed requests, then 4 that answered: the run cost 8, though only 4 lines remain.
     assert json.loads((tmp_path / "failing" / "manifest.json").read_text())["requests"] == 8
+
+
+@pytest.mark.parametrize(
+    ("content", "fallback", "changes"),
+    [
+        ("so FINAL: B, but let me check the", False, True),  # B, then nothing visible
+        ("so FINAL: B, but let me check the", True, False),  # the fallback reads the same B from the thinking
+        ("Hmm, nothing said yet about the", False, False),  # no letter either way
+        ("Hmm, nothing said yet about the", True, False),
+        ("<think>sum</think>FINAL: B</think>", False, True),  # a stray closer: all of it thinking when prefilled
+        ("<think>sum</think>FINAL: B</think>", True, False),
+        (CLOSED_AT_ONCE, False, False),  # read the same either way (rule 1)
+        ("<think>sum</think>FINAL: B", False, False),
+    ],
+)
+def test_what_think_prefilled_would_change(content: str, fallback: bool, changes: bool) -> None:
+    """Hand-labelled: the tally's count, whether it decides an output again or knows the answer by rule 5."""
+    from ocllm.notices import NoticeTally
+
+    task = Task(id="t", type="mcq", question="q", options=["3", "4"], answer="B", category="x")
+    policy = Policy(allow_reasoning_fallback=fallback)
+    sample = Sample(task_id="t", content=content, finish_reason="length")
+    tally = NoticeTally(policy)
+    tally.add(sample, decide(task, sample, policy), task)
+    assert tally.prefill_changes == changes

@@ -11,17 +11,23 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ocllm.models import Decision, Sample
+import msgspec
+
+from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.scoring import decide
+from ocllm.scoring.regions import split_regions
 
 # The reasons of failed requests listed one by one; the rest are summed up in one line.
 _REASONS_LISTED = 3
 
 
 class Scored(NamedTuple):
-    """One finished task: what the server returned and what the scorer decided of it."""
+    """One finished task: what the server returned and what the scorer decided of it (and the task, without
+    which the notices cannot tell what another scoring setting would decide)."""
 
     sample: Sample
     decision: Decision
+    task: Task | None = None
 
 
 def same_model(wanted: str, served: str) -> bool:
@@ -48,12 +54,14 @@ def run_notices(
     requested_model: str | None = None,
     reasoning: str | None = None,
     think_prefilled: bool | None = None,
+    policy: Policy | None = None,
 ) -> list[str]:
     """Every notice a run deserves, the most important first: tasks never run, failed requests, then
-    what looks wrong in the answers (truncation, the model served, reasoning asked for and not seen)."""
-    tally = NoticeTally()
+    what looks wrong in the answers (truncation, the model served, reasoning asked for and not seen).
+    `policy` is what the decisions were taken under (the default when None)."""
+    tally = NoticeTally(policy)
     for item in scored:
-        tally.add(item.sample, item.decision)
+        tally.add(item.sample, item.decision, item.task)
     return tally.notices(
         missing=missing,
         in_suite=in_suite,
@@ -65,9 +73,10 @@ def run_notices(
 
 class NoticeTally:
     """What the notices need to know, counted as tasks arrive one by one (a rescore of any size keeps
-    these counters, not its samples)."""
+    these counters, not its samples). `policy` is the one the decisions were taken under."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: Policy | None = None) -> None:
+        self.policy = policy or Policy()
         self.tasks = 0
         self.reasons: Counter[str] = Counter()  # why requests failed
         self.answered = 0
@@ -78,8 +87,11 @@ class NoticeTally:
         self.with_reasoning = 0  # a reasoning field
         self.thinking = 0  # a reasoning field, or think tags in the content
         self.closed_only = 0  # a </think> never opened: prefilled thinking
+        self.prefill_changes = 0  # decisions that think_prefilled = true would change
 
-    def add(self, sample: Sample, decision: Decision) -> None:
+    def add(self, sample: Sample, decision: Decision, task: Task | None = None) -> None:
+        """Count one finished task. With its `task`, the tally also decides it again as think_prefilled = true
+        would, to say whether that setting would change anything (without it, nothing is advised)."""
         self.tasks += 1
         if sample.error:
             self.reasons[sample.error] += 1
@@ -95,6 +107,8 @@ class NoticeTally:
         self.with_reasoning += bool(sample.reasoning)
         self.thinking += bool(sample.reasoning or "</think>" in content)
         self.closed_only += "</think>" in content and "<think>" not in content
+        if task is not None and not self.policy.think_prefilled:
+            self.prefill_changes += _prefill_would_change(task, sample, decision, self.policy)
 
     def most_served(self) -> str | None:
         """The model name most answers were given as, if any answer said."""
@@ -169,16 +183,36 @@ class NoticeTally:
         return []
 
     def _prefill(self) -> list[str]:
-        """Outputs that close a thinking block they never opened: the chat template opened it in the prompt
-        (R1-distill and its kin). Finished ones are read correctly (everything before the last </think> is
-        reasoning), but one cut off before its </think> is all thinking, read as a visible answer."""
-        if not self.closed_only:
+        """Outputs that close a thinking block they never opened: the chat template may open it in the prompt
+        (R1-distill and its kin). Those are read the same either way (everything before the last </think> is
+        reasoning); what think_prefilled = true changes is the reading of the other outputs (one cut off
+        before its </think> is all thinking, not a visible answer). So the setting is advised only when it
+        would change a decision, and the count of those is said; when it would change none, nothing is said."""
+        if not self.closed_only or not self.prefill_changes:
             return []
         return [
-            f"{self.closed_only} of {self.answered} output(s) close a </think> they never opened: the chat "
-            "template opens the thinking in the prompt; set think_prefilled = true for this lane "
-            "(--think-prefilled to rescore), or an output cut off before its </think> is read as a visible answer"
+            f"{self.closed_only} of {self.answered} output(s) close a </think> they never opened; with "
+            f"think_prefilled = true, {self.prefill_changes} decision(s) would change (output cut off before its "
+            "</think> would be read as thinking, not as a visible answer): if the chat template opens the "
+            "thinking in the prompt, set think_prefilled = true for this lane (--think-prefilled to rescore)"
         ]
+
+
+def _prefill_would_change(task: Task, sample: Sample, decision: Decision, policy: Policy) -> bool:
+    """Whether deciding this output with think_prefilled = true changes its letter or its verdict. Decided
+    again only where the regions differ (content with no </think>, or a stray one after a closed block):
+    scoring is pure, and the tally keeps the count, not the outputs."""
+    if sample.error or not sample.content:
+        return False
+    prefilled = split_regions(sample.content, sample.reasoning, think_prefilled=True)
+    if prefilled == split_regions(sample.content, sample.reasoning):
+        return False
+    if task.type == "mcq" and not prefilled.visible and not policy.allow_reasoning_fallback:
+        # Rule 5, without running the scorer again (most outputs of a model that does not think are this
+        # case, and deciding each twice cost half the rescore): nothing visible and no fallback names no letter.
+        return decision.extracted_final_answer is not None or decision.correct is True
+    other = decide(task, sample, msgspec.structs.replace(policy, think_prefilled=True))
+    return (other.extracted_final_answer, other.correct) != (decision.extracted_final_answer, decision.correct)
 
 
 _MODEL_MISMATCH = "the lane asked for model"

@@ -68,10 +68,10 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
     """A whole saved run re-scored in memory: for the run, the reports and comparisons, which show every
     task. `rescore_file` writes the same document without holding it."""
     decisions = [decide(r.task, r.sample, policy) for r in saved.records]
-    tally, notices, serving = Tally(), NoticeTally(), ServingTally()
+    tally, notices, serving = Tally(), NoticeTally(policy), ServingTally()
     for record, decision in zip(saved.records, decisions, strict=True):
         tally.add(decision)
-        notices.add(record.sample, decision)
+        notices.add(record.sample, decision, record.task)
         serving.add(record.sample)
     n_changed = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
     summary, said = _closing(tally, notices, n_changed, saved.meta, policy)
@@ -244,7 +244,7 @@ def write_rescored(
     `input_notices` what a reader must know about the input's format, `input_label` what its own verdicts are
     called, `title` what the audit is headed with, and `rerunnable` whether this project can run its failed
     tasks again; `unscorable` the records the reader left out, complete once `records` is read through)."""
-    tally, notices, audit, serving = Tally(), NoticeTally(), AuditTally(), ServingTally()
+    tally, notices, audit, serving = Tally(), NoticeTally(policy), AuditTally(), ServingTally()
     n_changed = 0
     with atomic_writer(output_path) as out:
         out.write(b'{\n  "format": ' + _json(OUTPUT_FORMAT) + b',\n  "harness_version": ' + _json(__version__))
@@ -253,7 +253,7 @@ def write_rescored(
         for index, record in enumerate(records):
             decision = (decided and decided(record)) or decide(record.task, record.sample, policy)
             tally.add(decision)
-            notices.add(record.sample, decision)
+            notices.add(record.sample, decision, record.task)
             audit.add(record, decision)
             serving.add(record.sample)
             n_changed += changed(record, decision)

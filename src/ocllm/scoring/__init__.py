@@ -10,7 +10,7 @@ from ocllm.scoring.mcq import decide_mcq
 from ocllm.scoring.substrings import decide_substrings
 
 # Bump on any change that can alter a decision; it is recorded beside every scored run.
-SCORER_VERSION = "1.6.0"
+SCORER_VERSION = "1.7.0"
 
 __all__ = ["SCORER_VERSION", "Policy", "decide"]
 

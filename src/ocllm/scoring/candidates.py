@@ -53,6 +53,7 @@ class Found(NamedTuple):
     end: int  # statement end in the piece's text
     value: str | None = None  # the stated value when the letters came from matching option texts
     contradiction: str | None = None  # a restated value that is not the letter's own option
+    list_label: bool = False  # a lower-case label before running text ("(i) The number is"): maybe no answer
 
 
 # A statement the sentence puts inside a hypothesis or someone else's mouth, right before its marker:
@@ -94,13 +95,19 @@ def inside_code_block(text: str, pos: int) -> bool:
     return before % 2 == 1 and languages[before - 1] not in _PROSE_FENCES
 
 
-# A value that is no option with a letter stated after it ranks below every letter, hedged ones included.
-SUPERSEDED_VALUE_RANK = 11
+# A lower-case label before running text that is no option's text ("Final Answer:\n(i) The number is: 42")
+# opens a list more often than it names an option: it decides only when no other statement names a letter.
+LIST_LABEL_RANK = 11
+# A value that is no option with a letter stated after it, or restating the letter of a statement of its kind
+# before it, ranks below every letter, hedged ones included.
+SUPERSEDED_VALUE_RANK = 12
 
 
 def rank(candidate: Candidate) -> int:
-    if not candidate.letters and "letter_follows" in candidate.reading:
+    if not candidate.letters and ("letter_follows" in candidate.reading or "restates_letter" in candidate.reading):
         return SUPERSEDED_VALUE_RANK
+    if "list_label" in candidate.reading:
+        return LIST_LABEL_RANK
     return HEDGED_RANK if candidate.hedged else KIND_RANK[candidate.kind]
 
 
@@ -156,6 +163,8 @@ def reading_tags(text: str, kind: str, found: Found, *, hedged: bool, placeholde
         tags.append("option_text" if found.letters else "stated_value")
     if found.contradiction is not None:
         tags.append("letter_value_mismatch")
+    if found.list_label:
+        tags.append("list_label")
     if kind in ("final_colon", "final_answer", "answer") and "\n" in text and len(found.letters) > 1:
         tags.append("several_option_lines")
     if hedged:

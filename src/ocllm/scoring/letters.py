@@ -91,8 +91,23 @@ ENGLISH_WORD_LETTERS = frozenset("IAa")
 # After a marker in another language, its one-letter words too: es "a", "e", "o", "u", "y"; fr "a", "à",
 # "y"; pt "a", "e", "o"; it "a", "e", "i", "o".
 OTHER_WORD_LETTERS = frozenset("IAaEeiOoUuYyàÀ")
+# The article "A" is followed by a noun phrase, never by a verb; a capital A followed by one of these verbs,
+# modals or adverbs is the subject of its clause, the letter A ("FINAL: A would be my guess", "Answer: A seems
+# right", "Answer: A only"), as the same sentence with B is B. Words that are also nouns after an article ("a
+# will", "a can", "a fit") are left out; a hyphen after the word makes a compound ("A would-be solution").
+_VERBS_AFTER_SUBJECT = frozenset(
+    (
+        "would", "should", "could", "might", "may", "must", "shall", "cannot", "can't", "won't", "wouldn't",
+        "shouldn't", "couldn't", "isn't", "wasn't", "has", "hasn't", "does", "doesn't", "did", "didn't",
+        "seems", "seemed", "looks", "appears", "appeared", "sounds", "feels", "fits", "matches", "remains",
+        "stands", "holds", "works", "follows", "gives", "makes", "satisfies", "agrees", "applies", "describes",
+        "represents", "corresponds", "answers", "wins", "only", "alone", "again", "too",
+    )
+)  # fmt: skip
 # Characters after a letter that make it part of a formula, not an answer ("x = 5", "A + B").
 _MATH_AFTER = frozenset("=+^<>")
+# A sign and a number: after a letter in brackets, the value restated ("The answer is (H) +3.03 kJ"), not math.
+_SIGNED_NUMBER = re.compile(r"\+[ \t]?\.?\d")
 # Optional words between a marker and its letter: "The correct answer is option A".
 # Words between a marker and its letter: "The answer is option C", "The correct answer is therefore C",
 # and the articles and nouns of other languages ("la respuesta es la opción C", "a alternativa C").
@@ -116,6 +131,9 @@ class LetterValue(NamedTuple):
     # An unwrapped letter followed by an ordinary word ("FINAL: C would be my guess", but also "The answer
     # is D minor"): a letter unless an option's text reads it better; the caller, who knows the options, decides.
     before_word: bool = False
+    # A lower-case label closed by ")" and followed by running text ("(i) The number is: 42"): a list label,
+    # unless that text is an option's; the caller, who knows the options, decides.
+    label_before_text: bool = False
 
 
 def skip_to_value(text: str, pos: int) -> int:
@@ -152,10 +170,11 @@ def read_letters(
         return None
     letter, end, wrapped = first
     before_word = not wrapped and not _prose_allows_letter(text, end)
-    if before_word and (not explicit_marker or text[end - 1] in word_letters):
+    if before_word and (not explicit_marker or text[end - 1] in word_letters) and not _subject_a(text, end):
         return None
     if text[end - 1] == ")" and _starts_enumeration(text, end):
         return None
+    label = wrapped and text[end - 1] == ")" and _lower_case_label(text, end) and _text_follows(text, end)
     letters = [letter]
     cursor = end
     while True:
@@ -169,7 +188,28 @@ def read_letters(
             letters.append(more[0])
         cursor = more[1]
         end = cursor
-    return LetterValue(letters, pos, end, wrapped, before_word and len(letters) == 1)
+    single = len(letters) == 1
+    return LetterValue(letters, pos, end, wrapped, before_word and single, label and single)
+
+
+def _lower_case_label(text: str, end: int) -> bool:
+    at = end - 1
+    while at > 0 and not text[at].isalpha():
+        at -= 1
+    return text[at].islower()
+
+
+def _text_follows(text: str, end: int) -> bool:
+    """Running text after a label: a word on the same line that is neither a connector ("(b) because …") nor
+    a verb ("(b) seems right"), which would make the label the subject, a letter."""
+    pos = end
+    while pos < len(text) and text[pos] in _SPACE:
+        pos += 1
+    word_end = pos
+    while word_end < len(text) and text[word_end].isalpha():
+        word_end += 1
+    word = text[pos:word_end].lower()
+    return bool(word) and word not in _CONNECTORS and word not in _VERBS_AFTER_SUBJECT
 
 
 def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, bool] | None:
@@ -201,6 +241,7 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
             return None  # a contraction ("I'm") or a compound ("B-cell")
     end = after
     closed = 0
+    bracketed = False  # closed by ")" or "]": "(H)", "**[H]**"
     while end < n:
         at = end
         while at < n and text[at] in _BLANK and opened > closed:
@@ -211,16 +252,15 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
             if text.startswith(closer, at):
                 end = at + len(closer)
                 closed += 1
+                bracketed = bracketed or closer in (")", "]")
                 break
         else:
             break
-    if end < n and text[end] in _MATH_AFTER:
-        return None
     rest = end
     while rest < n and text[rest] in _SPACE:
         rest += 1
-    if rest < n and text[rest] in _MATH_AFTER:
-        return None
+    if rest < n and text[rest] in _MATH_AFTER and not (bracketed and _SIGNED_NUMBER.match(text, rest)):
+        return None  # "x = 5", "A + B"; but "(H) +3.03 kJ" is the letter and its signed value
     return ch.upper(), end, closed > 0
 
 
@@ -243,6 +283,21 @@ def _prose_allows_letter(text: str, end: int) -> bool:
     if not word[0].islower():
         return True
     return word.lower() in _CONNECTORS or _LIST_SEPARATOR.match(text, end) is not None
+
+
+def _subject_a(text: str, end: int) -> bool:
+    """A capital A followed on its line by a verb ("A would be my guess"): the letter, not the article."""
+    if text[end - 1] != "A":
+        return False
+    pos = end
+    while pos < len(text) and text[pos] in _SPACE:
+        pos += 1
+    word_end = pos
+    while word_end < len(text) and (text[word_end].isalpha() or text[word_end] in "'’"):
+        word_end += 1
+    if word_end < len(text) and text[word_end] in "-‐":
+        return False  # "A would-be solution"
+    return text[pos:word_end].replace("’", "'") in _VERBS_AFTER_SUBJECT
 
 
 # How far along a line the scorer looks. Bounded, so that a long output written as one line (or a

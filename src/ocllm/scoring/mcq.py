@@ -7,10 +7,10 @@ import re
 from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate, Decision, Policy, Sample, Task
-from ocllm.scoring.candidates import rank
+from ocllm.scoring.candidates import TaskContext, rank
 from ocllm.scoring.option_lines import find_bare_letter, find_option_claims, find_option_lines
 from ocllm.scoring.regions import split_regions
-from ocllm.scoring.statements import find_statements, task_context
+from ocllm.scoring.statements import find_statements, task_context, value_contradiction
 from ocllm.scoring.values import normalize, same_value
 from ocllm.scoring.withdrawal import withdraw
 
@@ -54,6 +54,7 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     visible = [c for c in found if not _ignored(c)]
     echoes = [c for c in found if _ignored(c)]
     _values_before_letters(visible)
+    _values_after_letters(visible, ctx)
 
     source: Literal["content", "reasoning", "none"]
     if visible:
@@ -278,6 +279,27 @@ def _values_before_letters(visible: list[Candidate]) -> None:
             c.reading.append("letter_follows")
 
 
+def _values_after_letters(visible: list[Candidate], ctx: TaskContext) -> None:
+    """A value that is no option, stated after a letter in a statement of the same kind ("The answer is (B).
+    The answer is 0.25 L."), says that letter again in other words, as a value restated right after a letter
+    does (R8c): it ranks below every letter (reading `restates_letter`), and when it contradicts the letter
+    ("533 cm^3" where B is 250 cm^3) the letter's statement carries the contradiction. A value matching
+    another option is a statement of that option, and may conflict as any other."""
+    for i, c in enumerate(visible):
+        if c.letters or c.value is None or "letter_follows" in c.reading:
+            continue
+        before = next((p for p in reversed(visible[:i]) if rank(p) == rank(c)), None)
+        if before is None or before.letter is None:
+            continue
+        c.reading.append("restates_letter")
+        # A separate statement, not a value printed beside its letter: a bare number there is the model's
+        # new figure in the option's unit ("(B) … The answer is 7" where B is 5 m), not a figure in another.
+        contradiction = value_contradiction(c.value, before.letter, ctx, bare_takes_unit=True)
+        if contradiction is not None and before.contradiction is None:
+            before.contradiction = f"the later statement {contradiction}"
+            before.reading.append("letter_value_mismatch")
+
+
 def _ignored(candidate: Candidate) -> bool:
     """Kept as evidence, never deciding: placeholder echoes, statements taken back, statements about a
     question the model invented after answering, and answers labelled for other numbered questions."""
@@ -301,7 +323,8 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
         said += f" [read by: {', '.join(last.reading)}]"
 
     def pick(letter: str | None, ambiguity: str, rule: str, reason: str) -> _Pick:
-        return _Pick(letter, ambiguity, rule, reason, last.method, last.hedged or "guess" in last.reading, last)
+        hedged = last.hedged or "guess" in last.reading or "list_label" in last.reading
+        return _Pick(letter, ambiguity, rule, reason, last.method, hedged, last)
 
     if not last.letters:
         # "The answer is FINAL: 555." where no option is 555: the model's answer all the same, and no option.

@@ -155,7 +155,7 @@ def find_statements(
             if _negated(text, m.start()):
                 continue
             hedged = kind == "hedged" or hypothetical(text, m.start())
-            statement = Found(got.letters, m.start(), got.end, got.value, got.contradiction)
+            statement = got._replace(start=m.start())
             candidate = make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged)
             if _GUESS_AFTER.match(text, got.end):
                 # The model's final word all the same: it keeps its rank, and the decision says it was a guess.
@@ -222,6 +222,12 @@ def _read_after_marker(
             return _value_of_no_option(text, start)
         if stated is not None or got is None:
             return stated
+    if got.label_before_text and _stated_value(text, _after_spaces(text, got.end), ctx) is None:
+        # "Final Answer:\n(i) The number is: 42": a lower-case label before running text that is no option's
+        # text opens a list more often than it names an option (R6); it ranks below every other letter.
+        # "(c) Canberra" restates option text, and is a letter as any other; "(i) and (iii) only" may be an
+        # option's whole text, label included.
+        return _stated_value(text, start, ctx) or Found(got.letters, start, got.end, list_label=True)
     if got.before_word:
         # "The answer is D minor", "Answer: T cells": the words may be an option's text; only when they
         # are not is the capital a letter ("FINAL: C would be my guess"), and never one beyond the options.
@@ -239,6 +245,12 @@ def _read_after_marker(
         contradiction = restated_contradiction(text, end, letters[0], ctx, wrapped=got.wrapped)
         return Found(letters, start, end, contradiction=contradiction)
     return Found(letters, start, end)
+
+
+def _after_spaces(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    return pos
 
 
 def _sub_part_letters(text: str, letters: list[str], end: int) -> tuple[list[str], int]:
@@ -343,7 +355,18 @@ def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *
     if lead is None:
         return None
     line = text[lead.end() : line_end(text, lead.end(), 301)].rstrip()
-    if not line or line[0].isspace() or not _may_restate(line, ctx):
+    if not line or line[0].isspace():
+        return None
+    return value_contradiction(line, letter, ctx)
+
+
+def value_contradiction(line: str, letter: str, ctx: TaskContext, *, bare_takes_unit: bool = False) -> str | None:
+    """What a value said of a letter ("533" of C) says instead, when it is neither that letter's option nor
+    possibly the same option written another way; None when it agrees, or may agree, or is prose.
+    `bare_takes_unit`: a number with no unit is compared as if it carried the unit of the letter's option
+    ("7" against "5 m"), as a bare number is matched with options (R8b)."""
+    index = ord(letter) - ord("A")
+    if not 0 <= index < len(ctx.options) or not _may_restate(line, ctx):
         return None
     cuts = [c for c in _cuts(line) if len(c) <= 2 * ctx.longest_option + 40]
     if any(index in matching_options(cut, ctx.option_keys) for cut in cuts):
@@ -360,7 +383,8 @@ def restated_contradiction(text: str, end: int, letter: str, ctx: TaskContext, *
     stated = _value_of_no_option(line, 0, clauses=False)
     own = ctx.option_keys[index].number
     said = value_key(stated.value or "").number if stated is not None else None
-    if said is None or own is None or said[1] != own[1] or _near(said[0], own[0]):
+    unit = own[1] if bare_takes_unit and said is not None and own is not None and not said[1] else None
+    if said is None or own is None or (unit or said[1]) != own[1] or _near(said[0], own[0]):
         return None
     return f"restates {stated.value!r}, which is not option {letter} ({ctx.options[index]!r}) nor any option"
 
@@ -379,7 +403,7 @@ def _near(a: Fraction, b: Fraction) -> bool:
 def _may_restate(line: str, ctx: TaskContext) -> bool:
     """A cheap first look: a number, LaTeX, or the first word of some option's text. Prose ("because ...",
     "see the working") is most of what follows a letter, and needs no comparison with every option."""
-    if line[0].isdigit() or line[0] in "-+−$.\\(":
+    if line[0].isdigit() or line[0] in "-+−$.\\(√":
         return True
     head = normalize(line[:40]).split(" ", 1)[0]
     return bool(head) and any(key.text.startswith(head) for key in ctx.option_keys)

@@ -15,24 +15,63 @@ from typing import NamedTuple
 _WRAPPERS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|operatorname|boxed|mbox)\s*\{([^{}]*)\}")
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _LATEX_SPACES = re.compile(r"\\[,;:! ]|\\quad|\\qquad|~")
-_MATH_DELIMS = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$")
+# A LaTeX dollar sign (\$0.66) goes as a plain "$" does: both sides of a comparison lose it alike.
+_MATH_DELIMS = re.compile(r"\\\(|\\\)|\\\[|\\\]|\\?\$")
 _DEGREE = re.compile(r"\^\s*\{?\\circ\}?|\\circ|\\degree")
+# A number written without its leading zero (".66", "$.66", "-.5"): the zero is put back, so that the point
+# is not taken for edge punctuation and ".66" and "0.66" are one number.
+_BARE_POINT = re.compile(r"(?<![\w.])\.(?=\d)")
 _EDGE_PUNCT = " \t\r\n.,;:!?*_\"'`()[]{}"
-NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?:\.\d+)?)?|[-+−]?\.\d+")
+# A sign may stand apart from its number by one space after a plus ("+ 3.03 kJ"); "- 3" is also a list bullet.
+NUMBER = re.compile(r"(?:[-−]|\+ ?)?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?:\.\d+)?)?|\.\d+)")
 
 
 def normalize(text: str) -> str:
-    """One spelling per value: LaTeX unwrapped, fractions as a/b, case folded, edges trimmed."""
+    """One spelling per value: LaTeX unwrapped, fractions as a/b, roots as √(x), exponents as ^n, case
+    folded, edges trimmed."""
     s = text
     for _ in range(3):  # nested wrappers: \boxed{\text{...}}
         s = _WRAPPERS.sub(r"\1", s)
+    s = _roots(s)  # before fractions: "\frac{\sqrt{3}}{2}"
     s = _FRAC.sub(r"\1/\2", s)
     s = _DEGREE.sub("°", s)
     s = _LATEX_SPACES.sub(" ", s)
     s = _MATH_DELIMS.sub("", s)
-    s = s.replace("\\%", "%").replace("\\cdot", "·").replace("\\times", "×")
+    s = s.replace("\\%", "%").replace("\\cdot", "·").replace("\\times", "×").replace("\\pi", "π")
+    s = _PI_WORD.sub("π", s)
+    s = _SUPERSCRIPTS.sub(lambda m: "^" + m.group(0).translate(_SUPERSCRIPT_DIGITS), s)
+    s = _BRACED_EXPONENT.sub(r"^\1", s)
+    s = _PRODUCT.sub(r"\1", s)
     s = " ".join(s.split()).casefold()
+    s = _BARE_POINT.sub("0.", s)
     return s.strip(_EDGE_PUNCT)
+
+
+# Roots, pi and exponents in each of their spellings: "\sqrt{2}", "\sqrt2", "sqrt(2)", "√(2)", "√{2}" are all
+# "√2" (a longer radicand keeps its brackets: "√(x+1)"); "\pi" and "pi" are "π"; "²", "^{2}" are "^2"; a number
+# times a root or pi is written without its sign ("4*sqrt(2)", "4 \cdot \sqrt{2}", "4 √2" are "4√2"). Other
+# products ("2 \times 10^3", "4*2") stay as they are.
+_LATEX_ROOT = re.compile(r"\\sqrt\s*(?:\{([^{}]*)\}|([0-9a-zA-Z]))")
+_OTHER_ROOT = re.compile(r"(?:\bsqrt\s*|√\s*)\(([^()]*)\)|√\s*\{([^{}]*)\}", re.IGNORECASE)
+_SIMPLE_RADICAND = re.compile(r"\d+(?:\.\d+)?|[a-zA-Z]")
+_PI_WORD = re.compile(r"(?<![a-zA-Z])pi(?![a-zA-Z])", re.IGNORECASE)
+_PRODUCT = re.compile(r"([\d)])\s*[*·]?\s*(?=[√π])")
+_SUPERSCRIPTS = re.compile(r"[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_BRACED_EXPONENT = re.compile(r"\^\s*\{\s*([-+]?\w+)\s*\}")
+
+
+def _root(m: re.Match[str]) -> str:
+    radicand = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
+    return "√" + radicand if _SIMPLE_RADICAND.fullmatch(radicand) else f"√({radicand})"
+
+
+def _roots(s: str) -> str:
+    if "√" not in s and "sqrt" not in s.lower():
+        return s
+    for _ in range(3):  # nested roots: "\sqrt{\sqrt{2}}"
+        s = _LATEX_ROOT.sub(_root, s)
+    return _OTHER_ROOT.sub(_root, s)
 
 
 def _as_number(s: str) -> tuple[Fraction, str] | None:
@@ -40,7 +79,7 @@ def _as_number(s: str) -> tuple[Fraction, str] | None:
     m = NUMBER.match(s)
     if m is None:
         return None
-    raw = m.group(0).replace(",", "").replace("−", "-")
+    raw = m.group(0).replace(",", "").replace("−", "-").replace(" ", "")
     try:
         if "/" in raw:
             num, den = raw.split("/")
