@@ -16,6 +16,7 @@ import click
 from ocllm import __version__
 from ocllm.console import (
     all_answered,
+    answers_line,
     console,
     console_comparison,
     console_matrix,
@@ -116,7 +117,7 @@ def rescore(
     print_notices(result.notices)
     print_verdicts(result)
     console.print(summary_table(title, summary))
-    console.print(f"changed decisions: {summary.changed}   errors: {summary.errors}")
+    console.print(f"changed decisions: {summary.changed}   {answers_line(summary)}")
     console.print(f"wrote {output}")
     if report is not None:
         console.print(f"wrote {report}")

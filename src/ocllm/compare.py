@@ -16,7 +16,7 @@ import numpy as np
 
 from ocllm.documents import Comparison, Flip, Paired, Serving, Side
 from ocllm.formats import SavedRecord, load_saved_run
-from ocllm.metrics import ServingTally, token_counts
+from ocllm.metrics import ServingTally, chance_level, decision_gave_no_answer, gave_no_answer, token_counts
 from ocllm.models import Decision, Policy
 from ocllm.notices import incomplete_notice
 from ocllm.paired import paired_figures
@@ -37,6 +37,14 @@ class ScoredTask(NamedTuple):
     completion_tokens: int | None
     reasoning_tokens: int | None
     latency_s: float | None
+    no_answer: bool = False  # a response the scorer found no answer in (metrics.gave_no_answer)
+    n_options: int | None = None  # an MCQ task's options, for the chance level
+    # What a flipped task shows of this side: the visible answer, the reasoning and the decision's evidence.
+    content: str | None = None
+    reasoning: str | None = None
+    rule: str | None = None
+    reason: str | None = None
+    method: str | None = None
 
 
 class ScoredRun(NamedTuple):
@@ -72,6 +80,10 @@ def _scored_task(record: SavedRecord, policy: Policy) -> ScoredTask:
     return scored_task(record, decide(record.task, record.sample, policy))
 
 
+def _n_options(record: SavedRecord) -> int | None:
+    return len(record.task.options or []) or None if record.task.type == "mcq" else None
+
+
 def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:
     """What a comparison needs of one decided task."""
     completion, reasoning = _usage(record)
@@ -86,29 +98,58 @@ def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:
         completion,
         reasoning,
         record.sample.latency_s,
+        no_answer=decision_gave_no_answer(d),
+        n_options=_n_options(record),
+        content=record.sample.content,
+        reasoning=record.sample.reasoning,
+        rule=d.rule,
+        reason=d.reason,
+        method=d.extraction_method,
     )
 
 
 def _as_recorded(record: SavedRecord) -> ScoredTask:
     previous = record.previous
     correct = previous.get("correct")
+    correct = correct if isinstance(correct, bool) else None
     completion, reasoning = _usage(record)
+    extracted = previous.get("extracted_final_answer")
+    method, source = previous.get("extraction_method"), previous.get("extraction_source")
     return ScoredTask(
         record.task.id,
         record.task.category,
         record.task.answer,
-        previous.get("extracted_final_answer"),
-        correct if isinstance(correct, bool) else None,
+        extracted,
+        correct,
         record.sample.error,
         record.sample.finish_reason == "length",
         completion,
         reasoning,
         record.sample.latency_s,
+        # As the file recorded it: nothing extracted (a substring task: no visible text), and a verdict.
+        no_answer=correct is not None
+        and gave_no_answer(
+            error=record.sample.error,
+            correct=correct,
+            task_type=record.task.type,
+            extracted=extracted,
+            source=source if source is not None else ("content" if (record.sample.content or "").strip() else "none"),
+        ),
+        n_options=_n_options(record),
+        content=record.sample.content,
+        reasoning=record.sample.reasoning,
+        rule=str(previous["rule"]) if isinstance(previous.get("rule"), str) else None,
+        reason=str(previous["reason"]) if isinstance(previous.get("reason"), str) else None,
+        method=str(method) if isinstance(method, str) else None,
     )
 
 
 def _paired_figures(a: list[ScoredTask], b: list[ScoredTask], label_a: str, label_b: str) -> Paired:
-    return paired_figures([t.correct is True for t in a], [t.correct is True for t in b], label_a, label_b)
+    figures = paired_figures([t.correct is True for t in a], [t.correct is True for t in b], label_a, label_b)
+    # Of each side's wrong answers on these tasks, those that were no answer at all.
+    figures.a_no_answer = sum(t.no_answer for t in a)
+    figures.b_no_answer = sum(t.no_answer for t in b)
+    return figures
 
 
 def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
@@ -167,6 +208,7 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
     overall = _paired_figures(pa, pb, a.label, b.label)
     return Comparison(
         **msgspec.structs.asdict(overall),
+        chance=chance_level(t.n_options for t in a.tasks.values()),
         scorer_version=SCORER_VERSION if a.rescored else None,
         rescored=a.rescored,
         a=_side(a),

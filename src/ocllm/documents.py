@@ -19,6 +19,10 @@ class Figures(msgspec.Struct, kw_only=True):
     errors: int = 0
     scored: int  # total - errors: what the accuracy is measured on
     accuracy: float
+    # Scored tasks the scorer found no answer in (a response with nothing extracted, not a failed request):
+    # counted among the wrong in `accuracy`, and shown apart, since a model that answers nothing is not one
+    # that answers badly. Wrong answers: scored - correct - no_answer.
+    no_answer: int = 0
 
 
 class Serving(msgspec.Struct, kw_only=True):
@@ -86,6 +90,8 @@ class Paired(msgspec.Struct, kw_only=True):
     diff_ci_high: float
     significant: bool
     verdict: str
+    a_no_answer: int = 0  # paired tasks each side gave no answer to (among its wrong ones)
+    b_no_answer: int = 0
 
 
 class Side(msgspec.Struct, kw_only=True):
@@ -109,6 +115,7 @@ class Comparison(Paired, kw_only=True):
     """comparison.json: two runs paired by task id, overall (the inherited figures) and per category."""
 
     format: str = "ocllm-comparison/1"
+    chance: float | None = None  # accuracy at random on A's suite (mean of 1/options; None: no MCQ task)
     scorer_version: str | None = None  # when both sides were re-scored
     rescored: bool = True
     a: Side
@@ -141,6 +148,7 @@ class MatrixLane(Estimate, kw_only=True):
     by_category: dict[str, Estimate] = msgspec.field(default_factory=dict)
     resources: dict[str, Any] = msgspec.field(default_factory=dict)
     serving: Serving | None = None  # None: the run did not record its wall time
+    chance: float | None = None  # accuracy at random on its tasks (mean of 1/options; None: no MCQ task)
 
 
 class Matrix(msgspec.Struct, kw_only=True):

@@ -23,6 +23,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
+from ocllm.report.format import chance_text
+
 # One palette for every report, so a lane keeps its colour from chart to chart.
 PALETTE = ("#4263eb", "#f76707", "#0ca678", "#d6336c", "#7048e8", "#f59f00", "#1098ad", "#74b816", "#868e96")
 INK = "#212529"
@@ -156,8 +158,30 @@ def _errors(estimates: Sequence[Estimate]) -> np.ndarray:
     return np.array([low, high])
 
 
-def accuracy_chart(lanes: Sequence[LaneAccuracy], key: str = "accuracy", width: float = WIDTH) -> str:
-    """Horizontal bars, one per lane (first at the top), each with its 95% interval."""
+def _chance_line(ax: Axes, chance: float | None) -> None:
+    """The accuracy of answering at random (the suite's mean of 1/options), as a labelled dotted line: an
+    accuracy at or under it says the model did no better than guessing."""
+    if chance is None:
+        return
+    ax.axvline(chance, color=INK, linestyle=":", linewidth=1.3, zorder=4)
+    ax.annotate(
+        chance_text(chance),
+        xy=(chance, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(3, 1),
+        textcoords="offset points",
+        ha="left",
+        va="bottom",
+        color=MUTED,
+        fontsize=9.5,
+    )
+
+
+def accuracy_chart(
+    lanes: Sequence[LaneAccuracy], key: str = "accuracy", width: float = WIDTH, chance: float | None = None
+) -> str:
+    """Horizontal bars, one per lane (first at the top), each with its 95% interval; `chance`, the suite's
+    chance level, as a dotted line."""
     n = len(lanes)
     with _figure(width, max(1.7, 0.7 + 0.48 * n)) as fig:
         ax = fig.subplots()
@@ -208,6 +232,7 @@ def accuracy_chart(lanes: Sequence[LaneAccuracy], key: str = "accuracy", width: 
         _percent_axis(ax)
         ax.grid(axis="y", visible=False)
         ax.set_xlabel("accuracy (bars: 95% interval)", color=MUTED, fontsize=10.5)
+        _chance_line(ax, chance)
         return _to_svg(fig, key)
 
 
@@ -216,9 +241,10 @@ def category_chart(
     series: Sequence[tuple[str, dict[str, Estimate]]],
     key: str = "category-accuracy",
     width: float = WIDTH,
+    chance: float | None = None,
 ) -> str:
     """Accuracy per category: one group per category (top to bottom), one bar per lane, with intervals.
-    A lane with no task in a category simply has no bar there."""
+    A lane with no task in a category simply has no bar there. `chance`: the suite's chance level."""
     n_cat, n_lanes = len(categories), max(1, len(series))
     band = 0.8 / n_lanes
     legend_rows = math.ceil(n_lanes / 3) if n_lanes > 1 else 0
@@ -263,6 +289,7 @@ def category_chart(
         _percent_axis(ax)
         ax.grid(axis="y", visible=False)
         ax.set_xlabel("accuracy per category (bars: 95% interval)", color=MUTED, fontsize=10.5)
+        _chance_line(ax, chance)
         if n_lanes > 1:
             fig.legend(loc="outside upper left", ncols=min(n_lanes, 3))
         return _to_svg(fig, key)

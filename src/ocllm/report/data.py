@@ -15,7 +15,8 @@ from ocllm.compare import ScoredRun, compare_runs, load_scored, resources_of, sc
 from ocllm.documents import Estimate, Matrix, MatrixLane, RunReport
 from ocllm.errors import InputError
 from ocllm.formats import load_saved_run
-from ocllm.metrics import accuracy, tally_categories
+from ocllm.metrics import accuracy, chance_level, tally_categories
+from ocllm.models import Task
 from ocllm.notices import incomplete_notice
 from ocllm.report.format import scored
 from ocllm.rescore import PolicyOverrides, policy_of, rescore_run
@@ -35,6 +36,8 @@ def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> RunR
     metrics = result.document
     summary = _with_interval(msgspec.to_builtins(metrics.summary))
     summary["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
+    # The accuracy of answering at random, drawn on the accuracy charts.
+    summary["chance"] = chance_level(_options(r.task) for r in saved.records)
     return RunReport(
         harness_version=metrics.harness_version,
         label=saved.meta.label(path),
@@ -45,6 +48,10 @@ def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> RunR
         resources=resources_of([scored_task(r, d) for r, d in zip(saved.records, result.decisions, strict=True)]),
         tasks=metrics.tasks,
     )
+
+
+def _options(task: Task) -> int | None:
+    return len(task.options or []) or None if task.type == "mcq" else None
 
 
 def find_runs(folder: Path) -> list[Path]:
@@ -77,6 +84,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
             "errors": errors,
             "scored": len(tasks) - errors,
             "accuracy": accuracy(correct, len(tasks) - errors),
+            "no_answer": sum(t.no_answer for t in tasks),
         }
         lanes.append(
             MatrixLane(
@@ -89,6 +97,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 by_category={k: Estimate(**_with_interval(v)) for k, v in tally_categories(tasks).items()},
                 resources=resources_of(tasks),
                 serving=run.serving,
+                chance=chance_level(t.n_options for t in tasks),
             )
         )
     lanes.sort(key=lambda lane: lane.accuracy, reverse=True)

@@ -32,6 +32,7 @@ from ocllm.report.format import (
     RESOURCE_FIGURES,
     SERVING_MISSING,
     SERVING_NOTE,
+    chance_text,
     count,
     endpoint_rows,
     expected_text,
@@ -50,6 +51,7 @@ from ocllm.report.format import (
     serving_recorded_by,
     serving_rows,
     verdict_of,
+    wrong_answers,
 )
 
 
@@ -204,11 +206,23 @@ def _distribution_charts(
     return views
 
 
+def _chance_caption(chance: object) -> str:
+    """What the dotted line of an accuracy chart is."""
+    if not isinstance(chance, int | float):
+        return ""
+    return f" Dotted line: {chance_text(float(chance))}, the suite's mean of 1/options (answering at random)."
+
+
+def _chance(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _category_view(
     categories: Sequence[str],
     series: Sequence[tuple[str, dict[str, Estimate]]],
     caption: str,
     width: float = charts.WIDTH,
+    chance: float | None = None,
 ) -> ChartView:
     title = "Accuracy per category"
     if not categories:
@@ -216,8 +230,8 @@ def _category_view(
     return ChartView(
         "category-accuracy",
         title,
-        caption,
-        Markup(charts.category_chart(categories, series, width=width)),
+        caption + _chance_caption(chance),
+        Markup(charts.category_chart(categories, series, width=width, chance=chance)),
         wide=width > charts.WIDTH,
     )
 
@@ -232,6 +246,7 @@ def run_charts(doc: Mapping[str, Any]) -> list[ChartView]:
             series,
             "Share of scored tasks answered correctly; bars are 95% Wilson intervals.",
             width=charts.WIDE,
+            chance=_chance(doc["summary"].get("chance")),
         )
     ]
     views += _distribution_charts([(str(doc.get("label", "run")), doc.get("resources"))])
@@ -245,12 +260,13 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         LaneAccuracy(a, _estimate(doc, "a_")),
         LaneAccuracy(b, _estimate(doc, "b_")),
     ]
+    chance = _chance(doc.get("chance"))
     views = [
         ChartView(
             "accuracy",
             "Accuracy per lane",
-            f"On the {n} tasks both lanes answered; bars are 95% Wilson intervals.",
-            Markup(charts.accuracy_chart(lanes)),
+            f"On the {n} tasks both lanes answered; bars are 95% Wilson intervals." + _chance_caption(chance),
+            Markup(charts.accuracy_chart(lanes, chance=chance)),
         )
     ]
     by_cat = doc.get("by_category") or {}
@@ -283,7 +299,9 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         (b, {c: _estimate(by_cat[c], "b_") for c in categories}),
     ]
     views.append(
-        _category_view(categories, series, "On paired tasks; bars are 95% Wilson intervals.", width=charts.WIDE)
+        _category_view(
+            categories, series, "On paired tasks; bars are 95% Wilson intervals.", width=charts.WIDE, chance=chance
+        )
     )
     resources = doc.get("resources") or {}
     views += _distribution_charts([(a, resources.get("a")), (b, resources.get("b"))])
@@ -295,12 +313,14 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     if not lanes:
         return [ChartView("accuracy", "Accuracy per lane", note="Not drawn: no lane.")]
     rows = [LaneAccuracy(lane["label"], _estimate(lane)) for lane in lanes]
+    # The lanes of a matrix run one suite: the first lane's chance level is the suite's.
+    chance = next((c for lane in lanes if (c := _chance(lane.get("chance"))) is not None), None)
     views = [
         ChartView(
             "accuracy",
             "Accuracy per lane",
-            "Best first; bars are 95% Wilson intervals.",
-            Markup(charts.accuracy_chart(rows)),
+            "Best first; bars are 95% Wilson intervals." + _chance_caption(chance),
+            Markup(charts.accuracy_chart(rows, chance=chance)),
         )
     ]
     comparisons = doc.get("comparisons") or []
@@ -322,7 +342,9 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         )
     categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
     series = [(lane["label"], {c: _estimate(f) for c, f in (lane.get("by_category") or {}).items()}) for lane in lanes]
-    views.append(_category_view(categories, series, "Bars are 95% Wilson intervals.", width=charts.WIDE))
+    views.append(
+        _category_view(categories, series, "Bars are 95% Wilson intervals.", width=charts.WIDE, chance=chance)
+    )
     views += _distribution_charts([(lane["label"], lane.get("resources")) for lane in lanes])
     return views
 
@@ -502,8 +524,11 @@ def _breakdown(counts: Mapping[str, int]) -> list[tuple[str, int, float]]:
 
 # Templates render with StrictUndefined, so that a misspelt field fails loudly in the tests; the fields a
 # document may leave out (older writers, a run without resources) get their defaults here instead.
-_FIGURE_DEFAULTS: dict[str, Any] = {"errors": 0, "truncated": 0, "ci_low": None, "ci_high": None}
+_FIGURE_DEFAULTS: dict[str, Any] = {"errors": 0, "truncated": 0, "no_answer": 0, "ci_low": None, "ci_high": None}
 _COMPARISON_DEFAULTS: dict[str, Any] = {
+    "a_no_answer": 0,
+    "b_no_answer": 0,
+    "chance": None,
     "scorer_version": None,
     "rescored": False,
     "significant": False,
@@ -555,7 +580,9 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         serving_rows=serving_rows([(str(doc.get("label", "run")), serving)]) if serving else [],
         endpoint_rows=endpoint_rows(serving),
         tasks=tasks,
-        verdict_counts=[(v, verdicts[v]) for v in ("correct", "wrong", "error", "unscored") if verdicts[v]],
+        verdict_counts=[
+            (v, verdicts[v]) for v in ("correct", "wrong", "no-answer", "error", "unscored") if verdicts[v]
+        ],
     )
 
 
@@ -610,6 +637,7 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
             {
                 **_with_defaults(lane, _FIGURE_DEFAULTS),
                 "colour": charts.colour(i),
+                "wrong": wrong_answers(lane),
                 "tokens_p50": resource_value(res.get("completion_tokens"), "p50", True),
                 "latency_p50": resource_value(res.get("latency_s"), "p50", False),
                 "speed": serving_cells(lane.get("serving")),

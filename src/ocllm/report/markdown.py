@@ -31,6 +31,7 @@ from ocllm.report.format import (
     serving_recorded_by,
     serving_rows,
     verdict_of,
+    wrong_answers,
 )
 
 # --- Markdown escaping --------------------------------------------------------------------------------
@@ -82,7 +83,13 @@ def _on_off(flag: object) -> str:
 
 
 def _verdict_md(verdict: str) -> str:
-    return {"correct": "✓ correct", "wrong": "**✗ wrong**", "error": "⚠ error", "unscored": "· unscored"}[verdict]
+    return {
+        "correct": "✓ correct",
+        "wrong": "**✗ wrong**",
+        "no-answer": "**∅ no answer**",
+        "error": "⚠ error",
+        "unscored": "· unscored",
+    }[verdict]
 
 
 def _counts_table(title: str, key: str, counts: Mapping[str, int]) -> list[str]:
@@ -151,6 +158,8 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
             [
                 ["tasks", str(summary["total"])],
                 ["correct", str(summary["correct"])],
+                ["wrong", str(wrong_answers(summary))],
+                ["no answer (nothing extracted)", str(summary.get("no_answer", 0))],
                 ["errors (failed requests, not scored)", str(summary.get("errors", 0))],
                 ["truncated (finish_reason: length)", str(summary.get("truncated", 0))],
                 ["run complete", _completeness(summary)],
@@ -175,10 +184,12 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
             str(c.get("errors", 0)),
             pct(c["accuracy"]),
             interval(c.get("ci_low"), c.get("ci_high")),
+            str(c.get("no_answer", 0)),
         ]
         for name, c in sorted(cats.items())
     ]
-    lines += _table(["category", "correct", "scored", "errors", "accuracy", "95% interval"], rows, "lrrrrr")
+    header = ["category", "correct", "scored", "errors", "accuracy", "95% interval", "no answer"]
+    lines += _table(header, rows, "lrrrrrr")
     lines += ["", "## How answers were found", ""]
     lines += _counts_table("Extraction method", "method", summary.get("by_method") or {})
     lines += _counts_table("Extraction source", "source", summary.get("by_source") or {})
@@ -230,6 +241,7 @@ def comparison_core(doc: Mapping[str, Any]) -> list[str]:
             [
                 ["accuracy", pct(doc["a_accuracy"]), pct(doc["b_accuracy"])],
                 ["correct", f"{doc['a_correct']}/{n}", f"{doc['b_correct']}/{n}"],
+                ["no answer", str(doc.get("a_no_answer", 0)), str(doc.get("b_no_answer", 0))],
                 [
                     "95% interval",
                     interval(doc["a_ci_low"], doc["a_ci_high"]),
@@ -379,6 +391,8 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
                 f"**{pct(lane['accuracy'])}**",
                 interval(lane.get("ci_low"), lane.get("ci_high")),
                 f"{lane['correct']}/{scored(lane)}",
+                str(wrong_answers(lane)),
+                str(lane.get("no_answer", 0)),
                 str(lane.get("errors", 0)),
                 str(lane.get("truncated", 0)),
                 resource_value(res.get("completion_tokens"), "p50", True),
@@ -396,6 +410,8 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
         "accuracy",
         "95% interval",
         "correct",
+        "wrong",
+        "no answer",
         "errors",
         "truncated",
         "completion tokens (median)",
