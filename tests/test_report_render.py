@@ -226,7 +226,10 @@ def paired(
     }
 
 
-VERDICT = "lane_B scores 20.0 points higher than lane_A (95% CI +5.0 to +35.0 points); exact McNemar p = 0.0312."
+VERDICT = (
+    "lane_B scores 20.0 points higher than lane_A (95% CI for lane_B minus lane_A: +5.0 to +35.0 points); "
+    "exact McNemar p = 0.0312."
+)
 
 
 def comparison_doc(
