@@ -9,10 +9,11 @@ and its ids are prefixed so that several charts can share one page.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -77,6 +78,7 @@ class Estimate(NamedTuple):
 class LaneAccuracy(NamedTuple):
     label: str
     estimate: Estimate
+    colour: str | None = None  # the lane's colour (lane_colours); None: by its place in the chart
 
 
 class Difference(NamedTuple):
@@ -87,6 +89,25 @@ class Difference(NamedTuple):
 
 def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
+
+
+def lane_colours(labels: Iterable[str]) -> dict[str, str]:
+    """Each lane's colour, from its name rather than its rank, so that a lane keeps its colour on the run,
+    comparison and matrix pages. Two names that fall on one colour: the later in name order takes the next
+    free one (so the same set of lanes always gets the same colours; with more lanes than colours, they repeat)."""
+    taken: set[int] = set()
+    out: dict[str, str] = {}
+    for label in sorted(set(labels)):
+        index = int.from_bytes(hashlib.sha256(label.encode("utf-8")).digest()[:4], "big") % len(PALETTE)
+        for step in range(len(PALETTE)):
+            if (index + step) % len(PALETTE) not in taken:
+                index = (index + step) % len(PALETTE)
+                break
+        taken.add(index)
+        if len(taken) == len(PALETTE):
+            taken.clear()
+        out[label] = PALETTE[index]
+    return out
 
 
 def plain_label(text: object) -> str:
@@ -187,7 +208,8 @@ def accuracy_chart(
         ax = fig.subplots()
         ys = np.arange(n)
         values = [lane.estimate.value for lane in lanes]
-        ax.barh(ys, values, height=0.62, color=[colour(i) for i in range(n)], zorder=2)
+        fills = [lane.colour or colour(i) for i, lane in enumerate(lanes)]
+        ax.barh(ys, values, height=0.62, color=fills, zorder=2)
         ax.errorbar(
             values,
             ys,
@@ -242,9 +264,11 @@ def category_chart(
     key: str = "category-accuracy",
     width: float = WIDTH,
     chance: float | None = None,
+    colours: Mapping[str, str] | None = None,
 ) -> str:
     """Accuracy per category: one group per category (top to bottom), one bar per lane, with intervals.
-    A lane with no task in a category simply has no bar there. `chance`: the suite's chance level."""
+    A lane with no task in a category simply has no bar there. `chance`: the suite's chance level;
+    `colours`: each lane's colour by its label (by its place in `series` otherwise)."""
     n_cat, n_lanes = len(categories), max(1, len(series))
     band = 0.8 / n_lanes
     legend_rows = math.ceil(n_lanes / 3) if n_lanes > 1 else 0
@@ -257,9 +281,8 @@ def category_chart(
                 continue
             ys = np.array([i for i, _ in rows]) - 0.4 + band * (j + 0.5)
             ests = [e for _, e in rows]
-            ax.barh(
-                ys, [e.value for e in ests], height=band * 0.86, color=colour(j), zorder=2, label=plain_label(label)
-            )
+            fill = (colours or {}).get(label) or colour(j)
+            ax.barh(ys, [e.value for e in ests], height=band * 0.86, color=fill, zorder=2, label=plain_label(label))
             ax.errorbar(
                 [e.value for e in ests],
                 ys,
@@ -296,7 +319,13 @@ def category_chart(
 
 
 def distribution_chart(
-    series: Sequence[tuple[str, Sequence[float]]], *, xlabel: str, integer: bool, key: str, width: float = WIDTH
+    series: Sequence[tuple[str, Sequence[float]]],
+    *,
+    xlabel: str,
+    integer: bool,
+    key: str,
+    width: float = WIDTH,
+    colours: Mapping[str, str] | None = None,
 ) -> str | None:
     """The spread of one per-task figure (latency, tokens). One lane: a histogram with its median and 95th
     percentile marked. Several lanes: box plots side by side on one axis. None when no lane has values."""
@@ -316,7 +345,7 @@ def distribution_chart(
                 values,
                 bins=bins,
                 range=(lo, hi),
-                color=colour(0),
+                color=(colours or {}).get(present[0][0]) or colour(0),
                 alpha=0.85,
                 edgecolor="white",
                 linewidth=0.6,
@@ -358,7 +387,7 @@ def distribution_chart(
         )
         for i, patch in enumerate(box["boxes"]):
             index = [lab for lab, _ in series].index(present[i][0])
-            patch.set_facecolor(colour(index))
+            patch.set_facecolor((colours or {}).get(present[i][0]) or colour(index))
             patch.set_alpha(0.8)
             patch.set_edgecolor(INK)
         ax.set_yticks(np.arange(1, n + 1), labels=[plain_label(lab) for lab, _ in present])

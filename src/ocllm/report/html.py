@@ -173,7 +173,10 @@ _DIST_CHARTS = (
 
 
 def _distribution_charts(
-    lanes: Sequence[tuple[str, Mapping[str, Any] | None]], *, width: float = charts.WIDTH
+    lanes: Sequence[tuple[str, Mapping[str, Any] | None]],
+    *,
+    width: float = charts.WIDTH,
+    colours: Mapping[str, str] | None = None,
 ) -> list[ChartView]:
     views = []
     for key, res_key, title, noun, integer in _DIST_CHARTS:
@@ -186,7 +189,9 @@ def _distribution_charts(
                 xlabel, integer = "latency (ms)", True
             else:
                 xlabel = "latency (s)"
-        svg = charts.distribution_chart(series, xlabel=xlabel, integer=integer, key=key, width=width)
+        svg = charts.distribution_chart(
+            series, xlabel=xlabel, integer=integer, key=key, width=width, colours=colours
+        )
         if svg is None:
             who = "this run" if len(lanes) == 1 else "any of these runs"
             views.append(ChartView(key, title, note=f"Not drawn: {who} recorded no {noun}."))
@@ -223,6 +228,7 @@ def _category_view(
     caption: str,
     width: float = charts.WIDTH,
     chance: float | None = None,
+    colours: Mapping[str, str] | None = None,
 ) -> ChartView:
     title = "Accuracy per category"
     if not categories:
@@ -231,7 +237,7 @@ def _category_view(
         "category-accuracy",
         title,
         caption + _chance_caption(chance),
-        Markup(charts.category_chart(categories, series, width=width, chance=chance)),
+        Markup(charts.category_chart(categories, series, width=width, chance=chance, colours=colours)),
         wide=width > charts.WIDTH,
     )
 
@@ -239,7 +245,9 @@ def _category_view(
 def run_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     by_cat = doc["summary"].get("by_category") or {}
     categories = sorted(by_cat)
-    series = [(str(doc.get("label", "run")), {c: _estimate(by_cat[c]) for c in categories})]
+    label = str(doc.get("label", "run"))
+    colours = charts.lane_colours([label])
+    series = [(label, {c: _estimate(by_cat[c]) for c in categories})]
     views = [
         _category_view(
             categories,
@@ -247,18 +255,20 @@ def run_charts(doc: Mapping[str, Any]) -> list[ChartView]:
             "Share of scored tasks answered correctly; bars are 95% Wilson intervals.",
             width=charts.WIDE,
             chance=_chance(doc["summary"].get("chance")),
+            colours=colours,
         )
     ]
-    views += _distribution_charts([(str(doc.get("label", "run")), doc.get("resources"))])
+    views += _distribution_charts([(label, doc.get("resources"))], colours=colours)
     return views
 
 
 def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     a, b = doc["a"]["label"], doc["b"]["label"]
     n = doc["n_paired"]
+    colours = charts.lane_colours([a, b])
     lanes = [
-        LaneAccuracy(a, _estimate(doc, "a_")),
-        LaneAccuracy(b, _estimate(doc, "b_")),
+        LaneAccuracy(a, _estimate(doc, "a_"), colours[a]),
+        LaneAccuracy(b, _estimate(doc, "b_"), colours[b]),
     ]
     chance = _chance(doc.get("chance"))
     views = [
@@ -300,11 +310,16 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     ]
     views.append(
         _category_view(
-            categories, series, "On paired tasks; bars are 95% Wilson intervals.", width=charts.WIDE, chance=chance
+            categories,
+            series,
+            "On paired tasks; bars are 95% Wilson intervals.",
+            width=charts.WIDE,
+            chance=chance,
+            colours=colours,
         )
     )
     resources = doc.get("resources") or {}
-    views += _distribution_charts([(a, resources.get("a")), (b, resources.get("b"))])
+    views += _distribution_charts([(a, resources.get("a")), (b, resources.get("b"))], colours=colours)
     return views
 
 
@@ -312,7 +327,8 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     lanes = doc.get("lanes") or []
     if not lanes:
         return [ChartView("accuracy", "Accuracy per lane", note="Not drawn: no lane.")]
-    rows = [LaneAccuracy(lane["label"], _estimate(lane)) for lane in lanes]
+    colours = charts.lane_colours(lane["label"] for lane in lanes)
+    rows = [LaneAccuracy(lane["label"], _estimate(lane), colours[lane["label"]]) for lane in lanes]
     # The lanes of a matrix run one suite: the first lane's chance level is the suite's.
     chance = next((c for lane in lanes if (c := _chance(lane.get("chance"))) is not None), None)
     views = [
@@ -343,9 +359,11 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
     series = [(lane["label"], {c: _estimate(f) for c, f in (lane.get("by_category") or {}).items()}) for lane in lanes]
     views.append(
-        _category_view(categories, series, "Bars are 95% Wilson intervals.", width=charts.WIDE, chance=chance)
+        _category_view(
+            categories, series, "Bars are 95% Wilson intervals.", width=charts.WIDE, chance=chance, colours=colours
+        )
     )
-    views += _distribution_charts([(lane["label"], lane.get("resources")) for lane in lanes])
+    views += _distribution_charts([(lane["label"], lane.get("resources")) for lane in lanes], colours=colours)
     return views
 
 
@@ -605,6 +623,7 @@ def _serving_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> l
 
 def comparison_html(doc: Mapping[str, Any]) -> str:
     doc = _comparison_view(doc)
+    lane_colours = charts.lane_colours([doc["a"]["label"], doc["b"]["label"]])
     resources = doc["resources"]
     columns = [(doc["a"]["label"], resources.get("a")), (doc["b"]["label"], resources.get("b"))]
     speed = [(side["label"], side.get("serving")) for side in (doc["a"], doc["b"])]
@@ -612,7 +631,7 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
         "comparison.html.j2",
         doc=doc,
         notices=doc.get("notices") or [],
-        colours=[charts.colour(0), charts.colour(1)],
+        colours=[lane_colours[doc["a"]["label"]], lane_colours[doc["b"]["label"]]],
         charts=comparison_charts(doc),
         unpaired=[
             (f"Only in {doc['a']['label']}", doc.get("only_in_a") or []),
@@ -629,14 +648,15 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
 
 def matrix_html(doc: Mapping[str, Any]) -> str:
     lanes_in = doc.get("lanes") or []
-    index = {lane["label"]: i for i, lane in enumerate(lanes_in)}
+    # By name, not rank: the colour a lane has on its run and comparison pages (charts.lane_colours).
+    colours = charts.lane_colours(lane["label"] for lane in lanes_in)
     lanes = []
-    for i, lane in enumerate(lanes_in):
+    for lane in lanes_in:
         res = lane.get("resources") or {}
         lanes.append(
             {
                 **_with_defaults(lane, _FIGURE_DEFAULTS),
-                "colour": charts.colour(i),
+                "colour": colours[lane["label"]],
                 "wrong": wrong_answers(lane),
                 "tokens_p50": resource_value(res.get("completion_tokens"), "p50", True),
                 "latency_p50": resource_value(res.get("latency_s"), "p50", False),
@@ -658,8 +678,8 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
     comparisons = [
         {
             "doc": _comparison_view(c),
-            "colour_a": charts.colour(index.get(c["a"]["label"], 0)),
-            "colour_b": charts.colour(index.get(c["b"]["label"], 1)),
+            "colour_a": colours.get(c["a"]["label"], charts.colour(0)),
+            "colour_b": colours.get(c["b"]["label"], charts.colour(1)),
             "unpaired": sum(len(c.get(key) or []) for key in ("only_in_a", "only_in_b", "unpaired_errors")),
         }
         for c in doc.get("comparisons") or []
