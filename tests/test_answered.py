@@ -149,3 +149,97 @@ def test_the_comparison_and_the_matrix_show_no_answer(
     assert row and f'data-no-answer="{a["none"]}"' in row.group(0)
     md = (tmp_path / "m" / "matrix.md").read_text()
     assert "no answer" in md.split("## Leaderboard")[1].splitlines()[2]
+
+
+# --- What the lanes are (issue 19, item 16) ---------------------------------------------------------------
+
+LANES_TOML = """
+[defaults]
+base_url = "http://127.0.0.1:9/v1"  # each run gives the scriptable server's with --base-url
+model = "m"
+concurrency = 1
+api_key_env = "OCLLM_TEST_SETTINGS_KEY"
+
+[lanes.cool]
+temperature = 0.0
+max_tokens = 512
+
+[lanes.warm]
+temperature = 0.7
+max_tokens = 2048
+prompt_template = "{question}\\n\\n{options}\\n\\nAnswer <b>now</b>: FINAL: <letter>."
+"""
+KEY = "sk-never-shown-0123456789"
+
+
+def settings_table(page: str) -> list[tuple[str, list[str], bool]]:
+    """The settings table of a page: (setting, the values shown, marked as differing), in the page's order."""
+    table = re.search(r"<table data-settings>(.*?)</table>", page, re.S)
+    assert table, "no settings table"
+    rows = []
+    for attrs, cells in re.findall(r"<tr data-setting=([^>]*)>(.*?)</tr>", table.group(1), re.S):
+        values = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", cells, re.S)]
+        rows.append((values[0].removesuffix("differs").strip(), values[1:], "data-differs" in attrs))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def lanes_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import os
+
+    tmp = tmp_path_factory.mktemp("settings")
+    (tmp / "lanes.toml").write_text(LANES_TOML)
+    suite = write_suite(tmp / "suite.jsonl")
+    os.environ["OCLLM_TEST_SETTINGS_KEY"] = KEY
+    try:
+        for name in ("cool", "warm"):
+            with FaultServer() as server:
+                server.script(models("m"), then=reply("FINAL: A"))
+                args = ["run", "--config", str(tmp / "lanes.toml"), "--lane", name, "--suite", str(suite)]
+                assert main([*args, "--base-url", server.base_url, "--out", str(tmp / "runs" / name)]) == 0
+    finally:
+        del os.environ["OCLLM_TEST_SETTINGS_KEY"]
+    # A managed server's record, as servers.py writes it into the manifest, with a key typed into its command.
+    manifest_path = tmp / "runs" / "warm" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["server"] = {"command": ["vllm", "serve", "m", "--api-key", KEY, f"--hf-token={KEY}"], "env": []}
+    manifest["server_kind"] = "vllm"
+    manifest_path.write_text(json.dumps(manifest))
+    return tmp / "runs"
+
+
+def test_the_run_page_shows_the_lane_settings(lanes_folder: Path, tmp_path: Path) -> None:
+    assert main(["report", str(lanes_folder / "warm"), "-o", str(tmp_path)]) == 0
+    page = (tmp_path / "report.html").read_text()
+    rows = {name: values for name, values, _ in settings_table(page)}
+    assert rows["temperature"] == ["0.7"] and rows["max_tokens"] == ["2048"]
+    assert rows["reasoning"] == ["off"] and rows["reasoning switch"] == ["chat_template_kwargs"]
+    assert rows["server kind"] == ["vllm"] and rows["API key variable"] == ["OCLLM_TEST_SETTINGS_KEY"]
+    assert rows["server command"] == ["vllm serve m --api-key *** --hf-token=***"]
+    # The template is shown as text: its markup escaped, not drawn.
+    assert "Answer &lt;b&gt;now&lt;/b&gt;" in page and "Answer <b>now</b>" not in page
+    assert "| temperature | 0.7 |" in (tmp_path / "report.md").read_text()
+    for written in tmp_path.iterdir():
+        assert KEY not in written.read_text(), written
+    # A run without a server_kind in its manifest (older runs): no such row, and no failure.
+    assert main(["report", str(lanes_folder / "cool"), "-o", str(tmp_path / "cool")]) == 0
+    rows = {name: values for name, values, _ in settings_table((tmp_path / "cool" / "report.html").read_text())}
+    assert "server kind" not in rows and rows["server command"] == ["none (a server already running)"]
+
+
+def test_the_comparison_and_matrix_pages_show_the_differing_settings_first(lanes_folder: Path, tmp_path: Path) -> None:
+    differing = {"temperature", "max_tokens", "prompt template", "server command"}
+    assert main(["compare", str(lanes_folder / "cool"), str(lanes_folder / "warm"), "-o", str(tmp_path / "c")]) == 0
+    assert main(["matrix-report", str(lanes_folder), "-o", str(tmp_path / "m")]) == 0
+    for page in (tmp_path / "c" / "comparison.html", tmp_path / "m" / "matrix.html"):
+        rows = settings_table(page.read_text())
+        marked = [name for name, _, differs in rows if differs]
+        assert set(marked) >= differing and rows[: len(marked)] == [r for r in rows if r[2]], page
+        values = {name: v for name, v, _ in rows}
+        order = [lane for lane in ("cool", "warm")]
+        if page.name == "matrix.html":  # the leaderboard's order: both have the same accuracy, name order then
+            order = re.findall(r'<tr data-lane="([^"]+)">', page.read_text())
+        assert values["temperature"] == [{"cool": "0.0", "warm": "0.7"}[lane] for lane in order], page
+        assert "model" not in marked  # the same on both sides
+        assert KEY not in page.read_text()
+    assert "(differs)" in (tmp_path / "c" / "comparison.md").read_text()

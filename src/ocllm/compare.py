@@ -21,6 +21,7 @@ from ocllm.models import Decision, Policy
 from ocllm.notices import incomplete_notice
 from ocllm.paired import paired_figures
 from ocllm.rescore import PolicyOverrides, policy_of
+from ocllm.run_settings import run_settings
 from ocllm.scoring import SCORER_VERSION, decide
 
 
@@ -55,6 +56,7 @@ class ScoredRun(NamedTuple):
     missing: int = 0  # tasks of the suite an interrupted run never ran
     in_suite: int | None = None  # tasks in the suite, when the input says
     serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
+    settings: dict[str, str] | None = None  # what it ran with (run_settings.run_settings); None: the input does not say
 
 
 def load_scored(path: Path, *, rescore: bool = True, overrides: PolicyOverrides | None = None) -> ScoredRun:
@@ -69,7 +71,8 @@ def load_scored(path: Path, *, rescore: bool = True, overrides: PolicyOverrides 
     expected = saved.meta.tasks_in_suite
     in_suite = expected if expected is not None and expected >= len(tasks) else None
     missing = in_suite - len(tasks) if in_suite is not None else 0
-    return ScoredRun(label, path, tasks, rescore, missing, in_suite, serving.serving(saved.meta.timing))
+    settings = run_settings(path, {"lane_settings": saved.meta.lane_settings})
+    return ScoredRun(label, path, tasks, rescore, missing, in_suite, serving.serving(saved.meta.timing), settings)
 
 
 def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
@@ -177,7 +180,12 @@ def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
 
 def _side(run: ScoredRun) -> Side:
     return Side(
-        label=run.label, path=str(run.path), missing=run.missing, tasks_in_suite=run.in_suite, serving=run.serving
+        label=run.label,
+        path=str(run.path),
+        missing=run.missing,
+        tasks_in_suite=run.in_suite,
+        serving=run.serving,
+        settings=run.settings or {},
     )
 
 

@@ -100,6 +100,7 @@ class Side(msgspec.Struct, kw_only=True):
     missing: int = 0  # tasks of its suite it never ran
     tasks_in_suite: int | None = None
     serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
+    settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
 
 
 class Flip(msgspec.Struct, kw_only=True):
@@ -149,6 +150,7 @@ class MatrixLane(Estimate, kw_only=True):
     resources: dict[str, Any] = msgspec.field(default_factory=dict)
     serving: Serving | None = None  # None: the run did not record its wall time
     chance: float | None = None  # accuracy at random on its tasks (mean of 1/options; None: no MCQ task)
+    settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
 
 
 class Matrix(msgspec.Struct, kw_only=True):
@@ -185,3 +187,4 @@ class RunReport(msgspec.Struct, kw_only=True):
     notices: list[str] = msgspec.field(default_factory=list)
     resources: dict[str, Any] = msgspec.field(default_factory=dict)
     tasks: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown

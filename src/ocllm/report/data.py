@@ -20,6 +20,7 @@ from ocllm.models import Task
 from ocllm.notices import incomplete_notice
 from ocllm.report.format import scored
 from ocllm.rescore import PolicyOverrides, policy_of, rescore_run
+from ocllm.run_settings import run_settings
 from ocllm.stats import wilson
 
 
@@ -47,6 +48,7 @@ def run_report_doc(path: Path, overrides: PolicyOverrides | None = None) -> RunR
         # From the decisions just made: scoring every task a second time to reach the same figures cost double.
         resources=resources_of([scored_task(r, d) for r, d in zip(saved.records, result.decisions, strict=True)]),
         tasks=metrics.tasks,
+        settings=run_settings(path, metrics.source),
     )
 
 
@@ -98,6 +100,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 resources=resources_of(tasks),
                 serving=run.serving,
                 chance=chance_level(t.n_options for t in tasks),
+                settings=run.settings or {},
             )
         )
     lanes.sort(key=lambda lane: lane.accuracy, reverse=True)

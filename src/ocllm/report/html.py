@@ -50,6 +50,7 @@ from ocllm.report.format import (
     serving_cells,
     serving_recorded_by,
     serving_rows,
+    settings_rows,
     verdict_of,
     wrong_answers,
 )
@@ -598,6 +599,9 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         serving_rows=serving_rows([(str(doc.get("label", "run")), serving)]) if serving else [],
         endpoint_rows=endpoint_rows(serving),
         tasks=tasks,
+        settings_rows=settings_rows([(str(doc.get("label", "run")), doc.get("settings") or {})])
+        if doc.get("settings")
+        else [],
         verdict_counts=[
             (v, verdicts[v]) for v in ("correct", "wrong", "no-answer", "error", "unscored") if verdicts[v]
         ],
@@ -619,6 +623,13 @@ def _serving_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> l
     if not have or len(have) == len(columns):
         return []
     return [f"Only {', '.join(have)} recorded serving figures; the other side shows “not recorded”."]
+
+
+def _settings_rows(columns: Sequence[tuple[str, Mapping[str, str] | None]]) -> list[tuple[str, list[str], bool]]:
+    """The settings table of several runs; none when no run says what it ran with."""
+    if not any(settings for _, settings in columns):
+        return []
+    return settings_rows([(label, settings or {}) for label, settings in columns])
 
 
 def comparison_html(doc: Mapping[str, Any]) -> str:
@@ -643,6 +654,7 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
         serving_rows=serving_rows(speed) if serving_recorded_by(speed) else [],
         serving_notes=_serving_notes(speed),
         endpoint_tables=[(label, rows) for label, serving in speed if (rows := endpoint_rows(serving))],
+        settings_rows=_settings_rows([(side["label"], side.get("settings")) for side in (doc["a"], doc["b"])]),
     )
 
 
@@ -695,4 +707,5 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
         heat_rows=heat_rows,
         comparisons=comparisons,
         scorer_version=", ".join(sorted(versions)),
+        settings_rows=_settings_rows([(lane["label"], lane.get("settings")) for lane in lanes_in]),
     )

@@ -30,6 +30,7 @@ from ocllm.report.format import (
     serving_cells,
     serving_recorded_by,
     serving_rows,
+    settings_rows,
     verdict_of,
     wrong_answers,
 )
@@ -130,6 +131,18 @@ def _serving_section(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) ->
     return lines
 
 
+def _settings_section(columns: Sequence[tuple[str, Mapping[str, str] | None]]) -> list[str]:
+    """What each run ran with, the settings that differ first; nothing when no run says."""
+    if not any(settings for _, settings in columns):
+        return []
+    rows = [
+        [f"**{cell(name)}** (differs)" if differs else cell(name), *[cell(v, 200) for v in values]]
+        for name, values, differs in settings_rows([(label, settings or {}) for label, settings in columns])
+    ]
+    header = ["setting", *[cell(label) for label, _ in columns]]
+    return ["## Settings", "", *_table(header, rows), ""]
+
+
 # --- Run report ---------------------------------------------------------------------------------------
 
 
@@ -172,6 +185,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
             "lr",
         ),
         "",
+        *_settings_section([(str(doc.get("label", "run")), doc.get("settings"))]),
         "## By category",
         "",
     ]
@@ -309,6 +323,7 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
         ),
         f"- A: {cell(a)} ({cell(doc['a'].get('path'), 200)}); B: {cell(b)} ({cell(doc['b'].get('path'), 200)}).",
         "",
+        *_settings_section([(a, doc["a"].get("settings")), (b, doc["b"].get("settings"))]),
         "## By category",
         "",
         *_table(_category_header(doc), _category_rows(doc), "lrrrrrrrrl"),
@@ -426,6 +441,9 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
             endpoints = _endpoints_table(lane.get("serving"))
             if endpoints:
                 lines += ["", f"### Per endpoint: {cell(lane['label'])}", "", *endpoints]
+    settings = _settings_section([(lane["label"], lane.get("settings")) for lane in lanes])
+    if settings:
+        lines += ["", *settings[:-1]]
     categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
     if categories:
         lines += ["", "## Accuracy by category", ""]
