@@ -243,3 +243,62 @@ def test_the_comparison_and_matrix_pages_show_the_differing_settings_first(lanes
         assert "model" not in marked  # the same on both sides
         assert KEY not in page.read_text()
     assert "(differs)" in (tmp_path / "c" / "comparison.md").read_text()
+
+
+# --- The end of `ocllm matrix`, and a shard's console (issue 19, item 18) ------------------------------------
+
+
+def wilson(correct: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The 95% Wilson score interval, written out from the formula."""
+    p = correct / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def test_the_end_of_matrix_shows_each_lanes_accuracy_and_its_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = write_suite(tmp_path / "suite.jsonl")
+    failed = Reply(status=400, json={"error": {"message": "no"}})
+    with FaultServer() as server:
+        script = []
+        for lane in (LANE_A, LANE_B):
+            script += [models("m"), *[reply(text) if text is not None else failed for _, text, _ in lane]]
+        server.script(*script)
+        (tmp_path / "lanes.toml").write_text(
+            f'[defaults]\nbase_url = "{server.base_url}"\nmodel = "m"\nconcurrency = 1\nsuite = "{suite}"\n'
+            "[lanes.first]\n[lanes.second]\ntemperature = 0.5\n"
+        )
+        capsys.readouterr()
+        assert main(["matrix", str(tmp_path / "lanes.toml"), "--out", str(tmp_path / "runs")]) == 1
+    printed = capsys.readouterr().out
+    end = printed[printed.rindex("Lanes") :]
+    for name, lane in (("first", LANE_A), ("second", LANE_B)):
+        want = outcomes(lane)
+        scored = len(lane) - want["error"]
+        low, high = wilson(want["correct"], scored)
+        row = next(line for line in end.splitlines() if f" {name} " in line)
+        assert f"{100 * want['correct'] / scored:.1f}%" in row, row
+        assert f"{100 * low:.1f}-{100 * high:.1f}%" in row, row
+        answered = scored - want["none"]
+        assert re.search(rf"\b{answered}\b.*\b{want['none']}\b.*\b{want['error']}\b", row.split("%")[-1]), row
+    header = next(line for line in end.splitlines() if "lane" in line and "outcome" in line)
+    assert "answered" in header and "no answer" in header and "errors" in header
+
+
+def test_a_shard_says_it_is_one_at_its_start_and_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ocllm.shards import shard_of
+
+    suite = write_suite(tmp_path / "suite.jsonl")
+    mine = sum(shard_of(task["id"], 3) == 1 for task, _, _ in LANE_A)
+    with FaultServer() as server:
+        server.script(models("m"), then=reply("FINAL: A"))
+        args = ["run", "--suite", str(suite), "--base-url", server.base_url, "--model", "m", "--shard", "1/3"]
+        capsys.readouterr()
+        main([*args, "--out", str(tmp_path / "s1")])
+    lines = capsys.readouterr().out.splitlines()
+    said = f"shard 1/3: {mine} of {len(LANE_A)} tasks"
+    where = [i for i, line in enumerate(lines) if said in line]
+    table = next(i for i, line in enumerate(lines) if "scope" in line)
+    assert len(where) == 2 and where[0] < table < where[1], lines

@@ -26,6 +26,7 @@ from ocllm.console import (
     print_verdicts,
     summary_table,
 )
+from ocllm.documents import Summary
 from ocllm.errors import Interrupted, OcllmError
 
 
@@ -350,7 +351,7 @@ def matrix(
     if unknown:
         raise click.UsageError(f"no lane named {unknown[0]!r} in {config}")
     folder = out or Path("runs") / config.stem
-    outcomes: list[tuple[str, str]] = []
+    outcomes: list[tuple[str, str, Summary | None]] = []
     with ServerPool(ServerWait()) as servers:
         for name, lane in lanes.items():
             if only and name not in only:
@@ -366,16 +367,15 @@ def matrix(
                 )
             except ServerFailed as exc:
                 print_notice(str(exc))
-                outcomes.append((name, f"failed: {exc}"))
+                outcomes.append((name, f"failed: {exc}", None))
                 continue
             print_run_result(result)
             errors = result.summary.errors
             missing = result.summary.missing
-            outcomes.append(
-                (name, "complete" if all_answered(result.summary) else f"{errors} failed, {missing} missing")
-            )
+            outcome = "complete" if all_answered(result.summary) else f"{errors} failed, {missing} missing"
+            outcomes.append((name, outcome, result.summary))
     print_lane_outcomes(outcomes)
-    return 0 if all(outcome == "complete" for _, outcome in outcomes) else 1
+    return 0 if all(outcome == "complete" for _, outcome, _ in outcomes) else 1
 
 
 @app.command()

@@ -80,6 +80,10 @@ def print_run_result(result: RunResult) -> None:
     console.print(summary_table(result.lane.name, summary))
     asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
     console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
+    if result.shard is not None:
+        from ocllm.shards import shard_line
+
+        console.print(shard_line(result.shard), highlight=False)
     console.print(
         f"{answers_line(summary)}   truncated: {summary.truncated}   missing: {summary.missing} (never ran)"
         f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries)"
@@ -177,13 +181,30 @@ class ServerWait:
             console.print(Text(text, style="dim"), soft_wrap=True)
 
 
-def print_lane_outcomes(outcomes: list[tuple[str, str]]) -> None:
-    """How each lane of a matrix ended, once all have run."""
+def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None:
+    """How each lane of a matrix ended, once all have run: its outcome, its accuracy with the 95% Wilson
+    interval, and its scored tasks split into answered and no answer, beside the failed requests."""
+    from ocllm.stats import wilson
+
     table = Table(title="Lanes")
     table.add_column("lane")
     table.add_column("outcome", overflow="fold")
-    for name, outcome in outcomes:
-        table.add_row(name, outcome)
+    for column in ("accuracy", "95% CI", "answered", "no answer", "errors"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for name, outcome, summary in outcomes:
+        if summary is None:  # the lane never ran (its server failed)
+            table.add_row(name, outcome, "-", "-", "-", "-", "-")
+            continue
+        low, high = wilson(summary.correct, summary.scored)
+        table.add_row(
+            name,
+            outcome,
+            f"{100 * summary.accuracy:.1f}%" if summary.scored else "n/a",
+            f"{100 * low:.1f}-{100 * high:.1f}%" if summary.scored else "n/a",
+            str(summary.scored - summary.no_answer),
+            str(summary.no_answer),
+            str(summary.errors),
+        )
     console.print(table)
 
 

@@ -60,3 +60,8 @@ def take_shard(suite: Suite, shard: Shard) -> tuple[Suite, ShardRecord]:
 
 def describe(record: ShardRecord | None) -> str:
     return "" if record is None else f" (shard {record.index}/{record.count})"
+
+
+def shard_line(record: ShardRecord) -> str:
+    """What the console says at the start and the end of a sharded run: which shard, and how much of the suite."""
+    return f"shard {record.index}/{record.count}: {len(record.positions)} of {record.suite_tasks} tasks"
