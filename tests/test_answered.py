@@ -138,6 +138,14 @@ def test_the_comparison_and_the_matrix_show_no_answer(
     assert f"no answer: A {a['none']}, B {b['none']}" in printed
     assert f"chance {100 * chance():.0f}%" in (tmp_path / "c" / "comparison.html").read_text()
     assert "no answer" in (tmp_path / "c" / "comparison.md").read_text()
+    # Each flipped task carries what both sides answered, and opens on the page to show them side by side.
+    replies = {task["id"]: (text_a, text_b) for (task, text_a, _), (_, text_b, _) in zip(LANE_A, LANE_B, strict=True)}
+    flips = {f["task_id"]: f for f in doc["flips"]}
+    assert "m2" in flips and "m3" in flips
+    for tid, flip in flips.items():
+        assert (flip["a_side"]["content"], flip["b_side"]["content"]) == replies[tid], tid
+        assert f'data-flip-detail="{tid}"' in (tmp_path / "c" / "comparison.html").read_text()
+    assert flips["m3"]["a_side"]["rule"] == "no_statement" and flips["m3"]["b_side"]["rule"] == "final_statement"
 
     assert main(["matrix-report", str(folder), "-o", str(tmp_path / "m")]) == 0
     matrix = json.loads((tmp_path / "m" / "matrix.json").read_text())

@@ -232,6 +232,10 @@ VERDICT = (
 )
 
 
+# A's answer on a flipped task: model text that tries to run script.
+FLIP_A_TEXT = 'A thinks <script>window.__xss=5</script><img src=x onerror="window.__xss=6">\nFINAL: A'
+
+
 def comparison_doc(
     *,
     a: str = "lane_A",
@@ -263,6 +267,21 @@ def comparison_doc(
                 "a_extracted": "A",
                 "b_extracted": "C",
                 "winner": "b",
+                # What each side answered, for the flipped task's side-by-side view (issue 19, item 18).
+                "a_side": {
+                    "content": FLIP_A_TEXT,
+                    "reasoning": "A reasons it out.",
+                    "rule": "final_statement",
+                    "reason": "visible content: the last FINAL: statement names A",
+                    "method": "final_colon_letter",
+                },
+                "b_side": {
+                    "content": "B says\nFINAL: C",
+                    "reasoning": None,
+                    "rule": "final_statement",
+                    "reason": "visible content: the last FINAL: statement names C",
+                    "method": "final_colon_letter",
+                },
             },
             {
                 "task_id": "flip2",

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import msgspec
 import numpy as np
 
-from ocllm.documents import Comparison, Flip, Paired, Serving, Side
+from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side
 from ocllm.formats import SavedRecord, load_saved_run
 from ocllm.metrics import ServingTally, chance_level, decision_gave_no_answer, gave_no_answer, token_counts
 from ocllm.models import Decision, Policy
@@ -178,6 +178,24 @@ def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
     }
 
 
+def _cut(text: str | None) -> str | None:
+    if text is None or len(text) <= FLIP_TEXT_LIMIT:
+        return text
+    more = len(text) - FLIP_TEXT_LIMIT
+    return text[:FLIP_TEXT_LIMIT] + f"\n… ({more:,} more characters: the run's report has them all)"
+
+
+def _flip_side(task: ScoredTask) -> FlipSide:
+    """What a flipped task's side-by-side view shows of one side."""
+    return FlipSide(
+        content=_cut(task.content),
+        reasoning=_cut(task.reasoning),
+        rule=task.rule,
+        reason=task.reason,
+        method=task.method,
+    )
+
+
 def _side(run: ScoredRun) -> Side:
     return Side(
         label=run.label,
@@ -237,6 +255,8 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
                 a_extracted=a.tasks[tid].extracted,
                 b_extracted=b.tasks[tid].extracted,
                 winner="a" if a.tasks[tid].correct else "b",
+                a_side=_flip_side(a.tasks[tid]),
+                b_side=_flip_side(b.tasks[tid]),
             )
             for tid in paired
             if a.tasks[tid].correct != b.tasks[tid].correct

@@ -103,6 +103,20 @@ class Side(msgspec.Struct, kw_only=True):
     settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
 
 
+class FlipSide(msgspec.Struct, kw_only=True):
+    """What one side answered on a flipped task: its visible answer and reasoning (each cut at FLIP_TEXT_LIMIT
+    characters) and the decision's evidence."""
+
+    content: str | None = None
+    reasoning: str | None = None
+    rule: str | None = None
+    reason: str | None = None
+    method: str | None = None
+
+
+FLIP_TEXT_LIMIT = 20_000  # characters of a flipped task's answer or reasoning kept in comparison.json
+
+
 class Flip(msgspec.Struct, kw_only=True):
     task_id: str
     category: str
@@ -110,6 +124,8 @@ class Flip(msgspec.Struct, kw_only=True):
     a_extracted: str | None
     b_extracted: str | None
     winner: Literal["a", "b"]
+    a_side: FlipSide | None = None  # None in comparisons written before the sides were kept
+    b_side: FlipSide | None = None
 
 
 class Comparison(Paired, kw_only=True):

@@ -98,7 +98,8 @@ def lane_colours(labels: Iterable[str]) -> dict[str, str]:
     taken: set[int] = set()
     out: dict[str, str] = {}
     for label in sorted(set(labels)):
-        index = int.from_bytes(hashlib.sha256(label.encode("utf-8")).digest()[:4], "big") % len(PALETTE)
+        # The grey, last, looks like "not drawn": a name lands on it only when every other colour is taken.
+        index = int.from_bytes(hashlib.sha256(label.encode("utf-8")).digest()[:4], "big") % (len(PALETTE) - 1)
         for step in range(len(PALETTE)):
             if (index + step) % len(PALETTE) not in taken:
                 index = (index + step) % len(PALETTE)
