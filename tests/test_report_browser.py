@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 # The documents are built by hand in the renderer tests; the browser sees the same ones.
-from test_report_render import XSS, candidate, comparison_doc, endpoint, matrix_doc, run_doc, serving, task
+from test_report_render import FLIP_A_TEXT, XSS, candidate, comparison_doc, endpoint, matrix_doc, run_doc, serving, task
 
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 
@@ -295,3 +295,29 @@ def test_a_large_runs_filter_counts_and_narrows_the_rows_not_shown_in_full(brows
         wrong = page.eval_on_selector_all("tr[data-v]", "rows => rows.filter(r => !r.hidden).length")
         assert wrong == 0  # every wrong answer of this run is among the tasks shown in full
         assert page.evaluate("window.__xss") is None and watched.problems == []
+
+
+# --- Flipped tasks side by side (issue 19, item 18) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("opened", ["comparison"], indirect=True)
+def test_a_flipped_task_opens_to_show_both_answers_side_by_side(opened: Watched) -> None:
+    page = opened.page
+    flip = page.locator('details[data-flip-detail="flip|1"]')
+    assert flip.count() == 1 and not flip.evaluate("d => d.open")
+    side_a, side_b = flip.locator('[data-side="a"]'), flip.locator('[data-side="b"]')
+    assert not side_a.is_visible()
+    flip.locator("summary").first.click()
+    assert side_a.is_visible() and side_b.is_visible()
+    side_a.locator("details.reasoning > summary").click()
+    # The model's text as text (the hostile markup inert), the decision's evidence beside it.
+    assert side_a.locator("pre.content").inner_text() == FLIP_A_TEXT
+    assert page.evaluate("window.__xss") is None
+    assert side_b.locator("pre.content").inner_text() == "B says\nFINAL: C"
+    assert "the last FINAL: statement names A" in side_a.inner_text()
+    assert "A reasons it out." in side_a.inner_text() and "no reasoning" in side_b.inner_text()
+    a, b = side_a.bounding_box(), side_b.bounding_box()
+    assert a and b and a["x"] + a["width"] <= b["x"] + 1 and abs(a["y"] - b["y"]) < 2  # side by side
+    # A flip recorded without the sides (a comparison.json written earlier) is listed, with nothing to open.
+    assert page.locator('details[data-flip-detail="flip2"]').count() == 0
+    assert opened.problems == [] and opened.dialogs == []

@@ -226,7 +226,14 @@ def paired(
     }
 
 
-VERDICT = "lane_B scores 20.0 points higher than lane_A (95% CI +5.0 to +35.0 points); exact McNemar p = 0.0312."
+VERDICT = (
+    "lane_B scores 20.0 points higher than lane_A (95% CI for lane_B minus lane_A: +5.0 to +35.0 points); "
+    "exact McNemar p = 0.0312."
+)
+
+
+# A's answer on a flipped task: model text that tries to run script.
+FLIP_A_TEXT = 'A thinks <script>window.__xss=5</script><img src=x onerror="window.__xss=6">\nFINAL: A'
 
 
 def comparison_doc(
@@ -260,6 +267,21 @@ def comparison_doc(
                 "a_extracted": "A",
                 "b_extracted": "C",
                 "winner": "b",
+                # What each side answered, for the flipped task's side-by-side view (issue 19, item 18).
+                "a_side": {
+                    "content": FLIP_A_TEXT,
+                    "reasoning": "A reasons it out.",
+                    "rule": "final_statement",
+                    "reason": "visible content: the last FINAL: statement names A",
+                    "method": "final_colon_letter",
+                },
+                "b_side": {
+                    "content": "B says\nFINAL: C",
+                    "reasoning": None,
+                    "rule": "final_statement",
+                    "reason": "visible content: the last FINAL: statement names C",
+                    "method": "final_colon_letter",
+                },
             },
             {
                 "task_id": "flip2",
@@ -855,3 +877,41 @@ def test_a_run_of_a_few_hundred_tasks_still_shows_every_task_in_full() -> None:
     doc = large_run(FULL_EVIDENCE)
     page = run_report_html(doc)
     assert page.count('<details class="task ') == FULL_EVIDENCE and "<table data-task-index" not in page
+
+
+# --- A lane keeps its colour from page to page (issue 19, item 18) -------------------------------------------
+
+
+def lane_swatches(page: str) -> dict[str, set[str]]:
+    """The swatch colour beside each lane's name on a page: leaderboard rows and the comparison cards."""
+    found: dict[str, set[str]] = {}
+    swatch = r'<span class="swatch" style="background: (#[0-9a-f]{6})"'
+    for pattern in (r'<tr data-lane="([^"]+)">.*?' + swatch, r'title="([^"]+)">' + swatch):
+        for label, colour in re.findall(pattern, page):
+            found.setdefault(label, set()).add(colour)
+    return found
+
+
+def chart_svg(page: str, key: str) -> str:
+    found = re.search(rf'<figure class="chart[^"]*" data-chart="{key}">(.*?)</figure>', page, re.S)
+    assert found, key
+    return found.group(1)
+
+
+def test_a_lane_has_one_colour_on_the_run_comparison_and_matrix_pages() -> None:
+    """Colours followed the rank, so the baseline ranked last on the matrix page was drawn in another colour on
+    the comparison page with the same lanes."""
+    matrix = matrix_html(matrix_doc())
+    comparison = comparison_html(comparison_doc())
+    on_matrix, on_comparison = lane_swatches(matrix), lane_swatches(comparison)
+    assert set(on_matrix) == {"lane_A", "lane_B", "lane_C"} and set(on_comparison) == {"lane_A", "lane_B"}
+    for label, colours in on_matrix.items():
+        assert len(colours) == 1, (label, colours)  # the leaderboard and each comparison card agree
+    assert len({next(iter(c)) for c in on_matrix.values()}) == 3  # three lanes, three colours
+    for label in on_comparison:
+        assert on_comparison[label] == on_matrix[label], label
+        colour = next(iter(on_matrix[label]))
+        assert f"fill: {colour}" in chart_svg(matrix, "accuracy"), label
+        assert f"fill: {colour}" in chart_svg(comparison, "accuracy"), label
+    run = run_report_html(run_doc(label="lane_A"))
+    assert f"fill: {next(iter(on_matrix['lane_A']))}" in chart_svg(run, "category-accuracy")

@@ -157,6 +157,17 @@ def test_the_better_first_run_gets_a_positive_interval() -> None:
 
     # compare B A with B better: diff = A - B = -0.062 and the interval of A - B is negative.
     text = describe_difference(-0.062, Interval(-0.11, -0.019), 0.0146, "B", "A")
-    assert text.startswith("B scores 6.2 points higher than A (95% CI +1.9 to +11.0 points)")
+    assert text.startswith("B scores 6.2 points higher than A (95% CI for B minus A: +1.9 to +11.0 points)")
     weak = describe_difference(-0.02, Interval(-0.05, 0.01), 0.4, "B", "A")
-    assert "B scores 2.0 points higher than A" in weak and "95% CI -1.0 to +5.0 points" in weak
+    assert "B scores 2.0 points higher than A" in weak and "95% CI for B minus A: -1.0 to +5.0 points" in weak
+
+
+def test_the_sentence_says_which_difference_its_interval_is() -> None:
+    """Issue 19, item 18: "A scores 2.5 points higher (95% CI -5.0 to +10.0)" beside a table of B - A read as
+    a contradiction. The sentence's interval names its difference, and every table's difference is B - A."""
+    from ocllm.stats import Interval
+
+    # B - A = -2.5 (-10.0 to +5.0): A is ahead, so the sentence's interval is A - B.
+    text = describe_difference(-0.025, Interval(-0.10, 0.05), 0.6, "lane_a", "lane_b")
+    assert text.startswith("lane_a scores 2.5 points higher than lane_b")
+    assert "(95% CI for lane_a minus lane_b: -5.0 to +10.0 points" in text

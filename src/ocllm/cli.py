@@ -18,6 +18,7 @@ from ocllm import __version__
 from ocllm.bounds import out_of_range
 from ocllm.console import (
     all_answered,
+    answers_line,
     console,
     console_comparison,
     console_matrix,
@@ -27,6 +28,7 @@ from ocllm.console import (
     print_verdicts,
     summary_table,
 )
+from ocllm.documents import Summary
 from ocllm.errors import Interrupted, OcllmError
 
 # Every command with -o: what it writes replaces an existing file only when that file is its own kind of output.
@@ -141,7 +143,7 @@ def rescore(
     print_notices(result.notices)
     print_verdicts(result)
     console.print(summary_table(title, summary))
-    console.print(f"changed decisions: {summary.changed}   errors: {summary.errors}")
+    console.print(f"changed decisions: {summary.changed}   {answers_line(summary)}")
     console.print(f"wrote {output}")
     if report is not None:
         console.print(f"wrote {report}")
@@ -448,7 +450,7 @@ def matrix(
     if shard is not None:
         check_shards((lane.suite for name, lane in lanes.items() if not only or name in only), shard)
     folder = out or Path("runs") / config.stem
-    outcomes: list[tuple[str, str]] = []
+    outcomes: list[tuple[str, str, Summary | None]] = []
     with ServerPool(ServerWait()) as servers:
         for name, lane in lanes.items():
             if only and name not in only:
@@ -464,16 +466,15 @@ def matrix(
                 )
             except ServerFailed as exc:
                 print_notice(str(exc))
-                outcomes.append((name, f"failed: {exc}"))
+                outcomes.append((name, f"failed: {exc}", None))
                 continue
             print_run_result(result)
             errors = result.summary.errors
             missing = result.summary.missing
-            outcomes.append(
-                (name, "complete" if all_answered(result.summary) else f"{errors} failed, {missing} missing")
-            )
+            outcome = "complete" if all_answered(result.summary) else f"{errors} failed, {missing} missing"
+            outcomes.append((name, outcome, result.summary))
     print_lane_outcomes(outcomes)
-    return 0 if all(outcome == "complete" for _, outcome in outcomes) else 1
+    return 0 if all(outcome == "complete" for _, outcome, _ in outcomes) else 1
 
 
 @app.command()

@@ -14,15 +14,16 @@ from typing import Any, NamedTuple
 import msgspec
 import numpy as np
 
-from ocllm.documents import Comparison, Flip, Paired, Serving, Side
+from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
 from ocllm.formats.tools import format_of_run, read_tool_files, recognise
-from ocllm.metrics import ServingTally, token_counts
+from ocllm.metrics import ServingTally, chance_level, decision_gave_no_answer, gave_no_answer, token_counts
 from ocllm.models import Decision, Policy
 from ocllm.notices import incomplete_notice
 from ocllm.paired import paired_figures
 from ocllm.rescore import PolicyOverrides, policy_of
+from ocllm.run_settings import run_settings
 from ocllm.scoring import SCORER_VERSION, decide
 
 
@@ -39,6 +40,14 @@ class ScoredTask(NamedTuple):
     completion_tokens: int | None
     reasoning_tokens: int | None
     latency_s: float | None
+    no_answer: bool = False  # a response the scorer found no answer in (metrics.gave_no_answer)
+    n_options: int | None = None  # an MCQ task's options, for the chance level
+    # What a flipped task shows of this side: the visible answer, the reasoning and the decision's evidence.
+    content: str | None = None
+    reasoning: str | None = None
+    rule: str | None = None
+    reason: str | None = None
+    method: str | None = None
 
 
 class ScoredRun(NamedTuple):
@@ -52,6 +61,7 @@ class ScoredRun(NamedTuple):
     tool: str | None = None  # the other tool whose results these are (read with --from, or rescored from them)
     notices: tuple[str, ...] = ()  # what a reader must know about the input's format
     origin: Path | None = None  # where another tool's results were read from (a rescored document's source)
+    settings: dict[str, str] | None = None  # what it ran with (run_settings.run_settings); None: the input does not say
 
 
 class LoadedRun(NamedTuple):
@@ -117,7 +127,8 @@ def load_scored(
     timing = serving.serving(saved.meta.timing)
     origin = Path(saved.meta.origin) if loaded.tool and saved.meta.origin else None
     notices = tuple(loaded.notices)
-    return ScoredRun(label, path, tasks, rescore, missing, in_suite, timing, loaded.tool, notices, origin)
+    settings = run_settings(path, {"lane_settings": saved.meta.lane_settings})
+    return ScoredRun(label, path, tasks, rescore, missing, in_suite, timing, loaded.tool, notices, origin, settings)
 
 
 def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
@@ -126,6 +137,10 @@ def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
 
 def _scored_task(record: SavedRecord, policy: Policy) -> ScoredTask:
     return scored_task(record, decide(record.task, record.sample, policy))
+
+
+def _n_options(record: SavedRecord) -> int | None:
+    return len(record.task.options or []) or None if record.task.type == "mcq" else None
 
 
 def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:
@@ -142,29 +157,58 @@ def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:
         completion,
         reasoning,
         record.sample.latency_s,
+        no_answer=decision_gave_no_answer(d),
+        n_options=_n_options(record),
+        content=record.sample.content,
+        reasoning=record.sample.reasoning,
+        rule=d.rule,
+        reason=d.reason,
+        method=d.extraction_method,
     )
 
 
 def _as_recorded(record: SavedRecord) -> ScoredTask:
     previous = record.previous
     correct = previous.get("correct")
+    correct = correct if isinstance(correct, bool) else None
     completion, reasoning = _usage(record)
+    extracted = previous.get("extracted_final_answer")
+    method, source = previous.get("extraction_method"), previous.get("extraction_source")
     return ScoredTask(
         record.task.id,
         record.task.category,
         record.task.answer,
-        previous.get("extracted_final_answer"),
-        correct if isinstance(correct, bool) else None,
+        extracted,
+        correct,
         record.sample.error,
         record.sample.finish_reason == "length",
         completion,
         reasoning,
         record.sample.latency_s,
+        # As the file recorded it: nothing extracted (a substring task: no visible text), and a verdict.
+        no_answer=correct is not None
+        and gave_no_answer(
+            error=record.sample.error,
+            correct=correct,
+            task_type=record.task.type,
+            extracted=extracted,
+            source=source if source is not None else ("content" if (record.sample.content or "").strip() else "none"),
+        ),
+        n_options=_n_options(record),
+        content=record.sample.content,
+        reasoning=record.sample.reasoning,
+        rule=str(previous["rule"]) if isinstance(previous.get("rule"), str) else None,
+        reason=str(previous["reason"]) if isinstance(previous.get("reason"), str) else None,
+        method=str(method) if isinstance(method, str) else None,
     )
 
 
 def _paired_figures(a: list[ScoredTask], b: list[ScoredTask], label_a: str, label_b: str) -> Paired:
-    return paired_figures([t.correct is True for t in a], [t.correct is True for t in b], label_a, label_b)
+    figures = paired_figures([t.correct is True for t in a], [t.correct is True for t in b], label_a, label_b)
+    # Of each side's wrong answers on these tasks, those that were no answer at all.
+    figures.a_no_answer = sum(t.no_answer for t in a)
+    figures.b_no_answer = sum(t.no_answer for t in b)
+    return figures
 
 
 def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
@@ -190,6 +234,24 @@ def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
     }
 
 
+def _cut(text: str | None) -> str | None:
+    if text is None or len(text) <= FLIP_TEXT_LIMIT:
+        return text
+    more = len(text) - FLIP_TEXT_LIMIT
+    return text[:FLIP_TEXT_LIMIT] + f"\n… ({more:,} more characters: the run's report has them all)"
+
+
+def _flip_side(task: ScoredTask) -> FlipSide:
+    """What a flipped task's side-by-side view shows of one side."""
+    return FlipSide(
+        content=_cut(task.content),
+        reasoning=_cut(task.reasoning),
+        rule=task.rule,
+        reason=task.reason,
+        method=task.method,
+    )
+
+
 def _side(run: ScoredRun) -> Side:
     return Side(
         label=run.label,
@@ -198,6 +260,7 @@ def _side(run: ScoredRun) -> Side:
         tasks_in_suite=run.in_suite,
         serving=run.serving,
         tool=run.tool,
+        settings=run.settings or {},
     )
 
 
@@ -249,6 +312,7 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
     overall = _paired_figures(pa, pb, a.label, b.label)
     return Comparison(
         **msgspec.structs.asdict(overall),
+        chance=chance_level(t.n_options for t in a.tasks.values()),
         scorer_version=SCORER_VERSION if a.rescored else None,
         rescored=a.rescored,
         a=_side(a),
@@ -269,6 +333,8 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
                 a_extracted=a.tasks[tid].extracted,
                 b_extracted=b.tasks[tid].extracted,
                 winner="a" if a.tasks[tid].correct else "b",
+                a_side=_flip_side(a.tasks[tid]),
+                b_side=_flip_side(b.tasks[tid]),
             )
             for tid in paired
             if a.tasks[tid].correct != b.tasks[tid].correct

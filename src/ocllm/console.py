@@ -45,6 +45,7 @@ def console_comparison(doc: Comparison) -> None:
             f"{100 * f.diff:+.1f} ({100 * f.diff_ci_low:+.1f} to {100 * f.diff_ci_high:+.1f})",
         )
     console.print(table)
+    console.print(f"no answer: A {doc.a_no_answer}, B {doc.b_no_answer} (of the paired tasks each got wrong)")
     console.print(doc.verdict, soft_wrap=True, highlight=False)
     if doc.only_in_a or doc.only_in_b:
         console.print(f"left out: {len(doc.only_in_a)} task(s) only in A, {len(doc.only_in_b)} only in B")
@@ -54,15 +55,17 @@ def console_matrix(doc: Matrix, folder: Path) -> None:
     print_notices(doc.notices)
     table = Table(title=f"Lanes in {folder} (baseline {doc.baseline})")
     speed = any(lane.serving is not None for lane in doc.lanes)  # runs that recorded their wall time
-    columns = ("lane", "correct", "total", "errors", "accuracy", "95% CI")
+    columns = ("lane", "correct", "wrong", "no answer", "errors", "total", "accuracy", "95% CI")
     for column in (*columns, *(("req/s", "output tok/s", "TTFT p50") if speed else ())):
         table.add_column(column, justify="left" if column == "lane" else "right", no_wrap=column != "lane")
     for lane in doc.lanes:
         table.add_row(
             lane.label,
             str(lane.correct),
-            str(lane.total),
+            str(lane.scored - lane.correct - lane.no_answer),
+            str(lane.no_answer),
             str(lane.errors),
+            str(lane.total),
             f"{100 * lane.accuracy:.1f}%",
             f"{100 * lane.ci_low:.1f}-{100 * lane.ci_high:.1f}%",
             *(_speed_cells(lane.serving) if speed else ()),
@@ -77,8 +80,12 @@ def print_run_result(result: RunResult) -> None:
     console.print(summary_table(result.lane.name, summary))
     asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
     console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
+    if result.shard is not None:
+        from ocllm.shards import shard_line
+
+        console.print(shard_line(result.shard), highlight=False)
     console.print(
-        f"errors: {summary.errors}   truncated: {summary.truncated}   missing: {summary.missing}"
+        f"{answers_line(summary)}   truncated: {summary.truncated}   missing: {summary.missing} (never ran)"
         f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries)"
     )
     if summary.serving is not None:
@@ -86,6 +93,14 @@ def print_run_result(result: RunResult) -> None:
     print_notices(result.notices)
     for name in ("manifest.json", "suite.jsonl", "samples.jsonl", "metrics.json"):
         console.print(f"wrote {result.out_dir / name}")
+
+
+def answers_line(summary: Summary) -> str:
+    """The scored tasks apart: right, a wrong answer, no answer at all; then the failed requests."""
+    wrong = summary.scored - summary.correct - summary.no_answer
+    return (
+        f"correct: {summary.correct}   wrong: {wrong}   no answer: {summary.no_answer}   errors: {summary.errors}"
+    )
 
 
 def serving_line(serving: Serving) -> str:
@@ -168,13 +183,30 @@ class ServerWait:
             console.print(Text(text, style="dim"), soft_wrap=True)
 
 
-def print_lane_outcomes(outcomes: list[tuple[str, str]]) -> None:
-    """How each lane of a matrix ended, once all have run."""
+def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None:
+    """How each lane of a matrix ended, once all have run: its outcome, its accuracy with the 95% Wilson
+    interval, and its scored tasks split into answered and no answer, beside the failed requests."""
+    from ocllm.stats import wilson
+
     table = Table(title="Lanes")
     table.add_column("lane")
     table.add_column("outcome", overflow="fold")
-    for name, outcome in outcomes:
-        table.add_row(name, outcome)
+    for column in ("accuracy", "95% CI", "answered", "no answer", "errors"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for name, outcome, summary in outcomes:
+        if summary is None:  # the lane never ran (its server failed)
+            table.add_row(name, outcome, "-", "-", "-", "-", "-")
+            continue
+        low, high = wilson(summary.correct, summary.scored)
+        table.add_row(
+            name,
+            outcome,
+            f"{100 * summary.accuracy:.1f}%" if summary.scored else "n/a",
+            f"{100 * low:.1f}-{100 * high:.1f}%" if summary.scored else "n/a",
+            str(summary.scored - summary.no_answer),
+            str(summary.no_answer),
+            str(summary.errors),
+        )
     console.print(table)
 
 
@@ -229,14 +261,16 @@ def print_notices(notices: list[str]) -> None:
 def summary_table(title: str, summary: Summary | dict[str, Any]) -> Table:
     summary = as_summary(summary)
     table = Table(title=title)
-    for column in ("scope", "correct", "total", "errors", "accuracy"):
+    for column in ("scope", "correct", "wrong", "no answer", "errors", "total", "accuracy"):
         table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
     for name, figures in [("all", summary), *summary.by_category.items()]:
         table.add_row(
             name,
             str(figures.correct),
-            str(figures.total),
+            str(figures.scored - figures.correct - figures.no_answer),
+            str(figures.no_answer),
             str(figures.errors),
+            str(figures.total),
             f"{100 * figures.accuracy:.2f}%" if figures.scored else "n/a",  # nothing scored: no accuracy to show
         )
     return table

@@ -19,6 +19,10 @@ class Figures(msgspec.Struct, kw_only=True):
     errors: int = 0
     scored: int  # total - errors: what the accuracy is measured on
     accuracy: float
+    # Scored tasks the scorer found no answer in (a response with nothing extracted, not a failed request):
+    # counted among the wrong in `accuracy`, and shown apart, since a model that answers nothing is not one
+    # that answers badly. Wrong answers: scored - correct - no_answer.
+    no_answer: int = 0
 
 
 class Serving(msgspec.Struct, kw_only=True):
@@ -99,6 +103,8 @@ class Paired(msgspec.Struct, kw_only=True):
     diff_ci_high: float
     significant: bool
     verdict: str
+    a_no_answer: int = 0  # paired tasks each side gave no answer to (among its wrong ones)
+    b_no_answer: int = 0
 
 
 class Side(msgspec.Struct, kw_only=True):
@@ -108,6 +114,21 @@ class Side(msgspec.Struct, kw_only=True):
     tasks_in_suite: int | None = None
     serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
     tool: str | None = None  # the other tool whose results the side is (rescore --from, compare --from)
+    settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
+
+
+class FlipSide(msgspec.Struct, kw_only=True):
+    """What one side answered on a flipped task: its visible answer and reasoning (each cut at FLIP_TEXT_LIMIT
+    characters) and the decision's evidence."""
+
+    content: str | None = None
+    reasoning: str | None = None
+    rule: str | None = None
+    reason: str | None = None
+    method: str | None = None
+
+
+FLIP_TEXT_LIMIT = 20_000  # characters of a flipped task's answer or reasoning kept in comparison.json
 
 
 class Flip(msgspec.Struct, kw_only=True):
@@ -117,12 +138,15 @@ class Flip(msgspec.Struct, kw_only=True):
     a_extracted: str | None
     b_extracted: str | None
     winner: Literal["a", "b"]
+    a_side: FlipSide | None = None  # None in comparisons written before the sides were kept
+    b_side: FlipSide | None = None
 
 
 class Comparison(Paired, kw_only=True):
     """comparison.json: two runs paired by task id, overall (the inherited figures) and per category."""
 
     format: str = "ocllm-comparison/1"
+    chance: float | None = None  # accuracy at random on A's suite (mean of 1/options; None: no MCQ task)
     scorer_version: str | None = None  # when both sides were re-scored
     rescored: bool = True
     a: Side
@@ -155,6 +179,8 @@ class MatrixLane(Estimate, kw_only=True):
     by_category: dict[str, Estimate] = msgspec.field(default_factory=dict)
     resources: dict[str, Any] = msgspec.field(default_factory=dict)
     serving: Serving | None = None  # None: the run did not record its wall time
+    chance: float | None = None  # accuracy at random on its tasks (mean of 1/options; None: no MCQ task)
+    settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
 
 
 class Matrix(msgspec.Struct, kw_only=True):
@@ -193,3 +219,4 @@ class RunReport(msgspec.Struct, kw_only=True):
     tasks: list[dict[str, Any]] = msgspec.field(default_factory=list)
     tool: str | None = None  # the other tool whose results were re-scored (their verdicts are `previous`)
     tool_verdicts: Paired | None = None  # that tool's verdicts (A) against this scorer's (B), on tasks both decided
+    settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown

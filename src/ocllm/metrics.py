@@ -12,7 +12,7 @@ from ocllm.models import Decision, Sample
 
 
 class Verdict(Protocol):
-    """What tallying needs of a scored task (a Decision, or a comparison's ScoredTask)."""
+    """What tallying needs of a scored task (a comparison's ScoredTask)."""
 
     @property
     def category(self) -> str: ...
@@ -20,16 +20,50 @@ class Verdict(Protocol):
     def correct(self) -> bool | None: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def no_answer(self) -> bool: ...
+
+
+def gave_no_answer(
+    *, error: object, correct: bool | None, task_type: object, extracted: object, source: object
+) -> bool:
+    """A response the scorer found no answer in: not a failed request, nothing extracted from an MCQ answer
+    (no statement, or statements that name no single option), or no visible text at all for a
+    required-substrings task (whose answer is its text, never an extracted letter). The one rule, for a
+    Decision and for a task's record in a document alike."""
+    if error is not None or correct is True:
+        return False
+    if task_type == "required_substrings":
+        return source == "none"
+    return extracted is None
+
+
+def decision_gave_no_answer(d: Decision) -> bool:
+    return gave_no_answer(
+        error=d.error,
+        correct=d.correct,
+        task_type=d.task_type,
+        extracted=d.extracted_final_answer,
+        source=d.extraction_source,
+    )
+
+
+def chance_level(option_counts: Iterable[int | None]) -> float | None:
+    """The accuracy of answering at random: the mean of 1/options over the MCQ tasks (None where a task is not
+    one); None when there is no MCQ task."""
+    shares = [1 / n for n in option_counts if n]
+    return sum(shares) / len(shares) if shares else None
 
 
 def tally_categories(items: Iterable[Verdict]) -> dict[str, dict[str, Any]]:
-    """total, correct, errors and accuracy per category, in name order."""
+    """total, correct, errors, no answer and accuracy per category, in name order."""
     by_category: dict[str, dict[str, Any]] = {}
     for item in items:
-        cat = by_category.setdefault(item.category, {"total": 0, "correct": 0, "errors": 0})
+        cat = by_category.setdefault(item.category, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0})
         cat["total"] += 1
         cat["correct"] += item.correct is True
         cat["errors"] += item.error is not None
+        cat["no_answer"] += item.no_answer
     for cat in by_category.values():
         cat["scored"] = cat["total"] - cat["errors"]  # failed requests are not scored
         cat["accuracy"] = accuracy(cat["correct"], cat["scored"])
@@ -41,7 +75,7 @@ class Tally:
     counters, not its decisions."""
 
     def __init__(self) -> None:
-        self.total = self.correct = self.errors = self.truncated = 0
+        self.total = self.correct = self.errors = self.truncated = self.no_answer = 0
         self._categories: dict[str, dict[str, Any]] = {}
         self._ambiguity: Counter[str] = Counter()
         self._method: Counter[str] = Counter()
@@ -52,10 +86,13 @@ class Tally:
         self.correct += d.correct is True
         self.errors += d.error is not None
         self.truncated += d.truncated
-        cat = self._categories.setdefault(d.category, {"total": 0, "correct": 0, "errors": 0})
+        no_answer = decision_gave_no_answer(d)
+        self.no_answer += no_answer
+        cat = self._categories.setdefault(d.category, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0})
         cat["total"] += 1
         cat["correct"] += d.correct is True
         cat["errors"] += d.error is not None
+        cat["no_answer"] += no_answer
         self._ambiguity[d.ambiguity] += 1
         self._method[d.extraction_method] += 1
         self._source[d.extraction_source] += 1
@@ -71,6 +108,7 @@ class Tally:
                 errors=cat["errors"],
                 scored=scored,
                 accuracy=accuracy(cat["correct"], scored),
+                no_answer=cat["no_answer"],
             )
         return Summary(
             total=self.total,
@@ -78,6 +116,7 @@ class Tally:
             errors=self.errors,
             scored=self.total - self.errors,
             accuracy=accuracy(self.correct, self.total - self.errors),
+            no_answer=self.no_answer,
             by_category=by_category,
             by_ambiguity=dict(self._ambiguity.most_common()),
             by_method=dict(self._method.most_common()),

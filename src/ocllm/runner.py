@@ -35,7 +35,7 @@ from ocllm.run_directory import RunDirectory
 from ocllm.rundir import METRICS, SAMPLES
 from ocllm.scoring import decide
 from ocllm.servers import ManagedServer, ServerPool
-from ocllm.shards import Shard, take_shard
+from ocllm.shards import Shard, shard_line, take_shard
 from ocllm.suites import Suite, load_suite
 
 
@@ -47,6 +47,7 @@ class RunResult(NamedTuple):
     requests: int  # HTTP requests they took, retries included
     notices: list[str]  # what the user should know after the run: why requests failed, truncation, ...
     model: str  # the model the server answered as (the lane's name for it when no answer said)
+    shard: ShardRecord | None = None  # the shard this run is (--shard K/N); None: the whole suite
 
 
 def run_lane(
@@ -74,6 +75,8 @@ def run_lane(
     run_dir = RunDirectory(out_dir)
     # Refused before the server is asked: mistakes about --out need no server to find.
     run_dir.check(resume=resume or retry_errors, lane=lane, suite=suite)
+    if shard_record is not None and announce is not None:
+        announce(shard_line(shard_record))  # said again under the figures: they are of this part only
     make_progress = progress or (lambda label, total, already: RunProgress(label, total, already))
     server = None
     try:
@@ -111,7 +114,7 @@ def run_lane(
     if (resume or retry_errors) and not ran:
         # Said to this invocation only; the manifest keeps what holds for the run.
         after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
-    return RunResult(out_dir, lane, summary, ran, requests, after, served or lane.model)
+    return RunResult(out_dir, lane, summary, ran, requests, after, served or lane.model, shard_record)
 
 
 async def _run(

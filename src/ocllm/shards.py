@@ -77,3 +77,8 @@ def check_shards(suites: Iterable[str], shard: Shard) -> None:
 
 def describe(record: ShardRecord | None) -> str:
     return "" if record is None else f" (shard {record.index}/{record.count})"
+
+
+def shard_line(record: ShardRecord) -> str:
+    """What the console says at the start and the end of a sharded run: which shard, and how much of the suite."""
+    return f"shard {record.index}/{record.count}: {len(record.positions)} of {record.suite_tasks} tasks"

@@ -87,7 +87,8 @@ def describe_difference(diff: float, ci: Interval, p: float, label_a: str, label
     if diff == 0:
         interval = f"95% CI for {better} minus {worse}: {low * 100:+.1f} to {high * 100:+.1f} points"
         return f"{label_a} and {label_b} have the same accuracy on the paired tasks ({interval}; McNemar p = {p:.3g})."
-    interval = f"95% CI {low * 100:+.1f} to {high * 100:+.1f} points"
+    # Named, since every table beside the sentence shows B - A, which is this turned round when A is ahead.
+    interval = f"95% CI for {better} minus {worse}: {low * 100:+.1f} to {high * 100:+.1f} points"
     if p < 0.05 and (low > 0 or high < 0):
         return (
             f"{better} scores {points:.1f} points higher than {worse} ({interval}); exact McNemar p = {p:.3g}, "

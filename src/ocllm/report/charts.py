@@ -9,10 +9,11 @@ and its ids are prefixed so that several charts can share one page.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import NamedTuple
 
@@ -22,6 +23,8 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
+
+from ocllm.report.format import chance_text
 
 # One palette for every report, so a lane keeps its colour from chart to chart.
 PALETTE = ("#4263eb", "#f76707", "#0ca678", "#d6336c", "#7048e8", "#f59f00", "#1098ad", "#74b816", "#868e96")
@@ -75,6 +78,7 @@ class Estimate(NamedTuple):
 class LaneAccuracy(NamedTuple):
     label: str
     estimate: Estimate
+    colour: str | None = None  # the lane's colour (lane_colours); None: by its place in the chart
 
 
 class Difference(NamedTuple):
@@ -85,6 +89,26 @@ class Difference(NamedTuple):
 
 def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
+
+
+def lane_colours(labels: Iterable[str]) -> dict[str, str]:
+    """Each lane's colour, from its name rather than its rank, so that a lane keeps its colour on the run,
+    comparison and matrix pages. Two names that fall on one colour: the later in name order takes the next
+    free one (so the same set of lanes always gets the same colours; with more lanes than colours, they repeat)."""
+    taken: set[int] = set()
+    out: dict[str, str] = {}
+    for label in sorted(set(labels)):
+        # The grey, last, looks like "not drawn": a name lands on it only when every other colour is taken.
+        index = int.from_bytes(hashlib.sha256(label.encode("utf-8")).digest()[:4], "big") % (len(PALETTE) - 1)
+        for step in range(len(PALETTE)):
+            if (index + step) % len(PALETTE) not in taken:
+                index = (index + step) % len(PALETTE)
+                break
+        taken.add(index)
+        if len(taken) == len(PALETTE):
+            taken.clear()
+        out[label] = PALETTE[index]
+    return out
 
 
 def plain_label(text: object) -> str:
@@ -156,14 +180,37 @@ def _errors(estimates: Sequence[Estimate]) -> np.ndarray:
     return np.array([low, high])
 
 
-def accuracy_chart(lanes: Sequence[LaneAccuracy], key: str = "accuracy", width: float = WIDTH) -> str:
-    """Horizontal bars, one per lane (first at the top), each with its 95% interval."""
+def _chance_line(ax: Axes, chance: float | None) -> None:
+    """The accuracy of answering at random (the suite's mean of 1/options), as a labelled dotted line: an
+    accuracy at or under it says the model did no better than guessing."""
+    if chance is None:
+        return
+    ax.axvline(chance, color=INK, linestyle=":", linewidth=1.3, zorder=4)
+    ax.annotate(
+        chance_text(chance),
+        xy=(chance, 1.0),
+        xycoords=("data", "axes fraction"),
+        xytext=(3, 1),
+        textcoords="offset points",
+        ha="left",
+        va="bottom",
+        color=MUTED,
+        fontsize=9.5,
+    )
+
+
+def accuracy_chart(
+    lanes: Sequence[LaneAccuracy], key: str = "accuracy", width: float = WIDTH, chance: float | None = None
+) -> str:
+    """Horizontal bars, one per lane (first at the top), each with its 95% interval; `chance`, the suite's
+    chance level, as a dotted line."""
     n = len(lanes)
     with _figure(width, max(1.7, 0.7 + 0.48 * n)) as fig:
         ax = fig.subplots()
         ys = np.arange(n)
         values = [lane.estimate.value for lane in lanes]
-        ax.barh(ys, values, height=0.62, color=[colour(i) for i in range(n)], zorder=2)
+        fills = [lane.colour or colour(i) for i, lane in enumerate(lanes)]
+        ax.barh(ys, values, height=0.62, color=fills, zorder=2)
         ax.errorbar(
             values,
             ys,
@@ -208,6 +255,7 @@ def accuracy_chart(lanes: Sequence[LaneAccuracy], key: str = "accuracy", width: 
         _percent_axis(ax)
         ax.grid(axis="y", visible=False)
         ax.set_xlabel("accuracy (bars: 95% interval)", color=MUTED, fontsize=10.5)
+        _chance_line(ax, chance)
         return _to_svg(fig, key)
 
 
@@ -216,9 +264,12 @@ def category_chart(
     series: Sequence[tuple[str, dict[str, Estimate]]],
     key: str = "category-accuracy",
     width: float = WIDTH,
+    chance: float | None = None,
+    colours: Mapping[str, str] | None = None,
 ) -> str:
     """Accuracy per category: one group per category (top to bottom), one bar per lane, with intervals.
-    A lane with no task in a category simply has no bar there."""
+    A lane with no task in a category simply has no bar there. `chance`: the suite's chance level;
+    `colours`: each lane's colour by its label (by its place in `series` otherwise)."""
     n_cat, n_lanes = len(categories), max(1, len(series))
     band = 0.8 / n_lanes
     legend_rows = math.ceil(n_lanes / 3) if n_lanes > 1 else 0
@@ -231,9 +282,8 @@ def category_chart(
                 continue
             ys = np.array([i for i, _ in rows]) - 0.4 + band * (j + 0.5)
             ests = [e for _, e in rows]
-            ax.barh(
-                ys, [e.value for e in ests], height=band * 0.86, color=colour(j), zorder=2, label=plain_label(label)
-            )
+            fill = (colours or {}).get(label) or colour(j)
+            ax.barh(ys, [e.value for e in ests], height=band * 0.86, color=fill, zorder=2, label=plain_label(label))
             ax.errorbar(
                 [e.value for e in ests],
                 ys,
@@ -263,13 +313,20 @@ def category_chart(
         _percent_axis(ax)
         ax.grid(axis="y", visible=False)
         ax.set_xlabel("accuracy per category (bars: 95% interval)", color=MUTED, fontsize=10.5)
+        _chance_line(ax, chance)
         if n_lanes > 1:
             fig.legend(loc="outside upper left", ncols=min(n_lanes, 3))
         return _to_svg(fig, key)
 
 
 def distribution_chart(
-    series: Sequence[tuple[str, Sequence[float]]], *, xlabel: str, integer: bool, key: str, width: float = WIDTH
+    series: Sequence[tuple[str, Sequence[float]]],
+    *,
+    xlabel: str,
+    integer: bool,
+    key: str,
+    width: float = WIDTH,
+    colours: Mapping[str, str] | None = None,
 ) -> str | None:
     """The spread of one per-task figure (latency, tokens). One lane: a histogram with its median and 95th
     percentile marked. Several lanes: box plots side by side on one axis. None when no lane has values."""
@@ -289,7 +346,7 @@ def distribution_chart(
                 values,
                 bins=bins,
                 range=(lo, hi),
-                color=colour(0),
+                color=(colours or {}).get(present[0][0]) or colour(0),
                 alpha=0.85,
                 edgecolor="white",
                 linewidth=0.6,
@@ -331,7 +388,7 @@ def distribution_chart(
         )
         for i, patch in enumerate(box["boxes"]):
             index = [lab for lab, _ in series].index(present[i][0])
-            patch.set_facecolor(colour(index))
+            patch.set_facecolor((colours or {}).get(present[i][0]) or colour(index))
             patch.set_alpha(0.8)
             patch.set_edgecolor(INK)
         ax.set_yticks(np.arange(1, n + 1), labels=[plain_label(lab) for lab, _ in present])

@@ -16,12 +16,13 @@ from ocllm.compare import ScoredRun, compare_runs, load_run, load_scored, resour
 from ocllm.documents import Estimate, Matrix, MatrixLane, Paired, RunReport
 from ocllm.errors import InputError
 from ocllm.formats import SavedRecord
-from ocllm.metrics import accuracy, tally_categories
-from ocllm.models import Decision
+from ocllm.metrics import accuracy, chance_level, tally_categories
+from ocllm.models import Decision, Task
 from ocllm.notices import incomplete_notice
 from ocllm.paired import paired_figures
 from ocllm.report.format import scored
 from ocllm.rescore import PolicyOverrides, policy_of, rescore_run
+from ocllm.run_settings import run_settings
 from ocllm.stats import wilson
 
 
@@ -46,6 +47,8 @@ def run_report_doc(
     metrics = result.document
     summary = _with_interval(msgspec.to_builtins(metrics.summary))
     summary["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
+    # The accuracy of answering at random, drawn on the accuracy charts.
+    summary["chance"] = chance_level(_options(r.task) for r in saved.records)
     return RunReport(
         harness_version=metrics.harness_version,
         label=run_label(saved.meta, path),
@@ -57,6 +60,7 @@ def run_report_doc(
         tasks=metrics.tasks,
         tool=loaded.tool,
         tool_verdicts=_tool_verdicts(loaded.tool, saved.records, result.decisions),
+        settings=run_settings(path, metrics.source),
     )
 
 
@@ -73,6 +77,10 @@ def _tool_verdicts(tool: str | None, records: list[SavedRecord], decisions: list
     if not pairs:
         return None
     return paired_figures([old for old, _ in pairs], [new for _, new in pairs], tool, SCORER_LABEL, sides="scoring")
+
+
+def _options(task: Task) -> int | None:
+    return len(task.options or []) or None if task.type == "mcq" else None
 
 
 def find_runs(folder: Path) -> list[Path]:
@@ -105,6 +113,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
             "errors": errors,
             "scored": len(tasks) - errors,
             "accuracy": accuracy(correct, len(tasks) - errors),
+            "no_answer": sum(t.no_answer for t in tasks),
         }
         lanes.append(
             MatrixLane(
@@ -117,6 +126,8 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 by_category={k: Estimate(**_with_interval(v)) for k, v in tally_categories(tasks).items()},
                 resources=resources_of(tasks),
                 serving=run.serving,
+                chance=chance_level(t.n_options for t in tasks),
+                settings=run.settings or {},
             )
         )
     lanes.sort(key=lambda lane: lane.accuracy, reverse=True)

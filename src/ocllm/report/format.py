@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ocllm.metrics import gave_no_answer
+
 # --- Numbers and intervals ----------------------------------------------------------------------------
 
 
@@ -59,13 +61,31 @@ def seconds(value: float | None) -> str:
 
 
 def verdict_of(task: Mapping[str, Any]) -> str:
-    """correct / wrong / error / unscored: a failed request is never a wrong answer."""
+    """correct / wrong / no-answer / error / unscored: a failed request is never a wrong answer, and a
+    response with no answer in it is told apart from a wrong answer (both count against the accuracy)."""
     correct = task.get("correct")
     if correct is True:
         return "correct"
     if correct is False:
-        return "wrong"
+        no_answer = gave_no_answer(
+            error=task.get("error"),
+            correct=correct,
+            task_type=task.get("task_type"),
+            extracted=task.get("extracted_final_answer"),
+            source=task.get("extraction_source"),
+        )
+        return "no-answer" if no_answer else "wrong"
     return "error" if task.get("error") else "unscored"
+
+
+def wrong_answers(figures: Mapping[str, Any]) -> int:
+    """Scored tasks answered, and answered wrong: neither right nor without an answer."""
+    return scored(figures) - int(figures.get("correct") or 0) - int(figures.get("no_answer") or 0)
+
+
+def chance_text(chance: float | None) -> str:
+    """How the accuracy charts label the suite's chance level."""
+    return "" if chance is None else f"chance {100.0 * chance:.0f}%"
 
 
 def expected_text(task: Mapping[str, Any]) -> str:
@@ -233,3 +253,20 @@ def scored(figures: Mapping[str, Any]) -> int:
     earlier version may not, and this is the one place that knows what it means."""
     value = figures.get("scored")
     return int(value) if isinstance(value, int) else int(figures["total"]) - int(figures.get("errors") or 0)
+
+
+# --- Settings -----------------------------------------------------------------------------------------
+
+
+def settings_rows(columns: Sequence[tuple[str, Mapping[str, str]]]) -> list[tuple[str, list[str], bool]]:
+    """The runs' settings side by side: (setting, value per run, whether they differ), the differing ones first
+    (what sets the runs apart is what a reader looks for), each group in the settings' own order. A run that
+    does not say a setting shows "—"."""
+    names: list[str] = []
+    for _, settings in columns:
+        names += [name for name in settings if name not in names]
+    rows = []
+    for name in names:
+        values = [settings.get(name, "—") for _, settings in columns]
+        rows.append((name, values, len(set(values)) > 1))
+    return [row for row in rows if row[2]] + [row for row in rows if not row[2]]

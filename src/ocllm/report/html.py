@@ -33,6 +33,7 @@ from ocllm.report.format import (
     RESOURCE_FIGURES,
     SERVING_MISSING,
     SERVING_NOTE,
+    chance_text,
     count,
     endpoint_rows,
     expected_text,
@@ -50,7 +51,9 @@ from ocllm.report.format import (
     serving_cells,
     serving_recorded_by,
     serving_rows,
+    settings_rows,
     verdict_of,
+    wrong_answers,
 )
 
 
@@ -172,7 +175,10 @@ _DIST_CHARTS = (
 
 
 def _distribution_charts(
-    lanes: Sequence[tuple[str, Mapping[str, Any] | None]], *, width: float = charts.WIDTH
+    lanes: Sequence[tuple[str, Mapping[str, Any] | None]],
+    *,
+    width: float = charts.WIDTH,
+    colours: Mapping[str, str] | None = None,
 ) -> list[ChartView]:
     views = []
     for key, res_key, title, noun, integer in _DIST_CHARTS:
@@ -185,7 +191,9 @@ def _distribution_charts(
                 xlabel, integer = "latency (ms)", True
             else:
                 xlabel = "latency (s)"
-        svg = charts.distribution_chart(series, xlabel=xlabel, integer=integer, key=key, width=width)
+        svg = charts.distribution_chart(
+            series, xlabel=xlabel, integer=integer, key=key, width=width, colours=colours
+        )
         if svg is None:
             who = "this run" if len(lanes) == 1 else "any of these runs"
             views.append(ChartView(key, title, note=f"Not drawn: {who} recorded no {noun}."))
@@ -205,11 +213,24 @@ def _distribution_charts(
     return views
 
 
+def _chance_caption(chance: object) -> str:
+    """What the dotted line of an accuracy chart is."""
+    if not isinstance(chance, int | float):
+        return ""
+    return f" Dotted line: {chance_text(float(chance))}, the suite's mean of 1/options (answering at random)."
+
+
+def _chance(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _category_view(
     categories: Sequence[str],
     series: Sequence[tuple[str, dict[str, Estimate]]],
     caption: str,
     width: float = charts.WIDTH,
+    chance: float | None = None,
+    colours: Mapping[str, str] | None = None,
 ) -> ChartView:
     title = "Accuracy per category"
     if not categories:
@@ -217,8 +238,8 @@ def _category_view(
     return ChartView(
         "category-accuracy",
         title,
-        caption,
-        Markup(charts.category_chart(categories, series, width=width)),
+        caption + _chance_caption(chance),
+        Markup(charts.category_chart(categories, series, width=width, chance=chance, colours=colours)),
         wide=width > charts.WIDTH,
     )
 
@@ -226,32 +247,38 @@ def _category_view(
 def run_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     by_cat = doc["summary"].get("by_category") or {}
     categories = sorted(by_cat)
-    series = [(str(doc.get("label", "run")), {c: _estimate(by_cat[c]) for c in categories})]
+    label = str(doc.get("label", "run"))
+    colours = charts.lane_colours([label])
+    series = [(label, {c: _estimate(by_cat[c]) for c in categories})]
     views = [
         _category_view(
             categories,
             series,
             "Share of scored tasks answered correctly; bars are 95% Wilson intervals.",
             width=charts.WIDE,
+            chance=_chance(doc["summary"].get("chance")),
+            colours=colours,
         )
     ]
-    views += _distribution_charts([(str(doc.get("label", "run")), doc.get("resources"))])
+    views += _distribution_charts([(label, doc.get("resources"))], colours=colours)
     return views
 
 
 def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     a, b = doc["a"]["label"], doc["b"]["label"]
     n = doc["n_paired"]
+    colours = charts.lane_colours([a, b])
     lanes = [
-        LaneAccuracy(a, _estimate(doc, "a_")),
-        LaneAccuracy(b, _estimate(doc, "b_")),
+        LaneAccuracy(a, _estimate(doc, "a_"), colours[a]),
+        LaneAccuracy(b, _estimate(doc, "b_"), colours[b]),
     ]
+    chance = _chance(doc.get("chance"))
     views = [
         ChartView(
             "accuracy",
             "Accuracy per lane",
-            f"On the {n} tasks both lanes answered; bars are 95% Wilson intervals.",
-            Markup(charts.accuracy_chart(lanes)),
+            f"On the {n} tasks both lanes answered; bars are 95% Wilson intervals." + _chance_caption(chance),
+            Markup(charts.accuracy_chart(lanes, chance=chance)),
         )
     ]
     by_cat = doc.get("by_category") or {}
@@ -284,10 +311,17 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         (b, {c: _estimate(by_cat[c], "b_") for c in categories}),
     ]
     views.append(
-        _category_view(categories, series, "On paired tasks; bars are 95% Wilson intervals.", width=charts.WIDE)
+        _category_view(
+            categories,
+            series,
+            "On paired tasks; bars are 95% Wilson intervals.",
+            width=charts.WIDE,
+            chance=chance,
+            colours=colours,
+        )
     )
     resources = doc.get("resources") or {}
-    views += _distribution_charts([(a, resources.get("a")), (b, resources.get("b"))])
+    views += _distribution_charts([(a, resources.get("a")), (b, resources.get("b"))], colours=colours)
     return views
 
 
@@ -295,13 +329,16 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     lanes = doc.get("lanes") or []
     if not lanes:
         return [ChartView("accuracy", "Accuracy per lane", note="Not drawn: no lane.")]
-    rows = [LaneAccuracy(lane["label"], _estimate(lane)) for lane in lanes]
+    colours = charts.lane_colours(lane["label"] for lane in lanes)
+    rows = [LaneAccuracy(lane["label"], _estimate(lane), colours[lane["label"]]) for lane in lanes]
+    # The lanes of a matrix run one suite: the first lane's chance level is the suite's.
+    chance = next((c for lane in lanes if (c := _chance(lane.get("chance"))) is not None), None)
     views = [
         ChartView(
             "accuracy",
             "Accuracy per lane",
-            "Best first; bars are 95% Wilson intervals.",
-            Markup(charts.accuracy_chart(rows)),
+            "Best first; bars are 95% Wilson intervals." + _chance_caption(chance),
+            Markup(charts.accuracy_chart(rows, chance=chance)),
         )
     ]
     comparisons = doc.get("comparisons") or []
@@ -323,8 +360,12 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         )
     categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
     series = [(lane["label"], {c: _estimate(f) for c, f in (lane.get("by_category") or {}).items()}) for lane in lanes]
-    views.append(_category_view(categories, series, "Bars are 95% Wilson intervals.", width=charts.WIDE))
-    views += _distribution_charts([(lane["label"], lane.get("resources")) for lane in lanes])
+    views.append(
+        _category_view(
+            categories, series, "Bars are 95% Wilson intervals.", width=charts.WIDE, chance=chance, colours=colours
+        )
+    )
+    views += _distribution_charts([(lane["label"], lane.get("resources")) for lane in lanes], colours=colours)
     return views
 
 
@@ -551,8 +592,11 @@ def _breakdown(counts: Mapping[str, int]) -> list[tuple[str, int, float]]:
 
 # Templates render with StrictUndefined, so that a misspelt field fails loudly in the tests; the fields a
 # document may leave out (older writers, a run without resources) get their defaults here instead.
-_FIGURE_DEFAULTS: dict[str, Any] = {"errors": 0, "truncated": 0, "ci_low": None, "ci_high": None}
+_FIGURE_DEFAULTS: dict[str, Any] = {"errors": 0, "truncated": 0, "no_answer": 0, "ci_low": None, "ci_high": None}
 _COMPARISON_DEFAULTS: dict[str, Any] = {
+    "a_no_answer": 0,
+    "b_no_answer": 0,
+    "chance": None,
     "scorer_version": None,
     "rescored": False,
     "significant": False,
@@ -614,7 +658,12 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         serving_rows=serving_rows([(str(doc.get("label", "run")), serving)]) if serving else [],
         endpoint_rows=endpoint_rows(serving),
         tasks=tasks,
-        verdict_counts=[(v, verdicts[v]) for v in ("correct", "wrong", "error", "unscored") if verdicts[v]],
+        settings_rows=settings_rows([(str(doc.get("label", "run")), doc.get("settings") or {})])
+        if doc.get("settings")
+        else [],
+        verdict_counts=[
+            (v, verdicts[v]) for v in ("correct", "wrong", "no-answer", "error", "unscored") if verdicts[v]
+        ],
     )
 
 
@@ -635,8 +684,16 @@ def _serving_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> l
     return [f"Only {', '.join(have)} recorded serving figures; the other side shows “not recorded”."]
 
 
+def _settings_rows(columns: Sequence[tuple[str, Mapping[str, str] | None]]) -> list[tuple[str, list[str], bool]]:
+    """The settings table of several runs; none when no run says what it ran with."""
+    if not any(settings for _, settings in columns):
+        return []
+    return settings_rows([(label, settings or {}) for label, settings in columns])
+
+
 def comparison_html(doc: Mapping[str, Any]) -> str:
     doc = _comparison_view(doc)
+    lane_colours = charts.lane_colours([doc["a"]["label"], doc["b"]["label"]])
     resources = doc["resources"]
     columns = [(doc["a"]["label"], resources.get("a")), (doc["b"]["label"], resources.get("b"))]
     speed = [(side["label"], side.get("serving")) for side in (doc["a"], doc["b"])]
@@ -644,7 +701,7 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
         "comparison.html.j2",
         doc=doc,
         notices=doc.get("notices") or [],
-        colours=[charts.colour(0), charts.colour(1)],
+        colours=[lane_colours[doc["a"]["label"]], lane_colours[doc["b"]["label"]]],
         charts=comparison_charts(doc),
         unpaired=[
             (f"Only in {doc['a']['label']}", doc.get("only_in_a") or []),
@@ -656,19 +713,22 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
         serving_rows=serving_rows(speed) if serving_recorded_by(speed) else [],
         serving_notes=_serving_notes(speed),
         endpoint_tables=[(label, rows) for label, serving in speed if (rows := endpoint_rows(serving))],
+        settings_rows=_settings_rows([(side["label"], side.get("settings")) for side in (doc["a"], doc["b"])]),
     )
 
 
 def matrix_html(doc: Mapping[str, Any]) -> str:
     lanes_in = doc.get("lanes") or []
-    index = {lane["label"]: i for i, lane in enumerate(lanes_in)}
+    # By name, not rank: the colour a lane has on its run and comparison pages (charts.lane_colours).
+    colours = charts.lane_colours(lane["label"] for lane in lanes_in)
     lanes = []
-    for i, lane in enumerate(lanes_in):
+    for lane in lanes_in:
         res = lane.get("resources") or {}
         lanes.append(
             {
                 **_with_defaults(lane, _FIGURE_DEFAULTS),
-                "colour": charts.colour(i),
+                "colour": colours[lane["label"]],
+                "wrong": wrong_answers(lane),
                 "tokens_p50": resource_value(res.get("completion_tokens"), "p50", True),
                 "latency_p50": resource_value(res.get("latency_s"), "p50", False),
                 "speed": serving_cells(lane.get("serving")),
@@ -689,8 +749,8 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
     comparisons = [
         {
             "doc": _comparison_view(c),
-            "colour_a": charts.colour(index.get(c["a"]["label"], 0)),
-            "colour_b": charts.colour(index.get(c["b"]["label"], 1)),
+            "colour_a": colours.get(c["a"]["label"], charts.colour(0)),
+            "colour_b": colours.get(c["b"]["label"], charts.colour(1)),
             "unpaired": sum(len(c.get(key) or []) for key in ("only_in_a", "only_in_b", "unpaired_errors")),
         }
         for c in doc.get("comparisons") or []
@@ -706,4 +766,5 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
         heat_rows=heat_rows,
         comparisons=comparisons,
         scorer_version=", ".join(sorted(versions)),
+        settings_rows=_settings_rows([(lane["label"], lane.get("settings")) for lane in lanes_in]),
     )

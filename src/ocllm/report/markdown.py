@@ -31,7 +31,9 @@ from ocllm.report.format import (
     serving_cells,
     serving_recorded_by,
     serving_rows,
+    settings_rows,
     verdict_of,
+    wrong_answers,
 )
 
 # --- Markdown escaping --------------------------------------------------------------------------------
@@ -83,7 +85,13 @@ def _on_off(flag: object) -> str:
 
 
 def _verdict_md(verdict: str) -> str:
-    return {"correct": "✓ correct", "wrong": "**✗ wrong**", "error": "⚠ error", "unscored": "· unscored"}[verdict]
+    return {
+        "correct": "✓ correct",
+        "wrong": "**✗ wrong**",
+        "no-answer": "**∅ no answer**",
+        "error": "⚠ error",
+        "unscored": "· unscored",
+    }[verdict]
 
 
 def _counts_table(title: str, key: str, counts: Mapping[str, int]) -> list[str]:
@@ -124,6 +132,18 @@ def _serving_section(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) ->
     return lines
 
 
+def _settings_section(columns: Sequence[tuple[str, Mapping[str, str] | None]]) -> list[str]:
+    """What each run ran with, the settings that differ first; nothing when no run says."""
+    if not any(settings for _, settings in columns):
+        return []
+    rows = [
+        [f"**{cell(name)}** (differs)" if differs else cell(name), *[cell(v, 200) for v in values]]
+        for name, values, differs in settings_rows([(label, settings or {}) for label, settings in columns])
+    ]
+    header = ["setting", *[cell(label) for label, _ in columns]]
+    return ["## Settings", "", *_table(header, rows), ""]
+
+
 # --- Run report ---------------------------------------------------------------------------------------
 
 
@@ -155,6 +175,8 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
             [
                 ["tasks", str(summary["total"])],
                 ["correct", str(summary["correct"])],
+                ["wrong", str(wrong_answers(summary))],
+                ["no answer (nothing extracted)", str(summary.get("no_answer", 0))],
                 ["errors (failed requests, not scored)", str(summary.get("errors", 0))],
                 ["truncated (finish_reason: length)", str(summary.get("truncated", 0))],
                 ["run complete", _completeness(summary)],
@@ -168,6 +190,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         ),
         "",
         *_tool_verdicts_md(doc),
+        *_settings_section([(str(doc.get("label", "run")), doc.get("settings"))]),
         "## By category",
         "",
     ]
@@ -180,10 +203,12 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
             str(c.get("errors", 0)),
             pct(c["accuracy"]),
             interval(c.get("ci_low"), c.get("ci_high")),
+            str(c.get("no_answer", 0)),
         ]
         for name, c in sorted(cats.items())
     ]
-    lines += _table(["category", "correct", "scored", "errors", "accuracy", "95% interval"], rows, "lrrrrr")
+    header = ["category", "correct", "scored", "errors", "accuracy", "95% interval", "no answer"]
+    lines += _table(header, rows, "lrrrrrr")
     lines += ["", "## How answers were found", ""]
     lines += _counts_table("Extraction method", "method", summary.get("by_method") or {})
     lines += _counts_table("Extraction source", "source", summary.get("by_source") or {})
@@ -288,6 +313,7 @@ def comparison_core(doc: Mapping[str, Any]) -> list[str]:
             [
                 ["accuracy", pct(doc["a_accuracy"]), pct(doc["b_accuracy"])],
                 ["correct", f"{doc['a_correct']}/{n}", f"{doc['b_correct']}/{n}"],
+                ["no answer", str(doc.get("a_no_answer", 0)), str(doc.get("b_no_answer", 0))],
                 [
                     "95% interval",
                     interval(doc["a_ci_low"], doc["a_ci_high"]),
@@ -356,6 +382,7 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
         f"- A: {cell(a)} ({cell(doc['a'].get('path'), 200)}{_tool_of(doc['a'])}); "
         f"B: {cell(b)} ({cell(doc['b'].get('path'), 200)}{_tool_of(doc['b'])}).",
         "",
+        *_settings_section([(a, doc["a"].get("settings")), (b, doc["b"].get("settings"))]),
         "## By category",
         "",
         *_table(_category_header(doc), _category_rows(doc), "lrrrrrrrrl"),
@@ -442,6 +469,8 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
                 f"**{pct(lane['accuracy'])}**",
                 interval(lane.get("ci_low"), lane.get("ci_high")),
                 f"{lane['correct']}/{scored(lane)}",
+                str(wrong_answers(lane)),
+                str(lane.get("no_answer", 0)),
                 str(lane.get("errors", 0)),
                 str(lane.get("truncated", 0)),
                 resource_value(res.get("completion_tokens"), "p50", True),
@@ -459,6 +488,8 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
         "accuracy",
         "95% interval",
         "correct",
+        "wrong",
+        "no answer",
         "errors",
         "truncated",
         "completion tokens (median)",
@@ -473,6 +504,9 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
             endpoints = _endpoints_table(lane.get("serving"))
             if endpoints:
                 lines += ["", f"### Per endpoint: {cell(lane['label'])}", "", *endpoints]
+    settings = _settings_section([(lane["label"], lane.get("settings")) for lane in lanes])
+    if settings:
+        lines += ["", *settings[:-1]]
     categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
     if categories:
         lines += ["", "## Accuracy by category", ""]

@@ -1,0 +1,144 @@
+"""What a run was run with, as the reports show it: the lane's settings from the run's manifest.json (the lane
+settings without secrets, the managed server's command, the kind of server that answered), as text.
+
+A run directory's manifest says it all; a metrics file of this project carries the lane settings in its
+`source`; other inputs (the old harness's files, other tools' results) have no settings to show, and get none.
+Nothing here is a secret to begin with (the manifest holds the API key's variable name, never the key, and a
+server's env by its names); arguments of a server command that look like credentials are masked all the same,
+since a user may have written a key into the command itself."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+# A server command's flags whose value is a credential (--api-key KEY, --api-key=KEY, --hf-token ...).
+_SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|password|passwd)[\w-]*$", re.I)
+MASK = "***"
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return "not set"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _urls(value: object) -> str:
+    """The endpoints, any user:password in them left out."""
+    urls = value if isinstance(value, list) else [value]
+    out = []
+    for url in urls:
+        if not isinstance(url, str):
+            continue
+        parts = urlsplit(url)
+        netloc = parts.netloc.rpartition("@")[2]
+        out.append(urlunsplit((parts.scheme, netloc, parts.path, "", "")))
+    return ", ".join(out) or "not set"
+
+
+def masked_command(argv: object) -> str:
+    """A server command as one line, the value of any credential-like flag masked."""
+    if isinstance(argv, str):
+        argv = argv.split()
+    if not isinstance(argv, list):
+        return "not set"
+    words = [str(word) for word in argv]
+    out: list[str] = []
+    hide_next = False
+    for word in words:
+        if hide_next:
+            out.append(MASK)
+            hide_next = False
+            continue
+        flag, equals, _ = word.partition("=")
+        if _SECRET_FLAG.match(flag):
+            if equals:
+                out.append(f"{flag}={MASK}")
+            else:
+                out.append(word)
+                hide_next = True
+            continue
+        out.append(word)
+    return " ".join(out)
+
+
+def _server_kind(value: object) -> str | None:
+    """The kind of server that answered (another part of the manifest's story: read as whatever it is)."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        kind = value.get("kind") or value.get("name")
+        return str(kind) if kind is not None else _text(dict(value))
+    return str(value)
+
+
+# (label, how the lane's setting reads): in the order a reader wants them.
+_LANE: tuple[tuple[str, str, Callable[[object], str]], ...] = (
+    ("model", "model", _text),
+    ("suite", "suite", _text),
+    ("temperature", "temperature", _text),
+    ("top_p", "top_p", _text),
+    ("max_tokens", "max_tokens", _text),
+    ("seed", "seed", _text),
+    ("reasoning", "reasoning", _text),
+    ("reasoning switch", "reasoning_switch", _text),
+    ("stream", "stream", _text),
+    ("prompt template", "prompt_template", _text),
+    ("substring template", "substring_template", _text),
+    ("system prompt", "system_prompt", _text),
+    ("extra body", "extra_body", _text),
+    ("fields never sent", "omit_fields", _text),
+    ("conflict policy", "conflict_policy", _text),
+    ("reasoning fallback", "allow_reasoning_fallback", _text),
+    ("think prefilled", "think_prefilled", _text),
+    ("concurrency", "concurrency", _text),
+    ("timeout (s)", "timeout_s", _text),
+    ("max attempts", "max_attempts", _text),
+    ("base URL", "base_url", _urls),
+    ("API key variable", "api_key_env", _text),
+)
+
+
+def settings_of(lane: Mapping[str, Any], manifest: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The settings table of one run: label -> value, as text."""
+    out = {label: form(lane.get(key)) for label, key, form in _LANE if key in lane}
+    server = (manifest or {}).get("server")
+    command = server.get("command") if isinstance(server, Mapping) else None
+    if command is None and isinstance(lane.get("server"), Mapping):
+        command = lane["server"].get("command")
+    out["server command"] = masked_command(command) if command is not None else "none (a server already running)"
+    kind = _server_kind((manifest or {}).get("server_kind"))
+    if kind is not None:
+        out["server kind"] = kind
+    return out
+
+
+def _manifest(path: Path) -> dict[str, Any] | None:
+    """The manifest of a run directory, or of the run a RUN/metrics.json belongs to; None when there is none
+    or it cannot be read (a report never fails for want of it)."""
+    folder = path if path.is_dir() else path.parent if path.name == "metrics.json" else None
+    if folder is None or not (folder / "manifest.json").is_file():
+        return None
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+def run_settings(path: Path, source: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The settings of the run at `path`: from its manifest, else from the lane settings its document carries
+    (`source.lane_settings`); empty when the input says nothing of them."""
+    manifest = _manifest(path)
+    lane = manifest.get("lane") if manifest is not None else (source or {}).get("lane_settings")
+    if not isinstance(lane, Mapping):
+        return {}
+    return settings_of(lane, manifest)
