@@ -52,19 +52,24 @@ def lanes_with(setting: str) -> Callable[[Path], list[str]]:
     return build
 
 
+def writing_to(command: str, tmp: Path, metrics: Path, out: Path) -> list[str]:
+    """`report` or `compare` of a metrics file, or `matrix-report` of a folder of one run, with `-o out`."""
+    if command == "report":
+        return ["report", str(metrics), "-o", str(out)]
+    if command == "compare":
+        return ["compare", str(metrics), str(metrics), "-o", str(out)]
+    folder = tmp / "runs"
+    (folder / "A").mkdir(parents=True)
+    (folder / "A" / "suite.jsonl").write_text(json.dumps(TASK) + "\n")
+    (folder / "A" / "samples.jsonl").write_text(json.dumps({"task_id": "t1", "content": "FINAL: A"}) + "\n")
+    return ["matrix-report", str(folder), "-o", str(out)]
+
+
 def output_is_a_file(command: str) -> Callable[[Path], list[str]]:
     def build(tmp: Path) -> list[str]:
         metrics = write_json(tmp / "m.json", {"tasks": [legacy_record("t1", "FINAL: B")]})
         (tmp / "taken").write_text("mine")
-        if command == "report":
-            return ["report", str(metrics), "-o", str(tmp / "taken")]
-        if command == "compare":
-            return ["compare", str(metrics), str(metrics), "-o", str(tmp / "taken")]
-        folder = tmp / "runs"
-        (folder / "A").mkdir(parents=True)
-        (folder / "A" / "suite.jsonl").write_text(json.dumps(TASK) + "\n")
-        (folder / "A" / "samples.jsonl").write_text(json.dumps({"task_id": "t1", "content": "FINAL: A"}) + "\n")
-        return ["matrix-report", str(folder), "-o", str(tmp / "taken")]
+        return writing_to(command, tmp, metrics, tmp / "taken")
 
     return build
 
@@ -446,15 +451,7 @@ def into_a_folder_holding(command_name: str, file_name: str) -> Callable[[Path],
     def build(tmp: Path) -> list[str]:
         metrics = old_metrics(tmp)
         users_file(tmp, f"out/{file_name}")
-        if command_name == "report":
-            return ["report", str(metrics), "-o", str(tmp / "out")]
-        if command_name == "compare":
-            return ["compare", str(metrics), str(metrics), "-o", str(tmp / "out")]
-        folder = tmp / "runs"
-        (folder / "A").mkdir(parents=True)
-        (folder / "A" / "suite.jsonl").write_text(json.dumps(TASK) + "\n")
-        (folder / "A" / "samples.jsonl").write_text(json.dumps({"task_id": "t1", "content": "FINAL: A"}) + "\n")
-        return ["matrix-report", str(folder), "-o", str(tmp / "out")]
+        return writing_to(command_name, tmp, metrics, tmp / "out")
 
     return build
 
