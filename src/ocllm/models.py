@@ -75,6 +75,12 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     error_kind: ErrorKind | None = None
     error_status: int | None = None  # the HTTP status of the last failed attempt, for error_kind "http_status"
     request: dict[str, Any] | None = None  # the JSON body sent (never headers, so never the API key)
+    # Why the attempts before the last one failed, counted by kind ("HTTP 503", "server disconnected", "timeout",
+    # ...): one count per retry. Empty when the first attempt answered; a final failure is `error`, not a retry.
+    retry_reasons: dict[str, int] = msgspec.field(default_factory=dict)
+    # Times the request was sent again on a new connection without spending an attempt: a kept-alive connection
+    # from the pool had been closed by the server before any byte of an answer (client.py says when that is safe).
+    resends: int = 0
 
     def sent_prompt(self) -> str | None:
         """The last user message of the request, as sent: the scorer reads its format instruction."""
