@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 from conftest import PER_TASK_FIELDS
-from faultserver import FaultServer, Reply, free_port
+from faultserver import Close, FaultServer, Reply, Stream, free_port, sse
 
 from ocllm.cli import main
 from ocllm.lanes import Lane
@@ -561,3 +561,68 @@ def test_a_runs_metrics_file_is_read_with_the_samples_beside_it(sim: SimServer, 
     file = json.loads((tmp_path / "file.json").read_text())
     assert folder["tasks"] == file["tasks"] and folder["summary"] == file["summary"]
     assert sum(bool(t["raw_content"]) for t in file["tasks"]) > 50
+
+
+# --- issue 19, item 9: connections llama-server closes; every retry's reason counted and shown -------------------
+
+
+def _stream_reply(close_after: bool) -> Stream:
+    events = [
+        {"id": "x", "model": "m", "choices": [{"index": 0, "delta": {"content": "FINAL: B"}, "finish_reason": None}]},
+        {"id": "x", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    return Stream([sse(*events)], close_after=close_after)
+
+
+def _lanes_file(path: Path, base_url: str, **settings: object) -> Path:
+    lane = {"base_url": base_url, "model": "m", "suite": "smoke", **settings}
+    path.write_text("[lanes.L]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in lane.items()), encoding="utf-8")
+    return path
+
+
+def test_a_streamed_lane_against_a_server_closing_after_every_stream_spends_no_attempt(tmp_path: Path) -> None:
+    # llama-server closes the connection after each streamed response although it announces keep-alive.
+    with FaultServer() as server:
+        server.script(_models("m"), then=_stream_reply(close_after=True))
+        lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, stream=True, max_attempts=1, concurrency=2)
+        code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
+        met_a_closed_connection = [r.path for r in server.requests if r.closed]
+    assert code == 0
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert (manifest["requests"], manifest["retries"], manifest["resends"]) == (10, {}, 0)
+    assert met_a_closed_connection == []  # each streamed request had a connection of its own
+
+
+def test_kept_alive_connections_that_ran_out_are_resent_and_counted_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FaultServer() as server:
+        server.script(_models("m"), then=Reply(json=_reply().json, close_after=True))
+        lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, max_attempts=1, concurrency=1)
+        code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
+        closed = sum(r.closed for r in server.requests)
+    assert code == 0 and closed > 0
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert (manifest["requests"], manifest["retries"], manifest["resends"]) == (10, {}, closed)
+    assert f"{closed} re-sent on a new connection" in capsys.readouterr().out
+
+
+def test_every_retry_reason_is_counted_in_the_manifest_and_said_on_the_console_and_in_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FaultServer() as server:
+        server.script(
+            # The close on the run's first, new connection: on a reused one it would be re-sent free instead.
+            _models("m"), Close(), Reply(status=503, body="busy"), Reply(status=503, body="busy"), then=_reply()
+        )
+        lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, max_attempts=4, concurrency=1)
+        code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
+    assert code == 0
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["retries"] == {"HTTP 503": 2, "server disconnected": 1}
+    said = "3 retried request(s) (a failed attempt sent again): HTTP 503 (2), server disconnected (1)"
+    printed = capsys.readouterr().out
+    assert "tasks this run: 10 (13 requests, 3 retries)" in printed and said in printed
+    assert said in manifest["notices"]
+    assert main(["report", str(tmp_path / "r")]) == 0
+    assert said in (tmp_path / "r" / "report" / "report.md").read_text(encoding="utf-8")

@@ -77,9 +77,11 @@ def print_run_result(result: RunResult) -> None:
     console.print(summary_table(result.lane.name, summary))
     asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
     console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
+    # Why the retries were made is a notice (below); free re-sends are no retries, so they are said apart.
+    resent = f", {result.resends} re-sent on a new connection" if result.resends else ""
     console.print(
         f"errors: {summary.errors}   truncated: {summary.truncated}   missing: {summary.missing}"
-        f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries)"
+        f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries{resent})"
     )
     if summary.serving is not None:
         console.print(serving_line(summary.serving), highlight=False)

@@ -199,6 +199,11 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # HTTP requests the run has cost so far, retries included, across every invocation (--resume,
     # --retry-errors): a retried task's earlier attempts stay counted although its failed line is dropped.
     requests: int = 0
+    # The retries among them, by why the attempt before failed ({"HTTP 503": 2, "server disconnected": 1}), and
+    # the free re-sends apart from them (a kept-alive connection the server had closed: not an attempt), counted
+    # across every invocation as `requests` is.
+    retries: dict[str, int] = msgspec.field(default_factory=dict)
+    resends: int = 0
     # The server ocllm started for the lane (servers.py): its command, env names, pid, start and ready times,
     # and the models it served. None when the lane used whatever was running.
     server: dict[str, Any] | None = None

@@ -149,6 +149,8 @@ class RunDirectory:
             served_model=served_model,
             started_at=started,
             requests=self._requests_before(before),
+            retries=dict(before.retries) if before is not None else {},
+            resends=before.resends if before is not None else 0,
             server=server,
             shard=shard,
             wall_s=before.wall_s if before is not None else 0.0,
@@ -166,9 +168,13 @@ class RunDirectory:
             return before.requests
         return sum(s.attempts for s in read_samples(self.samples_path)) + self._dropped_attempts
 
-    def count_requests(self, n: int) -> None:
+    def count_requests(self, n: int, retries: dict[str, int] | None = None, resends: int = 0) -> None:
+        """This invocation's requests, the reasons of its retries, and its free re-sends, added to the run's."""
         assert self.manifest is not None, "start() comes first"
         self.manifest.requests += n
+        for reason, count in (retries or {}).items():
+            self.manifest.retries[reason] = self.manifest.retries.get(reason, 0) + count
+        self.manifest.resends += resends
 
     def add_wall_time(self, seconds: float, endpoints: list[dict[str, Any]] | None = None) -> None:
         """This invocation's time with requests in flight, added to the run's (and the replicas' figures)."""

@@ -47,6 +47,8 @@ class RunResult(NamedTuple):
     requests: int  # HTTP requests they took, retries included
     notices: list[str]  # what the user should know after the run: why requests failed, truncation, ...
     model: str  # the model the server answered as (the lane's name for it when no answer said)
+    retries: dict[str, int]  # this invocation's retries by the reason the attempt before failed
+    resends: int  # requests sent again on a new connection, without spending an attempt (client.py)
 
 
 def run_lane(
@@ -80,7 +82,7 @@ def run_lane(
         if servers is not None:
             server = servers.server_for(lane.name, lane.server, settings.base_url, out_dir, settings.api_key)
         with DecisionSpool(out_dir) as spool:
-            ran, requests, before, served = asyncio.run(
+            ran, counts, before, served = asyncio.run(
                 _run(
                     lane,
                     suite,
@@ -111,7 +113,24 @@ def run_lane(
     if (resume or retry_errors) and not ran:
         # Said to this invocation only; the manifest keeps what holds for the run.
         after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
-    return RunResult(out_dir, lane, summary, ran, requests, after, served or lane.model)
+    return RunResult(
+        out_dir, lane, summary, ran, counts.requests, after, served or lane.model, counts.retries, counts.resends
+    )
+
+
+class _Counts:
+    """What this invocation's requests cost: attempts, the reasons of the retries among them, free re-sends."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.retries: dict[str, int] = {}
+        self.resends = 0
+
+    def add(self, sample: Sample) -> None:
+        self.requests += sample.attempts
+        self.resends += sample.resends
+        for reason, count in sample.retry_reasons.items():
+            self.retries[reason] = self.retries.get(reason, 0) + count
 
 
 async def _run(
@@ -126,9 +145,9 @@ async def _run(
     spool: DecisionSpool,
     server: ManagedServer | None = None,
     shard: ShardRecord | None = None,
-) -> tuple[int, int, list[str], str | None]:
+) -> tuple[int, _Counts, list[str], str | None]:
     """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
-    how many requests they took, the notices said before the run, and the model the trial was answered as.
+    what their requests cost, the notices said before the run, and the model the trial was answered as.
     Each answer's decision goes to `spool`, for the final scoring."""
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
@@ -153,17 +172,18 @@ async def _run(
     )
     policy = lane.policy()
     writer = run_dir.writer()
-    requests = 0
+    counts = _Counts()
     endpoints = Endpoints(replicas) if len(replicas) > 1 else None
     began = time.monotonic()
     try:
-        async with make_session(lane.concurrency) as session:
+        # Streamed requests get a connection each: llama-server closes the connection after every streamed
+        # response (measured, docs/lanes.md), so a pooled one would be dead when the next request takes it.
+        async with make_session(lane.concurrency, reuse_connections=not lane.stream) as session:
             with make_progress(lane.name, len(suite.tasks), len(done)) as bar:
 
                 def finished(task: Task, sample: Sample) -> None:
-                    nonlocal requests
                     writer.append(sample)
-                    requests += sample.attempts
+                    counts.add(sample)
                     # Decided as the final scoring would decide it (with the prompt as sent), once: the live
                     # accuracy shows it, and the final scoring reads it back from the spool.
                     decision = decide(as_sent(task, sample), sample, policy)
@@ -179,11 +199,11 @@ async def _run(
                 await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
     finally:
         writer.close()
-        run_dir.count_requests(requests)
+        run_dir.count_requests(counts.requests, counts.retries, counts.resends)
         if pending:
             # The replicas' figures are this invocation's (a resumed run counts its own requests anew).
             run_dir.add_wall_time(time.monotonic() - began, endpoints.figures() if endpoints is not None else None)
-    return len(pending), requests, before, served
+    return len(pending), counts, before, served
 
 
 def client_settings(lane: Lane) -> ClientSettings:
