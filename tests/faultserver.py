@@ -123,6 +123,7 @@ class FaultServer:
         self._queue: deque[Behaviour] = deque()
         self._then: Behaviour = EXHAUSTED
         self._requests: list[Recorded] = []
+        self._routed: list[Recorded] = []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="faultserver", daemon=True)
         self._runner: web.AppRunner | None = None
@@ -182,8 +183,15 @@ class FaultServer:
 
     @property
     def requests(self) -> list[Recorded]:
+        """Every request that took a scripted behaviour (or met a doomed connection), in arrival order."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def routed(self) -> list[Recorded]:
+        """The requests answered from `routes` (the identity paths), in arrival order."""
+        with self._lock:
+            return list(self._routed)
 
     # --- the handler ------------------------------------------------------------------------------------------
 
@@ -196,14 +204,15 @@ class FaultServer:
         connection = request.transport
         doomed = connection in self._doomed
         self._doomed.discard(connection)
+        routed = self._routes.get(request.path) if not doomed else None
+        recorded = Recorded(request.method, request.path, CIMultiDict(request.headers), body, time.monotonic(), doomed)
         with self._lock:
-            self._requests.append(
-                Recorded(request.method, request.path, CIMultiDict(request.headers), body, time.monotonic(), doomed)
-            )
+            # Routed requests are kept apart: `requests` holds what the script is about.
+            (self._routed if routed is not None else self._requests).append(recorded)
         if doomed:
             _abort(request)
             return web.Response(status=204)  # never sent: the connection is gone
-        behaviour = self._routes.get(request.path) or self._next()
+        behaviour = routed or self._next()
         if isinstance(behaviour, Close):
             _abort(request)
             return web.Response(status=204)

@@ -626,3 +626,71 @@ def test_every_retry_reason_is_counted_in_the_manifest_and_said_on_the_console_a
     assert said in manifest["notices"]
     assert main(["report", str(tmp_path / "r")]) == 0
     assert said in (tmp_path / "r" / "report" / "report.md").read_text(encoding="utf-8")
+
+
+# --- issue 19, item 10: the server's kind, and the request settings that make its runs repeat --------------------
+
+
+@pytest.mark.parametrize(
+    ("mimic", "kind", "added"),
+    [
+        ("llama.cpp", "llama.cpp", {"cache_prompt": False}),
+        ("vllm", "vllm", {}),
+        ("sglang", "sglang", {}),
+        ("ollama", "ollama", {}),
+        (None, "unknown", {}),
+    ],
+)
+def test_the_server_kind_is_recorded_and_decides_what_is_added_to_each_request(
+    tmp_path: Path, mimic: str | None, kind: str, added: dict[str, object]
+) -> None:
+    with SimServer(SimConfig(suites=SUITES, mimic=mimic)) as server:
+        result = run_lane(lane(server.base_url), tmp_path / "r", progress=quiet)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["server_kind"] == kind
+    (identity,) = manifest["server_identity"]
+    assert (identity["base_url"], identity["kind"]) == (server.base_url, kind)
+    assert identity["version"] == (None if mimic is None else "ocllm-simulator")
+    assert manifest["request_settings"] == added
+    assert "cache_prompt" not in manifest["lane"]["extra_body"]  # the lane as the user wrote it
+    requests = [s["request"] for s in lines(tmp_path / "r" / "samples.jsonl")]
+    assert len(requests) == 10 and all({k: r.get(k) for k in added} == added for r in requests)
+    if not added:
+        assert not any("cache_prompt" in r for r in requests)
+    caveat = [n for n in result.notices + manifest["notices"] if "repeats a run exactly only" in n or "Ollama" in n]
+    assert bool(caveat) == (kind in ("vllm", "sglang", "ollama"))
+
+
+@pytest.mark.parametrize(
+    ("settings", "sent"),
+    [({"extra_body": {"cache_prompt": True}}, True), ({"repeatable": False}, None)],
+    ids=["extra_body", "repeatable_false"],
+)
+def test_the_lane_wins_over_the_repeatability_settings_and_is_told_the_cost(
+    tmp_path: Path, settings: dict[str, object], sent: bool | None
+) -> None:
+    with SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as server:
+        result = run_lane(lane(server.base_url, **settings), tmp_path / "r", progress=quiet)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["request_settings"] == {}
+    assert {s["request"].get("cache_prompt") for s in lines(tmp_path / "r" / "samples.jsonl")} == {sent}
+    said = [n for n in manifest["notices"] if "cache_prompt" in n and "may differ" in n]
+    assert said and said[0] in " ".join(result.notices + manifest["notices"])
+
+
+def test_replicas_of_different_kinds_are_each_recorded_and_get_nothing_added(tmp_path: Path) -> None:
+    with (
+        SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as first,
+        SimServer(SimConfig(suites=SUITES, mimic="vllm")) as second,
+    ):
+        run_lane(lane([first.base_url, second.base_url]), tmp_path / "r", progress=quiet)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert [i["kind"] for i in manifest["server_identity"]] == ["llama.cpp", "vllm"]
+    assert manifest["server_kind"] == "llama.cpp, vllm" and manifest["request_settings"] == {}
+    assert any("different kinds" in n for n in manifest["notices"])
+
+
+def test_the_console_names_the_server_kind(sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as server:
+        assert run_cli(server.base_url, tmp_path / "r") in (0, 1)
+    assert "server: llama.cpp ocllm-simulator (sent with every request: cache_prompt=false)" in capsys.readouterr().out

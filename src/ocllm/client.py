@@ -36,7 +36,9 @@ import msgspec
 from ocllm.models import ErrorKind, Sample
 from ocllm.sse import SSEParser
 
-__all__ = ["ClientSettings", "ServerProbe", "chat_completion", "list_models", "make_session", "probe_server"]
+__all__ = [
+    "ClientSettings", "ServerProbe", "chat_completion", "get_json", "list_models", "make_session", "probe_server",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +172,23 @@ async def probe_server(session: aiohttp.ClientSession, settings: ClientSettings)
         # LM Studio answers unknown paths with 200 and {"error": "Unexpected endpoint ..."}.
         return ServerProbe(None, None, status, _excerpt(msgspec.json.encode(doc["error"]), settings.api_key))
     return ServerProbe(doc if isinstance(doc, dict) else None, None, status)
+
+
+async def get_json(session: aiohttp.ClientSession, settings: ClientSettings, url: str, timeout_s: float) -> Any:
+    """GET `url` once (with the lane's key): its JSON on a 2xx answer, else None, within `timeout_s`. For the
+    cheap questions asked before a run (which server is this?): never raises for what the network does."""
+    try:
+        async with (
+            asyncio.timeout(timeout_s),
+            session.get(
+                url, headers=_headers(settings, accept="application/json"), allow_redirects=False
+            ) as resp,
+        ):
+            if not 200 <= resp.status < 300:
+                return None
+            return msgspec.json.decode(await resp.read())
+    except (TimeoutError, aiohttp.ClientError, OSError, msgspec.DecodeError):
+        return None
 
 
 async def list_models(session: aiohttp.ClientSession, settings: ClientSettings) -> dict[str, Any] | None:

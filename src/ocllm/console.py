@@ -4,6 +4,7 @@ Everything a model or a file supplied (labels, categories, notices) is printed a
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -77,6 +78,7 @@ def print_run_result(result: RunResult) -> None:
     console.print(summary_table(result.lane.name, summary))
     asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
     console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
+    console.print(server_line(result), highlight=False)
     # Why the retries were made is a notice (below); free re-sends are no retries, so they are said apart.
     resent = f", {result.resends} re-sent on a new connection" if result.resends else ""
     console.print(
@@ -88,6 +90,13 @@ def print_run_result(result: RunResult) -> None:
     print_notices(result.notices)
     for name in ("manifest.json", "suite.jsonl", "samples.jsonl", "metrics.json"):
         console.print(f"wrote {result.out_dir / name}")
+
+
+def server_line(result: RunResult) -> str:
+    """What answered (kind and version, per endpoint) and what was added to every request for it."""
+    kinds = ", ".join(f"{i.kind} {i.version}" if i.version else i.kind for i in result.servers) or "unknown"
+    added = ", ".join(f"{key}={json.dumps(value)}" for key, value in result.request_settings.items())
+    return f"server: {kinds}" + (f" (sent with every request: {added})" if added else "")
 
 
 def serving_line(serving: Serving) -> str:

@@ -192,6 +192,13 @@ class RunManifest(msgspec.Struct, kw_only=True):
     suite: SuiteRecord
     server_models: Any = None  # the server's /models answer, verbatim
     served_model: str | None = None  # the model name the server answered as
+    # Which server software answered ("llama.cpp", "vllm", "sglang", "ollama", "unknown"; the replicas' kinds joined
+    # when they differ), and per endpoint its base_url, kind, version and the mark that told (server_kind.py).
+    server_kind: str | None = None
+    server_identity: list[dict[str, Any]] | None = None
+    # What ocllm added to every request so that identical runs repeat, for this kind of server (llama.cpp:
+    # {"cache_prompt": false}); a field the lane's extra_body sets itself is the lane's and not listed here.
+    request_settings: dict[str, Any] = msgspec.field(default_factory=dict)
     started_at: str
     finished_at: str | None = None
     status: RunStatus = "running"

@@ -134,8 +134,11 @@ class RunDirectory:
         served_model: str | None,
         server: dict[str, Any] | None = None,
         shard: ShardRecord | None = None,
+        server_identity: list[dict[str, Any]] | None = None,
+        request_settings: dict[str, Any] | None = None,
     ) -> None:
-        """Write the manifest (keeping a resumed run's start time) and the suite as run."""
+        """Write the manifest (keeping a resumed run's start time) and the suite as run. `server_identity`: what
+        answered at each endpoint; `request_settings`: what was added to every request for it."""
         previous = self.path / MANIFEST
         before = read_manifest(previous) if resumed and previous.exists() else None
         started = before.started_at if before is not None else _now()
@@ -147,6 +150,9 @@ class RunDirectory:
             suite=SuiteRecord(name=suite.name, sha256=suite.sha256, tasks=len(suite.tasks)),
             server_models=server_models,
             served_model=served_model,
+            server_kind=_kinds(server_identity),
+            server_identity=server_identity,
+            request_settings=request_settings or {},
             started_at=started,
             requests=self._requests_before(before),
             retries=dict(before.retries) if before is not None else {},
@@ -235,6 +241,14 @@ def _check_creatable(path: Path) -> None:
         os.rmdir(tempfile.mkdtemp(prefix=".ocllm-probe-", dir=parent))
     except OSError as exc:
         raise InputError(f"{path}: cannot be created in {parent}: {exc.strerror or exc}") from None
+
+
+def _kinds(identities: list[dict[str, Any]] | None) -> str | None:
+    """The one kind of server the endpoints are, or their kinds joined in order when they differ."""
+    if not identities:
+        return None
+    kinds = list(dict.fromkeys(str(i.get("kind")) for i in identities))
+    return ", ".join(kinds)
 
 
 def _now() -> str:
