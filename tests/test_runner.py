@@ -645,7 +645,7 @@ def test_the_server_kind_is_recorded_and_decides_what_is_added_to_each_request(
     tmp_path: Path, mimic: str | None, kind: str, added: dict[str, object]
 ) -> None:
     with SimServer(SimConfig(suites=SUITES, mimic=mimic)) as server:
-        result = run_lane(lane(server.base_url), tmp_path / "r", progress=quiet)
+        run_lane(lane(server.base_url), tmp_path / "r", progress=quiet)
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["server_kind"] == kind
     (identity,) = manifest["server_identity"]
@@ -657,8 +657,22 @@ def test_the_server_kind_is_recorded_and_decides_what_is_added_to_each_request(
     assert len(requests) == 10 and all({k: r.get(k) for k in added} == added for r in requests)
     if not added:
         assert not any("cache_prompt" in r for r in requests)
-    caveat = [n for n in result.notices + manifest["notices"] if "repeats a run exactly only" in n or "Ollama" in n]
-    assert bool(caveat) == (kind in ("vllm", "sglang", "ollama"))
+    caveat = [n for n in manifest["notices"] if n.startswith(f"{kind} server: ") and "differ" in n]
+    assert bool(caveat) == (kind != "unknown")  # the lane runs 4 requests at once: llama.cpp's batches too
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_llama_cpp_runs_repeat_one_request_at_a_time_and_the_notice_says_why_not_otherwise(
+    tmp_path: Path, concurrency: int
+) -> None:
+    with SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as server:
+        run_lane(lane(server.base_url, concurrency=concurrency), tmp_path / "r", progress=quiet)
+    notices = json.loads((tmp_path / "r" / "manifest.json").read_text())["notices"]
+    batches = [n for n in notices if "share llama.cpp's batches" in n]
+    if concurrency == 1:
+        assert batches == []
+    else:
+        assert batches and "with concurrency 3" in batches[0] and "concurrency = 1 repeats exactly" in batches[0]
 
 
 @pytest.mark.parametrize(

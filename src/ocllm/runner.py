@@ -242,7 +242,7 @@ def repeat_settings(lane: Lane, identities: list[ServerIdentity]) -> tuple[dict[
             "repeatable runs are added, and identical runs may differ"
         ]
     kind = kinds[0]
-    needed, caveat = repeatability(kind)
+    needed, caveat = repeatability(kind, lane.concurrency)
     said = [f"{kind} server: {caveat}"] if caveat else []
     added: dict[str, Any] = {}
     for key, value in needed.items():

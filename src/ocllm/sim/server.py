@@ -50,7 +50,11 @@ def create_app(config: SimConfig) -> web.Application:
     app.router.add_get("/health", _health)  # vLLM's liveness probe; a runner may wait on it
     if config.mimic is not None:
         path, body = _IDENTITY_ROUTES[config.mimic]
-        app.router.add_get(path, lambda request: _identity(body))
+
+        async def identity(request: web.Request) -> web.Response:
+            return _json(body)
+
+        app.router.add_get(path, identity)
     app.on_response_prepare.append(_label_response)
     return app
 
@@ -63,9 +67,6 @@ _IDENTITY_ROUTES: dict[str, tuple[str, dict[str, Any]]] = {
     "ollama": ("/api/version", {"version": SIM_LABEL}),
 }
 
-
-async def _identity(body: dict[str, Any]) -> web.Response:
-    return _json(body)
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
