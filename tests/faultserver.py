@@ -2,6 +2,9 @@
 
 Each test scripts a queue of behaviours; every incoming request, whatever its path, takes the next one
 (or the `then` behaviour once the queue is empty) and is recorded with its headers, body and arrival time.
+Two exceptions keep the queue to the requests a test is about: the paths ocllm asks to tell which kind of
+server it talks to (`IDENTITY_PATHS`) answer from `routes` (by default 404, a server of no known kind), and a
+request on a connection a `close_after` behaviour left doomed is met by closing it (see `Reply.close_after`).
 The server runs its own event loop in a daemon thread, so a test can drive the client with a plain
 `asyncio.run` and the server never shares a loop with the code under test.
 """
@@ -33,6 +36,9 @@ class Reply:
     body: bytes | str = b""
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
+    # The connection is kept alive after this reply, but the next request sent on it is met by closing it before
+    # any byte of an answer: a server whose keep-alive ran out just as the client reused the connection.
+    close_after: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,9 @@ class Stream:
     abort: bool = False
     status: int = 200
     content_type: str = "text/event-stream"
+    # As Reply.close_after: llama-server closes the connection after every streamed response although its headers
+    # announce keep-alive, so a client that pools the connection sends its next request into a closed socket.
+    close_after: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,15 @@ class Drop:
     content_type: str = "application/json"
 
 
-Behaviour = Reply | Stream | Hang | Drop
+@dataclass(frozen=True)
+class Close:
+    """Read the request, then close the connection without a byte of an answer."""
+
+
+Behaviour = Reply | Stream | Hang | Drop | Close
+# What ocllm asks a server at the start of a run to tell its kind (server_kind.py): llama.cpp, SGLang, vLLM, Ollama.
+IDENTITY_PATHS = ("/props", "/get_server_info", "/version", "/api/version")
+NO_SUCH_PATH = Reply(status=404, body="Not Found", content_type="text/plain")
 
 
 @dataclass(frozen=True)
@@ -84,6 +101,8 @@ class Recorded:
     headers: CIMultiDict[str]
     body: bytes
     at: float
+    # The connection was closed at once, as a close_after behaviour had doomed it: the request got no answer.
+    closed: bool = False
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -95,11 +114,16 @@ EXHAUSTED = Reply(status=418, body="fault server: no behaviour scripted for this
 class FaultServer:
     """Use as a context manager; `base_url` ends in /v1 like a real OpenAI-compatible server's."""
 
-    def __init__(self) -> None:
+    def __init__(self, routes: dict[str, Behaviour] | None = None) -> None:
+        """`routes`: fixed answers by path, taken from no queue; the identity paths answer 404 unless given."""
+        self._routes: dict[str, Behaviour] = {**dict.fromkeys(IDENTITY_PATHS, NO_SUCH_PATH), **(routes or {})}
+        # The connections whose next request is met by closing them (held, not their ids: an id can be reused).
+        self._doomed: set[asyncio.BaseTransport] = set()
         self._lock = threading.Lock()
         self._queue: deque[Behaviour] = deque()
         self._then: Behaviour = EXHAUSTED
         self._requests: list[Recorded] = []
+        self._routed: list[Recorded] = []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="faultserver", daemon=True)
         self._runner: web.AppRunner | None = None
@@ -159,8 +183,15 @@ class FaultServer:
 
     @property
     def requests(self) -> list[Recorded]:
+        """Every request that took a scripted behaviour (or met a doomed connection), in arrival order."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def routed(self) -> list[Recorded]:
+        """The requests answered from `routes` (the identity paths), in arrival order."""
+        with self._lock:
+            return list(self._routed)
 
     # --- the handler ------------------------------------------------------------------------------------------
 
@@ -170,11 +201,23 @@ class FaultServer:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
+        connection = request.transport
+        doomed = connection in self._doomed
+        self._doomed.discard(connection)
+        routed = self._routes.get(request.path) if not doomed else None
+        recorded = Recorded(request.method, request.path, CIMultiDict(request.headers), body, time.monotonic(), doomed)
         with self._lock:
-            self._requests.append(
-                Recorded(request.method, request.path, CIMultiDict(request.headers), body, time.monotonic())
-            )
-        behaviour = self._next()
+            # Routed requests are kept apart: `requests` holds what the script is about.
+            (self._routed if routed is not None else self._requests).append(recorded)
+        if doomed:
+            _abort(request)
+            return web.Response(status=204)  # never sent: the connection is gone
+        behaviour = routed or self._next()
+        if isinstance(behaviour, Close):
+            _abort(request)
+            return web.Response(status=204)
+        if isinstance(behaviour, Reply | Stream) and behaviour.close_after and connection is not None:
+            self._doomed.add(connection)
         if isinstance(behaviour, Reply):
             return self._reply(behaviour)
         if isinstance(behaviour, Stream):

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from faultserver import Drop, FaultServer, Hang, Pause, Reply, Stream, free_port, split_bytes, sse
+from faultserver import Close, Drop, FaultServer, Hang, Pause, Reply, Stream, free_port, split_bytes, sse
 
 from ocllm.client import (
     ClientSettings,
@@ -781,3 +781,83 @@ def test_invalid_settings_are_refused(overrides: dict[str, Any]) -> None:
 def test_make_session_refuses_zero_concurrency() -> None:
     with pytest.raises(ValueError):
         make_session(0)
+
+
+# --- issue 19, item 9: kept-alive connections the server closed; every retry's reason counted -----------------
+
+
+def run_in_turn(cfg: ClientSettings, n: int, *, reuse_connections: bool = True) -> list[Sample]:
+    """`n` requests one after the other through one session of one connection, as a lane of concurrency 1."""
+
+    async def go() -> list[Sample]:
+        async with make_session(1, reuse_connections=reuse_connections) as session:
+            return [await chat_completion(session, cfg, f"t{i}", BODY, rng=random.Random(7)) for i in range(n)]
+
+    return asyncio.run(go())
+
+
+def test_a_reused_connection_the_server_had_closed_is_resent_free(server: FaultServer) -> None:
+    # Every answer leaves its connection doomed: the next request on it is met by a close before any byte.
+    server.script(then=Reply(json=completion(), close_after=True))
+    samples = run_in_turn(settings(server, max_attempts=1), 3)
+    assert [s.error for s in samples] == [None, None, None]
+    assert [s.attempts for s in samples] == [1, 1, 1]  # no attempt was spent on the dead connections
+    # The re-send's connection is not pooled, so the third request opens a new one and meets no dead connection.
+    assert [s.resends for s in samples] == [0, 1, 0]
+    assert all(s.retry_reasons == {} for s in samples)
+    assert [r.closed for r in server.requests] == [False, True, False, False]
+
+
+def test_a_streamed_answer_then_a_dead_pooled_connection_is_resent_free(server: FaultServer) -> None:
+    server.script(then=Stream([reasoning_stream()], close_after=True))
+    samples = run_in_turn(settings(server, stream=True, max_attempts=1), 4)
+    assert [s.error for s in samples] == [None] * 4 and [s.attempts for s in samples] == [1] * 4
+    assert [s.resends for s in samples] == [0, 1, 0, 1]  # every other request takes the one pooled connection
+
+
+def test_without_reuse_no_request_meets_a_dead_connection(server: FaultServer) -> None:
+    # What streamed lanes do: llama-server closes after every stream, so a pooled connection would be dead.
+    server.script(then=Stream([reasoning_stream()], close_after=True))
+    samples = run_in_turn(settings(server, stream=True, max_attempts=1), 3, reuse_connections=False)
+    assert [(s.error, s.resends) for s in samples] == [(None, 0)] * 3
+    assert not any(r.closed for r in server.requests)
+
+
+def test_a_new_connection_closed_before_any_byte_spends_an_attempt(server: FaultServer) -> None:
+    # Not a stale pooled connection: the server itself dropped a request it was given. That is a retry.
+    server.script(Close(), then=Reply(json=completion()))
+    (sample,) = run_in_turn(settings(server, max_attempts=2), 1)
+    assert (sample.error, sample.attempts, sample.resends) == (None, 2, 0)
+    assert sample.retry_reasons == {"server disconnected": 1}
+
+
+def test_one_free_resend_per_attempt_then_the_failure_counts(server: FaultServer) -> None:
+    # The pooled connection is dead, and the fresh one is closed too: the free re-send is spent, the attempt fails.
+    server.script(Reply(json=completion(), close_after=True), Close(), then=Reply(json=completion()))
+    first, second = run_in_turn(settings(server, max_attempts=1), 2)
+    assert first.error is None
+    assert second.error is not None and second.error.startswith("connection failed after 1 attempt")
+    assert (second.attempts, second.resends, second.error_kind) == (1, 1, "connection")
+
+
+def test_every_retry_reason_is_counted_by_kind(server: FaultServer) -> None:
+    # The close comes first, on a new connection: on a reused one it would be a stale connection, re-sent free.
+    server.script(
+        Close(),
+        Reply(status=503, body="busy"),
+        Reply(status=503, body="busy"),
+        Reply(body="not json"),
+        then=Reply(json=completion()),
+    )
+    (sample,) = run_in_turn(settings(server, max_attempts=5), 1)
+    assert (sample.error, sample.attempts) == (None, 5)
+    assert sample.retry_reasons == {"HTTP 503": 2, "server disconnected": 1, "malformed response body": 1}
+    # The reasons survive the samples file.
+    assert msgspec.json.decode(msgspec.json.encode(sample), type=Sample) == sample
+
+
+def test_a_final_failure_is_not_counted_as_a_retry(server: FaultServer) -> None:
+    server.script(then=Reply(status=503, body="busy"))
+    (sample,) = run_in_turn(settings(server, max_attempts=3), 1)
+    assert sample.error is not None and sample.attempts == 3
+    assert sample.retry_reasons == {"HTTP 503": 2}  # the third failure is the error itself, not a retry

@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 from conftest import PER_TASK_FIELDS
-from faultserver import FaultServer, Reply, free_port
+from faultserver import Close, FaultServer, Reply, Stream, free_port, sse
 
 from ocllm.cli import main
 from ocllm.lanes import Lane
@@ -561,3 +561,150 @@ def test_a_runs_metrics_file_is_read_with_the_samples_beside_it(sim: SimServer, 
     file = json.loads((tmp_path / "file.json").read_text())
     assert folder["tasks"] == file["tasks"] and folder["summary"] == file["summary"]
     assert sum(bool(t["raw_content"]) for t in file["tasks"]) > 50
+
+
+# --- issue 19, item 9: connections llama-server closes; every retry's reason counted and shown -------------------
+
+
+def _stream_reply(close_after: bool) -> Stream:
+    events = [
+        {"id": "x", "model": "m", "choices": [{"index": 0, "delta": {"content": "FINAL: B"}, "finish_reason": None}]},
+        {"id": "x", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    return Stream([sse(*events)], close_after=close_after)
+
+
+def _lanes_file(path: Path, base_url: str, **settings: object) -> Path:
+    lane = {"base_url": base_url, "model": "m", "suite": "smoke", **settings}
+    path.write_text("[lanes.L]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in lane.items()), encoding="utf-8")
+    return path
+
+
+def test_a_streamed_lane_against_a_server_closing_after_every_stream_spends_no_attempt(tmp_path: Path) -> None:
+    # llama-server closes the connection after each streamed response although it announces keep-alive.
+    with FaultServer() as server:
+        server.script(_models("m"), then=_stream_reply(close_after=True))
+        lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, stream=True, max_attempts=1, concurrency=2)
+        code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
+        met_a_closed_connection = [r.path for r in server.requests if r.closed]
+    assert code == 0
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert (manifest["requests"], manifest["retries"], manifest["resends"]) == (10, {}, 0)
+    assert met_a_closed_connection == []  # each streamed request had a connection of its own
+
+
+def test_kept_alive_connections_that_ran_out_are_resent_and_counted_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FaultServer() as server:
+        server.script(_models("m"), then=Reply(json=_reply().json, close_after=True))
+        lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, max_attempts=1, concurrency=1)
+        code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
+        closed = sum(r.closed for r in server.requests)
+    assert code == 0 and closed > 0
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert (manifest["requests"], manifest["retries"], manifest["resends"]) == (10, {}, closed)
+    assert f"{closed} re-sent on a new connection" in capsys.readouterr().out
+
+
+def test_every_retry_reason_is_counted_in_the_manifest_and_said_on_the_console_and_in_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FaultServer() as server:
+        server.script(
+            # The close on the run's first, new connection: on a reused one it would be re-sent free instead.
+            _models("m"), Close(), Reply(status=503, body="busy"), Reply(status=503, body="busy"), then=_reply()
+        )
+        lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, max_attempts=4, concurrency=1)
+        code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
+    assert code == 0
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["retries"] == {"HTTP 503": 2, "server disconnected": 1}
+    said = "3 retried request(s) (a failed attempt sent again): HTTP 503 (2), server disconnected (1)"
+    printed = capsys.readouterr().out
+    assert "tasks this run: 10 (13 requests, 3 retries)" in printed and said in printed
+    assert said in manifest["notices"]
+    assert main(["report", str(tmp_path / "r")]) == 0
+    assert said in (tmp_path / "r" / "report" / "report.md").read_text(encoding="utf-8")
+
+
+# --- issue 19, item 10: the server's kind, and the request settings that make its runs repeat --------------------
+
+
+@pytest.mark.parametrize(
+    ("mimic", "kind", "added"),
+    [
+        ("llama.cpp", "llama.cpp", {"cache_prompt": False}),
+        ("vllm", "vllm", {}),
+        ("sglang", "sglang", {}),
+        ("ollama", "ollama", {}),
+        (None, "unknown", {}),
+    ],
+)
+def test_the_server_kind_is_recorded_and_decides_what_is_added_to_each_request(
+    tmp_path: Path, mimic: str | None, kind: str, added: dict[str, object]
+) -> None:
+    with SimServer(SimConfig(suites=SUITES, mimic=mimic)) as server:
+        run_lane(lane(server.base_url), tmp_path / "r", progress=quiet)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["server_kind"] == kind
+    (identity,) = manifest["server_identity"]
+    assert (identity["base_url"], identity["kind"]) == (server.base_url, kind)
+    assert identity["version"] == (None if mimic is None else "ocllm-simulator")
+    assert manifest["request_settings"] == added
+    assert "cache_prompt" not in manifest["lane"]["extra_body"]  # the lane as the user wrote it
+    requests = [s["request"] for s in lines(tmp_path / "r" / "samples.jsonl")]
+    assert len(requests) == 10 and all({k: r.get(k) for k in added} == added for r in requests)
+    if not added:
+        assert not any("cache_prompt" in r for r in requests)
+    caveat = [n for n in manifest["notices"] if n.startswith(f"{kind} server: ") and "differ" in n]
+    assert bool(caveat) == (kind != "unknown")  # the lane runs 4 requests at once: llama.cpp's batches too
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_llama_cpp_runs_repeat_one_request_at_a_time_and_the_notice_says_why_not_otherwise(
+    tmp_path: Path, concurrency: int
+) -> None:
+    with SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as server:
+        run_lane(lane(server.base_url, concurrency=concurrency), tmp_path / "r", progress=quiet)
+    notices = json.loads((tmp_path / "r" / "manifest.json").read_text())["notices"]
+    batches = [n for n in notices if "share llama.cpp's batches" in n]
+    if concurrency == 1:
+        assert batches == []
+    else:
+        assert batches and "with concurrency 3" in batches[0] and "concurrency = 1 repeats exactly" in batches[0]
+
+
+@pytest.mark.parametrize(
+    ("settings", "sent"),
+    [({"extra_body": {"cache_prompt": True}}, True), ({"repeatable": False}, None)],
+    ids=["extra_body", "repeatable_false"],
+)
+def test_the_lane_wins_over_the_repeatability_settings_and_is_told_the_cost(
+    tmp_path: Path, settings: dict[str, object], sent: bool | None
+) -> None:
+    with SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as server:
+        result = run_lane(lane(server.base_url, **settings), tmp_path / "r", progress=quiet)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["request_settings"] == {}
+    assert {s["request"].get("cache_prompt") for s in lines(tmp_path / "r" / "samples.jsonl")} == {sent}
+    said = [n for n in manifest["notices"] if "cache_prompt" in n and "may differ" in n]
+    assert said and said[0] in " ".join(result.notices + manifest["notices"])
+
+
+def test_replicas_of_different_kinds_are_each_recorded_and_get_nothing_added(tmp_path: Path) -> None:
+    with (
+        SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as first,
+        SimServer(SimConfig(suites=SUITES, mimic="vllm")) as second,
+    ):
+        run_lane(lane([first.base_url, second.base_url]), tmp_path / "r", progress=quiet)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert [i["kind"] for i in manifest["server_identity"]] == ["llama.cpp", "vllm"]
+    assert manifest["server_kind"] == "llama.cpp, vllm" and manifest["request_settings"] == {}
+    assert any("different kinds" in n for n in manifest["notices"])
+
+
+def test_the_console_names_the_server_kind(sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as server:
+        assert run_cli(server.base_url, tmp_path / "r") in (0, 1)
+    assert "server: llama.cpp ocllm-simulator (sent with every request: cache_prompt=false)" in capsys.readouterr().out

@@ -4,7 +4,12 @@ Whatever the network or the server does ends in a Sample: the response, kept ver
 `error` set to a one-line reason for people, with `error_kind` (and `error_status`) saying what failed for code
 to decide on: callers never parse the wording. Only programming errors (a body that is not JSON-serialisable, invalid
 settings) raise. Retries are bounded twice, by `max_attempts` and by `retry_budget_s`, so that a dead server
-costs a run a known, small amount of time per task.
+costs a run a known, small amount of time per task. Each retry's reason is counted in the Sample
+(`retry_reasons`), so that a run can say why its requests were retried without anyone reading a log.
+
+One failure is not a retry: a kept-alive connection taken from the pool that the server had already closed
+(see `_attempt`). The request is sent once more on a new connection, without spending an attempt, and counted
+apart (`resends`).
 
 The API key goes into the Authorization header and nowhere else: every error text and log line passes
 through `_scrub` (scrub.py) first, because servers do echo keys back in their 401 bodies.
@@ -31,7 +36,9 @@ from ocllm.scrub import REDACTED as _REDACTED
 from ocllm.scrub import scrub as _scrub
 from ocllm.sse import SSEParser
 
-__all__ = ["ClientSettings", "ServerProbe", "chat_completion", "list_models", "make_session", "probe_server"]
+__all__ = [
+    "ClientSettings", "ServerProbe", "chat_completion", "get_json", "list_models", "make_session", "probe_server",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -88,17 +95,37 @@ class ClientSettings(msgspec.Struct, frozen=True, kw_only=True):
             yield name, value
 
 
-def make_session(concurrency: int) -> aiohttp.ClientSession:
+def make_session(concurrency: int, *, reuse_connections: bool = True) -> aiohttp.ClientSession:
     """A session allowing `concurrency` simultaneous connections, without a session-wide timeout.
 
     Call it from inside a running event loop (aiohttp requires one). Timeouts are set per attempt by
     `chat_completion`. Keep the number of requests in flight at most `concurrency` (a semaphore in the
     runner): a request waiting for a free connection is already inside its attempt's timeout and latency.
+
+    Without `reuse_connections` every request gets a new connection, closed after its response: what streamed
+    lanes use, because llama-server closes the connection after every streamed response (its headers announce
+    keep-alive all the same), so a pooled one would be dead whenever it is taken. A new TCP connection costs well
+    under a millisecond on a local network, against seconds of generation.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=concurrency)
-    return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
+    connector = aiohttp.TCPConnector(
+        limit=concurrency, limit_per_host=concurrency, force_close=not reuse_connections
+    )
+    # Tells each attempt whether its connection came from the pool: only such a connection may be stale.
+    tracing = aiohttp.TraceConfig()
+    tracing.on_connection_reuseconn.append(_mark_reused)
+    return aiohttp.ClientSession(
+        connector=connector, timeout=aiohttp.ClientTimeout(total=None), trace_configs=[tracing]
+    )
+
+
+async def _mark_reused(
+    session: aiohttp.ClientSession, context: Any, params: aiohttp.TraceConnectionReuseconnParams
+) -> None:
+    sending = getattr(context, "trace_request_ctx", None)
+    if isinstance(sending, _Sending):
+        sending.reused = True
 
 
 class ServerProbe(NamedTuple):
@@ -146,6 +173,23 @@ async def probe_server(session: aiohttp.ClientSession, settings: ClientSettings)
     return ServerProbe(doc if isinstance(doc, dict) else None, None, status)
 
 
+async def get_json(session: aiohttp.ClientSession, settings: ClientSettings, url: str, timeout_s: float) -> Any:
+    """GET `url` once (with the lane's key): its JSON on a 2xx answer, else None, within `timeout_s`. For the
+    cheap questions asked before a run (which server is this?): never raises for what the network does."""
+    try:
+        async with (
+            asyncio.timeout(timeout_s),
+            session.get(
+                url, headers=_headers(settings, accept="application/json"), allow_redirects=False
+            ) as resp,
+        ):
+            if not 200 <= resp.status < 300:
+                return None
+            return msgspec.json.decode(await resp.read())
+    except (TimeoutError, aiohttp.ClientError, OSError, msgspec.DecodeError):
+        return None
+
+
 async def list_models(session: aiohttp.ClientSession, settings: ClientSettings) -> dict[str, Any] | None:
     """GET {base_url}/models, once. The parsed JSON object, or None for any failure (it is only a probe)."""
     return (await probe_server(session, settings)).models
@@ -177,30 +221,39 @@ async def chat_completion(
 
     first_start = time.monotonic()
     attempt = 0
+    tally = _Tally()
     while True:
         attempt += 1
         outcome = await _attempt(session, settings, url, headers, data)
+        if isinstance(outcome, _Failure) and outcome.stale:
+            # At most once per attempt, and on a connection that cannot be a pooled one: should the new
+            # connection fail too, that failure is the attempt's, retried or recorded as any other.
+            tally.resends += 1
+            log.info("task %s: the server had closed the kept-alive connection; sending again on a new one", task_id)
+            async with _fresh_session() as fresh:
+                outcome = await _attempt(fresh, settings, url, headers, data)
         if isinstance(outcome, _Response) and outcome.finish_reason == "abort":
             # SGLang ends a generation it aborted with finish_reason "abort" and partial text: not an answer.
             outcome = _Failure(
                 "aborted", "aborted", "the server aborted the generation (finish_reason abort)", retryable=True
             )
         if isinstance(outcome, _Response):
-            return outcome.to_sample(task_id, attempts=attempt, request=sent)
+            return tally.counted(outcome.to_sample(task_id, attempts=attempt, request=sent))
 
         if not outcome.retryable:
-            return _failed(task_id, attempt, sent, outcome, f"{outcome.label}: {outcome.detail}", settings)
+            reason = f"{outcome.label}: {outcome.detail}"
+            return tally.counted(_failed(task_id, attempt, sent, outcome, reason, settings))
         tried = _n_attempts(attempt)
         if attempt >= settings.max_attempts:
-            return _failed(
-                task_id, attempt, sent, outcome, f"{outcome.label} after {tried}: {outcome.detail}", settings
-            )
+            reason = f"{outcome.label} after {tried}: {outcome.detail}"
+            return tally.counted(_failed(task_id, attempt, sent, outcome, reason, settings))
         delay = _retry_delay(outcome, settings, attempt, rng)
         # A retry that could only start past the budget is not made: sleeping first would just waste the time.
         if time.monotonic() - first_start + delay >= settings.retry_budget_s:
             spent = f"retry budget of {settings.retry_budget_s:g} s spent"
             reason = f"{outcome.label} after {tried} ({spent}): {outcome.detail}"
-            return _failed(task_id, attempt, sent, outcome, reason, settings)
+            return tally.counted(_failed(task_id, attempt, sent, outcome, reason, settings))
+        tally.retried(outcome)
         # INFO, not WARNING: with no logging configured, Python prints warnings over the progress display.
         log.info(
             "task %s: attempt %d of %d failed (%s); retrying in %.2f s",
@@ -211,6 +264,29 @@ async def chat_completion(
             delay,
         )
         await asyncio.sleep(delay)
+
+
+class _Tally:
+    """What one request's retries and free re-sends were, for its Sample."""
+
+    def __init__(self) -> None:
+        self.reasons: dict[str, int] = {}
+        self.resends = 0
+
+    def retried(self, failure: _Failure) -> None:
+        self.reasons[failure.reason] = self.reasons.get(failure.reason, 0) + 1
+
+    def counted(self, sample: Sample) -> Sample:
+        if not self.reasons and not self.resends:
+            return sample
+        return msgspec.structs.replace(sample, retry_reasons=dict(self.reasons), resends=self.resends)
+
+
+def _fresh_session() -> aiohttp.ClientSession:
+    """A session of one new connection, closed after its response: a free re-send must not take another pooled
+    connection, which the server may have closed as well."""
+    connector = aiohttp.TCPConnector(limit=1, force_close=True)
+    return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
 
 
 # --- one attempt -----------------------------------------------------------------------------------------------
@@ -260,20 +336,43 @@ class _Failure:
     retryable: bool
     retry_after_s: float | None = None  # what the server asked for in Retry-After, if anything
     status: int | None = None  # the HTTP status, for kind "http_status"
+    cause: str | None = None  # what failed, more precisely than the label, for counting retries by kind
+    # A pooled connection the server had closed before this request: sent again at once, not retried (_attempt).
+    stale: bool = False
+
+    @property
+    def reason(self) -> str:
+        """The kind of failure a retry is counted under: "HTTP 503", "server disconnected", "timeout", ..."""
+        return self.cause or self.label
+
+
+@dataclass
+class _Sending:
+    """One attempt's connection, as aiohttp's tracing reports it, and whether any of the answer arrived."""
+
+    reused: bool = False  # taken from the pool (set by _mark_reused), rather than opened for this request
+    answered: bool = False  # the status line and headers arrived
 
 
 async def _attempt(
     session: aiohttp.ClientSession, settings: ClientSettings, url: str, headers: dict[str, str], data: bytes
 ) -> _Response | _Failure:
     started = time.perf_counter()
+    sending = _Sending()
     try:
         # asyncio.timeout rather than aiohttp's `total`: it bounds the whole attempt, reading and parsing included.
         async with (
             asyncio.timeout(settings.timeout_s),
             session.post(
-                url, data=data, headers=headers, timeout=_request_timeout(settings), allow_redirects=False
+                url,
+                data=data,
+                headers=headers,
+                timeout=_request_timeout(settings),
+                allow_redirects=False,
+                trace_request_ctx=sending,
             ) as resp,
         ):
+            sending.answered = True
             if not 200 <= resp.status < 300:
                 return _http_failure(resp, await resp.read(), settings.api_key)
             if resp.content_type == "text/event-stream":
@@ -285,14 +384,60 @@ async def _attempt(
         # Checked first: aiohttp's connect timeout is both a TimeoutError and a ClientError.
         if isinstance(exc, aiohttp.ConnectionTimeoutError):
             return _Failure(
-                "timeout", "timeout", f"could not connect within {settings.connect_timeout_s:g} s", retryable=True
+                "timeout",
+                "timeout",
+                f"could not connect within {settings.connect_timeout_s:g} s",
+                retryable=True,
+                cause="connect timeout",
             )
         return _Failure("timeout", "timeout", f"no complete response within {settings.timeout_s:g} s", retryable=True)
     except (aiohttp.ClientError, OSError) as exc:
         refused = isinstance(exc, aiohttp.ClientConnectorError)
         return _Failure(
-            "connection", "connection failed", _describe(exc), retryable=not (refused and settings.fail_over)
+            "connection",
+            "connection failed",
+            _describe(exc),
+            retryable=not (refused and settings.fail_over),
+            cause=_connection_cause(exc),
+            stale=_stale(exc, sending, time.perf_counter() - started, settings),
         )
+
+
+def _stale(exc: BaseException, sending: _Sending, elapsed_s: float, settings: ClientSettings) -> bool:
+    """Whether a failed attempt met a kept-alive connection the server had already closed, so that sending the
+    request again on a new connection is not a retry.
+
+    That is safe only when all of these hold, and each is checked:
+    - the connection came from the pool: a new connection that fails is the server failing, and is retried;
+    - not one byte of an answer arrived (no status line): the server had not begun to answer, so at most it read
+      the request and dropped it, and a chat request changes nothing on a server but its cache;
+    - the connection broke (disconnected, reset, or the request could not be written), rather than timing out;
+    - it broke within connect_timeout_s: a closed socket answers within a round trip, while a server that held
+      the request longer may have been generating, and sending it again would cost a second generation.
+    The caller re-sends at most once per attempt, on a connection that is certainly new.
+    """
+    if not sending.reused or sending.answered or elapsed_s >= settings.connect_timeout_s:
+        return False
+    if isinstance(exc, aiohttp.ClientConnectorError):  # connecting failed: nothing was pooled
+        return False
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        # aiohttp puts the half-read status line in the message when part of an answer had arrived.
+        return isinstance(exc.message, str)
+    return isinstance(exc, aiohttp.ClientOSError | ConnectionResetError)
+
+
+def _connection_cause(exc: BaseException) -> str:
+    """A connection failure's kind, as retries are counted: what a user can tell apart and act on."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "server disconnected"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        refused = isinstance(exc.os_error, ConnectionRefusedError)
+        return "connection refused" if refused else "could not connect"
+    if isinstance(exc, ConnectionResetError):
+        return "connection reset"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return "response cut off"
+    return "connection failed"
 
 
 def _request_timeout(settings: ClientSettings) -> aiohttp.ClientTimeout:

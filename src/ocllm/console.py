@@ -4,6 +4,7 @@ Everything a model or a file supplied (labels, categories, notices) is printed a
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -80,13 +81,16 @@ def print_run_result(result: RunResult) -> None:
     console.print(summary_table(result.lane.name, summary))
     asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
     console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
+    console.print(server_line(result), highlight=False)
     if result.shard is not None:
         from ocllm.shards import shard_line
 
         console.print(shard_line(result.shard), highlight=False)
+    # Why the retries were made is a notice (below); free re-sends are no retries, so they are said apart.
+    resent = f", {result.resends} re-sent on a new connection" if result.resends else ""
     console.print(
         f"{answers_line(summary)}   truncated: {summary.truncated}   missing: {summary.missing} (never ran)"
-        f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries)"
+        f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries{resent})"
     )
     if summary.serving is not None:
         console.print(serving_line(summary.serving), highlight=False)
@@ -101,6 +105,13 @@ def answers_line(summary: Summary) -> str:
     return (
         f"correct: {summary.correct}   wrong: {wrong}   no answer: {summary.no_answer}   errors: {summary.errors}"
     )
+
+
+def server_line(result: RunResult) -> str:
+    """What answered (kind and version, per endpoint) and what was added to every request for it."""
+    kinds = ", ".join(f"{i.kind} {i.version}" if i.version else i.kind for i in result.servers) or "unknown"
+    added = ", ".join(f"{key}={json.dumps(value)}" for key, value in result.request_settings.items())
+    return f"server: {kinds}" + (f" (sent with every request: {added})" if added else "")
 
 
 def serving_line(serving: Serving) -> str:

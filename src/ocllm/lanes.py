@@ -52,6 +52,9 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # Request fields never to send, for servers that reject fields they do not know: e.g. ["seed",
     # "stream_options", "chat_template_kwargs"].
     omit_fields: list[str] = msgspec.field(default_factory=list)
+    # Send what this kind of server needs for identical runs to give identical answers (llama.cpp: cache_prompt
+    # false; server_kind.py). False keeps the server's prompt cache: faster on shared prefixes, runs may differ.
+    repeatable: bool = True
     allow_reasoning_fallback: bool = False
     conflict_policy: Literal["last", "strict"] = "last"
     think_prefilled: bool = False

@@ -75,6 +75,12 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     error_kind: ErrorKind | None = None
     error_status: int | None = None  # the HTTP status of the last failed attempt, for error_kind "http_status"
     request: dict[str, Any] | None = None  # the JSON body sent (never headers, so never the API key)
+    # Why the attempts before the last one failed, counted by kind ("HTTP 503", "server disconnected", "timeout",
+    # ...): one count per retry. Empty when the first attempt answered; a final failure is `error`, not a retry.
+    retry_reasons: dict[str, int] = msgspec.field(default_factory=dict)
+    # Times the request was sent again on a new connection without spending an attempt: a kept-alive connection
+    # from the pool had been closed by the server before any byte of an answer (client.py says when that is safe).
+    resends: int = 0
 
     def sent_prompt(self) -> str | None:
         """The last user message of the request, as sent: the scorer reads its format instruction."""
@@ -186,6 +192,13 @@ class RunManifest(msgspec.Struct, kw_only=True):
     suite: SuiteRecord
     server_models: Any = None  # the server's /models answer, verbatim
     served_model: str | None = None  # the model name the server answered as
+    # Which server software answered ("llama.cpp", "vllm", "sglang", "ollama", "unknown"; the replicas' kinds joined
+    # when they differ), and per endpoint its base_url, kind, version and the mark that told (server_kind.py).
+    server_kind: str | None = None
+    server_identity: list[dict[str, Any]] | None = None
+    # What ocllm added to every request so that identical runs repeat, for this kind of server (llama.cpp:
+    # {"cache_prompt": false}); a field the lane's extra_body sets itself is the lane's and not listed here.
+    request_settings: dict[str, Any] = msgspec.field(default_factory=dict)
     started_at: str
     finished_at: str | None = None
     status: RunStatus = "running"
@@ -193,6 +206,11 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # HTTP requests the run has cost so far, retries included, across every invocation (--resume,
     # --retry-errors): a retried task's earlier attempts stay counted although its failed line is dropped.
     requests: int = 0
+    # The retries among them, by why the attempt before failed ({"HTTP 503": 2, "server disconnected": 1}), and
+    # the free re-sends apart from them (a kept-alive connection the server had closed: not an attempt), counted
+    # across every invocation as `requests` is.
+    retries: dict[str, int] = msgspec.field(default_factory=dict)
+    resends: int = 0
     # The server ocllm started for the lane (servers.py): its command, env names, pid, start and ready times,
     # and the models it served. None when the lane used whatever was running.
     server: dict[str, Any] | None = None

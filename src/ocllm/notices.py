@@ -88,11 +88,13 @@ class NoticeTally:
         self.thinking = 0  # a reasoning field, or think tags in the content
         self.closed_only = 0  # a </think> never opened: prefilled thinking
         self.prefill_changes = 0  # decisions that think_prefilled = true would change
+        self.retries: Counter[str] = Counter()  # why attempts failed that were sent again
 
     def add(self, sample: Sample, decision: Decision, task: Task | None = None) -> None:
         """Count one finished task. With its `task`, the tally also decides it again as think_prefilled = true
         would, to say whether that setting would change anything (without it, nothing is advised)."""
         self.tasks += 1
+        self.retries.update(sample.retry_reasons)
         if sample.error:
             self.reasons[sample.error] += 1
             return
@@ -127,6 +129,7 @@ class NoticeTally:
         """`rerunnable`: the failed tasks can be run again by this project (not another tool's results)."""
         notices = [n for n in (incomplete_notice(missing, in_suite),) if n]
         notices += self._failures(rerunnable)
+        notices += self._retried()
         notices += self._truncation()
         notices += self._model(requested_model)
         notices += self._reasoning(reasoning)
@@ -145,6 +148,13 @@ class NoticeTally:
         if len(self.reasons) > _REASONS_LISTED:
             notices.append(f"... and {failed - sum(count for _, count in listed)} more failures")
         return notices
+
+    def _retried(self) -> list[str]:
+        """Retries cost time and say the server struggled, though the answers stand: said, by reason."""
+        if not self.retries:
+            return []
+        reasons = ", ".join(f"{reason} ({count})" for reason, count in self.retries.most_common())
+        return [f"{self.retries.total()} retried request(s) (a failed attempt sent again): {reasons}"]
 
     def _truncation(self) -> list[str]:
         if not self.truncated:

@@ -134,8 +134,11 @@ class RunDirectory:
         served_model: str | None,
         server: dict[str, Any] | None = None,
         shard: ShardRecord | None = None,
+        server_identity: list[dict[str, Any]] | None = None,
+        request_settings: dict[str, Any] | None = None,
     ) -> None:
-        """Write the manifest (keeping a resumed run's start time) and the suite as run."""
+        """Write the manifest (keeping a resumed run's start time) and the suite as run. `server_identity`: what
+        answered at each endpoint; `request_settings`: what was added to every request for it."""
         previous = self.path / MANIFEST
         before = read_manifest(previous) if resumed and previous.exists() else None
         started = before.started_at if before is not None else _now()
@@ -147,8 +150,13 @@ class RunDirectory:
             suite=SuiteRecord(name=suite.name, sha256=suite.sha256, tasks=len(suite.tasks)),
             server_models=server_models,
             served_model=served_model,
+            server_kind=_kinds(server_identity),
+            server_identity=server_identity,
+            request_settings=request_settings or {},
             started_at=started,
             requests=self._requests_before(before),
+            retries=dict(before.retries) if before is not None else {},
+            resends=before.resends if before is not None else 0,
             server=server,
             shard=shard,
             wall_s=before.wall_s if before is not None else 0.0,
@@ -166,9 +174,13 @@ class RunDirectory:
             return before.requests
         return sum(s.attempts for s in read_samples(self.samples_path)) + self._dropped_attempts
 
-    def count_requests(self, n: int) -> None:
+    def count_requests(self, n: int, retries: dict[str, int] | None = None, resends: int = 0) -> None:
+        """This invocation's requests, the reasons of its retries, and its free re-sends, added to the run's."""
         assert self.manifest is not None, "start() comes first"
         self.manifest.requests += n
+        for reason, count in (retries or {}).items():
+            self.manifest.retries[reason] = self.manifest.retries.get(reason, 0) + count
+        self.manifest.resends += resends
 
     def add_wall_time(self, seconds: float, endpoints: list[dict[str, Any]] | None = None) -> None:
         """This invocation's time with requests in flight, added to the run's (and the replicas' figures)."""
@@ -229,6 +241,14 @@ def _check_creatable(path: Path) -> None:
         os.rmdir(tempfile.mkdtemp(prefix=".ocllm-probe-", dir=parent))
     except OSError as exc:
         raise InputError(f"{path}: cannot be created in {parent}: {exc.strerror or exc}") from None
+
+
+def _kinds(identities: list[dict[str, Any]] | None) -> str | None:
+    """The one kind of server the endpoints are, or their kinds joined in order when they differ."""
+    if not identities:
+        return None
+    kinds = list(dict.fromkeys(str(i.get("kind")) for i in identities))
+    return ", ".join(kinds)
 
 
 def _now() -> str:

@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import aiohttp
 import msgspec
@@ -34,6 +34,7 @@ from ocllm.rescore import RescoredFile, write_rescored
 from ocllm.run_directory import RunDirectory
 from ocllm.rundir import METRICS, SAMPLES
 from ocllm.scoring import decide
+from ocllm.server_kind import ServerIdentity, identify, repeatability
 from ocllm.servers import ManagedServer, ServerPool
 from ocllm.shards import Shard, shard_line, take_shard
 from ocllm.suites import Suite, load_suite
@@ -47,6 +48,10 @@ class RunResult(NamedTuple):
     requests: int  # HTTP requests they took, retries included
     notices: list[str]  # what the user should know after the run: why requests failed, truncation, ...
     model: str  # the model the server answered as (the lane's name for it when no answer said)
+    retries: dict[str, int]  # this invocation's retries by the reason the attempt before failed
+    resends: int  # requests sent again on a new connection, without spending an attempt (client.py)
+    servers: list[ServerIdentity]  # what answered at each endpoint
+    request_settings: dict[str, Any]  # what was added to every request for identical runs to repeat
     shard: ShardRecord | None = None  # the shard this run is (--shard K/N); None: the whole suite
 
 
@@ -83,7 +88,7 @@ def run_lane(
         if servers is not None:
             server = servers.server_for(lane.name, lane.server, settings.base_url, out_dir, settings.api_key)
         with DecisionSpool(out_dir) as spool:
-            ran, requests, before, served = asyncio.run(
+            ran, counts, before, served, started = asyncio.run(
                 _run(
                     lane,
                     suite,
@@ -114,7 +119,27 @@ def run_lane(
     if (resume or retry_errors) and not ran:
         # Said to this invocation only; the manifest keeps what holds for the run.
         after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
-    return RunResult(out_dir, lane, summary, ran, requests, after, served or lane.model, shard_record)
+    identities, added = started
+    model = served or lane.model
+    return RunResult(
+        out_dir, lane, summary, ran, counts.requests, after, model, counts.retries, counts.resends, identities, added,
+        shard=shard_record,
+    )
+
+
+class _Counts:
+    """What this invocation's requests cost: attempts, the reasons of the retries among them, free re-sends."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.retries: dict[str, int] = {}
+        self.resends = 0
+
+    def add(self, sample: Sample) -> None:
+        self.requests += sample.attempts
+        self.resends += sample.resends
+        for reason, count in sample.retry_reasons.items():
+            self.retries[reason] = self.retries.get(reason, 0) + count
 
 
 async def _run(
@@ -129,19 +154,30 @@ async def _run(
     spool: DecisionSpool,
     server: ManagedServer | None = None,
     shard: ShardRecord | None = None,
-) -> tuple[int, int, list[str], str | None]:
+) -> tuple[int, _Counts, list[str], str | None, tuple[list[ServerIdentity], dict[str, Any]]]:
     """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
-    how many requests they took, the notices said before the run, and the model the trial was answered as.
+    what their requests cost, the notices said before the run, the model the trial was answered as, and what
+    answered at each endpoint with the request settings added for it.
     Each answer's decision goes to `spool`, for the final scoring."""
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
     replicas = endpoint_settings(lane)
     probe, served, before = await _check_server(lane, replicas[0])
+    listed = [probe.models]
     for other in replicas[1:]:  # every replica must serve the model
-        more = (await _check_server(lane, other))[2]
+        other_probe, _, more = await _check_server(lane, other)
+        listed.append(other_probe.models)
         before += [notice for notice in more if notice not in before]
+    identities = await _identify_servers(replicas, listed)
+    added, said = repeat_settings(lane, identities)
+    before += said
     for notice in before:
         announce(notice)
+    sent_lane = lane
+    if added:
+        # The lane's own extra_body wins (repeat_settings leaves out what it sets); the manifest keeps the lane as
+        # written, and what was added beside it.
+        sent_lane = msgspec.structs.replace(lane, extra_body={**added, **lane.extra_body})
     existing = run_dir.open(lane, suite, resume=resume, retry_errors=retry_errors)
     done = {s.task_id for s in existing}
     pending = [t for t in suite.tasks if t.id not in done]
@@ -153,20 +189,23 @@ async def _run(
         served_model=served,
         server=server.record() if server is not None else None,
         shard=shard,
+        server_identity=[msgspec.to_builtins(identity) for identity in identities],
+        request_settings=added,
     )
     policy = lane.policy()
     writer = run_dir.writer()
-    requests = 0
+    counts = _Counts()
     endpoints = Endpoints(replicas) if len(replicas) > 1 else None
     began = time.monotonic()
     try:
-        async with make_session(lane.concurrency) as session:
+        # Streamed requests get a connection each: llama-server closes the connection after every streamed
+        # response (measured, docs/lanes.md), so a pooled one would be dead when the next request takes it.
+        async with make_session(lane.concurrency, reuse_connections=not lane.stream) as session:
             with make_progress(lane.name, len(suite.tasks), len(done)) as bar:
 
                 def finished(task: Task, sample: Sample) -> None:
-                    nonlocal requests
                     writer.append(sample)
-                    requests += sample.attempts
+                    counts.add(sample)
                     # Decided as the final scoring would decide it (with the prompt as sent), once: the live
                     # accuracy shows it, and the final scoring reads it back from the spool.
                     decision = decide(as_sent(task, sample), sample, policy)
@@ -174,19 +213,62 @@ async def _run(
                     bar.advance(None if sample.error else decision.correct, sample.error is not None)
 
                 if endpoints is not None:
-                    dispatch = endpoints.dispatcher(session, lambda task: request_body(task, lane))
+                    dispatch = endpoints.dispatcher(session, lambda task: request_body(task, sent_lane))
                 else:
-                    dispatch = http_dispatcher(session, settings, lane)
+                    dispatch = http_dispatcher(session, settings, sent_lane)
                 if server is not None:
                     dispatch = until_server_dies(dispatch, server)
                 await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
     finally:
         writer.close()
-        run_dir.count_requests(requests)
+        run_dir.count_requests(counts.requests, counts.retries, counts.resends)
         if pending:
             # The replicas' figures are this invocation's (a resumed run counts its own requests anew).
             run_dir.add_wall_time(time.monotonic() - began, endpoints.figures() if endpoints is not None else None)
-    return len(pending), requests, before, served
+    return len(pending), counts, before, served, (identities, added)
+
+
+async def _identify_servers(
+    replicas: list[ClientSettings], listed: list[dict[str, Any] | None]
+) -> list[ServerIdentity]:
+    """What answers at each endpoint (server_kind.py), with the /models answer each gave."""
+    async with make_session(1) as session:
+        return [await identify(session, settings, models) for settings, models in zip(replicas, listed, strict=True)]
+
+
+def repeat_settings(lane: Lane, identities: list[ServerIdentity]) -> tuple[dict[str, Any], list[str]]:
+    """The request fields to add so that identical runs of `lane` repeat on these servers, and what the user must
+    be told: why a run may not repeat even so, or that the lane turned a setting off and what that costs."""
+    kinds = list(dict.fromkeys(identity.kind for identity in identities))
+    if len(kinds) > 1:
+        return {}, [
+            f"the lane's endpoints are servers of different kinds ({', '.join(kinds)}): no request settings for "
+            "repeatable runs are added, and identical runs may differ"
+        ]
+    kind = kinds[0]
+    needed, caveat = repeatability(kind, lane.concurrency)
+    said = [f"{kind} server: {caveat}"] if caveat else []
+    added: dict[str, Any] = {}
+    for key, value in needed.items():
+        if lane.repeatable and key not in lane.extra_body and key not in lane.omit_fields:
+            added[key] = value
+            continue
+        if lane.extra_body.get(key) == value:
+            continue  # the lane asks for it itself
+        why = (
+            "repeatable = false" if not lane.repeatable
+            else "omit_fields" if key in lane.omit_fields
+            else f"extra_body sets {key} = {json_value(lane.extra_body[key])}"
+        )  # fmt: skip
+        said.append(
+            f"{key} is not sent as {json_value(value)} ({why}): {kind} reuses its prompt cache, which is faster on "
+            "shared prefixes, but an answer then depends on the requests before it, so identical runs may differ"
+        )
+    return added, said
+
+
+def json_value(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
 
 
 def client_settings(lane: Lane) -> ClientSettings:

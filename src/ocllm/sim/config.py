@@ -15,6 +15,8 @@ SIM_HEADER = "x-ocllm-simulator"
 MAX_MODEL_LEN = 32768
 # vLLM has used both names for the reasoning field of a message or delta.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
+# The server kinds whose identifying routes the simulator can answer (ocllm/server_kind.py asks for them).
+MIMICS = ("llama.cpp", "vllm", "sglang", "ollama")
 
 
 def _default_models() -> dict[str, float]:
@@ -31,6 +33,9 @@ class SimConfig:
     reasoning_field: str = "reasoning_content"  # or "reasoning"
     seed: int = 0
     suites: tuple[Path, ...] = ()  # suite JSONL files whose gold answers the simulator knows
+    # Answer the route that marks this kind of server (llama.cpp's /props, ...), so that ocllm takes it for one;
+    # None: no such route, a server of no known kind. The answers stay the simulator's.
+    mimic: str | None = None
 
     def __post_init__(self) -> None:
         # The CLI builds this from flags, so a bad value is the user's error: OcllmError, one line, exit 2.
@@ -48,6 +53,8 @@ class SimConfig:
         if self.reasoning_field not in REASONING_FIELDS:
             choices = " or ".join(REASONING_FIELDS)
             raise OcllmError(f"simulator: reasoning_field must be {choices}, got {self.reasoning_field!r}")
+        if self.mimic is not None and self.mimic not in MIMICS:
+            raise OcllmError(f"simulator: mimic must be one of {', '.join(MIMICS)}, got {self.mimic!r}")
         # Callers may pass a list of str paths; normalise so the frozen value is always a tuple of Paths.
         object.__setattr__(self, "suites", tuple(Path(p) for p in self.suites))
         object.__setattr__(self, "models", dict(self.models))

@@ -48,8 +48,25 @@ def create_app(config: SimConfig) -> web.Application:
     app.router.add_get("/v1/models", _list_models)
     app.router.add_post("/v1/chat/completions", _chat_completions)
     app.router.add_get("/health", _health)  # vLLM's liveness probe; a runner may wait on it
+    if config.mimic is not None:
+        path, body = _IDENTITY_ROUTES[config.mimic]
+
+        async def identity(request: web.Request) -> web.Response:
+            return _json(body)
+
+        app.router.add_get(path, identity)
     app.on_response_prepare.append(_label_response)
     return app
+
+
+# What each kind answers at the route that marks it, cut to the fields that tell (ocllm/server_kind.py).
+_IDENTITY_ROUTES: dict[str, tuple[str, dict[str, Any]]] = {
+    "llama.cpp": ("/props", {"default_generation_settings": {"n_ctx": MAX_MODEL_LEN}, "build_info": SIM_LABEL}),
+    "sglang": ("/get_server_info", {"model_path": SIM_LABEL, "version": SIM_LABEL}),
+    "vllm": ("/version", {"version": SIM_LABEL}),
+    "ollama": ("/api/version", {"version": SIM_LABEL}),
+}
+
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
