@@ -213,6 +213,12 @@ def lanes_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     manifest["server"] = {"command": ["vllm", "serve", "m", "--api-key", KEY, f"--hf-token={KEY}"], "env": []}
     manifest["server_kind"] = "vllm"
     manifest_path.write_text(json.dumps(manifest))
+    # The other as a run written before the server kind was recorded.
+    older = tmp / "runs" / "cool" / "manifest.json"
+    manifest = json.loads(older.read_text())
+    assert manifest.pop("server_kind") == "unknown"  # the fault server carries no server's marks
+    manifest.pop("server_identity")
+    older.write_text(json.dumps(manifest))
     return tmp / "runs"
 
 

@@ -90,7 +90,8 @@ def print_run_result(result: RunResult) -> None:
     resent = f", {result.resends} re-sent on a new connection" if result.resends else ""
     console.print(
         f"{answers_line(summary)}   truncated: {summary.truncated}   missing: {summary.missing} (never ran)"
-        f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries{resent})"
+        f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries{resent})",
+        soft_wrap=True,  # one line to grep in a log, however narrow the terminal
     )
     if summary.serving is not None:
         console.print(serving_line(summary.serving), highlight=False)
