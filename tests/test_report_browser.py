@@ -6,6 +6,7 @@ nothing from anywhere, and run none of the markup a model might put in its answe
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +75,16 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "run-serving": write_run_report(run_doc(speed=SPEED), out / "run-serving")[-1],
         "comparison-serving": write_comparison(comparison_doc(speed_b=SPEED), out / "comparison-serving")[-1],
         "matrix-serving": write_matrix_report(matrix_doc(speeds=[SPEED, serving(), None]), out / "matrix-serving")[-1],
+        "matrix-long-names": write_matrix_report(long_lane_names(), out / "matrix-long-names")[-1],
     }
+
+
+def long_lane_names() -> dict[str, Any]:
+    """The serving matrix with lane names as long as real ones (a quantisation and a parser in the name)."""
+    text = json.dumps(matrix_doc(speeds=[SPEED, serving(), None]))
+    for short, long in (("lane_A", "A_baseline_reasoning_off_q4"), ("lane_B", "B_native_reasoning_fp8_kv")):
+        text = text.replace(short, long)
+    return json.loads(text)
 
 
 # Serving figures of a lane served by two replicas, one of them behind a hostile address.
@@ -141,7 +151,9 @@ def test_page_draws_every_chart_quietly(opened: Watched, request: pytest.Fixture
     assert opened.dialogs == []
 
 
-@pytest.mark.parametrize("opened", ["run-serving", "comparison-serving", "matrix-serving"], indirect=True)
+@pytest.mark.parametrize(
+    "opened", ["run-serving", "comparison-serving", "matrix-serving", "matrix-long-names"], indirect=True
+)
 def test_serving_figures_show_as_text_and_fit_the_page(opened: Watched) -> None:
     page = opened.page
     tables = page.locator("table[data-serving], table[data-endpoints], td[data-serving]")
