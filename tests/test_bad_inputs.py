@@ -829,6 +829,11 @@ ITEM_19_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         lambda tmp: ["serve-sim", "--model", "a=nan"],
         "--model NAME=ACCURACY must be at least 0 and at most 1 (got nan)",
     ),
+    "serve-sim --port of 400 digits": (
+        lambda tmp: ["serve-sim", "--port", "9" * 400],
+        "--port must be at least",
+    ),
+    "max_tokens of 400 digits in a lanes file": (lanes_with("max_tokens = " + "9" * 400), "max_tokens"),
 }
 
 

@@ -179,3 +179,37 @@ def test_an_empty_shard_is_refused_before_its_run_folder_is_made(
         capsys,
     )
     assert not (tmp_path / "m").exists()
+
+
+def edit_manifest(run_dir: Path, **fields: Any) -> None:
+    manifest = read(run_dir / "manifest.json")
+    for key, value in fields.items():
+        if key == "suite_tasks":
+            manifest["shard"]["suite_tasks"] = value
+        else:
+            manifest[key] = value
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_merge_sums_the_shards_retries_and_resends(sim: SimServer, tmp_path: Path) -> None:
+    for k in range(2):
+        run(sim, tmp_path / f"s{k}", "--shard", f"{k}/2")
+    edit_manifest(tmp_path / "s0", retries={"HTTP 503": 1}, resends=2)
+    edit_manifest(tmp_path / "s1", retries={"HTTP 503": 2, "server disconnected": 1}, resends=0)
+    assert main(["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "-o", str(tmp_path / "m")]) in (0, 1)
+    manifest = read(tmp_path / "m" / "manifest.json")
+    assert (manifest["retries"], manifest["resends"]) == ({"HTTP 503": 3, "server disconnected": 1}, 2)
+
+
+def test_a_merge_refuses_shards_whose_requests_carried_other_settings_or_another_suite_size(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for k in range(2):
+        run(sim, tmp_path / f"s{k}", "--shard", f"{k}/2")
+    args = ["merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "-o", str(tmp_path / "m")]
+    edit_manifest(tmp_path / "s1", request_settings={"cache_prompt": False})
+    capsys.readouterr()
+    refused(args, "its requests carried {'cache_prompt': False}, those of", capsys)
+    edit_manifest(tmp_path / "s1", request_settings={}, suite_tasks=99)
+    refused(args, "a shard of a suite of 99 tasks", capsys)
+    assert not (tmp_path / "m").exists()

@@ -22,8 +22,8 @@ class Bound(NamedTuple):
         return f"{low} and at most {_num(self.high)}"
 
     def holds(self, value: float) -> bool:
-        if not math.isfinite(value):
-            return False
+        if isinstance(value, float) and not math.isfinite(value):
+            return False  # (an int is finite; isfinite would overflow on one of 309 digits)
         return (value > self.low if self.above_low else value >= self.low) and value <= self.high
 
 

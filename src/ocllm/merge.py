@@ -11,6 +11,7 @@ suite in its own order (restored from the positions each shard recorded), so its
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -75,6 +76,8 @@ def merge_runs(runs: list[Path], out_dir: Path, *, force: bool = False) -> Merge
         shard=None,
         merged_from=[str(s.path) for s in shards],
         requests=sum(s.manifest.requests for s in shards),
+        retries=dict(sum((Counter(s.manifest.retries) for s in shards), Counter())),
+        resends=sum(s.manifest.resends for s in shards),
         # Machine time: the shards may have run side by side, and each one's server was busy for its own.
         wall_s=round(sum(s.manifest.wall_s for s in shards), 3),
         endpoints=None,
@@ -178,9 +181,19 @@ def _check_together(shards: list[_Shard]) -> None:
     for shard in shards:
         b = shard.manifest
         assert b.shard is not None
-        if b.shard.count != a.shard.count or b.shard.suite_tasks != a.shard.suite_tasks:
+        if b.shard.count != a.shard.count:
             raise InputError(
                 f"{shard.path}: a shard of {b.shard.count}, while {first.path} is a shard of {a.shard.count}"
+            )
+        if b.shard.suite_tasks != a.shard.suite_tasks:
+            raise InputError(
+                f"{shard.path}: a shard of a suite of {b.shard.suite_tasks} tasks, {first.path} of "
+                f"{a.shard.suite_tasks}"
+            )
+        if b.request_settings != a.request_settings:  # what was added to every request (cache_prompt, ...)
+            raise InputError(
+                f"{shard.path}: its requests carried {b.request_settings or 'nothing more'}, those of {first.path} "
+                f"{a.request_settings or 'nothing more'}"
             )
         if b.shard.suite_sha256 != a.shard.suite_sha256:
             raise InputError(f"{shard.path}: ran another suite than {first.path} (the whole suite's hash differs)")
