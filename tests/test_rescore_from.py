@@ -751,3 +751,31 @@ def test_a_rescored_document_is_at_most_twice_its_input(tmp_path: Path) -> None:
     doc, _ = rescore(tmp_path, "--from", "mmlu-pro", str(source))
     assert all(len(t["candidates"]) == 7 and t["raw_content"] for t in doc["tasks"])  # nothing left out
     assert (tmp_path / "out.json").stat().st_size <= 2 * source.stat().st_size
+
+
+def test_what_a_foreign_file_left_out_stays_left_out_in_report_compare_and_a_second_rescore(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The records this scorer cannot score ran: report, compare and a rescore of the rescored document count them
+    as left out, never as tasks that never ran (which would advise --resume for another tool's results)."""
+    single = [6921, 6930]
+    folder = tmp_path / "results"
+    folder.mkdir()
+    write_json(folder / "model_outputs_gpt-4o_5shots.json", tiger_lab_results(40, single))
+    first, _ = rescore(tmp_path, "--from", "mmlu-pro", str(folder))
+    rescored = tmp_path / "out.json"
+    assert first["summary"]["unscorable"] == 2
+    assert main(["rescore", str(rescored), "-o", str(tmp_path / "again.json")]) == 0
+    again = json.loads((tmp_path / "again.json").read_text())["summary"]
+    assert (again["unscorable"], again["missing"], again["total"]) == (2, 0, 38)
+    for args in (["report", str(rescored)], ["report", "--from", "mmlu-pro", str(folder)]):
+        capsys.readouterr()
+        assert main([*args, "-o", str(tmp_path / "report")]) == 0, args
+        said = " ".join(capsys.readouterr().out.split())
+        page = (tmp_path / "report" / "report.md").read_text()
+        assert "never ran" not in page and "--resume" not in page, args
+        assert "left out 2 records this scorer cannot score" in said, args
+    capsys.readouterr()
+    assert main(["compare", "--from", "mmlu-pro", str(folder), str(folder), "-o", str(tmp_path / "c")]) == 0
+    comparison = json.loads((tmp_path / "c" / "comparison.json").read_text())
+    assert (comparison["a"]["missing"], comparison["b"]["missing"]) == (0, 0)

@@ -76,8 +76,9 @@ def load_run(path: Path, from_format: str | None = None, filter_name: str | None
     Another tool's files given without `from_format` are refused in one line that names the flag."""
     if from_format is not None:
         run = read_tool_files(from_format, [path], filter_name)
-        meta = msgspec.structs.replace(run.meta, origin=str(path))
-        return LoadedRun(SavedRun(path, meta, list(run.records)), run.format.tool, run.notices)
+        records = list(run.records)  # read through: the unscorable records are all gathered
+        meta = msgspec.structs.replace(run.meta, origin=str(path), unscorable=list(run.unscorable))
+        return LoadedRun(SavedRun(path, meta, records), run.format.tool, run.notices)
     try:
         saved = load_saved_run(path)
     except InputError:
@@ -122,8 +123,9 @@ def load_scored(
         serving.add(record.sample)
     label = run_label(saved.meta, path)
     expected = saved.meta.tasks_in_suite
-    in_suite = expected if expected is not None and expected >= len(tasks) else None
-    missing = in_suite - len(tasks) if in_suite is not None else 0
+    ran = len(tasks) + len(saved.meta.unscorable)  # another tool's unscorable records ran: not missing
+    in_suite = expected if expected is not None and expected >= ran else None
+    missing = in_suite - ran if in_suite is not None else 0
     timing = serving.serving(saved.meta.timing)
     origin = Path(saved.meta.origin) if loaded.tool and saved.meta.origin else None
     notices = tuple(loaded.notices)

@@ -14,7 +14,7 @@ from ocllm.documents import MetricsDocument, Summary, UnscorableRecord
 from ocllm.errors import OcllmError
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
-from ocllm.formats.tools import read_tool_files
+from ocllm.formats.tools import format_of_run, read_tool_files
 from ocllm.metrics import ServingTally, Tally
 from ocllm.models import Decision, Policy
 from ocllm.notices import NoticeTally
@@ -74,7 +74,8 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
         notices.add(record.sample, decision, record.task)
         serving.add(record.sample)
     n_changed = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
-    summary, said = _closing(tally, notices, n_changed, saved.meta, policy)
+    foreign = format_of_run(saved.meta.run_format) is not None  # another tool's: this project cannot rerun it
+    summary, said = _closing(tally, notices, n_changed, saved.meta, policy, not foreign, saved.meta.unscorable)
     summary.serving = serving.serving(saved.meta.timing)
     document = MetricsDocument(
         format=OUTPUT_FORMAT,
@@ -174,7 +175,12 @@ def rescore_file(
     of a run read from a run directory. Both files appear whole (renamed into place) or not at all."""
     _check_outputs(output_path, report_path, [input_path], force)
     meta, records = stream_saved_run(input_path)
-    return write_rescored(input_path, meta, records, policy_of_meta(meta, overrides), output_path, report_path)
+    policy = policy_of_meta(meta, overrides)
+    # A document rescored from another tool's file keeps what it left out, and its failures stay not rerunnable.
+    foreign = format_of_run(meta.run_format) is not None
+    return write_rescored(
+        input_path, meta, records, policy, output_path, report_path, rerunnable=not foreign, unscorable=meta.unscorable
+    )
 
 
 def rescore_tool_files(

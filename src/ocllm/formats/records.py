@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from ocllm.documents import UnscorableRecord
 from ocllm.models import Sample, Task
 
 
@@ -33,6 +34,8 @@ class RunMeta(msgspec.Struct, kw_only=True):
     run_format: str | None = None
     timing: dict[str, Any] | None = None  # a run's wall time, requests and endpoints, for its serving figures
     origin: str | None = None  # what a rescored document was scored from (its `source.path`)
+    # Another tool's records this scorer could not score: no task, no figure, but they ran (not missing).
+    unscorable: list[UnscorableRecord] = msgspec.field(default_factory=list)
     other: dict[str, Any] = msgspec.field(default_factory=dict)  # any other run-level field of the input
 
     @classmethod
@@ -48,6 +51,8 @@ class RunMeta(msgspec.Struct, kw_only=True):
                 or (key == "tasks_in_suite" and isinstance(value, int) and not isinstance(value, bool))
             ):
                 known[key] = value
+            elif key == "unscorable" and isinstance(value, list):
+                known[key] = _unscorable(value)
             elif key != "other":
                 other[key] = value  # unknown, or known with a type we cannot use: kept, shown as it was
         return cls(**known, other=other)
@@ -58,8 +63,22 @@ class RunMeta(msgspec.Struct, kw_only=True):
 
     def source(self, path: Path) -> dict[str, Any]:
         """The `source` of an output document: where it came from and what the input said of the run."""
-        fields = {k: v for k, v in msgspec.structs.asdict(self).items() if k != "other" and v is not None}
+        # (The unscorable records are the summary's, not the source's.)
+        fields = {
+            k: v for k, v in msgspec.structs.asdict(self).items() if k not in ("other", "unscorable") and v is not None
+        }
         return {"path": str(path), **self.other, **fields}
+
+
+def _unscorable(rows: list[Any]) -> list[UnscorableRecord]:
+    """The unscorable records a rescored document's summary lists, as far as they are well formed."""
+    kept = []
+    for row in rows:
+        try:
+            kept.append(msgspec.convert(row, UnscorableRecord))
+        except msgspec.ValidationError:
+            continue
+    return kept
 
 
 _TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format", "origin"))

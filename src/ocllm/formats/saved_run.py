@@ -87,6 +87,9 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
         scorer = summary.get("scorer") if isinstance(summary, dict) else None
         if isinstance(scorer, dict):
             meta["scorer"] = scorer  # this project's output: the policy it was scored with
+        left_out = summary.get("unscorable_records") if isinstance(summary, dict) else None
+        if left_out:
+            meta["unscorable"] = left_out  # rescored from another tool's file: the records it could not score
         source = fields.get("source")
         if isinstance(source, dict):
             # This project's output names the run it came from (lane, model, suite size): a metrics.json
