@@ -620,7 +620,7 @@ def test_every_retry_reason_is_counted_in_the_manifest_and_said_on_the_console_a
     assert code == 0
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["retries"] == {"HTTP 503": 2, "server disconnected": 1}
-    said = "3 retried request(s) (a failed attempt sent again): HTTP 503 (2), server disconnected (1)"
+    said = "3 retries (a failed attempt sent again): HTTP 503 (2), server disconnected (1)"
     printed = capsys.readouterr().out
     assert "tasks this run: 10 (13 requests, 3 retries)" in printed and said in printed
     assert said in manifest["notices"]

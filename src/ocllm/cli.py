@@ -128,12 +128,11 @@ def rescore(
     any model."""
     from ocllm.rescore import rescore_file, rescore_tool_files
 
+    _check_filter(from_format, filter_name)
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     if from_format is not None:
         result = rescore_tool_files(from_format, list(inputs), output, overrides, report, filter_name, force=force)
         title = f"Re-scored {from_format} results"
-    elif filter_name is not None:
-        raise OcllmError("--filter chooses among lm-eval's filters: it needs --from lm-eval")
     elif len(inputs) > 1:
         raise OcllmError(f"{len(inputs)} inputs: a saved run is one file or folder (several files need --from)")
     else:
@@ -211,7 +210,8 @@ def compare(
     ]
     doc = compare_runs(*sides)
     folder = out or Path("comparisons") / f"{_file_name(doc.a.label)}_vs_{_file_name(doc.b.label)}"
-    check_folder_output(folder, COMPARISON_FILES, [a, b], force=force)
+    if out is None:  # (a folder given was checked before the sides were read)
+        check_folder_output(folder, COMPARISON_FILES, [a, b], force=force)
     paths = write_comparison(doc, folder)
     console_comparison(doc)
     for path in paths:

@@ -306,7 +306,8 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
     a, b = told_apart(a, b)
     shared = [tid for tid in a.tasks if tid in b.tasks]
     unscorable = [tid for tid in shared if a.tasks[tid].correct is None or b.tasks[tid].correct is None]
-    paired = [tid for tid in shared if tid not in set(unscorable)]
+    failed = set(unscorable)
+    paired = [tid for tid in shared if tid not in failed]
     pa, pb = [a.tasks[t] for t in paired], [b.tasks[t] for t in paired]
     by_cat: dict[str, list[str]] = defaultdict(list)
     for tid in paired:

@@ -154,7 +154,7 @@ class NoticeTally:
         if not self.retries:
             return []
         reasons = ", ".join(f"{reason} ({count})" for reason, count in self.retries.most_common())
-        return [f"{self.retries.total()} retried request(s) (a failed attempt sent again): {reasons}"]
+        return [f"{self.retries.total()} retries (a failed attempt sent again): {reasons}"]
 
     def _truncation(self) -> list[str]:
         if not self.truncated:
