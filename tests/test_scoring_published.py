@@ -51,7 +51,13 @@ def test_a_signed_value_of_another_option_still_contradicts_the_letter(content: 
 
 @pytest.mark.parametrize(
     "content",
-    ["The answer is (A) + (B) in total.", "The answer is \\(x\\) + 5, which I cannot match.", "The answer is A + 3."],
+    [
+        "The answer is (A) + (B) in total.",
+        "The answer is \\(x\\) + 5, which I cannot match.",
+        "The answer is A + 3.",
+        "The answer is (a) + 3 = 7.",  # a sign and a number, then the formula goes on
+        "So the answer is (B) + 2, giving 5.",
+    ],
 )
 def test_a_sign_before_a_symbol_is_still_a_formula(content: str) -> None:
     d = mcq(content, answer="A")
@@ -206,6 +212,22 @@ def test_a_label_alone_is_still_read_as_a_hedge(content: str, options: list[str]
     d = mcq(content, options=options, answer=letter)
     assert (d.extracted_final_answer, d.hedged) == (letter, True), d.reason
     assert "list_label" in d.candidates[d.decided_by or 0].reading
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The answer is likely B.\nFinal Answer: (c) the mitochondria",  # a hedge before it, no letter after
+        "Option B is the closest, but\nFinal Answer: (c) The powerhouse of the cell",
+        "Final Answer: (c) The cell wall.\nThe answer is 999.",  # a value of no option after it is no letter
+    ],
+)
+def test_a_label_with_no_letter_after_it_keeps_its_markers_strength(content: str) -> None:
+    """Only a letter stated after the label shows it opened a list; without one, a hedge or a weaker statement
+    before or after it does not outrank its `Final Answer:`."""
+    options = ["Ribosome", "Golgi apparatus", "the mitochondria", "Lysosome"]
+    d = mcq(content, options=options, answer="C")
+    assert d.extracted_final_answer == "C", d.reason
 
 
 def test_a_lower_case_label_restating_another_option_still_contradicts() -> None:

@@ -95,8 +95,8 @@ def inside_code_block(text: str, pos: int) -> bool:
     return before % 2 == 1 and languages[before - 1] not in _PROSE_FENCES
 
 
-# A lower-case label before running text that is no option's text ("Final Answer:\n(i) The number is: 42")
-# opens a list more often than it names an option: it decides only when no other statement names a letter.
+# A lower-case label before running text that is no option's text ("Final Answer:\n(i) The number is: 42"),
+# with a statement naming a letter after it, opened a list: it decides only when no other statement names one.
 LIST_LABEL_RANK = 11
 # A value that is no option with a letter stated after it, or restating the letter of a statement of its kind
 # before it, ranks below every letter, hedged ones included.
@@ -106,7 +106,7 @@ SUPERSEDED_VALUE_RANK = 12
 def rank(candidate: Candidate) -> int:
     if not candidate.letters and ("letter_follows" in candidate.reading or "restates_letter" in candidate.reading):
         return SUPERSEDED_VALUE_RANK
-    if "list_label" in candidate.reading:
+    if "list_label" in candidate.reading and "letter_follows" in candidate.reading:
         return LIST_LABEL_RANK
     return HEDGED_RANK if candidate.hedged else KIND_RANK[candidate.kind]
 

@@ -106,8 +106,9 @@ _VERBS_AFTER_SUBJECT = frozenset(
 )  # fmt: skip
 # Characters after a letter that make it part of a formula, not an answer ("x = 5", "A + B").
 _MATH_AFTER = frozenset("=+^<>")
-# A sign and a number: after a letter in brackets, the value restated ("The answer is (H) +3.03 kJ"), not math.
-_SIGNED_NUMBER = re.compile(r"\+[ \t]?\.?\d")
+# A sign and a number: after a letter in brackets, the value restated ("The answer is (H) +3.03 kJ"), not math;
+# unless the formula goes on after the number ("(a) + 3 = 7", "(B) + 2, giving 5").
+_SIGNED_NUMBER = re.compile(r"\+[ \t]?(?:\d+(?:\.\d+)?|\.\d+)(?![\d.])(?![ \t]*[=+\-*/^<>,])")
 # Optional words between a marker and its letter: "The correct answer is option A".
 # Words between a marker and its letter: "The answer is option C", "The correct answer is therefore C",
 # and the articles and nouns of other languages ("la respuesta es la opción C", "a alternativa C").

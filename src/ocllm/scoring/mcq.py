@@ -53,6 +53,7 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     # kept as evidence, and never decide.
     visible = [c for c in found if not _ignored(c)]
     echoes = [c for c in found if _ignored(c)]
+    _labels_before_letters(visible)
     _values_before_letters(visible)
     _values_after_letters(visible, ctx)
 
@@ -270,13 +271,26 @@ def _label_of(content: str, pos: int, labels: list[tuple[int, str, bool]]) -> st
     return None if "\n" in between else number
 
 
+def _labels_before_letters(visible: list[Candidate]) -> None:
+    """A lower-case list label before running text ("Final Answer:\n(i) The number is: ... The answer is F."),
+    followed by another statement naming a letter, opened a list: it ranks below every letter, hedged ones
+    included (reading `letter_follows`). With no letter after it, it is the answer its marker gives (R6)."""
+    letter_later = False
+    for c in reversed(visible):
+        if "list_label" in c.reading and letter_later:
+            c.reading.append("letter_follows")
+        letter_later = letter_later or bool(c.letters)
+
+
 def _values_before_letters(visible: list[Candidate]) -> None:
     """A value that is no option, followed by a statement naming a letter ("The answer is 492, which
     corresponds to option C"; "\\boxed{4}" then "Option B is correct") was the working, not the answer:
     it ranks below every letter (reading `letter_follows`). Last of all, it decides (R8b)."""
-    for i, c in enumerate(visible):
-        if not c.letters and any(later.letters for later in visible[i + 1 :]):
+    letter_later = False  # one pass from the end: a megabyte of statements stays linear
+    for c in reversed(visible):
+        if not c.letters and letter_later:
             c.reading.append("letter_follows")
+        letter_later = letter_later or bool(c.letters)
 
 
 def _values_after_letters(visible: list[Candidate], ctx: TaskContext) -> None:
@@ -285,11 +299,14 @@ def _values_after_letters(visible: list[Candidate], ctx: TaskContext) -> None:
     does (R8c): it ranks below every letter (reading `restates_letter`), and when it contradicts the letter
     ("533 cm^3" where B is 250 cm^3) the letter's statement carries the contradiction. A value matching
     another option is a statement of that option, and may conflict as any other."""
-    for i, c in enumerate(visible):
-        if c.letters or c.value is None or "letter_follows" in c.reading:
-            continue
-        before = next((p for p in reversed(visible[:i]) if rank(p) == rank(c)), None)
-        if before is None or before.letter is None:
+    # The nearest earlier statement of the same rank, by rank, in one forward pass (a value tagged here ranks
+    # below every letter from then on, so it is nobody's statement of that rank).
+    last_of_rank: dict[int, Candidate] = {}
+    for c in visible:
+        before = last_of_rank.get(rank(c))
+        eligible = not c.letters and c.value is not None and "letter_follows" not in c.reading
+        if not eligible or before is None or before.letter is None:
+            last_of_rank[rank(c)] = c
             continue
         c.reading.append("restates_letter")
         # A separate statement, not a value printed beside its letter: a bare number there is the model's
