@@ -70,6 +70,7 @@ LONG_OUTPUTS = {
     "option claims": "Option C is correct. " * 20_000,
     "think openers": "<think>" * 30_000,
     "markers on new lines": "Answer:\n" * 30_000,
+    "values after a letter": "The answer is (B).\n" + "The answer is 999 cm^3.\n" * 20_000,
 }
 
 

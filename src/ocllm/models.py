@@ -128,8 +128,9 @@ class Candidate(msgspec.Struct, kw_only=True):
     # where C is 492 ("533, which is no option"). Such a statement names no single answer.
     contradiction: str | None = None
     # The reading rules of docs/scoring.md that shaped this statement: latex, box_after_marker,
-    # option_text, stated_value, letter_value_mismatch, several_option_lines, hedged, placeholder_echo,
-    # withdrawn, in_code_block, after_invented_question, for_another_question.
+    # option_text, stated_value, letter_value_mismatch, restates_letter, letter_follows, list_label,
+    # several_option_lines, hedged, placeholder_echo, withdrawn, in_code_block, after_invented_question,
+    # for_another_question.
     reading: list[str] = msgspec.field(default_factory=list)
 
 
