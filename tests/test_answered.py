@@ -151,6 +151,9 @@ def test_the_comparison_and_the_matrix_show_no_answer(
     matrix = json.loads((tmp_path / "m" / "matrix.json").read_text())
     lanes = {lane["label"]: lane for lane in matrix["lanes"]}
     assert (lanes["A"]["no_answer"], lanes["B"]["no_answer"]) == (a["none"], b["none"])
+    # The matrix page lists flips without opening them: its document keeps no answer texts for them.
+    (comparison,) = matrix["comparisons"]
+    assert comparison["flips"] and all(f["a_side"] is None and f["b_side"] is None for f in comparison["flips"])
     html = (tmp_path / "m" / "matrix.html").read_text()
     assert "<th class=\"num\">no answer</th>" in html and f"chance {100 * chance():.0f}%" in html
     row = re.search(r'<tr data-lane="A">.*?</tr>', html, re.S)

@@ -301,8 +301,9 @@ def _whose_verdicts(a: ScoredRun, b: ScoredRun) -> str:
     return f"{whose[0]} for {a.label}, {whose[1]} for {b.label}"
 
 
-def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
-    """The comparison document (comparison.json)."""
+def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comparison:
+    """The comparison document (comparison.json). `flip_sides`: each flipped task keeps what both sides answered,
+    for the comparison page's side-by-side view (the matrix page, which has none, leaves them out)."""
     a, b = told_apart(a, b)
     shared = [tid for tid in a.tasks if tid in b.tasks]
     unscorable = [tid for tid in shared if a.tasks[tid].correct is None or b.tasks[tid].correct is None]
@@ -336,8 +337,8 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
                 a_extracted=a.tasks[tid].extracted,
                 b_extracted=b.tasks[tid].extracted,
                 winner="a" if a.tasks[tid].correct else "b",
-                a_side=_flip_side(a.tasks[tid]),
-                b_side=_flip_side(b.tasks[tid]),
+                a_side=_flip_side(a.tasks[tid]) if flip_sides else None,
+                b_side=_flip_side(b.tasks[tid]) if flip_sides else None,
             )
             for tid in paired
             if a.tasks[tid].correct != b.tasks[tid].correct

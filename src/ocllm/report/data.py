@@ -138,5 +138,5 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
         baseline=baseline,
         notices=notices,
         lanes=lanes,
-        comparisons=[compare_runs(base, run) for run in runs if run is not base],
+        comparisons=[compare_runs(base, run, flip_sides=False) for run in runs if run is not base],
     )
