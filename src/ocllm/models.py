@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
-TaskType = Literal["mcq", "required_substrings"]
+TaskType = Literal["mcq", "required_substrings", "math"]
 ConflictPolicy = Literal["last", "strict"]
 # The closed sets of docs/scoring.md, rule 7: what a decision and its statements may say. Typed here so
 # that a misspelt class fails where it is made, not in a report that counts it under a new name.
@@ -30,7 +30,8 @@ ErrorKind = Literal["http_status", "connection", "timeout", "malformed", "stream
 
 
 class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One benchmark item. `answer` is the gold letter of an MCQ task."""
+    """One benchmark item. `answer` is the gold letter of an MCQ task, the gold answer (plain or LaTeX) of a
+    math task."""
 
     id: str
     type: TaskType
@@ -41,6 +42,8 @@ class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
     subset: str | None = None
     required_substrings: list[str] | None = None
     case_sensitive: bool = False
+    # A math task's relative tolerance, for measured quantities: a stated number within it of the gold is equal.
+    tolerance: float | None = None
     # The prompt exactly as sent, when a saved run recorded it; the scorer reads its format
     # instruction to recognise placeholders the model echoes back.
     prompt: str | None = None
