@@ -23,10 +23,10 @@ from pathlib import Path
 import aiohttp
 from loopback import wait_until_serving
 
-from ocllm.lanes import Lane
-from ocllm.progress import RunProgress
-from ocllm.prompting import request_body
-from ocllm.runner import run_lane
+from ocllm.run.lanes import Lane
+from ocllm.run.progress import RunProgress
+from ocllm.run.prompting import request_body
+from ocllm.run.runner import run_lane
 from ocllm.suites import load_suite
 
 

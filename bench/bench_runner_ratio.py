@@ -33,8 +33,8 @@ from pathlib import Path
 from bench_runner import bare_loop, write_suite
 from loopback import answer_document, answers, machine, start_loopback
 
-from ocllm.lanes import Lane
-from ocllm.prompting import request_body
+from ocllm.run.lanes import Lane
+from ocllm.run.prompting import request_body
 from ocllm.suites import load_suite
 
 MODEL = "loopback-model"

@@ -20,7 +20,9 @@ from types import ModuleType
 import msgspec
 
 from ocllm.models import Policy, Sample, Task
-from ocllm.scoring import SCORER_VERSION, candidates, decide, mcq, statements
+from ocllm.scoring import SCORER_VERSION, decide
+from ocllm.scoring.mcq import candidates, statements
+from ocllm.scoring.mcq import decide as mcq
 
 LETTERS = "ABCDEFGHIJ"
 FILLER = (

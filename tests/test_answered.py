@@ -305,7 +305,7 @@ def test_the_end_of_matrix_shows_each_lanes_accuracy_and_its_answers(
 
 
 def test_a_shard_says_it_is_one_at_its_start_and_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ocllm.shards import shard_of
+    from ocllm.run.shards import shard_of
 
     suite = write_suite(tmp_path / "suite.jsonl")
     mine = sum(shard_of(task["id"], 3) == 1 for task, _, _ in LANE_A)

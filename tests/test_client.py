@@ -18,7 +18,8 @@ import msgspec
 import pytest
 from faultserver import Close, Drop, FaultServer, Hang, Pause, Reply, Stream, free_port, split_bytes, sse
 
-from ocllm.client import (
+from ocllm.models import Sample
+from ocllm.run.client import (
     ClientSettings,
     backoff_delay,
     chat_completion,
@@ -26,8 +27,7 @@ from ocllm.client import (
     make_session,
     parse_retry_after,
 )
-from ocllm.models import Sample
-from ocllm.sse import SSEParser
+from ocllm.run.sse import SSEParser
 
 API_KEY = "sk-test-7f3a9c1e5b2d4f60"
 BODY: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "What is 2 + 2?"}], "max_tokens": 64}
@@ -572,7 +572,7 @@ def test_api_key_echoed_by_the_server_stays_out_of_the_error_and_the_log(
     # Some servers quote the key they rejected; the key sits across the 200-character cut on purpose.
     echo = "y" * 190 + f"invalid key {API_KEY}"
     server.script(Reply(status=503, body=echo), Reply(status=401, body=f"Incorrect API key provided: {API_KEY}"))
-    with caplog.at_level(logging.DEBUG, logger="ocllm.client"):
+    with caplog.at_level(logging.DEBUG, logger="ocllm.run.client"):
         sample = run(settings(server))
     assert sample.attempts == 2
     assert sample.error == "HTTP 401: Incorrect API key provided: [redacted]"

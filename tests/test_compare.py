@@ -10,8 +10,8 @@ import msgspec
 import pytest
 from conftest import legacy_record, write_json
 
+from ocllm.analysis.compare import compare_runs, load_scored
 from ocllm.cli import main
-from ocllm.compare import compare_runs, load_scored
 
 
 def compare_cli(a: Path, b: Path, out: Path, *flags: str) -> dict:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ocllm.decision_spool import DecisionSpool
 from ocllm.models import Policy, Sample, Task
+from ocllm.run.decision_spool import DecisionSpool
 from ocllm.scoring import decide
 
 

@@ -21,12 +21,12 @@ import pytest
 from faultserver import Behaviour, Drop, FaultServer, Hang, Reply, Stream, free_port, sse
 
 from ocllm.cli import main
-from ocllm.client import ClientSettings, chat_completion, make_session
-from ocllm.lanes import Lane
+from ocllm.files.atomic import read_samples
 from ocllm.models import ErrorKind, Sample
-from ocllm.progress import RunProgress
-from ocllm.rundir import read_samples
-from ocllm.runner import run_lane
+from ocllm.run.client import ClientSettings, chat_completion, make_session
+from ocllm.run.lanes import Lane
+from ocllm.run.progress import RunProgress
+from ocllm.run.runner import run_lane
 
 BODY: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "What is 2 + 2?"}], "max_tokens": 8}
 

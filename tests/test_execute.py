@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import io
 
-from ocllm.execute import execute
 from ocllm.models import Sample, Task
-from ocllm.progress import RunProgress
+from ocllm.run.execute import execute
+from ocllm.run.progress import RunProgress
 
 
 def test_every_task_goes_through_the_dispatcher_once_within_the_concurrency() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ocllm.errors import InputError
-from ocllm.lanes import load_lanes
+from ocllm.run.lanes import load_lanes
 
 HEAD = '[lanes.A]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n'
 
@@ -53,7 +53,7 @@ def test_every_lane_setting_is_documented_with_its_default() -> None:
     simple defaults as the code has them."""
     import msgspec
 
-    from ocllm.lanes import Lane
+    from ocllm.run.lanes import Lane
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "lanes.md").read_text(encoding="utf-8")
     rows = {
@@ -75,7 +75,7 @@ def test_every_lane_setting_is_documented_with_its_default() -> None:
 
 
 def test_the_example_lanes_file_is_a_server_settings_matrix() -> None:
-    from ocllm.lanes import load_lanes
+    from ocllm.run.lanes import load_lanes
 
     lanes = load_lanes(Path(__file__).resolve().parent.parent / "examples" / "lanes.toml")
     assert lanes["A_baseline"].server == lanes["B_native_reasoning"].server  # one start for both
@@ -85,7 +85,7 @@ def test_the_example_lanes_file_is_a_server_settings_matrix() -> None:
 
 
 def test_server_false_turns_the_default_server_off(tmp_path: Path) -> None:
-    from ocllm.lanes import load_lanes
+    from ocllm.run.lanes import load_lanes
 
     path = tmp_path / "lanes.toml"
     path.write_text(
@@ -98,7 +98,7 @@ def test_server_false_turns_the_default_server_off(tmp_path: Path) -> None:
 
 def test_every_numeric_range_is_documented_as_it_is_checked() -> None:
     """docs/lanes.md's table of ranges says what bounds.py checks, setting by setting (issue 19, item 7)."""
-    from ocllm.bounds import BOUNDS
+    from ocllm.run.bounds import BOUNDS
 
     docs = (Path(__file__).parent.parent / "docs" / "lanes.md").read_text()
     for name, bound in BOUNDS.items():

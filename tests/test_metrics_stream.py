@@ -14,10 +14,10 @@ from conftest import legacy_record
 
 from ocllm.cli import main
 from ocllm.errors import InputError
+from ocllm.files.reading import MAX_DEPTH
 from ocllm.formats import load_saved_run, stream_saved_run
+from ocllm.formats.metrics_file import _record, stream_metrics_file
 from ocllm.formats.records import RunMeta
-from ocllm.formats.saved_run import _record, stream_metrics_file
-from ocllm.jsonfile import MAX_DEPTH
 
 SCORER = {"version": "1.6.0", "conflict_policy": "strict", "allow_reasoning_fallback": True}
 SOURCE = {"path": "runs/b", "lane": "B", "model": "served", "tasks_in_suite": 9, "notes": "kept"}

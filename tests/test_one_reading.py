@@ -128,9 +128,9 @@ def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Pat
     from conftest import REPO
     from test_runner import lane, quiet
 
+    from ocllm.analysis.rescore import policy_of, rescore_run
     from ocllm.formats import load_saved_run
-    from ocllm.rescore import policy_of, rescore_run
-    from ocllm.runner import run_lane
+    from ocllm.run.runner import run_lane
     from ocllm.sim import SimConfig, SimServer
     from ocllm.suites import shipped_suites
 

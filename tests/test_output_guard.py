@@ -11,7 +11,7 @@ import pytest
 from conftest import legacy_record, write_json
 
 from ocllm.cli import main
-from ocllm.output_guard import SUITE
+from ocllm.files.output_guard import SUITE
 
 PRO_ROWS = [
     {"question_id": n, "question": f"Pick {n}.", "options": ["x", "y", "z"], "answer": "B", "answer_index": 1,

@@ -1,8 +1,8 @@
 """Task + lane -> the request body."""
 
-from ocllm.lanes import Lane
 from ocllm.models import Task
-from ocllm.prompting import request_body
+from ocllm.run.lanes import Lane
+from ocllm.run.prompting import request_body
 
 TASK = Task(id="t", type="mcq", question="What is 2 + 2?", options=["3", "4"], answer="B")
 

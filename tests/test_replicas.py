@@ -14,8 +14,8 @@ import pytest
 from faultserver import free_port
 
 from ocllm.cli import main
-from ocllm.lanes import lane_from_mapping
-from ocllm.runner import run_lane
+from ocllm.run.lanes import lane_from_mapping
+from ocllm.run.runner import run_lane
 from ocllm.sim import SimConfig, SimServer
 
 

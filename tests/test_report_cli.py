@@ -13,10 +13,10 @@ from conftest import legacy_record, write_json
 from test_report_render import table_rows
 
 from ocllm.cli import main
-from ocllm.lanes import Lane
-from ocllm.progress import RunProgress
 from ocllm.report.format import SERVING_MISSING, count, duration, rate, seconds
-from ocllm.runner import run_lane
+from ocllm.run.lanes import Lane
+from ocllm.run.progress import RunProgress
+from ocllm.run.runner import run_lane
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 

@@ -11,10 +11,10 @@ import pytest
 from faultserver import FaultServer, Reply
 from test_runner import lane, quiet
 
+from ocllm.analysis.notices import Scored, run_notices
 from ocllm.cli import main
 from ocllm.models import Policy, Sample, Task
-from ocllm.notices import Scored, run_notices
-from ocllm.runner import run_lane
+from ocllm.run.runner import run_lane
 from ocllm.scoring import decide
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
@@ -234,10 +234,10 @@ class Clock:
 def test_rate_and_eta_follow_the_recent_finishes(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from ocllm.progress import RunProgress
+    from ocllm.run.progress import RunProgress
 
     clock = Clock()
-    monkeypatch.setattr("ocllm.progress.time.monotonic", clock)
+    monkeypatch.setattr("ocllm.run.progress.time.monotonic", clock)
     bar = RunProgress("L", 100, stream=io.StringIO())
     for _ in range(30):  # one task a second
         bar.start()
@@ -258,9 +258,9 @@ def test_a_stalled_server_shows_in_the_progress_lines(tmp_path: Path, monkeypatc
 
     from faultserver import Hang
 
-    from ocllm.progress import RunProgress
+    from ocllm.run.progress import RunProgress
 
-    monkeypatch.setattr("ocllm.execute.TICK_S", 0.05)
+    monkeypatch.setattr("ocllm.run.execute.TICK_S", 0.05)
     log = io.StringIO()
     with FaultServer() as server:
         server.script(models("m"), Hang(5.0), then=reply("FINAL: B"))
@@ -409,7 +409,7 @@ def test_rescore_from_another_tool_advises_by_the_same_count(
 
 def test_the_tally_counts_without_the_outputs() -> None:
     """A streaming tally: it keeps counters, never the samples it was given (a rescore of any size)."""
-    from ocllm.notices import NoticeTally
+    from ocllm.analysis.notices import NoticeTally
 
     task = Task(id="t", type="mcq", question="q", options=["3", "4"], answer="B", category="x")
     tally = NoticeTally(Policy())
@@ -553,7 +553,7 @@ def test_requests_and_retries_are_counted_across_retry_errors(
 )
 def test_what_think_prefilled_would_change(content: str, fallback: bool, changes: bool) -> None:
     """Hand-labelled: the tally's count, whether it decides an output again or knows the answer by rule 5."""
-    from ocllm.notices import NoticeTally
+    from ocllm.analysis.notices import NoticeTally
 
     task = Task(id="t", type="mcq", question="q", options=["3", "4"], answer="B", category="x")
     policy = Policy(allow_reasoning_fallback=fallback)

@@ -17,9 +17,9 @@ from conftest import PER_TASK_FIELDS
 from faultserver import Close, FaultServer, Reply, Stream, free_port, sse
 
 from ocllm.cli import main
-from ocllm.lanes import Lane
-from ocllm.progress import RunProgress
-from ocllm.runner import run_lane
+from ocllm.run.lanes import Lane
+from ocllm.run.progress import RunProgress
+from ocllm.run.runner import run_lane
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 
@@ -446,7 +446,7 @@ def test_servers_that_cannot_answer_are_refused_up_front(
     base_suffix: str,
     message: str,
 ) -> None:
-    monkeypatch.setattr("ocllm.runner._NOT_READY_WAIT_S", 0.01)
+    monkeypatch.setattr("ocllm.run.runner._NOT_READY_WAIT_S", 0.01)
     with FaultServer() as server:
         server.script(first, then=then or first)
         base = server.base_url.removesuffix("/v1") + base_suffix

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ocllm.models import Policy, Sample, Task
 from ocllm.scoring import decide
-from ocllm.scoring.statements import MARKERS, marker_matches
+from ocllm.scoring.mcq.statements import MARKERS, marker_matches
 
 PIECES = st.sampled_from(
     [

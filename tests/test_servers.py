@@ -20,7 +20,7 @@ import pytest
 from faultserver import free_port
 
 from ocllm.cli import main
-from ocllm.servers import something_answers
+from ocllm.run.servers import something_answers
 
 PYTHON = sys.executable
 
@@ -366,7 +366,7 @@ def test_a_server_that_prints_its_key_leaks_it_nowhere(
 def test_the_key_in_base64_is_taken_out_at_any_offset(before: str, after: str) -> None:
     import base64
 
-    from ocllm.scrub import scrub
+    from ocllm.run.scrub import scrub
 
     key = "sk-secret/XYZü+1 end"
     for encode in (base64.b64encode, base64.urlsafe_b64encode):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ocllm.cli import main
-from ocllm.shards import shard_of
+from ocllm.run.shards import shard_of
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import load_suite
 

@@ -1,4 +1,4 @@
-"""ocllm.sse.SSEParser on its own: bytes in, in any pieces, the data of each complete event out."""
+"""ocllm.run.sse.SSEParser on its own: bytes in, in any pieces, the data of each complete event out."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ocllm.sse import SSEParser
+from ocllm.run.sse import SSEParser
 
 
 def parse(*pieces: bytes | str) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ocllm.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
+from ocllm.analysis.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 
 
 def wilson_by_hand(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -100,7 +100,7 @@ def test_bootstrap_edge_cases() -> None:
 def test_wording_never_claims_an_unsupported_difference() -> None:
     weak = describe_difference(0.019, paired_bootstrap_diff([True] * 5 + [False], [True] * 6), 0.597, "A", "B")
     assert "not statistically significant" in weak and "no evidence" in weak
-    from ocllm.stats import Interval
+    from ocllm.analysis.stats import Interval
 
     strong = describe_difference(0.062, Interval(0.019, 0.11), 0.0146, "A", "B")
     assert strong.startswith("B scores 6.2 points higher than A") and "unlikely to be chance" in strong
@@ -153,7 +153,7 @@ def test_every_sentence_reads_the_same_in_both_orders(a: list[bool], b: list[boo
 
 
 def test_the_better_first_run_gets_a_positive_interval() -> None:
-    from ocllm.stats import Interval
+    from ocllm.analysis.stats import Interval
 
     # compare B A with B better: diff = A - B = -0.062 and the interval of A - B is negative.
     text = describe_difference(-0.062, Interval(-0.11, -0.019), 0.0146, "B", "A")
@@ -165,7 +165,7 @@ def test_the_better_first_run_gets_a_positive_interval() -> None:
 def test_the_sentence_says_which_difference_its_interval_is() -> None:
     """Issue 19, item 18: "A scores 2.5 points higher (95% CI -5.0 to +10.0)" beside a table of B - A read as
     a contradiction. The sentence's interval names its difference, and every table's difference is B - A."""
-    from ocllm.stats import Interval
+    from ocllm.analysis.stats import Interval
 
     # B - A = -2.5 (-10.0 to +5.0): A is ahead, so the sentence's interval is A - B.
     text = describe_difference(-0.025, Interval(-0.10, 0.05), 0.6, "lane_a", "lane_b")

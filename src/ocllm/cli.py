@@ -15,7 +15,6 @@ from typing import Any
 import click
 
 from ocllm import __version__
-from ocllm.bounds import out_of_range
 from ocllm.console import (
     all_answered,
     answers_line,
@@ -30,6 +29,7 @@ from ocllm.console import (
 )
 from ocllm.documents import Summary
 from ocllm.errors import Interrupted, OcllmError
+from ocllm.run.bounds import out_of_range
 
 # Every command with -o: what it writes replaces an existing file only when that file is its own kind of output.
 FORCE_HELP = "Replace an existing file that is not an output of this command (never one of its inputs)."
@@ -126,7 +126,7 @@ def rescore(
 ) -> None:
     """Re-score a saved run, or another tool's results (--from), from the raw model output, without calling
     any model."""
-    from ocllm.rescore import rescore_file, rescore_tool_files
+    from ocllm.analysis.rescore import rescore_file, rescore_tool_files
 
     _check_filter(from_format, filter_name)
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
@@ -196,8 +196,8 @@ def compare(
     think_prefilled: bool | None,
 ) -> None:
     """Compare two runs (run directories, metrics files, or another tool's results with --from) task by task."""
-    from ocllm.compare import compare_runs, load_scored
-    from ocllm.output_guard import COMPARISON_FILES, check_folder_output
+    from ocllm.analysis.compare import compare_runs, load_scored
+    from ocllm.files.output_guard import COMPARISON_FILES, check_folder_output
     from ocllm.report.write import write_comparison
 
     _check_filter(from_format, filter_name)
@@ -236,7 +236,7 @@ def report(
 ) -> None:
     """Report one run (or another tool's results, --from): summary, breakdowns and the tasks' evidence, as
     Markdown and HTML."""
-    from ocllm.output_guard import REPORT_FILES, check_folder_output
+    from ocllm.files.output_guard import REPORT_FILES, check_folder_output
     from ocllm.report.data import run_report_doc
     from ocllm.report.write import write_run_report
 
@@ -280,7 +280,7 @@ def matrix_report(
     think_prefilled: bool | None,
 ) -> None:
     """A leaderboard of the runs in FOLDER and each compared with the baseline lane."""
-    from ocllm.output_guard import MATRIX_FILES, check_folder_output
+    from ocllm.files.output_guard import MATRIX_FILES, check_folder_output
     from ocllm.report.data import find_runs, matrix_doc
     from ocllm.report.write import write_matrix_report
 
@@ -342,10 +342,10 @@ def run(
     Exit code 0 when every task has an answer, 1 when the run finished with failed requests (they are
     recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files."""
     from ocllm.console import ServerWait
-    from ocllm.lanes import Lane, lane_from_mapping, pick_lane, with_flags
-    from ocllm.runner import run_lane
-    from ocllm.servers import ServerPool
-    from ocllm.shards import parse_shard
+    from ocllm.run.lanes import Lane, lane_from_mapping, pick_lane, with_flags
+    from ocllm.run.runner import run_lane
+    from ocllm.run.servers import ServerPool
+    from ocllm.run.shards import parse_shard
 
     shard = parse_shard(shard_text) if shard_text is not None else None
     given = {k: v for k, v in flags.items() if v is not None}
@@ -406,9 +406,9 @@ def import_suite(
     Reads local files only. A PATH may be a folder: every file of the format inside, in sorted order. The
     same files and seed give a byte-identical suite; a larger N keeps every task of a smaller one."""
     from ocllm.console import print_import
+    from ocllm.files.atomic import atomic_write_bytes
+    from ocllm.files.output_guard import SUITE, check_output
     from ocllm.importers import Selection, dataset_files, import_tasks
-    from ocllm.output_guard import SUITE, check_output
-    from ocllm.rundir import atomic_write_bytes
     from ocllm.suites import canonical_jsonl
 
     if per_category is not None and limit is not None:
@@ -437,10 +437,10 @@ def matrix(
     table share one start) and stops after them. A lane whose server never becomes ready, or dies, fails
     and the next lane runs. Exit code 1 when any lane failed or finished with failed requests."""
     from ocllm.console import ServerWait, print_lane_outcomes
-    from ocllm.lanes import load_lanes
-    from ocllm.runner import run_lane
-    from ocllm.servers import ServerFailed, ServerPool
-    from ocllm.shards import check_shards, parse_shard
+    from ocllm.run.lanes import load_lanes
+    from ocllm.run.runner import run_lane
+    from ocllm.run.servers import ServerFailed, ServerPool
+    from ocllm.run.shards import check_shards, parse_shard
 
     shard = parse_shard(shard_text) if shard_text is not None else None
     lanes = load_lanes(config)
@@ -487,7 +487,7 @@ def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
     Every shard must be there, of the same suite, lane settings and scorer; no task may be in two. The result
     is an ordinary run: report, compare, rescore and matrix-report read it. A torn or unfinished shard is refused,
     and nothing is written before every shard is checked."""
-    from ocllm.merge import merge_runs
+    from ocllm.analysis.merge import merge_runs
 
     merged = merge_runs(list(runs), out, force=force)
     summary = merged.result.summary

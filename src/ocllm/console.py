@@ -18,9 +18,9 @@ from ocllm.documents import Comparison, Matrix, Paired, Serving, Summary, as_sum
 from ocllm.report.format import rate
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
+    from ocllm.analysis.rescore import RescoredFile
     from ocllm.importers import Imported
-    from ocllm.rescore import RescoredFile
-    from ocllm.runner import RunResult
+    from ocllm.run.runner import RunResult
 
 # Piped or redirected output gets a fixed wide page instead of rich's 80 columns, so that tables are
 # not wrapped in the middle of a figure or an interval (COLUMNS, when set, still wins).
@@ -83,7 +83,7 @@ def print_run_result(result: RunResult) -> None:
     console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
     console.print(server_line(result), highlight=False)
     if result.shard is not None:
-        from ocllm.shards import shard_line
+        from ocllm.run.shards import shard_line
 
         console.print(shard_line(result.shard), highlight=False)
     # Why the retries were made is a notice (below); free re-sends are no retries, so they are said apart.
@@ -198,7 +198,7 @@ class ServerWait:
 def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None:
     """How each lane of a matrix ended, once all have run: its outcome, its accuracy with the 95% Wilson
     interval, and its scored tasks split into answered and no answer, beside the failed requests."""
-    from ocllm.stats import wilson
+    from ocllm.analysis.stats import wilson
 
     table = Table(title="Lanes")
     table.add_column("lane")
@@ -228,7 +228,7 @@ CHANGED_SHOWN = 30  # changed decisions listed on the terminal; the audit (--rep
 def print_verdicts(result: RescoredFile) -> None:
     """What a rescore of someone's results is for: their own accuracy on these tasks beside this scorer's,
     whether the difference is more than chance, and each task whose verdict changed, with the rule."""
-    from ocllm.audit import SCORER_LABEL
+    from ocllm.analysis.audit import SCORER_LABEL
 
     audit = result.audit
     figures = audit.paired(result.input_label) if audit is not None else None

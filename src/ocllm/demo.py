@@ -20,15 +20,15 @@ import msgspec
 from rich.console import Console
 from rich.markup import escape
 
-from ocllm.compare import compare_runs, load_scored
+from ocllm.analysis.compare import compare_runs, load_scored
 from ocllm.console import ServerWait, console_comparison, print_run_result
+from ocllm.files.atomic import atomic_write_bytes
 from ocllm.importers import Selection, import_tasks
-from ocllm.lanes import load_lanes
 from ocllm.report.data import matrix_doc, run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
-from ocllm.rundir import atomic_write_bytes
-from ocllm.runner import run_lane
-from ocllm.servers import ServerPool
+from ocllm.run.lanes import load_lanes
+from ocllm.run.runner import run_lane
+from ocllm.run.servers import ServerPool
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import canonical_jsonl, shipped_suites
 

@@ -11,9 +11,9 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm.errors import InputError
-from ocllm.jsonfile import read_text, too_deep
+from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Task
-from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
+from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
 _REQUIRED = ("id", "type", "question", "category")
 _TYPES = ("mcq", "required_substrings")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ocllm.errors import InputError
-from ocllm.formats import run_dir, saved_run
+from ocllm.formats import metrics_file, run_directory
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 
 __all__ = ["READERS", "Reader", "RunMeta", "SavedRecord", "SavedRun", "load_saved_run", "stream_saved_run"]
@@ -27,12 +27,12 @@ class Reader(NamedTuple):
 
 
 READERS: list[Reader] = [
-    Reader("ocllm run directory", run_dir.recognise, run_dir.load_run_dir, run_dir.stream_run_dir),
+    Reader("ocllm run directory", run_directory.recognise, run_directory.load_run_dir, run_directory.stream_run_dir),
     Reader(
         "metrics file (ocllm or the old harness)",
-        saved_run.recognise,
-        saved_run.load_metrics_file,
-        saved_run.stream_metrics_file,
+        metrics_file.recognise,
+        metrics_file.load_metrics_file,
+        metrics_file.stream_metrics_file,
     ),
 ]
 

@@ -29,6 +29,15 @@ import ijson
 
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
+from ocllm.files.reading import (
+    MAX_DEPTH,
+    InvalidJSON,
+    has_non_standard_numbers,
+    json_items,
+    load_json_whole,
+    outline,
+    too_deep,
+)
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import (
     NotScorable,
@@ -40,15 +49,6 @@ from ocllm.formats.tool_records import (
     verdict_of,
 )
 from ocllm.formats.zip_members import MB, Readable, open_member, read_member
-from ocllm.jsonfile import (
-    MAX_DEPTH,
-    InvalidJSON,
-    has_non_standard_numbers,
-    json_items,
-    load_json_whole,
-    outline,
-    too_deep,
-)
 from ocllm.models import Sample
 
 TOOL = "inspect"

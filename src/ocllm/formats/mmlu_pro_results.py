@@ -20,9 +20,9 @@ from typing import Any
 
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
+from ocllm.files.reading import json_events, json_items
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import NotScorable, lone_letter, mcq_task, not_expected, unscorable
-from ocllm.jsonfile import json_events, json_items
 from ocllm.models import Sample
 
 TOOL = "mmlu-pro"

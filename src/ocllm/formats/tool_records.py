@@ -14,7 +14,7 @@ from typing import Any
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.models import Sample, Task
-from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
+from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
 # A value that is one letter, perhaps in brackets and with a closing full stop: "B", "(B)", "[B]", "B.".
 _LONE_LETTER = re.compile(r"\s*[\(\[]?\s*([A-Za-z])\s*[\)\]]?\s*\.?\s*")

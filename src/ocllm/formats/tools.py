@@ -13,9 +13,9 @@ from typing import Any, NamedTuple
 
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
+from ocllm.files.reading import json_items
 from ocllm.formats import inspect_log, lm_eval, mmlu_pro_results
 from ocllm.formats.records import RunMeta, SavedRecord
-from ocllm.jsonfile import json_items
 
 
 class ToolFormat(NamedTuple):

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from ocllm.errors import InputError
 from ocllm.importers.rows import CSV, JSONL, PARQUET, Row, read_rows
 from ocllm.models import Task
-from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
+from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
 
 class BadRow(Exception):

@@ -1,6 +1,6 @@
 """The documents the renderers draw: one run, and a folder of runs (a matrix).
 
-Comparisons come from `ocllm.compare`. Every document is plain JSON-able data, so what a report shows
+Comparisons come from `ocllm.analysis.compare`. Every document is plain JSON-able data, so what a report shows
 can always be checked against the file beside it.
 """
 
@@ -11,19 +11,19 @@ from typing import Any
 
 import msgspec
 
-from ocllm.audit import SCORER_LABEL
-from ocllm.compare import ScoredRun, compare_runs, load_run, load_scored, resources_of, run_label, scored_task
+from ocllm.analysis.audit import SCORER_LABEL
+from ocllm.analysis.compare import ScoredRun, compare_runs, load_run, load_scored, resources_of, run_label, scored_task
+from ocllm.analysis.metrics import accuracy, chance_level, tally_categories
+from ocllm.analysis.notices import incomplete_notice
+from ocllm.analysis.paired import paired_figures
+from ocllm.analysis.rescore import PolicyOverrides, policy_of, rescore_run
+from ocllm.analysis.run_settings import run_settings
+from ocllm.analysis.stats import wilson
 from ocllm.documents import Estimate, Matrix, MatrixLane, Paired, RunReport
 from ocllm.errors import InputError
 from ocllm.formats import SavedRecord
-from ocllm.metrics import accuracy, chance_level, tally_categories
 from ocllm.models import Decision, Task
-from ocllm.notices import incomplete_notice
-from ocllm.paired import paired_figures
 from ocllm.report.format import scored
-from ocllm.rescore import PolicyOverrides, policy_of, rescore_run
-from ocllm.run_settings import run_settings
-from ocllm.stats import wilson
 
 
 def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ocllm.metrics import gave_no_answer
+from ocllm.analysis.metrics import gave_no_answer
 
 # --- Numbers and intervals ----------------------------------------------------------------------------
 

@@ -23,9 +23,8 @@ from markupsafe import Markup
 from markupsafe import escape as markupsafe_escape
 
 from ocllm import __version__
-from ocllm.audit import SCORER_LABEL
-from ocllm.metrics import token_counts
-from ocllm.option_letters import option_letter
+from ocllm.analysis.audit import SCORER_LABEL
+from ocllm.analysis.metrics import token_counts
 from ocllm.report import charts
 from ocllm.report.charts import Difference, Estimate, LaneAccuracy
 from ocllm.report.format import (
@@ -55,6 +54,7 @@ from ocllm.report.format import (
     verdict_of,
     wrong_answers,
 )
+from ocllm.scoring.mcq.option_letters import option_letter
 
 
 @dataclass(frozen=True)

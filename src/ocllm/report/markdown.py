@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ocllm.audit import SCORER_LABEL
+from ocllm.analysis.audit import SCORER_LABEL
 from ocllm.report.format import (
     ENDPOINT_HEADER,
     SERVING_MISSING,

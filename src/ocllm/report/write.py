@@ -13,9 +13,9 @@ import msgspec
 
 from ocllm.documents import Comparison, Matrix, RunReport
 from ocllm.errors import InputError
+from ocllm.files.atomic import atomic_write_bytes, atomic_write_text, pretty_json
 from ocllm.report.html import comparison_html, matrix_html, run_report_html
 from ocllm.report.markdown import comparison_markdown, matrix_markdown, run_report_markdown
-from ocllm.rundir import atomic_write_bytes, atomic_write_text, pretty_json
 
 
 def _write_all(out_dir: Path, files: list[tuple[str, str | bytes]]) -> list[Path]:

@@ -6,8 +6,8 @@ It does no I/O, reads no globals and never calls a model. docs/scoring.md states
 from __future__ import annotations
 
 from ocllm.models import Decision, Policy, Sample, Task
-from ocllm.scoring.mcq import decide_mcq
-from ocllm.scoring.substrings import decide_substrings
+from ocllm.scoring.mcq.decide import decide_mcq
+from ocllm.scoring.substrings.decide import decide_substrings
 
 # Bump on any change that can alter a decision; it is recorded beside every scored run.
 SCORER_VERSION = "1.7.0"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ocllm.lanes import Lane
 from ocllm.models import Task
+from ocllm.run.lanes import Lane
 
 
 def format_options(options: list[str]) -> str:

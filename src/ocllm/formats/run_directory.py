@@ -12,10 +12,10 @@ from typing import Any
 import msgspec
 
 from ocllm.errors import InputError
+from ocllm.files.atomic import MANIFEST, METRICS, SAMPLES, SUITE_COPY
+from ocllm.formats.metrics_file import DECISION_FIELDS
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
-from ocllm.formats.saved_run import DECISION_FIELDS
 from ocllm.models import Sample, as_sent
-from ocllm.rundir import MANIFEST, METRICS, SAMPLES, SUITE_COPY
 from ocllm.suites import load_suite
 
 

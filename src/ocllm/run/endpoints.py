@@ -12,9 +12,9 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from ocllm.client import ClientSettings, chat_completion
-from ocllm.execute import Dispatch
 from ocllm.models import Sample, Task
+from ocllm.run.client import ClientSettings, chat_completion
+from ocllm.run.execute import Dispatch
 
 REST_S = 10.0  # how long an endpoint that refused a connection gets no new requests
 

@@ -9,17 +9,17 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm import __version__
-from ocllm.audit import AuditTally, left_out_sentence, render_audit
+from ocllm.analysis.audit import AuditTally, left_out_sentence, render_audit
+from ocllm.analysis.metrics import ServingTally, Tally
+from ocllm.analysis.notices import NoticeTally
 from ocllm.documents import MetricsDocument, Summary, UnscorableRecord
 from ocllm.errors import OcllmError
+from ocllm.files.atomic import atomic_write_text, atomic_writer, pretty_json
+from ocllm.files.output_guard import AUDIT, METRICS, Inputs, check_output
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
 from ocllm.formats.tools import format_of_run, read_tool_files
-from ocllm.metrics import ServingTally, Tally
 from ocllm.models import Decision, Policy
-from ocllm.notices import NoticeTally
-from ocllm.output_guard import AUDIT, METRICS, Inputs, check_output
-from ocllm.rundir import atomic_write_text, atomic_writer, pretty_json
 from ocllm.scoring import SCORER_VERSION, decide
 
 OUTPUT_FORMAT = "ocllm-metrics/1"

@@ -7,11 +7,11 @@ import re
 from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate, Decision, Policy, Sample, Task
-from ocllm.scoring.candidates import TaskContext, rank
-from ocllm.scoring.option_lines import find_bare_letter, find_option_claims, find_option_lines
+from ocllm.scoring.mcq.candidates import TaskContext, rank
+from ocllm.scoring.mcq.option_lines import find_bare_letter, find_option_claims, find_option_lines
+from ocllm.scoring.mcq.statements import find_statements, task_context, value_contradiction
+from ocllm.scoring.mcq.values import normalize, same_value
 from ocllm.scoring.regions import split_regions
-from ocllm.scoring.statements import find_statements, task_context, value_contradiction
-from ocllm.scoring.values import normalize, same_value
 from ocllm.scoring.withdrawal import withdraw
 
 

@@ -74,7 +74,7 @@ class AuditTally:
             return None
         if label not in self._paired:
             # Imported here: SciPy costs 70 MB of memory, and a rescore streams its tasks in far less.
-            from ocllm.paired import paired_figures
+            from ocllm.analysis.paired import paired_figures
 
             old = [bool(v) for v in self.old_verdicts]
             new = [bool(v) for v in self.new_verdicts]

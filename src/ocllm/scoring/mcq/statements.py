@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from ocllm.models import Candidate
-from ocllm.option_letters import option_letter, option_letters
-from ocllm.scoring.candidates import Found, Region, TaskContext, hypothetical, make_candidate
-from ocllm.scoring.letters import (
+from ocllm.scoring.mcq.candidates import Found, Region, TaskContext, hypothetical, make_candidate
+from ocllm.scoring.mcq.letters import (
     ENGLISH_WORD_LETTERS,
     LINE_WINDOW,
     OTHER_WORD_LETTERS,
@@ -21,9 +20,10 @@ from ocllm.scoring.letters import (
     read_letters,
     skip_to_value,
 )
-from ocllm.scoring.option_lines import LINE, OPTION_LINE
+from ocllm.scoring.mcq.option_letters import option_letter, option_letters
+from ocllm.scoring.mcq.option_lines import LINE, OPTION_LINE
+from ocllm.scoring.mcq.values import NUMBER, matching_options, normalize, value_key
 from ocllm.scoring.regions import Piece
-from ocllm.scoring.values import NUMBER, matching_options, normalize, value_key
 
 # By convention "(X)" is the placeholder of a format instruction ("The answer is (X)").
 _CONVENTIONAL_PLACEHOLDERS = frozenset("X")

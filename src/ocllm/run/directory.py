@@ -20,9 +20,7 @@ import msgspec
 from ocllm import __version__
 from ocllm.documents import MetricsDocument
 from ocllm.errors import InputError
-from ocllm.lanes import Lane, public_settings
-from ocllm.models import RunManifest, Sample, ShardRecord, SuiteRecord
-from ocllm.rundir import (
+from ocllm.files.atomic import (
     MANIFEST,
     METRICS,
     SAMPLES,
@@ -33,8 +31,10 @@ from ocllm.rundir import (
     write_json,
     write_samples,
 )
+from ocllm.models import RunManifest, Sample, ShardRecord, SuiteRecord
+from ocllm.run.lanes import Lane, public_settings
+from ocllm.run.servers import SERVER_LOG
 from ocllm.scoring import SCORER_VERSION
-from ocllm.servers import SERVER_LOG
 from ocllm.suites import Suite
 
 RUN_FORMAT = "ocllm-run/1"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 from ocllm.models import Candidate
-from ocllm.scoring.candidates import Found, Region, TaskContext, hypothetical, make_candidate
-from ocllm.scoring.letters import read_letters, skip_to_value
+from ocllm.scoring.mcq.candidates import Found, Region, TaskContext, hypothetical, make_candidate
+from ocllm.scoring.mcq.letters import read_letters, skip_to_value
+from ocllm.scoring.mcq.values import normalize, same_value
 from ocllm.scoring.regions import Piece
-from ocllm.scoring.values import normalize, same_value
 
 # Claims where the letter comes first or is referred to: "Option C is correct", "(C) is the correct answer",
 # "C is the answer." at the start of a sentence, and (hedged) "this corresponds to option C".

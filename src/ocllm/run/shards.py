@@ -11,9 +11,9 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ocllm.bounds import BOUNDS, out_of_range
 from ocllm.errors import InputError
 from ocllm.models import ShardRecord
+from ocllm.run.bounds import BOUNDS, out_of_range
 from ocllm.suites import Suite, canonical_jsonl, load_suite
 
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")

@@ -9,8 +9,8 @@ import re
 from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate
+from ocllm.scoring.mcq.values import ValueKey, value_key
 from ocllm.scoring.regions import Piece
-from ocllm.scoring.values import ValueKey, value_key
 
 Region = Literal["content", "reasoning"]
 

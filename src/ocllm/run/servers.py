@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from ocllm.bounds import out_of_range
 from ocllm.errors import OcllmError
-from ocllm.scrub import scrub
+from ocllm.run.bounds import out_of_range
+from ocllm.run.scrub import scrub
 
 SERVER_LOG = "server.log"
 _POLL_S = 0.25  # how often readiness and the process are checked while waiting

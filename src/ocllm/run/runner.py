@@ -18,25 +18,25 @@ from typing import Any, NamedTuple
 import aiohttp
 import msgspec
 
-from ocllm.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
-from ocllm.decision_spool import DecisionSpool
+from ocllm.analysis.notices import is_model_mismatch, same_model, unlisted_model_notice
+from ocllm.analysis.rescore import RescoredFile, write_rescored
 from ocllm.documents import Summary
-from ocllm.endpoints import Endpoints
 from ocllm.errors import InputError, Interrupted, OcllmError
-from ocllm.execute import Dispatch, execute
-from ocllm.formats.run_dir import stream_run_dir
-from ocllm.lanes import Lane
+from ocllm.files.atomic import METRICS, SAMPLES
+from ocllm.formats.run_directory import stream_run_dir
 from ocllm.models import Sample, ShardRecord, Task, as_sent
-from ocllm.notices import is_model_mismatch, same_model, unlisted_model_notice
-from ocllm.progress import RunProgress
-from ocllm.prompting import request_body
-from ocllm.rescore import RescoredFile, write_rescored
-from ocllm.run_directory import RunDirectory
-from ocllm.rundir import METRICS, SAMPLES
+from ocllm.run.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
+from ocllm.run.decision_spool import DecisionSpool
+from ocllm.run.directory import RunDirectory
+from ocllm.run.endpoints import Endpoints
+from ocllm.run.execute import Dispatch, execute
+from ocllm.run.lanes import Lane
+from ocllm.run.progress import RunProgress
+from ocllm.run.prompting import request_body
+from ocllm.run.server_kind import ServerIdentity, identify, repeatability
+from ocllm.run.servers import ManagedServer, ServerPool
+from ocllm.run.shards import Shard, shard_line, take_shard
 from ocllm.scoring import decide
-from ocllm.server_kind import ServerIdentity, identify, repeatability
-from ocllm.servers import ManagedServer, ServerPool
-from ocllm.shards import Shard, shard_line, take_shard
 from ocllm.suites import Suite, load_suite
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ocllm.errors import InputError
+from ocllm.files.reading import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
-from ocllm.jsonfile import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
 from ocllm.models import Sample, Task
-from ocllm.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
+from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
 # Fields holding a scorer's decision in the old format or ours; copied untouched into `previous`.
 DECISION_FIELDS = (

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import msgspec
 
 from ocllm.errors import InputError
-from ocllm.rundir import MANIFEST, RUN_FILES, SAMPLES
+from ocllm.files.atomic import MANIFEST, RUN_FILES, SAMPLES
 
 # Enough of a file to see what wrote it: a document's format line, a page's <head>, a suite's first line.
 _HEAD_BYTES = 64 * 1024

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ocllm.analysis.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 from ocllm.documents import Paired
-from ocllm.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 
 
 def paired_figures(ca: Sequence[bool], cb: Sequence[bool], label_a: str, label_b: str, sides: str = "lane") -> Paired:

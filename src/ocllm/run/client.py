@@ -32,9 +32,9 @@ import aiohttp
 import msgspec
 
 from ocllm.models import ErrorKind, Sample
-from ocllm.scrub import REDACTED as _REDACTED
-from ocllm.scrub import scrub as _scrub
-from ocllm.sse import SSEParser
+from ocllm.run.scrub import REDACTED as _REDACTED
+from ocllm.run.scrub import scrub as _scrub
+from ocllm.run.sse import SSEParser
 
 __all__ = [
     "ClientSettings", "ServerProbe", "chat_completion", "get_json", "list_models", "make_session", "probe_server",

@@ -14,16 +14,16 @@ from typing import Any, NamedTuple
 import msgspec
 import numpy as np
 
+from ocllm.analysis.metrics import ServingTally, chance_level, decision_gave_no_answer, gave_no_answer, token_counts
+from ocllm.analysis.notices import incomplete_notice
+from ocllm.analysis.paired import paired_figures
+from ocllm.analysis.rescore import PolicyOverrides, policy_of
+from ocllm.analysis.run_settings import run_settings
 from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
 from ocllm.formats.tools import format_of_run, read_tool_files, recognise
-from ocllm.metrics import ServingTally, chance_level, decision_gave_no_answer, gave_no_answer, token_counts
 from ocllm.models import Decision, Policy
-from ocllm.notices import incomplete_notice
-from ocllm.paired import paired_figures
-from ocllm.rescore import PolicyOverrides, policy_of
-from ocllm.run_settings import run_settings
 from ocllm.scoring import SCORER_VERSION, decide
 
 

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 
 from ocllm.models import Sample, Task
-from ocllm.progress import RunProgress
+from ocllm.run.progress import RunProgress
 
 Dispatch = Callable[[Task], Awaitable[Sample]]
 # How often the progress is refreshed while no task finishes.

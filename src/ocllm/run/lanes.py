@@ -15,11 +15,11 @@ from typing import Any, Literal
 
 import msgspec
 
-from ocllm.bounds import out_of_range
 from ocllm.errors import InputError
-from ocllm.jsonfile import read_text, too_deep
+from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Policy
-from ocllm.servers import ServerSettings, settings_problems
+from ocllm.run.bounds import out_of_range
+from ocllm.run.servers import ServerSettings, settings_problems
 
 DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."
 DEFAULT_SUBSTRING_TEMPLATE = "{question}"

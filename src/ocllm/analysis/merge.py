@@ -17,15 +17,15 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from ocllm.analysis.rescore import RescoredFile
 from ocllm.errors import InputError
-from ocllm.lanes import Lane, lane_from_mapping
+from ocllm.files.atomic import MANIFEST, SAMPLES, SUITE_COPY, atomic_write_bytes, write_json, write_samples
+from ocllm.files.output_guard import check_merge_output
 from ocllm.models import RunManifest, Sample, SuiteRecord, Task
-from ocllm.output_guard import check_merge_output
-from ocllm.rescore import RescoredFile
-from ocllm.run_directory import OUTPUT_SETTINGS, RunDirectory, read_manifest
-from ocllm.rundir import MANIFEST, SAMPLES, SUITE_COPY, atomic_write_bytes, write_json, write_samples
-from ocllm.servers import SERVER_LOG
-from ocllm.shards import shard_of
+from ocllm.run.directory import OUTPUT_SETTINGS, RunDirectory, read_manifest
+from ocllm.run.lanes import Lane, lane_from_mapping
+from ocllm.run.servers import SERVER_LOG
+from ocllm.run.shards import shard_of
 from ocllm.suites import canonical_jsonl, load_suite
 
 # Lane settings that decide how answers are scored: shards scored differently do not add up.
@@ -96,7 +96,7 @@ def merge_runs(runs: list[Path], out_dir: Path, *, force: bool = False) -> Merge
     atomic_write_bytes(out_dir / SUITE_COPY, suite_bytes)
     write_samples(out_dir / SAMPLES, samples)
 
-    from ocllm.runner import score_run_dir  # the runner's own scoring, as a finished run is scored
+    from ocllm.run.runner import score_run_dir  # the runner's own scoring, as a finished run is scored
 
     result = score_run_dir(out_dir, lane)
     manifest.notices = list(result.notices)

@@ -1,0 +1,1 @@
+"""The analysis side: re-scoring, the audit, aggregate figures, statistics, comparisons, merging shards."""

@@ -1,0 +1,1 @@
+"""Required-substring tasks: every listed substring must appear in the visible answer."""
