@@ -6,17 +6,16 @@ import hashlib
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import msgspec
 
 from ocllm.errors import InputError
 from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Task
-from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
+from ocllm.scoring import task_types
 
 _REQUIRED = ("id", "type", "question", "category")
-_TYPES = ("mcq", "required_substrings")
 
 
 class Suite(NamedTuple):
@@ -97,31 +96,11 @@ def parse_task_line(path: Path, number: int, line: str) -> Task:
             raise InputError(f"{where}: missing field '{field}'")
     if not isinstance(row["id"], str) or not row["id"]:
         raise InputError(f"{where}: field 'id': must be a non-empty string")
-    if row["type"] not in _TYPES:
-        raise InputError(f"{where}: field 'type': {row['type']!r} is not one of {', '.join(_TYPES)}")
-    if row["type"] == "mcq":
-        _check_mcq(where, row)
-    else:
-        _check_substrings(where, row)
+    if not isinstance(row["type"], str) or row["type"] not in task_types.TASK_TYPES:
+        raise InputError(f"{where}: field 'type': {row['type']!r} is not one of {', '.join(task_types.NAMES)}")
+    task_types.of(row["type"]).check_suite_line(where, row)
     try:
         return msgspec.convert(row, Task)
     except msgspec.ValidationError as exc:
         raise InputError(f"{where}: {exc}") from None
 
-
-def _check_mcq(where: str, row: dict[str, Any]) -> None:
-    options = row.get("options")
-    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
-        raise InputError(f"{where}: field 'options': an MCQ task needs a list of option texts")
-    if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
-        raise InputError(f"{where}: field 'options': {len(options)} options; 2 to 26 are allowed")
-    last = option_letter(len(options) - 1)
-    answer = row.get("answer")
-    if not isinstance(answer, str) or len(answer) != 1 or not "A" <= answer <= last:
-        raise InputError(f"{where}: field 'answer': {answer!r} is not one of the option letters A-{last}")
-
-
-def _check_substrings(where: str, row: dict[str, Any]) -> None:
-    required = row.get("required_substrings")
-    if not isinstance(required, list) or not required or not all(isinstance(s, str) and s for s in required):
-        raise InputError(f"{where}: field 'required_substrings': a required_substrings task needs a list of strings")

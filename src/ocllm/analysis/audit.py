@@ -8,6 +8,7 @@ from typing import Any
 from ocllm.documents import Paired, UnscorableRecord
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision
+from ocllm.scoring import task_types
 
 SCORER_LABEL = "ocllm's scorer"
 
@@ -58,7 +59,8 @@ class AuditTally:
         extracted = previous.get("extracted_final_answer")
         if previous.get("correct") is False and extracted is not None and extracted == record.task.answer:
             self.inconsistent.append(record.task.id)
-        if "extracted_final_answer" in previous and extracted != d.extracted_final_answer and d.task_type == "mcq":
+        differs = "extracted_final_answer" in previous and extracted != d.extracted_final_answer
+        if differs and task_types.extracts_answer(d.task_type):
             self.extraction_differs.append(d.task_id)
         self.with_reasoning += bool(d.reasoning_statements)
         self.reasoning_statements += d.reasoning_statements
@@ -261,3 +263,4 @@ def _cell(text: str) -> str:
     """Model-derived text inside a Markdown table: one line, no column breaks, no raw HTML."""
     flat = " ".join(str(text).split())
     return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+

@@ -24,7 +24,7 @@ from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
 from ocllm.formats.tools import format_of_run, read_tool_files, recognise
 from ocllm.models import Decision, Policy
-from ocllm.scoring import SCORER_VERSION, decide
+from ocllm.scoring import SCORER_VERSION, decide, task_types
 
 
 class ScoredTask(NamedTuple):
@@ -142,7 +142,7 @@ def _scored_task(record: SavedRecord, policy: Policy) -> ScoredTask:
 
 
 def _n_options(record: SavedRecord) -> int | None:
-    return len(record.task.options or []) or None if record.task.type == "mcq" else None
+    return task_types.of(record.task.type).option_count(record.task)
 
 
 def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:

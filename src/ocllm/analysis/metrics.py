@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from ocllm.documents import Figures, Serving, Summary
 from ocllm.models import Decision, Sample
+from ocllm.scoring import task_types
 
 
 class Verdict(Protocol):
@@ -27,13 +28,14 @@ class Verdict(Protocol):
 def gave_no_answer(
     *, error: object, correct: bool | None, task_type: object, extracted: object, source: object
 ) -> bool:
-    """A response the scorer found no answer in: not a failed request, nothing extracted from an MCQ answer
-    (no statement, or statements that name no single option), or no visible text at all for a
-    required-substrings task (whose answer is its text, never an extracted letter). The one rule, for a
-    Decision and for a task's record in a document alike."""
+    """A response the scorer found no answer in: not a failed request, nothing extracted where the type extracts
+    an answer (an MCQ answer with no statement, or statements that name no single option), or no visible text
+    at all where the whole text is the answer (a required-substrings task). The one rule, for a Decision and
+    for a task's record in a document alike."""
     if error is not None or correct is True:
         return False
-    if task_type == "required_substrings":
+    known = task_types.TASK_TYPES.get(task_type) if isinstance(task_type, str) else None
+    if known is not None and not known.extracts_answer:
         return source == "none"
     return extracted is None
 

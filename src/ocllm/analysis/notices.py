@@ -14,7 +14,7 @@ from typing import NamedTuple
 import msgspec
 
 from ocllm.models import Decision, Policy, Sample, Task
-from ocllm.scoring import decide
+from ocllm.scoring import decide, task_types
 from ocllm.scoring.regions import split_regions
 
 # The reasons of failed requests listed one by one; the rest are summed up in one line.
@@ -100,7 +100,7 @@ class NoticeTally:
             return
         self.answered += 1
         self.truncated += decision.truncated
-        if decision.task_type == "required_substrings" and decision.correct:
+        if decision.correct and not task_types.extracts_answer(decision.task_type):  # passed on the text as it stands
             self.substring_passes += 1
             self.cut_passes += decision.truncated
         if sample.model:
@@ -217,9 +217,9 @@ def _prefill_would_change(task: Task, sample: Sample, decision: Decision, policy
     prefilled = split_regions(sample.content, sample.reasoning, think_prefilled=True)
     if prefilled == split_regions(sample.content, sample.reasoning):
         return False
-    if task.type == "mcq" and not prefilled.visible and not policy.allow_reasoning_fallback:
+    if task_types.extracts_answer(task.type) and not prefilled.visible and not policy.allow_reasoning_fallback:
         # Rule 5, without running the scorer again (most outputs of a model that does not think are this
-        # case, and deciding each twice cost half the rescore): nothing visible and no fallback names no letter.
+        # case, and deciding each twice cost half the rescore): nothing visible and no fallback states no answer.
         return decision.extracted_final_answer is not None or decision.correct is True
     other = decide(task, sample, msgspec.structs.replace(policy, think_prefilled=True))
     return (other.extracted_final_answer, other.correct) != (decision.extracted_final_answer, decision.correct)
@@ -242,3 +242,4 @@ def is_model_mismatch(notice: str) -> bool:
     """Whether a notice says the server answered as another model than asked for, before or after a run:
     it is said once per run."""
     return notice.startswith(_MODEL_MISMATCH) or f"; {_ANSWERS_AS} " in notice
+

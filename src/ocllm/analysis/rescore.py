@@ -20,7 +20,7 @@ from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
 from ocllm.formats.tools import format_of_run, read_tool_files
 from ocllm.models import Decision, Policy
-from ocllm.scoring import SCORER_VERSION, decide
+from ocllm.scoring import SCORER_VERSION, decide, task_types
 
 OUTPUT_FORMAT = "ocllm-metrics/1"
 
@@ -43,9 +43,7 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
     out = msgspec.to_builtins(decision)
     task, sample = record.task, record.sample
     out["subset"] = task.subset
-    out["options"] = task.options
-    out["required_substrings"] = task.required_substrings
-    out["case_sensitive"] = task.case_sensitive
+    out.update(task_types.of(task.type).record_fields(task))
     out["prompt"] = task.prompt
     if raw_outputs:
         out["raw_content"] = sample.content

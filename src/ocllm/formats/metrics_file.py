@@ -16,7 +16,7 @@ from ocllm.errors import InputError
 from ocllm.files.reading import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 from ocllm.models import Sample, Task
-from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
+from ocllm.scoring import task_types
 
 # Fields holding a scorer's decision in the old format or ours; copied untouched into `previous`.
 DECISION_FIELDS = (
@@ -34,7 +34,6 @@ CARRIED_FIELDS = ("prompt", "latency_s", "usage", "subset")
 # What this project's output records under `source` about the run it was scored from (`run_format`: another
 # tool's, for a document `rescore --from` wrote).
 _RUN_FIELDS = ("lane", "model", "requested_model", "lane_settings", "suite", "tasks_in_suite", "run_format")
-_TASK_TYPES = ("mcq", "required_substrings")
 # Optional fields and the types they must have when present (null is always allowed).
 _FIELD_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
     ("raw_content", str, "text"),
@@ -142,23 +141,9 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
         raise InputError(f"{where} has no task_id")
     where = f"{path}: task {task_id!r}"
     task_type = row.get("task_type") or ("mcq" if row.get("options") else None)
-    if task_type not in _TASK_TYPES:
-        raise InputError(f"{where} has task_type {task_type!r}; expected one of {', '.join(_TASK_TYPES)}")
-
-    options = row.get("options")
-    expected = row.get("expected_answer")
-    required = row.get("required_substrings")
-    if task_type == "mcq":
-        if not isinstance(options, list) or not options:
-            raise InputError(f"{where} is an MCQ task without options")
-        if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
-            raise InputError(f"{where} has {len(options)} option(s); an MCQ task needs 2 to 26 (A-Z)")
-        last = option_letter(len(options) - 1)
-        if not isinstance(expected, str) or len(expected.strip()) != 1 or not ("A" <= expected.strip().upper() <= last):
-            raise InputError(f"{where} expects answer {expected!r}, which is not one of its options A-{last}")
-        expected = expected.strip().upper()
-    elif not isinstance(required, list) or not all(isinstance(s, str) for s in required):
-        raise InputError(f"{where} is a required_substrings task without a list of required_substrings")
+    if not isinstance(task_type, str) or task_type not in task_types.TASK_TYPES:
+        raise InputError(f"{where} has task_type {task_type!r}; expected one of {', '.join(task_types.NAMES)}")
+    own_fields = task_types.of(task_type).saved_task_fields(where, row)  # the type's fields, checked
 
     for field, kinds, what in _FIELD_TYPES:
         if row.get(field) is not None and (not isinstance(row[field], kinds) or isinstance(row[field], bool)):
@@ -168,13 +153,11 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
         id=task_id,
         type=task_type,
         question=str(row.get("question") or ""),
-        options=[str(o) for o in options] if task_type == "mcq" else None,
-        answer=expected if task_type == "mcq" else None,
         category=str(row.get("category") or "uncategorized"),
         subset=row.get("subset"),
-        required_substrings=required if task_type == "required_substrings" else None,
         case_sensitive=bool(row.get("case_sensitive", False)),
         prompt=row.get("prompt"),
+        **own_fields,
     )
     sample = Sample(
         task_id=task_id,

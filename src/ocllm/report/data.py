@@ -24,6 +24,7 @@ from ocllm.errors import InputError
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision, Task
 from ocllm.report.format import scored
+from ocllm.scoring import task_types
 
 
 def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
@@ -80,7 +81,7 @@ def _tool_verdicts(tool: str | None, records: list[SavedRecord], decisions: list
 
 
 def _options(task: Task) -> int | None:
-    return len(task.options or []) or None if task.type == "mcq" else None
+    return task_types.of(task.type).option_count(task)
 
 
 def find_runs(folder: Path) -> list[Path]:

@@ -9,6 +9,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ocllm.analysis.metrics import gave_no_answer
+from ocllm.scoring import mcq, task_types
+from ocllm.scoring.task_type import TaskType
+
+_MCQ = mcq.TASK_TYPE
 
 # --- Numbers and intervals ----------------------------------------------------------------------------
 
@@ -88,25 +92,25 @@ def chance_text(chance: float | None) -> str:
     return "" if chance is None else f"chance {100.0 * chance:.0f}%"
 
 
+def _task_type(task: Mapping[str, Any]) -> TaskType:
+    # A record read back from a document names its type; one of a type this scorer lacks is drawn as MCQ's are.
+    name = task.get("task_type")
+    return task_types.TASK_TYPES.get(name) if isinstance(name, str) and name in task_types.TASK_TYPES else _MCQ
+
+
 def expected_text(task: Mapping[str, Any]) -> str:
-    if task.get("expected_answer") is not None:
-        return str(task["expected_answer"])
-    subs = task.get("required_substrings")
-    if subs:
-        return "contains " + ", ".join(f"“{s}”" for s in subs)
-    return "—"
+    """The gold, in the words of the task's type."""
+    return _task_type(task).expected_text(task)
 
 
 def extracted_text(task: Mapping[str, Any]) -> str:
-    if task.get("extracted_final_answer") is not None:
-        return str(task["extracted_final_answer"])
-    if task.get("task_type") == "required_substrings" and task.get("error") is None:
-        missing = task.get("missing_substrings")
-        if missing:
-            return "missing " + ", ".join(f"“{s}”" for s in missing)
-        if missing is not None:
-            return "all present"
-    return "—"
+    """The answer found, in the words of the task's type."""
+    return _task_type(task).extracted_text(task)
+
+
+def evidence_lines(task: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The type's own evidence beside the common fields, as (label, text) lines both renderers draw."""
+    return _task_type(task).evidence_lines(task)
 
 
 # --- Resource figures ---------------------------------------------------------------------------------

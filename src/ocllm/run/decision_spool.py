@@ -19,7 +19,8 @@ import msgspec
 from ocllm.models import Decision
 
 _ENCODER = msgspec.json.Encoder()
-_DECODER = msgspec.json.Decoder(Decision)
+# A decoder per decision type (a task type may add evidence of its own: scoring/task_type.py).
+_DECODERS: dict[type[Decision], msgspec.json.Decoder[Decision]] = {}
 
 
 class DecisionSpool:
@@ -29,7 +30,7 @@ class DecisionSpool:
     def __init__(self, folder: Path) -> None:
         self._folder = folder
         self._file: IO[bytes] | None = None
-        self._where: dict[str, tuple[int, int]] = {}
+        self._where: dict[str, tuple[int, int, type[Decision]]] = {}
         self._end = 0
 
     def add(self, task_id: str, decision: Decision) -> None:
@@ -40,15 +41,17 @@ class DecisionSpool:
         data = _ENCODER.encode(decision)
         self._file.seek(self._end)
         self._file.write(data)
-        self._where[task_id] = (self._end, len(data))
+        self._where[task_id] = (self._end, len(data), type(decision))
         self._end += len(data)
 
     def get(self, task_id: str) -> Decision | None:
         span = self._where.get(task_id)
         if span is None or self._file is None:
             return None
-        self._file.seek(span[0])
-        return _DECODER.decode(self._file.read(span[1]))
+        start, length, kind = span
+        decoder = _DECODERS.get(kind) or _DECODERS.setdefault(kind, msgspec.json.Decoder(kind))
+        self._file.seek(start)
+        return decoder.decode(self._file.read(length))
 
     def close(self) -> None:
         if self._file is not None:

@@ -20,9 +20,8 @@ from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Policy
 from ocllm.run.bounds import out_of_range
 from ocllm.run.servers import ServerSettings, settings_problems
+from ocllm.scoring import mcq, substrings, task_types
 
-DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."
-DEFAULT_SUBSTRING_TEMPLATE = "{question}"
 _LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
 # The lane's numeric settings; their ranges are in bounds.py.
 _NUMERIC = ("temperature", "top_p", "max_tokens", "seed", "concurrency", "timeout_s", "max_attempts", "retry_budget_s")
@@ -36,8 +35,9 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model: str
     suite: str = "demo"
     api_key_env: str | None = None  # the NAME of the variable holding the key; the key is never stored
-    prompt_template: str = DEFAULT_TEMPLATE
-    substring_template: str = DEFAULT_SUBSTRING_TEMPLATE
+    # Each task type's prompt template (its room's default): `task_types.of(type).template_setting` names it.
+    prompt_template: str = mcq.TASK_TYPE.default_template
+    substring_template: str = substrings.TASK_TYPE.default_template
     system_prompt: str | None = None
     temperature: float | None = 0.0
     top_p: float | None = None
@@ -90,11 +90,8 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
         raise InputError(f"{where}: lane {name!r}: {problem}")
     if not _LANE_NAME.fullmatch(name):
         raise InputError(f"{where}: lane name {name!r}: use letters, digits, '_', '-' and '.' (it names a folder)")
-    for field in ("{question}", "{options}"):
-        if field not in lane.prompt_template:
-            raise InputError(f"{where}: lane {name!r}: prompt_template lacks {field}")
-    _check_template(where, name, "prompt_template", lane.prompt_template)
-    _check_template(where, name, "substring_template", lane.substring_template)
+    for task_type in task_types.TASK_TYPES.values():
+        _check_template(where, name, task_type, getattr(lane, task_type.template_setting))
     return lane
 
 
@@ -129,14 +126,20 @@ def _non_finite(value: Any, where: str) -> list[tuple[str, float]]:
     return []
 
 
-def _check_template(where: str, name: str, field: str, template: str) -> None:
-    """Format the template once now, so that a bad one is refused before any request is sent."""
+def _check_template(where: str, name: str, task_type: task_types.TaskType, template: str) -> None:
+    """Fill the template once now, so that a bad one is refused before any request is sent."""
+    field = task_type.template_setting
+    for placeholder in task_type.required_placeholders:
+        if "{" + placeholder + "}" not in template:
+            raise InputError(f"{where}: lane {name!r}: {field} lacks {{{placeholder}}}")
     try:
-        template.format(question="q", options="A. o", letters="A-B")
+        template.format(**{placeholder: "x" for placeholder in task_type.template_placeholders})
     except (KeyError, IndexError, ValueError) as exc:
+        names = [f"{{{p}}}" for p in task_type.template_placeholders]
+        may_use = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         raise InputError(
             f"{where}: lane {name!r}: {field} cannot be filled ({type(exc).__name__}: {exc}); it may use "
-            "{question}, {options} and {letters}, and must write literal braces as {{ and }}"
+            f"{may_use}, and must write literal braces as {{{{ and }}}}"
         ) from None
 
 

@@ -6,21 +6,13 @@ from typing import Any
 
 from ocllm.models import Task
 from ocllm.run.lanes import Lane
-
-
-def format_options(options: list[str]) -> str:
-    return "\n".join(f"{chr(ord('A') + i)}. {text}" for i, text in enumerate(options))
+from ocllm.scoring import task_types
 
 
 def user_prompt(task: Task, lane: Lane) -> str:
-    if task.type == "mcq":
-        options = task.options or []
-        return lane.prompt_template.format(
-            question=task.question,
-            options=format_options(options),
-            letters=f"A-{chr(ord('A') + len(options) - 1)}",
-        )
-    return lane.substring_template.format(question=task.question)
+    """The task through the lane's template for its type (the type's default unless the lane sets one)."""
+    task_type = task_types.of(task.type)
+    return task_type.prompt(task, getattr(lane, task_type.template_setting))
 
 
 def request_body(task: Task, lane: Lane) -> dict[str, Any]:

@@ -1,13 +1,13 @@
 """The scorer: `decide(task, sample, policy) -> Decision`, a pure function.
 
-It does no I/O, reads no globals and never calls a model. docs/scoring.md states every rule.
+It does no I/O, reads no globals and never calls a model. Each task type decides by its own rules (its room:
+scoring/<type>/, registered in task_types.py); docs/scoring.md states every rule.
 """
 
 from __future__ import annotations
 
 from ocllm.models import Decision, Policy, Sample, Task
-from ocllm.scoring.mcq.decide import decide_mcq
-from ocllm.scoring.substrings.decide import decide_substrings
+from ocllm.scoring import task_types
 
 # Bump on any change that can alter a decision; it is recorded beside every scored run.
 SCORER_VERSION = "1.7.0"
@@ -20,9 +20,7 @@ def decide(task: Task, sample: Sample, policy: Policy | None = None) -> Decision
     policy = policy or Policy()
     if sample.error is not None:
         return _error_decision(task, sample)
-    if task.type == "mcq":
-        return decide_mcq(task, sample, policy)
-    return decide_substrings(task, sample, policy)
+    return task_types.of(task.type).decide(task, sample, policy)
 
 
 def _error_decision(task: Task, sample: Sample) -> Decision:
@@ -31,7 +29,7 @@ def _error_decision(task: Task, sample: Sample) -> Decision:
         task_id=task.id,
         task_type=task.type,
         category=task.category,
-        expected_answer=(task.answer or "").upper() or None,
+        expected_answer=task_types.of(task.type).gold(task),
         extracted_final_answer=None,
         extraction_source="none",
         extraction_method="none",

@@ -1,1 +1,25 @@
 """Multiple-choice tasks: the answer letter a model states, read by the rules of docs/scoring.md."""
+
+from __future__ import annotations
+
+from ocllm.scoring.mcq import fields, prompt, render
+from ocllm.scoring.mcq.decide import decide_mcq
+from ocllm.scoring.task_type import TaskType
+
+TASK_TYPE = TaskType(
+    name="mcq",
+    label="multiple choice",
+    decide=decide_mcq,
+    gold=fields.gold,
+    check_suite_line=fields.check_suite_line,
+    saved_task_fields=fields.saved_task_fields,
+    record_fields=fields.record_fields,
+    template_setting="prompt_template",
+    default_template=prompt.DEFAULT_TEMPLATE,
+    template_placeholders=prompt.PLACEHOLDERS,
+    required_placeholders=("question", "options"),
+    prompt=prompt.prompt,
+    expected_text=render.expected_text,
+    extracted_text=render.extracted_text,
+    option_count=fields.option_count,
+)

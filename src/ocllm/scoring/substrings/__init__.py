@@ -1,1 +1,24 @@
 """Required-substring tasks: every listed substring must appear in the visible answer."""
+
+from __future__ import annotations
+
+from ocllm.scoring.substrings import fields, render
+from ocllm.scoring.substrings.decide import decide_substrings
+from ocllm.scoring.task_type import TaskType
+
+TASK_TYPE = TaskType(
+    name="required_substrings",
+    label="required substrings",
+    decide=decide_substrings,
+    check_suite_line=fields.check_suite_line,
+    saved_task_fields=fields.saved_task_fields,
+    record_fields=fields.record_fields,
+    template_setting="substring_template",
+    default_template=fields.DEFAULT_TEMPLATE,
+    template_placeholders=fields.PLACEHOLDERS,
+    required_placeholders=(),
+    prompt=fields.prompt,
+    expected_text=render.expected_text,
+    extracted_text=render.extracted_text,
+    extracts_answer=False,
+)

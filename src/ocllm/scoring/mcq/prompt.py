@@ -1,0 +1,20 @@
+"""An MCQ task's prompt: the question, its lettered options, and how to state the letter."""
+
+from __future__ import annotations
+
+from ocllm.models import Task
+from ocllm.scoring.mcq.option_letters import option_letter
+
+DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."
+PLACEHOLDERS = ("question", "options", "letters")
+
+
+def format_options(options: list[str]) -> str:
+    return "\n".join(f"{option_letter(i)}. {text}" for i, text in enumerate(options))
+
+
+def prompt(task: Task, template: str) -> str:
+    options = task.options or []
+    return template.format(
+        question=task.question, options=format_options(options), letters=f"A-{option_letter(len(options) - 1)}"
+    )

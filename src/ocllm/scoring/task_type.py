@@ -1,0 +1,68 @@
+"""What a task type is to the rest of the system: one room (docs/architecture.md, "Task types").
+
+A type owns its task fields and their checks (a suite line, a saved record of the old harness's format), its
+default prompt, `decide`, the figures it adds to a summary and the words reports draw its evidence with. Suites,
+prompting, the runner, rescoring, metrics and reports ask the type (`ocllm.scoring.task_types.of`) and never
+branch on its name; adding a type is writing its room and registering it in task_types.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ocllm.models import Decision, Policy, Sample, Task
+
+# A task's record in a document (a rescore's, metrics.json's, a report's): a mapping, as the JSON says it.
+Record = Mapping[str, Any]
+
+
+class TypeTally(Protocol):
+    """Figures a type adds to a summary, counted as its decisions arrive (math: checks that were killed)."""
+
+    def add(self, decision: Decision) -> None: ...
+
+    def figures(self) -> dict[str, Any]: ...
+
+
+def _no_option_count(_task: Task) -> int | None:
+    return None
+
+
+def _gold_as_given(task: Task) -> str | None:
+    return task.answer
+
+
+def _no_evidence(_record: Record) -> list[tuple[str, str]]:
+    return []
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskType:
+    name: str  # the suite line's `type`, a decision's `task_type`
+    label: str  # what reports call it ("multiple choice")
+    decide: Callable[[Task, Sample, Policy], Decision]  # pure: docs/scoring.md states its rules
+    decision_type: type[Decision] = Decision  # what its decisions decode to (a type with evidence of its own)
+    gold: Callable[[Task], str | None] = _gold_as_given  # a decision's expected_answer (a failed request's too)
+    # A suite line's own fields checked (raises InputError naming the line and the field), before it becomes a Task.
+    check_suite_line: Callable[[str, dict[str, Any]], None]
+    # A record of the old harness's metrics format (and of every rescore) -> the Task fields that are the type's
+    # (e.g. options and the gold letter), checked; raises InputError naming the record.
+    saved_task_fields: Callable[[str, dict[str, Any]], dict[str, Any]]
+    # The task's fields in its output record, between `subset` and `prompt` (what a later rescore reads back).
+    record_fields: Callable[[Task], dict[str, Any]]
+    template_setting: str  # the lane setting that holds its prompt template
+    default_template: str
+    template_placeholders: tuple[str, ...]  # what its template may use; the first ones listed must appear
+    required_placeholders: tuple[str, ...]
+    prompt: Callable[[Task, str], str]  # the user message: the task through the lane's template
+    # Reports: the gold and the answer as words, and any evidence of the type's own as (label, text) lines.
+    expected_text: Callable[[Record], str]
+    extracted_text: Callable[[Record], str]
+    evidence_lines: Callable[[Record], list[tuple[str, str]]] = _no_evidence
+    option_count: Callable[[Task], int | None] = _no_option_count  # for the chance level; None: no chance level
+    # True: an answer is extracted from the text (no answer = nothing extracted). False: the whole visible text
+    # is the answer (no answer = no visible text), and a pass is judged on the text as it stands (a cut text too).
+    extracts_answer: bool = True
+    new_tally: Callable[[], TypeTally] | None = None
