@@ -25,6 +25,13 @@ class Figures(msgspec.Struct, kw_only=True):
     no_answer: int = 0
 
 
+class TypeFigures(Figures, kw_only=True):
+    """The figures of one task type in a summary, with the ones only that type has (its room's tally: a math
+    run's killed symbolic checks, say)."""
+
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
 class Serving(msgspec.Struct, kw_only=True):
     """How fast the lane was served, over its wall time (the time its requests were in flight, summed over
     every invocation of the run): throughput beside accuracy, for a matrix of server settings."""
@@ -56,6 +63,7 @@ class Summary(Figures, kw_only=True):
     """A scored run's summary (the `summary` of metrics.json and of every rescore): its figures, then these."""
 
     by_category: dict[str, Figures] = msgspec.field(default_factory=dict)
+    by_type: dict[str, TypeFigures] = msgspec.field(default_factory=dict)  # per task type, in name order
     by_ambiguity: dict[str, int] = msgspec.field(default_factory=dict)
     by_method: dict[str, int] = msgspec.field(default_factory=dict)
     by_source: dict[str, int] = msgspec.field(default_factory=dict)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from ocllm.documents import Figures, Serving, Summary
+from ocllm.documents import Figures, Serving, Summary, TypeFigures
 from ocllm.models import Decision, Sample
 from ocllm.scoring import task_types
+from ocllm.scoring.task_type import TypeTally
 
 
 class Verdict(Protocol):
@@ -72,6 +73,9 @@ def tally_categories(items: Iterable[Verdict]) -> dict[str, dict[str, Any]]:
     return dict(sorted(by_category.items()))
 
 
+_F = TypeVar("_F", bound=Figures)
+
+
 class Tally:
     """The summary figures, kept as decisions arrive one by one: a rescore of any size holds these
     counters, not its decisions."""
@@ -79,6 +83,8 @@ class Tally:
     def __init__(self) -> None:
         self.total = self.correct = self.errors = self.truncated = self.no_answer = 0
         self._categories: dict[str, dict[str, Any]] = {}
+        self._types: dict[str, dict[str, Any]] = {}
+        self._type_tallies: dict[str, TypeTally] = {}
         self._ambiguity: Counter[str] = Counter()
         self._method: Counter[str] = Counter()
         self._source: Counter[str] = Counter()
@@ -90,28 +96,30 @@ class Tally:
         self.truncated += d.truncated
         no_answer = decision_gave_no_answer(d)
         self.no_answer += no_answer
-        cat = self._categories.setdefault(d.category, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0})
-        cat["total"] += 1
-        cat["correct"] += d.correct is True
-        cat["errors"] += d.error is not None
-        cat["no_answer"] += no_answer
+        for counts in (
+            self._categories.setdefault(d.category, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0}),
+            self._types.setdefault(d.task_type, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0}),
+        ):
+            counts["total"] += 1
+            counts["correct"] += d.correct is True
+            counts["errors"] += d.error is not None
+            counts["no_answer"] += no_answer
+        if d.task_type not in self._type_tallies:
+            known = task_types.TASK_TYPES.get(d.task_type)
+            if known is not None and known.new_tally is not None:
+                self._type_tallies[d.task_type] = known.new_tally()
+        if d.task_type in self._type_tallies:
+            self._type_tallies[d.task_type].add(d)
         self._ambiguity[d.ambiguity] += 1
         self._method[d.extraction_method] += 1
         self._source[d.extraction_source] += 1
 
     def summary(self) -> Summary:
         """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
-        by_category = {}
-        for name, cat in sorted(self._categories.items()):
-            scored = cat["total"] - cat["errors"]  # failed requests are not scored
-            by_category[name] = Figures(
-                total=cat["total"],
-                correct=cat["correct"],
-                errors=cat["errors"],
-                scored=scored,
-                accuracy=accuracy(cat["correct"], scored),
-                no_answer=cat["no_answer"],
-            )
+        by_category = {name: _figures(Figures, cat) for name, cat in sorted(self._categories.items())}
+        by_type = {name: _figures(TypeFigures, counts) for name, counts in sorted(self._types.items())}
+        for name, tally in self._type_tallies.items():
+            by_type[name].details = tally.figures()
         return Summary(
             total=self.total,
             correct=self.correct,
@@ -120,11 +128,24 @@ class Tally:
             accuracy=accuracy(self.correct, self.total - self.errors),
             no_answer=self.no_answer,
             by_category=by_category,
+            by_type=by_type,
             by_ambiguity=dict(self._ambiguity.most_common()),
             by_method=dict(self._method.most_common()),
             by_source=dict(self._source.most_common()),
             truncated=self.truncated,
         )
+
+
+def _figures(kind: type[_F], counts: dict[str, Any]) -> _F:
+    scored = counts["total"] - counts["errors"]  # failed requests are not scored
+    return kind(
+        total=counts["total"],
+        correct=counts["correct"],
+        errors=counts["errors"],
+        scored=scored,
+        accuracy=accuracy(counts["correct"], scored),
+        no_answer=counts["no_answer"],
+    )
 
 
 class ServingTally:

@@ -48,6 +48,7 @@ def run_report_doc(
     metrics = result.document
     summary = _with_interval(msgspec.to_builtins(metrics.summary))
     summary["by_category"] = {k: _with_interval(v) for k, v in summary["by_category"].items()}
+    summary["by_type"] = {k: _with_interval(v) for k, v in summary.get("by_type", {}).items()}
     # The accuracy of answering at random, drawn on the accuracy charts.
     summary["chance"] = chance_level(_options(r.task) for r in saved.records)
     return RunReport(

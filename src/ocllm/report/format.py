@@ -113,6 +113,20 @@ def evidence_lines(task: Mapping[str, Any]) -> list[tuple[str, str]]:
     return _task_type(task).evidence_lines(task)
 
 
+def type_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], str]]:
+    """The figures per task type, as (label, figures, the type's own figures in words), when they say more than
+    the overall figures: a suite of several types, or a type with figures of its own. Else no rows."""
+    by_type = summary.get("by_type") or {}
+    if len(by_type) < 2 and not any(figures.get("details") for figures in by_type.values()):
+        return []
+    rows = []
+    for name, figures in sorted(by_type.items()):
+        known = task_types.TASK_TYPES.get(name)
+        details = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in (figures.get("details") or {}).items())
+        rows.append((known.label if known else name, figures, details))
+    return rows
+
+
 # --- Resource figures ---------------------------------------------------------------------------------
 
 # A resource figure: (key in the resources object, label, integer-valued?)

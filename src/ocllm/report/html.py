@@ -35,6 +35,7 @@ from ocllm.report.format import (
     chance_text,
     count,
     endpoint_rows,
+    evidence_lines,
     expected_text,
     extracted_text,
     interval,
@@ -51,6 +52,7 @@ from ocllm.report.format import (
     serving_recorded_by,
     serving_rows,
     settings_rows,
+    type_rows,
     verdict_of,
     wrong_answers,
 )
@@ -491,6 +493,7 @@ def task_view(task: Mapping[str, Any], tool: str | None = None) -> dict[str, Any
     ]
     if task.get("missing_substrings"):
         facts.append(("missing substrings", ", ".join(map(str, task["missing_substrings"]))))
+    facts += evidence_lines(task)
     facts += _usage_facts(task.get("usage"))
     if isinstance(task.get("latency_s"), int | float):
         facts.append(("latency", seconds(float(task["latency_s"]))))
@@ -649,6 +652,7 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         scorer=scorer,
         scored=scored(summary),
         charts=run_charts(doc),
+        type_rows=type_rows(summary),
         breakdowns=[
             ("extraction method", "method", _breakdown(summary.get("by_method") or {})),
             ("found in", "source", _breakdown(summary.get("by_source") or {})),

@@ -17,6 +17,7 @@ from ocllm.report.format import (
     SERVING_MISSING,
     SERVING_NOTE,
     endpoint_rows,
+    evidence_lines,
     expected_text,
     extracted_text,
     interval,
@@ -32,6 +33,7 @@ from ocllm.report.format import (
     serving_recorded_by,
     serving_rows,
     settings_rows,
+    type_rows,
     verdict_of,
     wrong_answers,
 )
@@ -209,6 +211,22 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
     ]
     header = ["category", "correct", "scored", "errors", "accuracy", "95% interval", "no answer"]
     lines += _table(header, rows, "lrrrrrr")
+    if types := type_rows(summary):
+        lines += ["", "## By task type", ""]
+        rows = [
+            [
+                cell(label),
+                str(c["correct"]),
+                str(scored(c)),
+                str(c.get("errors", 0)),
+                pct(c["accuracy"]),
+                interval(c.get("ci_low"), c.get("ci_high")),
+                str(c.get("no_answer", 0)),
+                cell(details or "—", 200),
+            ]
+            for label, c, details in types
+        ]
+        lines += _table(["task type", *header[1:], "its own figures"], rows, "lrrrrrrl")
     lines += ["", "## How answers were found", ""]
     lines += _counts_table("Extraction method", "method", summary.get("by_method") or {})
     lines += _counts_table("Extraction source", "source", summary.get("by_source") or {})
@@ -233,12 +251,27 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         for t in tasks
     ]
     lines += _table(["task", "category", "expected", "extracted", "method", "ambiguity", "verdict"], rows)
+    lines += _evidence_md(tasks)
     failed = [t for t in tasks if t.get("error")]
     if failed:
         # The reason a request failed matters as much as the fact: "HTTP 400 …" is fixed differently from a timeout.
         lines += ["", f"## Failed requests ({len(failed)})", ""]
         lines += _table(["task", "reason"], [[cell(t.get("task_id"), 80), cell(t.get("error"), 300)] for t in failed])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _evidence_md(tasks: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each task's evidence of its type's own (a math answer's normal form and the comparator that decided),
+    under the table: one item a task, the tasks that were not correct first."""
+    shown = [(t, evidence) for t in tasks if (evidence := evidence_lines(t))]
+    if not shown:
+        return []
+    shown.sort(key=lambda item: item[0].get("correct") is True)  # stable: the suite's order within each group
+    lines = ["", f"## How each answer was checked ({len(shown)})", ""]
+    for task, evidence in shown:
+        facts = "; ".join(f"{label}: {cell(text, 200)}" for label, text in evidence)
+        lines.append(f"- `{cell(task.get('task_id'), 80)}` ({_verdict_md(verdict_of(task))}): {facts}")
+    return lines
 
 
 def _whose(doc: Mapping[str, Any]) -> str:
