@@ -122,9 +122,17 @@ def type_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], 
     rows = []
     for name, figures in sorted(by_type.items()):
         known = task_types.TASK_TYPES.get(name)
-        details = "; ".join(f"{key.replace('_', ' ')} {value}" for key, value in (figures.get("details") or {}).items())
+        details = "; ".join(_detail(key, value) for key, value in (figures.get("details") or {}).items())
         rows.append((known.label if known else name, figures, details))
     return rows
+
+
+def _detail(key: str, value: object) -> str:
+    """One of a type's own figures in words: `decided by: number 40, symbolic 3`, `undecided 2`."""
+    name = key.replace("_", " ")
+    if isinstance(value, Mapping):
+        return f"{name}: " + (", ".join(f"{k} {v}" for k, v in value.items()) or "none")
+    return f"{name} {value}"
 
 
 # --- Resource figures ---------------------------------------------------------------------------------

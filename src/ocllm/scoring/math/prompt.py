@@ -1,0 +1,14 @@
+"""A math task's prompt: the question, and where to put the answer (a lane's `math_template` replaces it)."""
+
+from __future__ import annotations
+
+from ocllm.models import Task
+
+# The instruction lm-eval's minerva_math, lighteval and NeMo-Skills give reasoning models: a box is the
+# strongest statement the scorer reads (docs/scoring.md, rule M2).
+DEFAULT_TEMPLATE = "{question}\n\nPut your final answer within \\boxed{{}}."
+PLACEHOLDERS = ("question",)
+
+
+def prompt(task: Task, template: str) -> str:
+    return template.format(question=task.question)
