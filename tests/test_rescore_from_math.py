@@ -21,11 +21,14 @@ from ocllm.formats.tools import read_tool_files
 
 STAMP = "2026-12-01T10-00-00.000000"
 GSM8K_ANSWER = "Weng earns 12/60 = $<<12/60=0.2>>0.2 a minute.\nIn 50 minutes, 0.2 x 50 = $<<0.2*50=10>>10.\n#### 1,010"
-# minerva_math's process_docs: `answer` is replaced by its normaliser's output, which drops `ft` and spaces.
+# minerva_math's process_docs replaces `answer` by its normaliser's output. Before lm-eval 0.4.13 that dropped
+# every `ft` (`\left(` -> `\le(`) and joined `2, 3, 5, 7` into `2357`; 0.4.13's (read in its wheel) keeps both and
+# still drops the spaces. Either way the doc's answer is not the dataset's, so the gold is the solution's box.
 POLAR_SOLUTION = r"We have $r = 3$ and $\theta = \frac{\pi}{2},$ so the polar coordinates are " + (
     r"$\boxed{\left( 3, \frac{\pi}{2} \right)}.$"
 )
-POLAR_NORMALISED = r"\le(3,\frac{\pi}{2}\right)"
+POLAR_NORMALISED = r"\le(3,\frac{\pi}{2}\right)"  # before 0.4.13
+POLAR_NORMALISED_0_4_13 = r"\left(3,\frac{\pi}{2}\right)"
 PRIMES_SOLUTION = r"Checking $2, 3, \dots$ we find $\boxed{2}$ first; all of them are $\boxed{2, 3, 5, 7}$."
 
 
@@ -141,10 +144,11 @@ def minerva_doc(solution: str, normalised: str, **extra: Any) -> dict[str, Any]:
             **extra}  # fmt: skip
 
 
-def test_minerva_math_gold_is_the_solutions_box_not_lm_evals_normalised_answer(tmp_path: Path) -> None:
+@pytest.mark.parametrize("normalised", [POLAR_NORMALISED, POLAR_NORMALISED_0_4_13])
+def test_minerva_math_gold_is_the_solutions_box_not_lm_evals_normalised_answer(normalised: str, tmp_path: Path) -> None:
     response = r"So the point is $\left( 3, \frac{\pi}{2} \right)$." + "\nFinal Answer: The final answer is 3."
-    doc = minerva_doc(POLAR_SOLUTION, POLAR_NORMALISED, level="Level 2", type="Precalculus")
-    lines = [line(0, doc, POLAR_NORMALISED, response, "none", response, exact_match=0, math_verify=1)]
+    doc = minerva_doc(POLAR_SOLUTION, normalised, level="Level 2", type="Precalculus")
+    lines = [line(0, doc, normalised, response, "none", response, exact_match=0, math_verify=1)]
     (got,) = records(samples_file(tmp_path, "minerva_math_precalc", lines))
     task, previous = got.task, got.previous
     assert (task.id, task.type) == ("minerva_math_precalc/0", "math")
@@ -152,7 +156,7 @@ def test_minerva_math_gold_is_the_solutions_box_not_lm_evals_normalised_answer(t
     assert (task.category, task.subset) == ("Precalculus", "Level 2")
     assert task.question == doc["problem"] and got.sample.content == response
     assert previous["gold_source"] == "doc.solution, its last \\boxed{}"
-    assert previous["tool_target"] == POLAR_NORMALISED
+    assert previous["tool_target"] == normalised
     assert previous["filter"] == "none" and previous["extraction_method"] == "lm-eval metric math_verify"
     assert previous["verdicts"] == {"exact_match": False, "math_verify": True}
     assert (previous["metric"], previous["metric_value"], previous["correct"]) == ("math_verify", 1, True)

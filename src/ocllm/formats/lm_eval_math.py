@@ -2,8 +2,9 @@
 a math task, the response lm-eval kept, and the tool's verdicts under `previous`.
 
 The gold is taken from the doc, never from lm-eval's `target` where the doc holds one: the minerva_math tasks'
-`process_docs` replaces the doc's `answer` (and so the target) by its normalised form, which deletes `ft`
-wherever it stands (`\\left(` becomes `\\le(`) and joins `3, 5, 7` into `357`. So a MATH doc's gold is the last
+`process_docs` replaces the doc's `answer` (and so the target) by its normalised form, which before lm-eval 0.4.13
+deleted `ft` wherever it stood (`\\left(` became `\\le(`) and joined `3, 5, 7` into `357` (0.4.13 no longer does,
+but still drops every space). So a MATH doc's gold is the last
 `\\boxed{}` of its `solution` (the one both lm-eval math families build `answer` from), a GSM8K doc's what follows
 the last `####` of its `answer`, an AIME doc's its `answer`/`Answer` field; `previous.gold_source` says which,
 and `previous.tool_target` keeps the target lm-eval compared with.
