@@ -167,10 +167,12 @@ def print_import(imported: Imported, output: Path) -> None:
         table.add_row(category, subset, str(count))
     console.print(table)
     letters: dict[str, int] = {}
-    for task in tasks:
+    mcq = [task for task in tasks if task.type == "mcq"]  # a math task's gold is an answer, not a letter
+    for task in mcq:
         letters[task.answer or "?"] = letters.get(task.answer or "?", 0) + 1
-    spread = "  ".join(f"{letter} {count} ({count / len(tasks):.0%})" for letter, count in sorted(letters.items()))
-    console.print(f"gold letters: {spread}", highlight=False)
+    if mcq:
+        spread = "  ".join(f"{letter} {count} ({count / len(mcq):.0%})" for letter, count in sorted(letters.items()))
+        console.print(f"gold letters: {spread}", highlight=False)
     if imported.skipped:
         console.print(f"skipped {len(imported.skipped)} bad rows, the first: {imported.skipped[0]}", highlight=False)
     console.print(f"wrote {output}", highlight=False)

@@ -10,7 +10,9 @@ lm-eval keeps only the text after its think-end token (all of it when that token
 reasoning field: what is scored is that text, split by rule 1 where it still holds `<think>` tags.
 
 A doc this scorer cannot score (one option, no options to be found, no response text) is reported as
-unscorable, with why, and the other docs are read; a line that is not an lm-eval line refuses the file."""
+unscorable, with why, and the other docs are read; a line that is not an lm-eval line refuses the file.
+
+The math tasks (gsm8k, minerva_math, aime and their variants) become math tasks: lm_eval_math.py."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Any, NamedTuple
 
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
+from ocllm.formats import lm_eval_math
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import NotScorable, lone_letter, mcq_task, options_in_prompt, unscorable, verdict_of
 from ocllm.models import Sample, Task
@@ -201,7 +204,18 @@ def _record(
     response = _first(row.get("resps"))
     if not isinstance(response, str):
         raise NotScorable(task_id, where, "resps[0][0] is not the text of a response")
-    built = _task(where, task_id, task, row)
+    # A math task by its name is read as one; a doc of another name only when it has no options to be found.
+    kind = lm_eval_math.by_name(task)
+    if kind is None:
+        try:
+            built = _task(where, task_id, task, row)
+        except NotScorable:
+            kind = lm_eval_math.by_shape(row["doc"] if isinstance(row.get("doc"), dict) else {})
+            if kind is None:
+                raise
+    if kind is not None:
+        prompt = _prompt(row.get("arguments"))
+        return lm_eval_math.record(where, task_id, task, kind, lines, chosen, response, prompt)
     filters = {name: _filter_outcome(line) for name, (_, line) in lines.items()}
     outcome = filters[chosen]
     previous = {

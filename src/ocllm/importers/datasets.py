@@ -2,7 +2,8 @@
 
 A row that cannot be a task raises BadRow with what is wrong; the caller names the file and the row.
 Ids name their source (`mmlu-pro/70`, `gpqa/recXXXX`, `arc/Mercury_1000`, `mmlu/anatomy/3`), so that
-suites imported from different datasets can be concatenated and keep unique ids.
+suites imported from different datasets can be concatenated and keep unique ids. The math datasets' layouts
+(gsm8k, math, aime) are in math_datasets.py, registered here with the rest.
 """
 
 from __future__ import annotations
@@ -11,40 +12,18 @@ import hashlib
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from ocllm.errors import InputError
+from ocllm.importers.layout import BadRow, Dataset
+from ocllm.importers.layout import field as _field
+from ocllm.importers.layout import text as _text
+from ocllm.importers.math_datasets import MATH_DATASETS
 from ocllm.importers.rows import CSV, JSONL, PARQUET, Row, read_rows
 from ocllm.models import Task
 from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
-
-
-class BadRow(Exception):
-    """A row that cannot be a task; the message says why."""
-
-
-class Dataset(NamedTuple):
-    suffixes: tuple[str, ...]
-    rows: Callable[[Path], Iterator[Row]]
-    task: Callable[[Row, int, Counter[str]], Task]  # (row, seed, rows seen per subject so far)
-
-
-def _field(row: Row, name: str) -> Any:
-    if name not in row.fields or row.fields[name] is None:
-        raise BadRow(f"no {name!r}")
-    return row.fields[name]
-
-
-def _text(row: Row, name: str) -> str:
-    value = _field(row, name)
-    if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise BadRow(f"{name!r} is not text")
-    text = str(value).strip()
-    if not text:
-        raise BadRow(f"{name!r} is empty")
-    return text
 
 
 def _options(values: Any, name: str) -> list[str]:
@@ -221,4 +200,5 @@ DATASETS: dict[str, Dataset] = {
     "mmlu-pro": Dataset(PARQUET + JSONL, read_rows, _mmlu_pro_task),
     "gpqa": Dataset(CSV, read_rows, _gpqa_task),
     "arc": Dataset(PARQUET + JSONL, read_rows, _arc_task),
+    **MATH_DATASETS,  # gsm8k, math, aime: importers/math_datasets.py
 }
