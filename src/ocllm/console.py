@@ -16,6 +16,7 @@ from rich.text import Text
 
 from ocllm.documents import Comparison, Matrix, Paired, Serving, Summary, as_summary
 from ocllm.report.format import rate
+from ocllm.scoring import task_types
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.analysis.rescore import RescoredFile
@@ -167,7 +168,7 @@ def print_import(imported: Imported, output: Path) -> None:
         table.add_row(category, subset, str(count))
     console.print(table)
     letters: dict[str, int] = {}
-    mcq = [task for task in tasks if task.type == "mcq"]  # a math task's gold is an answer, not a letter
+    mcq = [task for task in tasks if task_types.of(task.type).option_count(task)]  # golds that are letters
     for task in mcq:
         letters[task.answer or "?"] = letters.get(task.answer or "?", 0) + 1
     if mcq:
