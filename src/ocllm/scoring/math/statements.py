@@ -1,0 +1,262 @@
+"""Find the answer statements of a region (docs/scoring.md, math rules M2 and M3): boxes, "FINAL:" / "Final
+answer:", "#### N", "The answer is ...", answer labels. Each becomes a MathCandidate with its span in the raw
+field, the value it states, and the reading notes that shaped it, whether or not it ends up deciding."""
+
+from __future__ import annotations
+
+import re
+
+from ocllm.scoring.math.decision import MathCandidate, MathKind
+from ocllm.scoring.math.normalise import ASSIGNMENT, normalise, strip_delimiters
+from ocllm.scoring.regions import Field, Piece
+
+# Strength of each kind, strongest first: the strongest kind present decides (rule M2).
+RANK: dict[str, int] = {"boxed": 1, "final": 2, "hashes": 3, "answer_is": 4, "answer_label": 5, "last_number": 9}
+
+_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
+_BOX_SPACE = re.compile(r"\\boxed[ \t]+([^\s${}]+)")  # "\boxed 5", as some models write it
+_BOLD = r"(?:\*\*|__)?"
+_MARKERS = re.compile(
+    # FINAL: 18, **Final Answer:** 18, The final answer is 18, a "**Final Answer**" heading before its value
+    r"(?P<final>\bfinal[ \t]*[*_]*[ \t]*[:：]|\bfinal[ \t]+answer\b(?:[ \t]+is\b)?[ \t]*[*_]*[ \t]*[:：]?)"
+    # #### 18 (GSM8K), only before a value: "#### Step 2" is a markdown heading
+    r"|(?P<hashes>^[ \t]*####[ \t]*(?=[-+$\d\\.]))"
+    # The answer is 18, So the correct answer is 18
+    r"|(?P<answer_is>\b(?:the[ \t]+)?(?:correct[ \t]+|right[ \t]+)?answer[ \t]+is\b[ \t]*:?)"
+    # Answer: 18, **Answer:** $26, **Answer: 26**, at the start of a line
+    r"|(?P<answer_label>^[ \t>#*_-]*" + _BOLD + r"[ \t]*answer[ \t]*" + _BOLD + r"[ \t]*[:：][ \t]*)",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Where a value stated in running text ends: a sentence's full stop (not a decimal point), a semicolon, or the
+# reason that follows it ("18 because ...").
+_VALUE_END = re.compile(
+    r"\.(?=\s|$)|;|,?[ \t]+(?:because|since|as|which|so|given|for|when|where|if)\b|,[ \t]+(?:and|but|so|thus)\b",
+    re.IGNORECASE,
+)
+# Placeholders of a format instruction: "\boxed{}", "\boxed{answer}", "Final answer: <your answer>".
+_PLACEHOLDERS = frozenset(
+    {"", "answer", "your answer", "final answer", "the answer", "your final answer", "ans", "...", "\\ldots",
+     "\\dots", "…", "<answer>", "[answer]", "{answer}", "(answer)", "your_answer", "number",
+     "your answer here", "answer here", "value", "result", "?"}
+)  # fmt: skip
+# "e.g. \boxed{42}", "for example, FINAL: 7", "in the form \boxed{42}": an example of the format, not an answer.
+_EXAMPLE_BEFORE = re.compile(
+    r"(?:\be\.\s?g\.|\bfor[ \t]+(?:example|instance)|\bsuch[ \t]+as|\bsomething[ \t]+like|\bformat(?:ted)?(?:[ \t]+as)?"
+    r"|\bin[ \t]+the[ \t]+form(?:[ \t]+of)?)[ \t,:(\"'`$]*$",
+    re.IGNORECASE,
+)
+# Taken back in the same or the next sentence: "\boxed{12}, but that is wrong", "FINAL: 7. Wait, that's not right".
+_TAKEN_BACK = re.compile(
+    r"^[\s\S]{0,80}?\b(?:(?:that|this|it)(?:'s|’s|[ \t]+is|[ \t]+was)[ \t]+(?:wrong|incorrect|not[ \t]+(?:right|correct"
+    r"|the[ \t]+(?:final[ \t]+|correct[ \t]+|right[ \t]+)?answer))\b|wait,?[ \t]+no\b)",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(?<![\w.^_])-?\$?\d[\d,]*(?:\.\d+)?(?![\d\w])")
+
+
+def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> list[MathCandidate]:
+    """Every statement in the pieces of one region, in reading order within each piece."""
+    found: list[MathCandidate] = []
+    for piece in pieces:
+        boxes = _boxes(piece, region)
+        found.extend(boxes)
+        found.extend(_markers(piece, region, boxes))
+    found.sort(key=lambda c: (c.field != "reasoning", c.start) if region == "reasoning" else (0, c.start))
+    for c in found:
+        _mark_examples(c, pieces, prompt)
+    return found
+
+
+def last_number(pieces: list[Piece], region: Field) -> MathCandidate | None:
+    """The weak salvage (rule M7): the one number of the region's last non-empty line, when it holds one only."""
+    for piece in reversed(pieces):
+        stripped = piece.text.rstrip()
+        if not stripped:
+            continue
+        line_start = stripped.rfind("\n") + 1
+        line = stripped[line_start:]
+        if len(line) > 300 or "?" in line:
+            return None
+        numbers = list(_NUMBER.finditer(line))
+        if len(numbers) != 1:
+            return None
+        m = numbers[0]
+        start = piece.offset + line_start + m.start()
+        return _candidate("last_number", region, piece.field, start, start + len(m.group(0)), m.group(0), m.group(0))
+    return None
+
+
+def _boxes(piece: Piece, region: Field) -> list[MathCandidate]:
+    text = piece.text
+    found: list[MathCandidate] = []
+    covered = -1
+    for m in _BOX.finditer(text):
+        if m.start() < covered:
+            continue  # a box inside a box: the outer one states it
+        close = _matching_brace(text, m.end() - 1)
+        if close is None:
+            continue  # never closed (a truncated output): states nothing
+        covered = close + 1
+        found.append(
+            _candidate("boxed", region, piece.field, piece.offset + m.start(), piece.offset + close + 1,
+                       text[m.start() : close + 1], text[m.end() : close])
+        )  # fmt: skip
+    for m in _BOX_SPACE.finditer(text):
+        if not any(c.start <= piece.offset + m.start() < c.end for c in found):
+            found.append(
+                _candidate("boxed", region, piece.field, piece.offset + m.start(), piece.offset + m.end(),
+                           m.group(0), m.group(1))
+            )  # fmt: skip
+    found.sort(key=lambda c: c.start)
+    return found
+
+
+def _matching_brace(text: str, open_at: int) -> int | None:
+    """Where the brace opened at `open_at` closes; escaped braces (\\{ \\}) do not count."""
+    depth = 0
+    i = open_at
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[MathCandidate]:
+    text = piece.text
+    found: list[MathCandidate] = []
+    for m in _MARKERS.finditer(text):
+        kind = m.lastgroup
+        assert kind is not None
+        value_start, value_end = _value_span(text, m.end(), kind)
+        value = text[value_start:value_end]
+        start, end = piece.offset + m.start(), piece.offset + value_end
+        # A box after the marker ("Final answer: \boxed{18}") is stated by the box, the stronger kind.
+        inner = [b for b in boxes if start <= b.start < end]
+        if inner:
+            for b in inner:
+                if "box_after_marker" not in b.reading:
+                    b.reading.append("box_after_marker")
+            continue
+        if not value.strip():
+            continue
+        found.append(_candidate(kind, region, piece.field, start, end, text[m.start() : value_end], value))  # type: ignore[arg-type]
+    return found
+
+
+def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
+    """The value after a marker: the rest of its line; a heading's value is on the next non-empty line (a
+    display block \\[ … \\] or $$ … $$ whole). Running text ends at the sentence's end."""
+    line_end = text.find("\n", at)
+    line_end = len(text) if line_end == -1 else line_end
+    start = at
+    while start < line_end and text[start] in " \t":
+        start += 1
+    if start == line_end and kind in ("final", "answer_label"):
+        # "**Final Answer**" alone on its line: the next non-empty line holds the value.
+        m = re.compile(r"\n[ \t]*(\S[^\n]*)").search(text, line_end)
+        if m is None or m.start() > line_end + 3:
+            return start, start
+        start = m.start(1)
+        line_end = m.end(1)
+        for opener, closer in (("\\[", "\\]"), ("$$", "$$")):
+            if text.startswith(opener, start) and closer not in text[start + 2 : line_end]:
+                close = text.find(closer, start + 2)
+                if close != -1 and close - start < 2000:
+                    return start, close + len(closer)
+        return start, line_end
+    end = line_end
+    for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if text.startswith(opener, start):
+            close = text.find(closer, start + len(opener), line_end)
+            if close != -1:
+                return start, close + len(closer)
+            break
+    cut = _VALUE_END.search(text, start, end)
+    if cut is not None:
+        end = cut.start()
+    return start, end
+
+
+def strip_statement(value: str) -> tuple[str, list[str]]:
+    """The answer a statement states (rule M3): without markdown bold, end punctuation, wrapping math delimiters
+    or box, and a single-name assignment ("x = 5" states 5). Returns it and the reading notes applied."""
+    notes: list[str] = []
+    while True:
+        before = value
+        value = value.strip()
+        unbolded = re.sub(r"^(?:\*\*|__|\*)+|(?:\*\*|__|\*)+$", "", value).strip()
+        if unbolded != value:
+            value = unbolded
+            _note(notes, "bold")
+        unpunctuated = re.sub(r"(?<!\\)[.,;:!]+$", "", value).strip()
+        if unpunctuated != value:
+            value = unpunctuated
+            _note(notes, "punctuation")
+        undelimited = strip_delimiters(value)
+        if undelimited != value:
+            value = undelimited
+            _note(notes, "delimiters")
+        m = _BOX.match(value)
+        if m and _matching_brace(value, m.end() - 1) == len(value) - 1:
+            value = value[m.end() : -1]
+            _note(notes, "box")
+        a = ASSIGNMENT.match(value)
+        if a and "," not in a.group("value"):
+            value = a.group("value").strip()
+            _note(notes, "assignment")
+        if value == before:
+            return value, notes
+
+
+def _note(notes: list[str], note: str) -> None:
+    if note not in notes:
+        notes.append(note)
+
+
+def _candidate(
+    kind: MathKind, region: Field, field: Field, start: int, end: int, text: str, value: str
+) -> MathCandidate:
+    stated, notes = strip_statement(value)
+    normalised, _ = normalise(stated)
+    return MathCandidate(
+        kind=kind,
+        method=kind,
+        region=region,
+        field=field,
+        start=start,
+        end=end,
+        text=text,
+        value=stated,
+        normalised=normalised,
+        reading=notes,
+    )
+
+
+def _mark_examples(c: MathCandidate, pieces: list[Piece], prompt: str | None) -> None:
+    piece = next(p for p in pieces if p.field == c.field and p.offset <= c.start <= p.offset + len(p.text))
+    local = c.start - piece.offset
+    before = piece.text[max(0, local - 40) : local]
+    plain = re.sub(r"\\text\{([^{}]*)\}", r"\1", c.value).strip().lower()
+    if plain in _PLACEHOLDERS:
+        c.example = True
+        c.reading.append("placeholder")
+    elif _EXAMPLE_BEFORE.search(before):
+        c.example = True
+        c.reading.append("format_example")
+    elif prompt and c.text in prompt and (before[-20:] + c.text) in prompt and before[-20:].strip():
+        # The prompt's own words echoed with the statement ("Put your final answer within \boxed{...}").
+        c.example = True
+        c.reading.append("prompt_echo")
+    after = piece.text[local + len(c.text) : local + len(c.text) + 200].split("\n\n", 1)[0]
+    if _TAKEN_BACK.search(after):
+        c.withdrawn = True
+        c.reading.append("withdrawn")
