@@ -66,7 +66,7 @@ def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
         pick = _select(usable_reasoning, policy, "reasoning (fallback allowed)")
         if pick.rule == "final_statement":
             pick = pick._replace(rule="reasoning_fallback")
-    elif not truncated and (salvage := last_number(regions.visible, "content")) is not None:
+    elif not truncated and (salvage := last_number(regions.visible, "content", found)) is not None:
         source = "content"
         pick = _Pick(
             salvage,

@@ -14,7 +14,7 @@ from ocllm.scoring.math.symbolic import check
 _INTEGER_OR_DECIMAL = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)$")
 _SLASH = re.compile(r"^([-+]?\d+)/([-+]?\d+)$")
 _LATEX_FRACTION = re.compile(r"^([-+]?)\\frac\{([-+]?\d+)\}\{([-+]?\d+)\}$")
-_PLUS_MINUS = re.compile(r"\\(?:pm|mp)\b|±|∓")
+_PLUS_MINUS = re.compile(r"\\(?:pm|mp)(?![a-zA-Z])|±|∓")
 # Brackets that open and close an interval or a tuple.
 _OPENERS = "([{"
 _CLOSERS = ")]}"

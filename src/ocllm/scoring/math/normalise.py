@@ -35,7 +35,7 @@ _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textrm|mbox|mathrm|mathbf)\s*\{([^
 # A number followed by plain words ("18 apples", "5 hours per day"): the words are a unit, when they hold no
 # digit and are no math word ("2 pi", "3 sqrt 2" keep theirs).
 _NUMBER_THEN_WORDS = re.compile(
-    r"^(-?\d[\d,]*(?:\.\d+)?|-?\d*\.\d+|\\frac\{\d+\}\{\d+\})\s+([A-Za-z][A-Za-z .\-/']*(?:\^\d)?)$"
+    r"^(-?\d[\d,]*(?:\.\d+)?|-?\d*\.\d+|\\frac\{\d+\}\{\d+\})\s+([A-Za-z]{2}[A-Za-z .\-/']*(?:\^\d)?)$"
 )
 _MATH_WORDS = frozenset({"pi", "sqrt", "i", "e", "log", "ln", "sin", "cos", "tan", "mod", "times", "cdot", "and", "or"})
 _TRAILING_ZEROS = re.compile(r"(?<![\d.])(\d+)\.0+(?![\d])")
@@ -106,9 +106,24 @@ def _mixed_number(text: str) -> str:
     return text
 
 
-def _assignment(text: str) -> str:
+_CONTROL_WORDS = re.compile(r"\\[a-zA-Z]+")
+
+
+def assignment_value(text: str) -> str | None:
+    """The value of "x = 5", "n = \\frac{3}{2}", "x = 2\\pi": one name, one equals sign, and a value naming no
+    variable. "y = 2x + 3" is an equation and stays one (its name is part of the answer); "x = 5, y = 3" a pair."""
     m = ASSIGNMENT.match(text)
-    return m.group("value").strip() if m else text
+    if m is None:
+        return None
+    value = m.group("value").strip()
+    if "," in value or re.search(r"[A-Za-z]", _CONTROL_WORDS.sub("", value)):
+        return None
+    return value
+
+
+def _assignment(text: str) -> str:
+    value = assignment_value(text)
+    return text if value is None else value
 
 
 def _frac_braces(text: str) -> str:

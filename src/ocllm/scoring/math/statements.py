@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ocllm.scoring.math.decision import MathCandidate, MathKind
-from ocllm.scoring.math.normalise import ASSIGNMENT, normalise, strip_delimiters
+from ocllm.scoring.math.normalise import assignment_value, normalise, strip_delimiters
 from ocllm.scoring.regions import Field, Piece
 
 # Strength of each kind, strongest first: the strongest kind present decides (rule M2).
@@ -18,7 +18,8 @@ _BOX_SPACE = re.compile(r"\\boxed[ \t]+([^\s${}]+)")  # "\boxed 5", as some mode
 _BOLD = r"(?:\*\*|__)?"
 _MARKERS = re.compile(
     # FINAL: 18, **Final Answer:** 18, The final answer is 18, a "**Final Answer**" heading before its value
-    r"(?P<final>\bfinal[ \t]*[*_]*[ \t]*[:：]|\bfinal[ \t]+answer\b(?:[ \t]+is\b)?[ \t]*[*_]*[ \t]*[:：]?)"
+    r"(?P<final>\bfinal[ \t]*[*_]*[ \t]*[:：]|\bfinal[ \t]+answer\b(?:[ \t]*[*_]*[ \t]*(?:[:：]|is\b[ \t]*:?)"
+    r"|[ \t]*[*_#]*[ \t]*(?=\r?\n|$)))"
     # #### 18 (GSM8K), only before a value: "#### Step 2" is a markdown heading
     r"|(?P<hashes>^[ \t]*####[ \t]*(?=[-+$\d\\.]))"
     # The answer is 18, So the correct answer is 18
@@ -67,8 +68,9 @@ def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> l
     return found
 
 
-def last_number(pieces: list[Piece], region: Field) -> MathCandidate | None:
-    """The weak salvage (rule M7): the one number of the region's last non-empty line, when it holds one only."""
+def last_number(pieces: list[Piece], region: Field, statements: list[MathCandidate]) -> MathCandidate | None:
+    """The weak salvage (rule M7): the one number of the region's last non-empty line, when it holds one only.
+    Numbers inside statements (examples, statements taken back) are not there to salvage."""
     for piece in reversed(pieces):
         stripped = piece.text.rstrip()
         if not stripped:
@@ -82,6 +84,8 @@ def last_number(pieces: list[Piece], region: Field) -> MathCandidate | None:
             return None
         m = numbers[0]
         start = piece.offset + line_start + m.start()
+        if any(c.field == piece.field and c.start <= start < c.end for c in statements):
+            return None
         return _candidate("last_number", region, piece.field, start, start + len(m.group(0)), m.group(0), m.group(0))
     return None
 
@@ -108,7 +112,28 @@ def _boxes(piece: Piece, region: Field) -> list[MathCandidate]:
                            m.group(0), m.group(1))
             )  # fmt: skip
     found.sort(key=lambda c: c.start)
-    return found
+    return _box_lists(found, piece)
+
+
+# Between the boxes of one list: "\boxed{2}, \boxed{3} and \boxed{5}", "$\boxed{2}$, $\boxed{3}$".
+_LIST_GLUE = re.compile(r"^[ \t$]*(?:,|;|\band\b|,[ \t]*and\b|\\text\{[ \t]*(?:,|and)[ \t]*\})?[ \t$]*$")
+
+
+def _box_lists(boxes: list[MathCandidate], piece: Piece) -> list[MathCandidate]:
+    """Boxes joined by commas or "and" on one line state one list ("\boxed{2}, \boxed{3}" states "2, 3"), not
+    answers that conflict."""
+    merged: list[MathCandidate] = []
+    for box in boxes:
+        last = merged[-1] if merged else None
+        glue = piece.text[last.end - piece.offset : box.start - piece.offset] if last is not None else None
+        if last is None or glue is None or not glue.strip() or not _LIST_GLUE.match(glue):
+            merged.append(box)
+            continue
+        text = piece.text[last.start - piece.offset : box.end - piece.offset]
+        joined = _candidate("boxed", last.region, last.field, last.start, box.end, text, f"{last.value}, {box.value}")
+        joined.reading = [*dict.fromkeys([*last.reading, *box.reading, "box_list"])]
+        merged[-1] = joined
+    return merged
 
 
 def _matching_brace(text: str, open_at: int) -> int | None:
@@ -146,8 +171,8 @@ def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[Ma
                 if "box_after_marker" not in b.reading:
                     b.reading.append("box_after_marker")
             continue
-        if not value.strip():
-            continue
+        if not value.strip() or _BOX.search(value):
+            continue  # nothing stated, or a box never closed (a truncated output): it states nothing
         found.append(_candidate(kind, region, piece.field, start, end, text[m.start() : value_end], value))  # type: ignore[arg-type]
     return found
 
@@ -174,13 +199,14 @@ def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
                     return start, close + len(closer)
         return start, line_end
     end = line_end
+    cut = _VALUE_END.search(text, start, end)
     for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
         if text.startswith(opener, start):
             close = text.find(closer, start + len(opener), line_end)
-            if close != -1:
+            # "$26.00 because both cost $13": a dollar sign, not math, when the sentence ends before the next $.
+            if close != -1 and (opener != "$" or cut is None or close < cut.start()):
                 return start, close + len(closer)
             break
-    cut = _VALUE_END.search(text, start, end)
     if cut is not None:
         end = cut.start()
     return start, end
@@ -209,9 +235,9 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
         if m and _matching_brace(value, m.end() - 1) == len(value) - 1:
             value = value[m.end() : -1]
             _note(notes, "box")
-        a = ASSIGNMENT.match(value)
-        if a and "," not in a.group("value"):
-            value = a.group("value").strip()
+        assigned = assignment_value(value)
+        if assigned is not None:
+            value = assigned
             _note(notes, "assignment")
         if value == before:
             return value, notes

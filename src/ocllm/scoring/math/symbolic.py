@@ -156,12 +156,39 @@ def _compare(gold: str, answer: str, tolerance: float | None) -> tuple[Outcome, 
             f"math-verify says equal, but it read only part of the {' and the '.join(partial)} "
             f"({', '.join(repr(str(p[1])) for p in (parsed_gold, parsed_answer) if len(p) > 1)})"
         )
+    untrusted = sorted(set(_untrusted(gold)) | set(_untrusted(answer)))
+    if untrusted:
+        # latex2sympy drops what it does not know without a word: 1+\frac{1}{\operatorname{e}} reads as 1.
+        return "undecided", f"math-verify says equal, but its reader is not trusted with {', '.join(untrusted)}"
     verdict, why = _confirm(parsed_gold[0], parsed_answer[0], tolerance)
     if verdict is True:
         return "equal", f"math-verify says equal, and the exact check agrees ({why})"
     if verdict is False:
         return "different", f"math-verify says equal, but the exact check finds them apart: {why}"
     return "undecided", f"math-verify says equal, and the exact check cannot confirm it: {why}"
+
+
+# The LaTeX commands the reader is trusted with: its equal verdict on anything else is not believed.
+_TRUSTED_COMMANDS = frozenset(
+    {
+        "frac", "sqrt", "cdot", "times", "div", "pi", "infty", "pm", "mp", "le", "ge", "leq", "geq", "lt", "gt", "ne",
+        "neq", "sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+        "log", "ln", "exp", "begin", "end", "pmatrix", "bmatrix", "matrix", "cup", "cap", "setminus", "in", "notin",
+        "emptyset", "varnothing", "binom", "lfloor", "rfloor", "lceil", "rceil", "mathbb", "ldots", "cdots", "dots",
+        "prime", "circ", "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta",
+        "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon", "phi", "varphi", "chi", "psi",
+        "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega",
+    }
+)  # fmt: skip
+_NON_ASCII_TRUSTED = frozenset("π∞±√≤≥≠")
+
+
+def _untrusted(text: str) -> list[str]:
+    import re
+
+    commands = {f"\\{name}" for name in re.findall(r"\\([a-zA-Z]+)", text) if name not in _TRUSTED_COMMANDS}
+    others = {ch for ch in text if ord(ch) > 127 and ch not in _NON_ASCII_TRUSTED}
+    return sorted(commands | others)
 
 
 def _squash(text: str) -> str:
@@ -186,6 +213,8 @@ def _confirm(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | No
     import sympy
     from sympy.matrices import MatrixBase
 
+    if any(isinstance(side, sympy.Basic) and side.has(sympy.zoo, sympy.nan) for side in (gold, answer)):
+        return None, "a side is no number (math-verify read it as undefined)"  # "12:00" reads as zoo
     if not isinstance(gold, str) and not isinstance(answer, str) and gold == answer:
         return True, "the same expression"  # sympy's structural equality: also for oo and -oo
     if isinstance(gold, str) or isinstance(answer, str):
@@ -252,8 +281,11 @@ def _relations(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | 
             return same
         # An equation with its sides swapped is the same equation.
         return _expressions(gold.lhs - gold.rhs, answer.rhs - answer.lhs, tolerance)
+    # "x = 5" against 5: the assignment's value, whichever side states the name.
     if isinstance(gold, sympy.Eq) and not isinstance(answer, sympy.core.relational.Relational):
-        return _confirm(gold.rhs, answer, tolerance)  # "x = 5" against 5: the assignment's value
+        return _confirm(gold.rhs, answer, tolerance)
+    if isinstance(answer, sympy.Eq) and not isinstance(gold, sympy.core.relational.Relational):
+        return _confirm(gold, answer.rhs, tolerance)
     return None, "relations of different kinds"
 
 
@@ -291,7 +323,7 @@ def _numbers(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | No
     scale = max(abs(g), abs(a))
     relative = abs(g - a) / scale if scale else 0
     if tolerance is not None:
-        within = relative <= tolerance
+        within = bool(relative <= tolerance)
         return within, f"relative difference {float(relative):.3g} {'within' if within else 'beyond'} {tolerance:g}"
     if relative < _SAME:
         return True, f"equal to {_DIGITS} digits"
