@@ -166,6 +166,35 @@ def test_boxes_listed_with_commas_state_one_list() -> None:
     assert "box_list" in d.candidates[0].reading
 
 
+@pytest.mark.parametrize(
+    ("content", "gold", "stated"),
+    [
+        # Minerva-style few-shot output: "Final Answer: The final answer is $\boxed{...}$", a limit stated whole.
+        (
+            "so both terms vanish.\n\nFinal Answer: The final answer is $\\boxed{\\lim_{x\\to\\infty} f(x) = 0}$",
+            "0",
+            "0",
+        ),
+        # A pair written with \left( \right) and spaces, against a gold written with other spaces.
+        (
+            "The final answer is $\\boxed{\\left(\\frac{-2-5\\sqrt{3}}{2}, \\frac{5-2\\sqrt{3}}{2}\\right)}$.",
+            "\\left( \\frac{-2 - 5 \\sqrt{3}}{2}, \\frac{5 - 2 \\sqrt{3}}{2} \\right)",
+            "\\left(\\frac{-2-5\\sqrt{3}}{2}, \\frac{5-2\\sqrt{3}}{2}\\right)",
+        ),
+        # A tool-using model's answer followed by its code.
+        ("So, the final answer is $\\boxed{193}$.\n\nThe python code used is:\n```python\nprint(193)\n```", "193",
+         "193"),
+        # A function named on the left: its value is the answer.
+        ("Therefore $\\boxed{f(100) = 199}$.", "199", "199"),
+        # An inverse function boxed with its name: an equation, compared with the gold expression.
+        ("$\\boxed{h^{-1}(x) = \\frac{x + 2}{7}}$", "\\frac{x+2}{7}", "h^{-1}(x) = \\frac{x + 2}{7}"),
+    ],
+)
+def test_shapes_from_published_model_outputs(content: str, gold: str, stated: str) -> None:
+    d = decide(content, gold)
+    assert (d.extracted_final_answer, d.correct) == (stated, True)
+
+
 # ---- M3: the deciding statement and conflicts ----------------------------------------------------------------
 
 

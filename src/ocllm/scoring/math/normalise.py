@@ -42,8 +42,9 @@ _TRAILING_ZEROS = re.compile(r"(?<![\d.])(\d+)\.0+(?![\d])")
 _PLAIN_GROUPING = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _MIXED_LATEX = re.compile(r"^(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}$")
 _MIXED_PLAIN = re.compile(r"^(-?)(\d+)\s+(\d+)/(\d+)$")
-# "x = 5", "n=12", "x_1 = 3": one name, one equals sign. "x = 5, y = 3" is a pair and keeps its names.
-ASSIGNMENT = re.compile(r"^\s*(?:[A-Za-z]|\\[a-zA-Z]+)(?:_\{?[A-Za-z0-9]+\}?)?\s*=\s*(?P<value>[^=]+)$")
+# "x = 5", "f(100) = 199", "\lim_{x\to\infty} f(x) = 0": one equals sign, its left side no relation.
+ASSIGNMENT = re.compile(r"^(?P<name>[^=<>]+?)\s*=\s*(?P<value>[^=]+)$")
+_RELATION_WORDS = re.compile(r"\\(?:le|ge|leq|geq|lt|gt|ne|neq|approx|equiv|sim|in)(?![a-zA-Z])")
 _FRAC_SHORTHAND = (
     (re.compile(r"\\frac\s*(\d)\s*(\d)"), r"\\frac{\1}{\2}"),
     (re.compile(r"\\frac\s*(\d)\s*\{"), r"\\frac{\1}{"),
@@ -110,15 +111,28 @@ _CONTROL_WORDS = re.compile(r"\\[a-zA-Z]+")
 
 
 def assignment_value(text: str) -> str | None:
-    """The value of "x = 5", "n = \\frac{3}{2}", "x = 2\\pi": one name, one equals sign, and a value naming no
-    variable. "y = 2x + 3" is an equation and stays one (its name is part of the answer); "x = 5, y = 3" a pair."""
+    """The value of "x = 5", "n = \\frac{3}{2}", "f(100) = 199": one equals sign, a left side that is no list nor
+    relation, and a value naming no variable. "y = 2x + 3" is an equation and stays one (its name is part of the
+    answer); "x = 5, y = 3" is a pair."""
     m = ASSIGNMENT.match(text)
-    if m is None:
+    if m is None or "," in text or _RELATION_WORDS.search(text) or not _names_one_thing(m.group("name")):
         return None
     value = m.group("value").strip()
-    if "," in value or re.search(r"[A-Za-z]", _CONTROL_WORDS.sub("", value)):
+    if not value or re.search(r"[A-Za-z]", _CONTROL_WORDS.sub("", value)):
         return None
     return value
+
+
+def _names_one_thing(side: str) -> bool:
+    """A left side that names one thing ("x", "f(100)", "a_{37}", "\\lim_{x\\to\\infty} f(x)"), not a sum:
+    "x + y = 1" is an equation."""
+    depth = 0
+    for ch in side:
+        depth += ch in "({["
+        depth -= ch in ")}]"
+        if depth == 0 and ch in "+-":
+            return False
+    return bool(side.strip())
 
 
 def _assignment(text: str) -> str:
