@@ -182,8 +182,11 @@ def test_boxes_listed_with_commas_state_one_list() -> None:
             "\\left(\\frac{-2-5\\sqrt{3}}{2}, \\frac{5-2\\sqrt{3}}{2}\\right)",
         ),
         # A tool-using model's answer followed by its code.
-        ("So, the final answer is $\\boxed{193}$.\n\nThe python code used is:\n```python\nprint(193)\n```", "193",
-         "193"),
+        (
+            "So, the final answer is $\\boxed{193}$.\n\nThe python code used is:\n```python\nprint(193)\n```",
+            "193",
+            "193",
+        ),
         # A function named on the left: its value is the answer.
         ("Therefore $\\boxed{f(100) = 199}$.", "199", "199"),
         # An inverse function boxed with its name: an equation, compared with the gold expression.
