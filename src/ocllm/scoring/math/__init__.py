@@ -165,10 +165,9 @@ def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pic
     group = [c for c in candidates if RANK[c.kind] == strongest]
     last = group[-1]
     said = f'{where}: the last {_KIND_LABELS[last.kind]} statement "{_short(last.text)}" states "{_short(last.value)}"'
-    values: list[str] = []
-    for c in group:
-        if not any(_same(c.normalised, v) for v in values):
-            values.append(c.normalised)
+    # Two statements state the same value when their normalised texts are equal or they are the same exact
+    # number (0.5 and 1/2): one set of keys, so a megabyte of boxes stays linear.
+    values = {_value_key(c.normalised) for c in group}
     if len(values) > 1:
         sequence = " then ".join(_short(c.value, 20) for c in group[-6:])
         disagree = f"{where}: {_KIND_LABELS[last.kind]} statements disagree ({sequence})"
@@ -180,12 +179,9 @@ def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pic
     return _Pick(last, "final_statement", "none", f"{said} ({count})")
 
 
-def _same(a: str, b: str) -> bool:
-    """Two statements state the same value: the same normalised text, or the same exact number (0.5 and 1/2)."""
-    if a == b:
-        return True
-    x, y = exact_number(a), exact_number(b)
-    return x is not None and x == y
+def _value_key(normalised: str) -> object:
+    number = exact_number(normalised)
+    return normalised if number is None else number
 
 
 def _verdict_sentence(verdict: Verdict, gold: str) -> str:

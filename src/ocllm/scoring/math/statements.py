@@ -94,10 +94,11 @@ def _boxes(piece: Piece, region: Field) -> list[MathCandidate]:
     text = piece.text
     found: list[MathCandidate] = []
     covered = -1
+    pairs = _brace_pairs(text) if "\\boxed" in text or "\\fbox" in text else {}
     for m in _BOX.finditer(text):
         if m.start() < covered:
             continue  # a box inside a box: the outer one states it
-        close = _matching_brace(text, m.end() - 1)
+        close = _matching_brace(text, m.end() - 1, pairs)
         if close is None:
             continue  # never closed (a truncated output): states nothing
         covered = close + 1
@@ -136,23 +137,29 @@ def _box_lists(boxes: list[MathCandidate], piece: Piece) -> list[MathCandidate]:
     return merged
 
 
-def _matching_brace(text: str, open_at: int) -> int | None:
-    """Where the brace opened at `open_at` closes; escaped braces (\\{ \\}) do not count."""
-    depth = 0
-    i = open_at
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
+# The longest box read, in characters: no answer is longer.
+BOX_LIMIT = 4000
+_BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.DOTALL)
+
+
+def _brace_pairs(text: str) -> dict[int, int]:
+    """Every brace that closes, by where it opens: one pass over the text (a megabyte of boxes that never close
+    is not scanned once per box). Escaped braces (\\{ \\}) do not count."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _BRACE_OR_ESCAPE.finditer(text):
+        ch = m.group(0)
         if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
+            stack.append(m.start())
+        elif ch == "}" and stack:
+            pairs[stack.pop()] = m.start()
+    return pairs
+
+
+def _matching_brace(text: str, open_at: int, pairs: dict[int, int] | None = None) -> int | None:
+    """Where the brace opened at `open_at` closes, within BOX_LIMIT characters."""
+    close = (pairs if pairs is not None else _brace_pairs(text)).get(open_at)
+    return close if close is not None and close - open_at <= BOX_LIMIT else None
 
 
 def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[MathCandidate]:
