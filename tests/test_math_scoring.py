@@ -246,6 +246,7 @@ def test_a_statement_echoing_the_prompt_never_decides() -> None:
     prompt = "Give the answer like FINAL: 7 on its own line."
     d = decide("Give the answer like FINAL: 7 on its own line. Working...", "7", prompt=prompt)
     assert (d.extracted_final_answer, d.correct) == (None, False)
+    assert d.candidates[0].reading == ["prompt_echo"]
 
 
 def test_a_statement_taken_back_never_decides() -> None:
