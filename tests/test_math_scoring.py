@@ -143,6 +143,14 @@ def test_gpt_oss_bold_label_before_a_box() -> None:
     assert d.candidates[0].reading == ["box_after_marker"]
 
 
+def test_a_lone_math_delimiter_and_an_escaped_dollar() -> None:
+    d = decide("**Answer: $\\frac{3}{4}**", "0.75")  # the closing $ lost in the bold
+    assert (d.extracted_final_answer, d.correct) == ("\\frac{3}{4}", True)
+    assert d.candidates[0].reading == ["bold", "delimiters"]
+    d = decide("The answer is $\\$12$.", "12")  # \\$ inside the math is a dollar sign, not its end
+    assert (d.extracted_final_answer, d.normalised_answer, d.correct) == ("\\$12", "12", True)
+
+
 def test_gsm8k_hashes_with_a_thousands_separator() -> None:
     d = decide("Janet earns 1,234 dollars in all.\n#### 1,234", "1234")
     assert (d.extracted_final_answer, d.normalised_answer) == ("1,234", "1234")

@@ -53,7 +53,7 @@ _FRAC_SHORTHAND = (
 )
 _DELIMITERS = (
     re.compile(r"^\$\$(.*)\$\$$", re.DOTALL),
-    re.compile(r"^\$([^$]*)\$$", re.DOTALL),
+    re.compile(r"^\$((?:[^$\\]|\\.)*)\$$", re.DOTALL),  # \$ inside is a dollar sign
     re.compile(r"^\\\((.*)\\\)$", re.DOTALL),
     re.compile(r"^\\\[(.*)\\\]$", re.DOTALL),
 )

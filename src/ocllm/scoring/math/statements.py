@@ -210,6 +210,8 @@ def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
     for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
         if text.startswith(opener, start):
             close = text.find(closer, start + len(opener), line_end)
+            while close > 0 and closer == "$" and text[close - 1] == "\\":
+                close = text.find(closer, close + 1, line_end)  # \$ is a dollar sign, not the closer
             # "$26.00 because both cost $13": a dollar sign, not math, when the sentence ends before the next $.
             if close != -1 and (opener != "$" or cut is None or close < cut.start()):
                 return start, close + len(closer)
@@ -217,6 +219,19 @@ def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
     if cut is not None:
         end = cut.start()
     return start, end
+
+
+def _lone_dollar(value: str) -> str:
+    """A math delimiter left alone by a cut ("**Answer: $\\frac{3}{4}**"): the one unescaped $, at either end, when
+    it is no dollar sign before a number."""
+    dollars = [i for i, ch in enumerate(value) if ch == "$" and (i == 0 or value[i - 1] != "\\")]
+    if len(dollars) != 1:
+        return value
+    if dollars[0] == 0 and not re.match(r"\$[ \t]*[-\d.]", value):
+        return value[1:].strip()
+    if dollars[0] == len(value) - 1 and dollars[0] > 0:
+        return value[:-1].strip()
+    return value
 
 
 def strip_statement(value: str) -> tuple[str, list[str]]:
@@ -234,7 +249,7 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
         if unpunctuated != value:
             value = unpunctuated
             _note(notes, "punctuation")
-        undelimited = strip_delimiters(value)
+        undelimited = _lone_dollar(strip_delimiters(value))
         if undelimited != value:
             value = undelimited
             _note(notes, "delimiters")
