@@ -3,6 +3,7 @@ recorded when it changed the text. The stated answer and the gold go through the
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -185,6 +186,14 @@ STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
 
 def normalise(text: str) -> tuple[str, list[str]]:
     """The answer through the chain, and the names of the steps that changed it, in order."""
+    normalised, applied = _normalise(text)
+    return normalised, list(applied)
+
+
+# Values repeat (the same gold for every sample of a task, the same placeholders in every reasoning): the chain
+# is a pure function of the text, so its results are kept.
+@functools.lru_cache(maxsize=8192)
+def _normalise(text: str) -> tuple[str, tuple[str, ...]]:
     applied: list[str] = []
     for name, step in STEPS:
         after = step(text)
@@ -192,4 +201,4 @@ def normalise(text: str) -> tuple[str, list[str]]:
             if name not in applied:
                 applied.append(name)
             text = after
-    return text, applied
+    return text, tuple(applied)
