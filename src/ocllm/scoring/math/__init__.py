@@ -100,7 +100,7 @@ def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
     candidates = shown + _bounded(in_reasoning, pick.statement)
     left_out = len(found) + (salvage is not None) + len(in_reasoning) - len(candidates)
     return _decision(task, sample, gold, gold_steps, source=source, pick=pick, candidates=candidates,
-                     reasoning_statements=len(in_reasoning), left_out=left_out)  # fmt: skip
+                     reasoning_statements=len(usable_reasoning), left_out=left_out)  # fmt: skip
 
 
 def _decision(

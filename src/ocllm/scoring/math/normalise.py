@@ -10,6 +10,10 @@ from collections.abc import Callable
 # \\[4pt] in a matrix or an aligned block: a row break with extra vertical space. Its bracket is a length,
 # not math: math-verify reads "1 \\[4pt] 2" as 1 and 4*p*t*2.
 _ROW_SPACING = re.compile(r"\\\\\s*\[\s*-?\d*\.?\d+\s*(?:pt|em|ex|mm|cm|in|bp|mu|pc|sp)\s*\]")
+# The minus signs of typography (U+2212, and its small and full-width forms): models print them for "-".
+_MINUS_SIGNS = str.maketrans({"\u2212": "-", "\ufe63": "-", "\uff0d": "-"})
+# A multiple-choice letter in a MATH gold: "\text{(C)}" unwrapped is "(C)", the letter C.
+_CHOICE_LETTER = re.compile(r"^\s*\(([A-Z])\)\s*$")
 _DISPLAY_STYLE = re.compile(r"\\(?:displaystyle|textstyle|scriptstyle)\b\s*")
 # \left( \right], \bigl( ...: sizing commands before a delimiter; \left. and \right. are invisible delimiters.
 _LEFT_RIGHT = re.compile(r"\\(?:left|right|[bB]igg?[lr]?)\s*(\.|(?=[()\[\]|]|\\[{}|]|\\[lr]?[vV]ert|\\lang|\\rang))")
@@ -45,6 +49,8 @@ _MIXED_LATEX = re.compile(r"^(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}$")
 _MIXED_PLAIN = re.compile(r"^(-?)(\d+)\s+(\d+)/(\d+)$")
 # "x = 5", "f(100) = 199", "\lim_{x\to\infty} f(x) = 0": one equals sign, its left side no relation.
 ASSIGNMENT = re.compile(r"^(?P<name>[^=<>]+?)\s*=\s*(?P<value>[^=]+)$")
+# "x \in [1, 2)", "x \in \{1, 2\}": one name, and the set or interval it is in.
+_MEMBERSHIP = re.compile(r"^\s*[A-Za-z]\s*\\in(?![a-zA-Z])\s*(?P<value>\S.*)$", re.DOTALL)
 _RELATION_WORDS = re.compile(r"\\(?:le|ge|leq|geq|lt|gt|ne|neq|approx|equiv|sim|in)(?![a-zA-Z])")
 _FRAC_SHORTHAND = (
     (re.compile(r"\\frac\s*(\d)\s*(\d)"), r"\\frac{\1}{\2}"),
@@ -113,8 +119,11 @@ _CONTROL_WORDS = re.compile(r"\\[a-zA-Z]+")
 
 def assignment_value(text: str) -> str | None:
     """The value of "x = 5", "n = \\frac{3}{2}", "f(100) = 199": one equals sign, a left side that is no list nor
-    relation, and a value naming no variable. "y = 2x + 3" is an equation and stays one (its name is part of the
-    answer); "x = 5, y = 3" is a pair."""
+    relation, and a value naming no variable; and the set of "x \\in [1, 2)". "y = 2x + 3" is an equation and
+    stays one (its name is part of the answer); "x = 5, y = 3" is a pair."""
+    member = _MEMBERSHIP.match(text)
+    if member is not None:
+        return member.group("value").strip()
     m = ASSIGNMENT.match(text)
     if m is None or "," in text or _RELATION_WORDS.search(text) or not _names_one_thing(m.group("name")):
         return None
@@ -162,6 +171,7 @@ def _trailing_punctuation(text: str) -> str:
 # The chain, in order. Each step is named as it is recorded in a decision's `normalisation`.
 STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("math_delimiters", strip_delimiters),
+    ("unicode_minus", lambda s: s.translate(_MINUS_SIGNS)),
     ("row_spacing", lambda s: _ROW_SPACING.sub(r"\\\\", s)),
     ("displaystyle", lambda s: _DISPLAY_STYLE.sub("", s)),
     ("left_right", lambda s: _LEFT_RIGHT.sub("", s)),
@@ -173,6 +183,7 @@ STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("percent", lambda s: _PERCENT.sub("", s)),
     ("text_units", _text_units),
     ("text_unwrap", lambda s: _TEXT_WRAPPER.sub(r"\1", s)),
+    ("choice_letter", lambda s: _CHOICE_LETTER.sub(r"\1", s)),
     ("unit_words", _unit_words),
     ("trailing_punctuation", _trailing_punctuation),
     ("trailing_zeros", lambda s: _TRAILING_ZEROS.sub(r"\1", s)),
