@@ -11,6 +11,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ocllm.models import Policy, Sample, Task
 from ocllm.scoring.math import MathDecision, decide_math
@@ -536,3 +538,33 @@ def test_the_reason_is_one_line_naming_the_comparator() -> None:
     assert "\n" not in d.reason
     assert d.reason.startswith('visible content: the last \\boxed{} statement "\\boxed{\\frac{3}{4}}"')
     assert "equal to the gold '0.75' (number: as exact numbers 3/4 = 3/4)" in d.reason
+
+
+# ---- generated answers: a different number is never credited, the same one always is ----------------------
+
+_FORMS = (
+    "\\boxed{{{n:,}}}",  # 1,234
+    "**Answer: ${n}.00**",
+    "The answer is $\\boxed{{{n}}}$.",
+    "#### {n:,}",
+    "\\boxed{{\\frac{{{twice}}}{{2}}}}",
+    "\\boxed{{x = {n}}}",
+    "\\boxed{{{n}\\text{{ cm}}}}",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-(10**7), 10**7), st.integers(-(10**7), 10**7), st.sampled_from(_FORMS))
+def test_a_number_is_credited_exactly_when_it_is_the_gold(stated: int, gold: int, form: str) -> None:
+    content = form.format(n=stated, twice=2 * stated)
+    d = decide(content, str(gold))
+    assert d.correct is (stated == gold), (content, gold, d.reason)
+    assert d.comparator in ("string", "number")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-(10**7), 10**7), st.sampled_from(_FORMS))
+def test_the_gold_number_in_any_form_is_credited(gold: int, form: str) -> None:
+    content = form.format(n=gold, twice=2 * gold)
+    d = decide(content, str(gold))
+    assert d.correct is True, (content, d.reason)
