@@ -568,3 +568,13 @@ def test_the_gold_number_in_any_form_is_credited(gold: int, form: str) -> None:
     content = form.format(n=gold, twice=2 * gold)
     d = decide(content, str(gold))
     assert d.correct is True, (content, d.reason)
+
+
+def _check_in_daemon() -> str:
+    return check("x", "x+0").outcome
+
+
+def test_a_daemonic_worker_cannot_start_the_symbolic_check_and_says_so() -> None:
+    # multiprocessing.Pool's workers are daemonic and may have no children: the check is undecided, never equal.
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.apply(_check_in_daemon) == "undecided"

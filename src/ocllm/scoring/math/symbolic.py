@@ -111,6 +111,7 @@ def check(gold: str, answer: str, tolerance: float | None = None, limit_s: float
 
 def _serve(conn: Connection) -> None:
     """The child's loop: import math-verify once, then answer (gold, answer, tolerance) triples."""
+    _exit_with_parent()
     try:
         import logging
         from importlib.metadata import version
@@ -132,6 +133,22 @@ def _serve(conn: Connection) -> None:
         except Exception as exc:
             reply = ("undecided", f"the symbolic check failed: {type(exc).__name__}: {exc}")
         conn.send(reply)
+
+
+def _exit_with_parent() -> None:
+    """A parent killed outright (SIGKILL) cannot kill its child: a thread of the child's own ends it when the
+    parent is gone, so that a check stuck in sympy does not go on alone (best effort: a long C-level big-integer
+    operation holds the interpreter until it returns)."""
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ocllm-symbolic-parent-watch", daemon=True).start()
 
 
 def _compare(gold: str, answer: str, tolerance: float | None) -> tuple[Outcome, str]:
