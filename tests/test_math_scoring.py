@@ -465,6 +465,8 @@ def test_an_undecided_comparison_is_never_credited() -> None:
         ("\\frac{1}{\\sqrt{2}}", "\\frac{\\sqrt{2}}{2}"),
         ("\\{3,2,1\\}", "\\{1,2,3\\}"),
         ("7,5,3", "3,5,7"),
+        ("\\pm1", "\\{-1,1\\}"),  # ± is two values: the structure guard lets it through
+        ("-1,1", "\\pm1"),
         ("y=3+2x", "y=2x+3"),
         ("y=2x+3", "2x+3"),
         ("x+y=1", "y=1-x"),

@@ -85,12 +85,13 @@ def compare(answer: str, gold: str, tolerance: float | None = None) -> Verdict:
 
 def _structure(answer: str, gold: str) -> str | None:
     """Shapes that differ for certain, decided before math-verify is asked (its known false positives)."""
-    counts = top_level_items(answer), top_level_items(gold)
-    if counts[0] != counts[1]:
-        return f"the answer lists {counts[0]} item(s), the gold {counts[1]} (a list is never one number)"
     signs = bool(_PLUS_MINUS.search(answer)), bool(_PLUS_MINUS.search(gold))
-    if signs[0] != signs[1]:
-        return f"only the {'answer' if signs[0] else 'gold'} has ± (two values against one)"
+    counts = top_level_items(answer), top_level_items(gold)
+    # ±1 is the list -1, 1 and the set {-1, 1}: with ± on a side, item counts do not tell.
+    if counts[0] != counts[1] and not any(signs):
+        return f"the answer lists {counts[0]} item(s), the gold {counts[1]} (a list is never one number)"
+    if signs[0] != signs[1] and "," not in (gold if signs[0] else answer):
+        return f"only the {'answer' if signs[0] else 'gold'} has ±, the other one value (two values against one)"
     if _bracketed(answer) and _bracketed(gold):
         ends = (answer[0], answer[-1]), (gold[0], gold[-1])
         if ends[0] != ends[1]:
