@@ -528,6 +528,16 @@ def test_a_failed_request_is_not_scored() -> None:
     assert (d.correct, d.rule, d.error, d.comparison) == (None, "request_error", "HTTP 503", "not_compared")
 
 
+def test_an_empty_gold_is_no_gold() -> None:
+    d = decide("\\boxed{5}", "")
+    assert (d.correct, d.comparison, d.comparison_detail) == (False, "not_compared", "the task has no gold answer")
+
+
+def test_a_number_too_long_to_read_as_an_integer_is_left_to_the_symbolic_step() -> None:
+    v = compare("1" * 4500, "2")
+    assert (v.comparator, v.outcome) == ("symbolic", "different")
+
+
 def test_the_decision_round_trips_through_json() -> None:
     d = decide("**Answer:** $\\boxed{26}$", "26")
     again = msgspec.json.decode(msgspec.json.encode(d), type=MathDecision)

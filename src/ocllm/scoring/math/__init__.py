@@ -42,6 +42,8 @@ def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
     """Score one sample of one math task under a policy."""
     gold_as_given = task.answer
     gold, gold_steps = normalise(gold_as_given) if gold_as_given is not None else (None, [])
+    if not gold:
+        gold = None  # an empty gold is no gold: nothing is compared with it
     if sample.error is not None:
         return _decision(task, sample, gold, gold_steps, source="none",
                          pick=_Pick(None, "request_error", "none", f"the request failed: {sample.error}"),

@@ -14,6 +14,7 @@ from ocllm.scoring.math.symbolic import check
 _INTEGER_OR_DECIMAL = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)$")
 _SLASH = re.compile(r"^([-+]?\d+)/([-+]?\d+)$")
 _LATEX_FRACTION = re.compile(r"^([-+]?)\\frac\{([-+]?\d+)\}\{([-+]?\d+)\}$")
+_LONGEST_NUMBER = 4000
 _PLUS_MINUS = re.compile(r"\\(?:pm|mp)(?![a-zA-Z])|±|∓")
 # Brackets that open and close an interval or a tuple.
 _OPENERS = "([{"
@@ -29,6 +30,8 @@ class Verdict(NamedTuple):
 
 def exact_number(text: str) -> Fraction | None:
     """The exact rational a normalised answer writes, if it is one: 12, -3.5, 0.75, 3/4, \\frac{3}{4}, -\\frac{3}{4}."""
+    if len(text) > _LONGEST_NUMBER:
+        return None  # Python reads integers of at most 4,300 digits from text; the symbolic step has the rest
     if _INTEGER_OR_DECIMAL.match(text):
         return Fraction(text)
     m = _SLASH.match(text)
