@@ -506,6 +506,21 @@ def test_the_symbolic_check_runs_from_a_thread() -> None:
     assert results == ["equal"]
 
 
+def test_threads_share_the_worker_one_check_at_a_time() -> None:
+    pairs = [("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}", "equal"), ("(1,2)", "(2,1)", "different")] * 4
+    results: dict[int, str] = {}
+
+    def run(i: int, gold: str, answer: str) -> None:
+        results[i] = check(gold, answer).outcome
+
+    threads = [threading.Thread(target=run, args=(i, g, a)) for i, (g, a, _) in enumerate(pairs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [results[i] for i in range(len(pairs))] == [want for _, _, want in pairs]
+
+
 def _decide_in_worker(content: str, gold: str) -> tuple[str, bool | None]:
     d = decide(content, gold)
     return d.comparison, d.correct
