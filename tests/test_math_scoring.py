@@ -18,6 +18,7 @@ from ocllm.models import Policy, Sample, Task
 from ocllm.scoring.math import MathDecision, decide_math
 from ocllm.scoring.math.equivalence import compare
 from ocllm.scoring.math.normalise import normalise
+from ocllm.scoring.math.statements import MARKERS, marker_matches
 from ocllm.scoring.math.symbolic import check
 
 
@@ -605,3 +606,17 @@ def test_a_daemonic_worker_cannot_start_the_symbolic_check_and_says_so() -> None
     # multiprocessing.Pool's workers are daemonic and may have no children: the check is undecided, never equal.
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         assert pool.apply(_check_in_daemon) == "undecided"
+
+
+_MARKER_PIECES = (
+    "final", "Final", "FINAL", "answer", "Answer", "ANSWER", " is", ":", "**", "__", "####", "###", " ", "\t", "\n",
+    "the ", "The ", "correct ", "right ", "5", "x", "$", "-", ">", "\\", ".", "ing", "s",
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_MARKER_PIECES), max_size=40))
+def test_the_fast_marker_scan_finds_what_the_full_pattern_finds(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    full = [(m.lastgroup, m.start(), m.end()) for m in MARKERS.finditer(text)]
+    assert [(m.kind, m.start, m.end) for m in marker_matches(text)] == full, text

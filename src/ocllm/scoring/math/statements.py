@@ -4,7 +4,9 @@ field, the value it states, and the reading notes that shaped it, whether or not
 
 from __future__ import annotations
 
+import bisect
 import re
+from typing import NamedTuple
 
 from ocllm.scoring.math.decision import MathCandidate, MathKind
 from ocllm.scoring.math.normalise import assignment_value, normalise, strip_delimiters
@@ -16,18 +18,66 @@ RANK: dict[str, int] = {"boxed": 1, "final": 2, "hashes": 3, "answer_is": 4, "an
 _BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
 _BOX_SPACE = re.compile(r"\\boxed[ \t]+([^\s${}]+)")  # "\boxed 5", as some models write it
 _BOLD = r"(?:\*\*|__)?"
-_MARKERS = re.compile(
+_MARKER_PATTERNS = {
     # FINAL: 18, **Final Answer:** 18, The final answer is 18, a "**Final Answer**" heading before its value
-    r"(?P<final>\bfinal[ \t]*[*_]*[ \t]*[:：]|\bfinal[ \t]+answer\b(?:[ \t]*[*_]*[ \t]*(?:[:：]|is\b[ \t]*:?)"
-    r"|[ \t]*[*_#]*[ \t]*(?=\r?\n|$)))"
+    "final": r"\bfinal[ \t]*[*_]*[ \t]*[:：]|\bfinal[ \t]+answer\b(?:[ \t]*[*_]*[ \t]*(?:[:：]|is\b[ \t]*:?)"
+    r"|[ \t]*[*_#]*[ \t]*(?=\r?\n|$))",
     # #### 18 (GSM8K), only before a value: "#### Step 2" is a markdown heading
-    r"|(?P<hashes>^[ \t]*####[ \t]*(?=[-+$\d\\.]))"
+    "hashes": r"^[ \t]*####[ \t]*(?=[-+$\d\\.])",
     # The answer is 18, So the correct answer is 18
-    r"|(?P<answer_is>\b(?:the[ \t]+)?(?:correct[ \t]+|right[ \t]+)?answer[ \t]+is\b[ \t]*:?)"
+    "answer_is": r"\b(?:the[ \t]+)?(?:correct[ \t]+|right[ \t]+)?answer[ \t]+is\b[ \t]*:?",
     # Answer: 18, **Answer:** $26, **Answer: 26**, at the start of a line
-    r"|(?P<answer_label>^[ \t>#*_-]*" + _BOLD + r"[ \t]*answer[ \t]*" + _BOLD + r"[ \t]*[:：][ \t]*)",
-    re.IGNORECASE | re.MULTILINE,
+    "answer_label": r"^[ \t>#*_-]*" + _BOLD + r"[ \t]*answer[ \t]*" + _BOLD + r"[ \t]*[:：][ \t]*",
+}  # fmt: skip
+# The specification: every marker, leftmost first, as one scan. `marker_matches` finds the same matches faster.
+MARKERS = re.compile(
+    "|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _MARKER_PATTERNS.items()), re.IGNORECASE | re.MULTILINE
 )
+_ONE_MARKER = {kind: re.compile(pattern, re.IGNORECASE | re.MULTILINE) for kind, pattern in _MARKER_PATTERNS.items()}
+_ORDER = {kind: i for i, kind in enumerate(_MARKER_PATTERNS)}
+# What may stand before "answer" in an answer_is marker: "the ", "the correct ", "right ".
+_BEFORE_ANSWER = re.compile(r"(?:\bthe[ \t]+)?(?:\b(?:correct|right)[ \t]+)?$")
+
+
+class _Marker(NamedTuple):
+    kind: str
+    start: int
+    end: int
+
+
+def marker_matches(text: str) -> list[_Marker]:
+    """The matches of MARKERS in the text, found from the words every marker holds ("final", "answer", "####")
+    with str.find rather than by trying the whole pattern at every character of a long reasoning."""
+    lower = text.lower()
+    if len(lower) != len(text):  # a character whose lower case is longer: positions would not line up
+        return [_Marker(m.lastgroup or "", m.start(), m.end()) for m in MARKERS.finditer(text)]
+    tried: list[_Marker] = []
+    for word in ("final", "answer", "####"):
+        at = lower.find(word)
+        while at != -1:
+            line_start = text.rfind("\n", 0, at) + 1
+            if word == "final":
+                starts = [("final", at)]
+            elif word == "####":
+                starts = [("hashes", line_start)]
+            else:
+                before = _BEFORE_ANSWER.search(lower, max(line_start, at - 40), at)
+                prefixed = before.start() if before else at
+                starts = [("answer_is", prefixed), ("answer_is", at), ("answer_label", line_start)]
+            for kind, start in starts:
+                m = _ONE_MARKER[kind].match(text, start)
+                if m is not None and m.end() > at:
+                    tried.append(_Marker(kind, start, m.end()))
+                    break
+            at = lower.find(word, at + 1)
+    tried.sort(key=lambda m: (m.start, _ORDER[m.kind]))
+    kept: list[_Marker] = []
+    for m in tried:
+        if not kept or m.start >= kept[-1].end:
+            kept.append(m)
+    return kept
+
+
 # Where a value stated in running text ends: a sentence's full stop (not a decimal point), a semicolon, or the
 # reason that follows it ("18 because ...").
 _VALUE_END = re.compile(
@@ -165,17 +215,15 @@ def _matching_brace(text: str, open_at: int, pairs: dict[int, int] | None = None
 def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[MathCandidate]:
     text = piece.text
     found: list[MathCandidate] = []
-    lower = text.lower()
-    if "answer" not in lower and "final" not in lower and "####" not in text:
-        return found  # every marker holds one of these: a text without them is not scanned
-    for m in _MARKERS.finditer(text):
-        kind = m.lastgroup
-        assert kind is not None
-        value_start, value_end = _value_span(text, m.end(), kind)
+    box_starts = [b.start for b in boxes]  # in order
+    for m in marker_matches(text):
+        kind = m.kind
+        value_start, value_end = _value_span(text, m.end, kind)
         value = text[value_start:value_end]
-        start, end = piece.offset + m.start(), piece.offset + value_end
+        start, end = piece.offset + m.start, piece.offset + value_end
         # A box after the marker ("Final answer: \boxed{18}") is stated by the box, the stronger kind.
-        inner = [b for b in boxes if start <= b.start < end]
+        first = bisect.bisect_left(box_starts, start)
+        inner = boxes[first : bisect.bisect_left(box_starts, end, first)]
         if inner:
             for b in inner:
                 if "box_after_marker" not in b.reading:
@@ -183,7 +231,7 @@ def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[Ma
             continue
         if not value.strip() or _BOX.search(value):
             continue  # nothing stated, or a box never closed (a truncated output): it states nothing
-        found.append(_candidate(kind, region, piece.field, start, end, text[m.start() : value_end], value))  # type: ignore[arg-type]
+        found.append(_candidate(kind, region, piece.field, start, end, text[m.start : value_end], value))  # type: ignore[arg-type]
     return found
 
 
