@@ -235,6 +235,9 @@ def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[Ma
     return found
 
 
+_NEXT_LINE = re.compile(r"\n[ \t]*(\S[^\n]*)")
+
+
 def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
     """The value after a marker: the rest of its line; a heading's value is on the next non-empty line (a
     display block \\[ … \\] or $$ … $$ whole). Running text ends at the sentence's end."""
@@ -245,7 +248,7 @@ def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
         start += 1
     if start == line_end and kind in ("final", "answer_label"):
         # "**Final Answer**" alone on its line: the next non-empty line holds the value.
-        m = re.compile(r"\n[ \t]*(\S[^\n]*)").search(text, line_end)
+        m = _NEXT_LINE.search(text, line_end)
         if m is None or m.start() > line_end + 3:
             return start, start
         start = m.start(1)
