@@ -1,0 +1,364 @@
+"""Find the answer statements of a region (docs/scoring.md, math rules M2 and M3): boxes, "FINAL:" / "Final
+answer:", "#### N", "The answer is ...", answer labels. Each becomes a MathCandidate with its span in the raw
+field, the value it states, and the reading notes that shaped it, whether or not it ends up deciding."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import NamedTuple
+
+from ocllm.scoring.math.decision import MathCandidate, MathKind
+from ocllm.scoring.math.normalise import assignment_value, normalise, strip_delimiters
+from ocllm.scoring.regions import Field, Piece
+
+# Strength of each kind, strongest first: the strongest kind present decides (rule M2).
+RANK: dict[str, int] = {"boxed": 1, "final": 2, "hashes": 3, "answer_is": 4, "answer_label": 5, "last_number": 9}
+
+_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
+_BOX_SPACE = re.compile(r"\\boxed[ \t]+([^\s${}]+)")  # "\boxed 5", as some models write it
+_BOLD = r"(?:\*\*|__)?"
+_MARKER_PATTERNS = {
+    # FINAL: 18, **Final Answer:** 18, The final answer is 18, a "**Final Answer**" heading before its value
+    "final": r"\bfinal[ \t]*[*_]*[ \t]*[:：]|\bfinal[ \t]+answer\b(?:[ \t]*[*_]*[ \t]*(?:[:：]|is\b[ \t]*:?)"
+    r"|[ \t]*[*_#]*[ \t]*(?=\r?\n|$))",
+    # #### 18 (GSM8K), only before a value: "#### Step 2" is a markdown heading
+    "hashes": r"^[ \t]*####[ \t]*(?=[-+$\d\\.])",
+    # The answer is 18, So the correct answer is 18
+    "answer_is": r"\b(?:the[ \t]+)?(?:correct[ \t]+|right[ \t]+)?answer[ \t]+is\b[ \t]*:?",
+    # Answer: 18, **Answer:** $26, **Answer: 26**, at the start of a line
+    "answer_label": r"^[ \t>#*_-]*" + _BOLD + r"[ \t]*answer[ \t]*" + _BOLD + r"[ \t]*[:：][ \t]*",
+}  # fmt: skip
+# The specification: every marker, leftmost first, as one scan. `marker_matches` finds the same matches faster.
+MARKERS = re.compile(
+    "|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _MARKER_PATTERNS.items()), re.IGNORECASE | re.MULTILINE
+)
+_ONE_MARKER = {kind: re.compile(pattern, re.IGNORECASE | re.MULTILINE) for kind, pattern in _MARKER_PATTERNS.items()}
+_ORDER = {kind: i for i, kind in enumerate(_MARKER_PATTERNS)}
+# What may stand before "answer" in an answer_is marker: "the ", "the correct ", "right ".
+_BEFORE_ANSWER = re.compile(r"(?:\bthe[ \t]+)?(?:\b(?:correct|right)[ \t]+)?$")
+
+
+class _Marker(NamedTuple):
+    kind: str
+    start: int
+    end: int
+
+
+def marker_matches(text: str) -> list[_Marker]:
+    """The matches of MARKERS in the text, found from the words every marker holds ("final", "answer", "####")
+    with str.find rather than by trying the whole pattern at every character of a long reasoning."""
+    lower = text.lower()
+    if len(lower) != len(text):  # a character whose lower case is longer: positions would not line up
+        return [_Marker(m.lastgroup or "", m.start(), m.end()) for m in MARKERS.finditer(text)]
+    tried: list[_Marker] = []
+    for word in ("final", "answer", "####"):
+        at = lower.find(word)
+        while at != -1:
+            line_start = text.rfind("\n", 0, at) + 1
+            if word == "final":
+                starts = [("final", at)]
+            elif word == "####":
+                starts = [("hashes", line_start)]
+            else:
+                before = _BEFORE_ANSWER.search(lower, max(line_start, at - 40), at)
+                prefixed = before.start() if before else at
+                starts = [("answer_is", prefixed), ("answer_is", at), ("answer_label", line_start)]
+            for kind, start in starts:
+                m = _ONE_MARKER[kind].match(text, start)
+                if m is not None and m.end() > at:
+                    tried.append(_Marker(kind, start, m.end()))
+                    break
+            at = lower.find(word, at + 1)
+    tried.sort(key=lambda m: (m.start, _ORDER[m.kind]))
+    kept: list[_Marker] = []
+    for m in tried:
+        if not kept or m.start >= kept[-1].end:
+            kept.append(m)
+    return kept
+
+
+# Where a value stated in running text ends: a sentence's full stop (not a decimal point), a semicolon, or the
+# reason that follows it ("18 because ...").
+_VALUE_END = re.compile(
+    r"\.(?=\s|$)|;|,?[ \t]+(?:because|since|as|which|so|given|for|when|where|if)\b|,[ \t]+(?:and|but|so|thus)\b",
+    re.IGNORECASE,
+)
+# Placeholders of a format instruction: "\boxed{}", "\boxed{answer}", "Final answer: <your answer>".
+_PLACEHOLDERS = frozenset(
+    {"", "answer", "your answer", "final answer", "the answer", "your final answer", "ans", "...", "\\ldots",
+     "\\dots", "…", "<answer>", "[answer]", "{answer}", "(answer)", "your_answer", "number",
+     "your answer here", "answer here", "value", "result", "?"}
+)  # fmt: skip
+# "e.g. \boxed{42}", "for example, FINAL: 7", "in the form \boxed{42}": an example of the format, not an answer.
+_EXAMPLE_BEFORE = re.compile(
+    r"(?:\be\.\s?g\.|\bfor[ \t]+(?:example|instance)|\bsuch[ \t]+as|\bsomething[ \t]+like|\bformat(?:ted)?(?:[ \t]+as)?"
+    r"|\bin[ \t]+the[ \t]+form(?:[ \t]+of)?)[ \t,:(\"'`$]*$",
+    re.IGNORECASE,
+)
+# Taken back in the same or the next sentence: "\boxed{12}, but that is wrong", "FINAL: 7. Wait, that's not right".
+_TAKEN_BACK = re.compile(
+    r"^[\s\S]{0,80}?\b(?:(?:that|this|it)(?:'s|’s|[ \t]+is|[ \t]+was)[ \t]+(?:wrong|incorrect|not[ \t]+(?:right|correct"
+    r"|the[ \t]+(?:final[ \t]+|correct[ \t]+|right[ \t]+)?answer))\b|wait,?[ \t]+no\b)",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(?<![\w.^_])-?\$?\d[\d,]*(?:\.\d+)?(?![\d\w])")
+
+
+def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> list[MathCandidate]:
+    """Every statement in the pieces of one region, in reading order within each piece."""
+    found: list[MathCandidate] = []
+    for piece in pieces:
+        boxes = _boxes(piece, region)
+        found.extend(boxes)
+        found.extend(_markers(piece, region, boxes))
+    found.sort(key=lambda c: (c.field != "reasoning", c.start) if region == "reasoning" else (0, c.start))
+    for c in found:
+        _mark_examples(c, pieces, prompt)
+    return found
+
+
+def last_number(pieces: list[Piece], region: Field, statements: list[MathCandidate]) -> MathCandidate | None:
+    """The weak salvage (rule M7): the one number of the region's last non-empty line, when it holds one only.
+    Numbers inside statements (examples, statements taken back) are not there to salvage."""
+    for piece in reversed(pieces):
+        stripped = piece.text.rstrip()
+        if not stripped:
+            continue
+        line_start = stripped.rfind("\n") + 1
+        line = stripped[line_start:]
+        if len(line) > 300 or "?" in line:
+            return None
+        numbers = list(_NUMBER.finditer(line))
+        if len(numbers) != 1:
+            return None
+        m = numbers[0]
+        start = piece.offset + line_start + m.start()
+        if any(c.field == piece.field and c.start <= start < c.end for c in statements):
+            return None
+        return _candidate("last_number", region, piece.field, start, start + len(m.group(0)), m.group(0), m.group(0))
+    return None
+
+
+def _boxes(piece: Piece, region: Field) -> list[MathCandidate]:
+    text = piece.text
+    found: list[MathCandidate] = []
+    covered = -1
+    pairs = _brace_pairs(text) if "\\boxed" in text or "\\fbox" in text else {}
+    for m in _BOX.finditer(text):
+        if m.start() < covered:
+            continue  # a box inside a box: the outer one states it
+        close = _matching_brace(text, m.end() - 1, pairs)
+        if close is None:
+            continue  # never closed (a truncated output): states nothing
+        covered = close + 1
+        found.append(
+            _candidate("boxed", region, piece.field, piece.offset + m.start(), piece.offset + close + 1,
+                       text[m.start() : close + 1], text[m.end() : close])
+        )  # fmt: skip
+    for m in _BOX_SPACE.finditer(text):
+        if not any(c.start <= piece.offset + m.start() < c.end for c in found):
+            found.append(
+                _candidate("boxed", region, piece.field, piece.offset + m.start(), piece.offset + m.end(),
+                           m.group(0), m.group(1))
+            )  # fmt: skip
+    found.sort(key=lambda c: c.start)
+    return _box_lists(found, piece)
+
+
+# Between the boxes of one list: "\boxed{2}, \boxed{3} and \boxed{5}", "$\boxed{2}$, $\boxed{3}$".
+_LIST_GLUE = re.compile(r"^[ \t$]*(?:,|;|\band\b|,[ \t]*and\b|\\text\{[ \t]*(?:,|and)[ \t]*\})?[ \t$]*$")
+
+
+def _box_lists(boxes: list[MathCandidate], piece: Piece) -> list[MathCandidate]:
+    """Boxes joined by commas or "and" on one line state one list ("\boxed{2}, \boxed{3}" states "2, 3"), not
+    answers that conflict."""
+    merged: list[MathCandidate] = []
+    for box in boxes:
+        last = merged[-1] if merged else None
+        glue = piece.text[last.end - piece.offset : box.start - piece.offset] if last is not None else None
+        if last is None or glue is None or not glue.strip() or not _LIST_GLUE.match(glue):
+            merged.append(box)
+            continue
+        text = piece.text[last.start - piece.offset : box.end - piece.offset]
+        joined = _candidate("boxed", last.region, last.field, last.start, box.end, text, f"{last.value}, {box.value}")
+        joined.reading = [*dict.fromkeys([*last.reading, *box.reading, "box_list"])]
+        merged[-1] = joined
+    return merged
+
+
+# The longest box read, in characters: no answer is longer.
+BOX_LIMIT = 4000
+_BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.DOTALL)
+
+
+def _brace_pairs(text: str) -> dict[int, int]:
+    """Every brace that closes, by where it opens: one pass over the text (a megabyte of boxes that never close
+    is not scanned once per box). Escaped braces (\\{ \\}) do not count."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _BRACE_OR_ESCAPE.finditer(text):
+        ch = m.group(0)
+        if ch == "{":
+            stack.append(m.start())
+        elif ch == "}" and stack:
+            pairs[stack.pop()] = m.start()
+    return pairs
+
+
+def _matching_brace(text: str, open_at: int, pairs: dict[int, int] | None = None) -> int | None:
+    """Where the brace opened at `open_at` closes, within BOX_LIMIT characters."""
+    close = (pairs if pairs is not None else _brace_pairs(text)).get(open_at)
+    return close if close is not None and close - open_at <= BOX_LIMIT else None
+
+
+def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[MathCandidate]:
+    text = piece.text
+    found: list[MathCandidate] = []
+    box_starts = [b.start for b in boxes]  # in order
+    for m in marker_matches(text):
+        kind = m.kind
+        value_start, value_end = _value_span(text, m.end, kind)
+        value = text[value_start:value_end]
+        start, end = piece.offset + m.start, piece.offset + value_end
+        # A box after the marker ("Final answer: \boxed{18}") is stated by the box, the stronger kind.
+        first = bisect.bisect_left(box_starts, start)
+        inner = boxes[first : bisect.bisect_left(box_starts, end, first)]
+        if inner:
+            for b in inner:
+                if "box_after_marker" not in b.reading:
+                    b.reading.append("box_after_marker")
+            continue
+        if not value.strip() or _BOX.search(value):
+            continue  # nothing stated, or a box never closed (a truncated output): it states nothing
+        found.append(_candidate(kind, region, piece.field, start, end, text[m.start : value_end], value))  # type: ignore[arg-type]
+    return found
+
+
+_NEXT_LINE = re.compile(r"\n[ \t]*(\S[^\n]*)")
+
+
+def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
+    """The value after a marker: the rest of its line; a heading's value is on the next non-empty line (a
+    display block \\[ … \\] or $$ … $$ whole). Running text ends at the sentence's end."""
+    line_end = text.find("\n", at)
+    line_end = len(text) if line_end == -1 else line_end
+    start = at
+    while start < line_end and text[start] in " \t":
+        start += 1
+    if start == line_end and kind in ("final", "answer_label"):
+        # "**Final Answer**" alone on its line: the next non-empty line holds the value.
+        m = _NEXT_LINE.search(text, line_end)
+        if m is None or m.start() > line_end + 3:
+            return start, start
+        start = m.start(1)
+        line_end = m.end(1)
+        for opener, closer in (("\\[", "\\]"), ("$$", "$$")):
+            if text.startswith(opener, start) and closer not in text[start + 2 : line_end]:
+                close = text.find(closer, start + 2)
+                if close != -1 and close - start < 2000:
+                    return start, close + len(closer)
+        return start, line_end
+    end = line_end
+    cut = _VALUE_END.search(text, start, end)
+    for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        if text.startswith(opener, start):
+            close = text.find(closer, start + len(opener), line_end)
+            while close > 0 and closer == "$" and text[close - 1] == "\\":
+                close = text.find(closer, close + 1, line_end)  # \$ is a dollar sign, not the closer
+            # "$26.00 because both cost $13": a dollar sign, not math, when the sentence ends before the next $.
+            if close != -1 and (opener != "$" or cut is None or close < cut.start()):
+                return start, close + len(closer)
+            break
+    if cut is not None:
+        end = cut.start()
+    return start, end
+
+
+def _lone_dollar(value: str) -> str:
+    """A math delimiter left alone by a cut ("**Answer: $\\frac{3}{4}**"): the one unescaped $, at either end, when
+    it is no dollar sign before a number."""
+    dollars = [i for i, ch in enumerate(value) if ch == "$" and (i == 0 or value[i - 1] != "\\")]
+    if len(dollars) != 1:
+        return value
+    if dollars[0] == 0 and not re.match(r"\$[ \t]*[-\d.]", value):
+        return value[1:].strip()
+    if dollars[0] == len(value) - 1 and dollars[0] > 0:
+        return value[:-1].strip()
+    return value
+
+
+def strip_statement(value: str) -> tuple[str, list[str]]:
+    """The answer a statement states (rule M3): without markdown bold, end punctuation, wrapping math delimiters
+    or box, and a single-name assignment ("x = 5" states 5). Returns it and the reading notes applied."""
+    notes: list[str] = []
+    while True:
+        before = value
+        value = value.strip()
+        unbolded = re.sub(r"^(?:\*\*|__|\*)+|(?:\*\*|__|\*)+$", "", value).strip()
+        if unbolded != value:
+            value = unbolded
+            _note(notes, "bold")
+        unpunctuated = re.sub(r"(?<!\\)[.,;:!]+$", "", value).strip()
+        if unpunctuated != value:
+            value = unpunctuated
+            _note(notes, "punctuation")
+        undelimited = _lone_dollar(strip_delimiters(value))
+        if undelimited != value:
+            value = undelimited
+            _note(notes, "delimiters")
+        m = _BOX.match(value)
+        if m and _matching_brace(value, m.end() - 1) == len(value) - 1:
+            value = value[m.end() : -1]
+            _note(notes, "box")
+        assigned = assignment_value(value)
+        if assigned is not None:
+            value = assigned
+            _note(notes, "assignment")
+        if value == before:
+            return value, notes
+
+
+def _note(notes: list[str], note: str) -> None:
+    if note not in notes:
+        notes.append(note)
+
+
+def _candidate(
+    kind: MathKind, region: Field, field: Field, start: int, end: int, text: str, value: str
+) -> MathCandidate:
+    stated, notes = strip_statement(value)
+    normalised, _ = normalise(stated)
+    return MathCandidate(
+        kind=kind,
+        method=kind,
+        region=region,
+        field=field,
+        start=start,
+        end=end,
+        text=text,
+        value=stated,
+        normalised=normalised,
+        reading=notes,
+    )
+
+
+def _mark_examples(c: MathCandidate, pieces: list[Piece], prompt: str | None) -> None:
+    piece = next(p for p in pieces if p.field == c.field and p.offset <= c.start <= p.offset + len(p.text))
+    local = c.start - piece.offset
+    before = piece.text[max(0, local - 40) : local]
+    plain = re.sub(r"\\text\{([^{}]*)\}", r"\1", c.value).strip().lower()
+    if plain in _PLACEHOLDERS:
+        c.example = True
+        c.reading.append("placeholder")
+    elif _EXAMPLE_BEFORE.search(before):
+        c.example = True
+        c.reading.append("format_example")
+    elif prompt and c.text in prompt and (before[-20:] + c.text) in prompt and before[-20:].strip():
+        # The prompt's own words echoed with the statement ("Put your final answer within \boxed{...}").
+        c.example = True
+        c.reading.append("prompt_echo")
+    after = piece.text[local + len(c.text) : local + len(c.text) + 200].split("\n\n", 1)[0]
+    if _TAKEN_BACK.search(after):
+        c.withdrawn = True
+        c.reading.append("withdrawn")

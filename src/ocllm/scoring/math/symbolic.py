@@ -1,0 +1,355 @@
+"""The symbolic step of math equivalence (docs/scoring.md, math rule M6): math-verify in a worker process with
+a hard wall-clock limit.
+
+math-verify's own timeouts use signal.alarm, which works only in a main thread, and some inputs hang it
+regardless (a power tower, 9^{9^{9^{9}}}). So the check runs in one long-lived child process per process
+(a "spawn" child: safe from threads, and from the workers of a ProcessPoolExecutor), reached through a Pipe.
+As with any spawn child, the program's main module is imported again in the child: a script that scores math
+keeps its work under `if __name__ == "__main__":` (the `ocllm` entry point and pytest do).
+A check that has not answered within SYMBOLIC_LIMIT_S is SIGKILLed; the next call starts a fresh child. Its
+outcome is "killed", which is never "equal".
+
+Whatever math-verify says "equal" is confirmed in the child by an exact check of our own (`_confirm`), because
+math-verify's numeric comparison rounds: it calls 1/2004! and 1/2006! equal, and 0.333333 equal to 1/3.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from multiprocessing.connection import Connection
+from typing import Any, Literal, NamedTuple
+
+# The wall-clock limit of one symbolic check, in seconds (docs/scoring.md). Starting the child and importing
+# math-verify is not counted: it has its own limit.
+SYMBOLIC_LIMIT_S = 5.0
+STARTUP_LIMIT_S = 120.0
+
+Outcome = Literal["equal", "different", "undecided", "killed"]
+
+
+class SymbolicResult(NamedTuple):
+    outcome: Outcome
+    detail: str  # a sentence saying why
+    verifier: str | None  # "math-verify 0.9.0", or None when it never answered
+
+
+class _Worker:
+    """One child process serving checks, and the pipe to it."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, child_end = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child_end,), name="ocllm-symbolic", daemon=True)
+        self.process.start()
+        child_end.close()
+        self.owner = os.getpid()
+        if not self.conn.poll(STARTUP_LIMIT_S):
+            self.kill()
+            raise RuntimeError(f"the symbolic worker did not start within {STARTUP_LIMIT_S:g} s")
+        kind, payload = self.conn.recv()
+        if kind != "ready":
+            self.kill()
+            raise RuntimeError(f"the symbolic worker could not import math-verify: {payload}")
+        self.verifier: str = payload
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()  # SIGKILL: a hung sympy call ignores anything gentler
+        self.process.join(5)
+        self.conn.close()
+
+
+_lock = threading.Lock()
+_worker: _Worker | None = None
+
+
+def _forget_after_fork() -> None:
+    # A forked child inherits its parent's handle to the worker (and maybe a held lock): neither is its own.
+    global _worker, _lock
+    _worker = None
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def check(gold: str, answer: str, tolerance: float | None = None, limit_s: float = SYMBOLIC_LIMIT_S) -> SymbolicResult:
+    """Whether math-verify, confirmed by the exact check, finds `answer` equal to `gold` (both normalised)."""
+    global _worker
+    with _lock:
+        if _worker is not None and (_worker.owner != os.getpid() or not _worker.process.is_alive()):
+            _worker = None
+        if _worker is None:
+            try:
+                _worker = _Worker()
+            except (RuntimeError, OSError, AssertionError) as exc:
+                # AssertionError: a daemonic process (a multiprocessing.Pool worker) may not have children.
+                return SymbolicResult("undecided", f"the symbolic check could not run: {exc}", None)
+        worker = _worker
+        try:
+            worker.conn.send((gold, answer, tolerance))
+            answered = worker.conn.poll(limit_s)
+            reply = worker.conn.recv() if answered else None
+        except (EOFError, OSError):
+            worker.kill()
+            _worker = None
+            return SymbolicResult("undecided", "the symbolic worker died during the check", worker.verifier)
+        if reply is None:
+            worker.kill()
+            _worker = None
+            return SymbolicResult(
+                "killed", f"the symbolic check ran past its {limit_s:g} s limit and was killed", worker.verifier
+            )
+        outcome, detail = reply
+        return SymbolicResult(outcome, detail, worker.verifier)
+
+
+# ---- the child ----------------------------------------------------------------------------------------------
+
+
+def _serve(conn: Connection) -> None:
+    """The child's loop: import math-verify once, then answer (gold, answer, tolerance) triples."""
+    _exit_with_parent()
+    try:
+        import logging
+        from importlib.metadata import version
+
+        import math_verify  # noqa: F401  (slow to import: done here, once, in the child only)
+
+        logging.getLogger("math_verify").setLevel(logging.CRITICAL)
+        conn.send(("ready", f"math-verify {version('math-verify')}"))
+    except Exception as exc:  # the parent reports it; nothing else can
+        conn.send(("broken", f"{type(exc).__name__}: {exc}"))
+        return
+    while True:
+        try:
+            gold, answer, tolerance = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply = _compare(gold, answer, tolerance)
+        except Exception as exc:
+            reply = ("undecided", f"the symbolic check failed: {type(exc).__name__}: {exc}")
+        conn.send(reply)
+
+
+def _exit_with_parent() -> None:
+    """A parent killed outright (SIGKILL) cannot kill its child: a thread of the child's own ends it when the
+    parent is gone, so that a check stuck in sympy does not go on alone (best effort: a long C-level big-integer
+    operation holds the interpreter until it returns)."""
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ocllm-symbolic-parent-watch", daemon=True).start()
+
+
+def _compare(gold: str, answer: str, tolerance: float | None) -> tuple[Outcome, str]:
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+
+    config = [LatexExtractionConfig(), ExprExtractionConfig()]
+    # Our limit is the wall clock around the child; math-verify's signal-based ones are turned off so that a
+    # slow step is killed as a whole rather than read as "not equal".
+    parsed_gold = parse(f"${gold}$", extraction_config=config, parsing_timeout=None)
+    parsed_answer = parse(f"${answer}$", extraction_config=config, parsing_timeout=None)
+    if not parsed_gold or not parsed_answer:
+        which = "the gold" if not parsed_gold else "the answer"
+        return "different", f"math-verify cannot read {which} as math; the strings differ"
+    if not verify(parsed_gold, parsed_answer, timeout_seconds=None):
+        return "different", f"math-verify finds {_show(parsed_answer[0])} and {_show(parsed_gold[0])} different"
+    partial = [
+        side for side, text, parsed in (("gold", gold, parsed_gold), ("answer", answer, parsed_answer))
+        if len(parsed) < 2 or _squash(str(parsed[1])) != _squash(text)
+    ]  # fmt: skip
+    if partial:
+        return "undecided", (
+            f"math-verify says equal, but it read only part of the {' and the '.join(partial)} "
+            f"({', '.join(repr(str(p[1])) for p in (parsed_gold, parsed_answer) if len(p) > 1)})"
+        )
+    untrusted = sorted(set(_untrusted(gold)) | set(_untrusted(answer)))
+    if untrusted:
+        # latex2sympy drops what it does not know without a word: 1+\frac{1}{\operatorname{e}} reads as 1.
+        return "undecided", f"math-verify says equal, but its reader is not trusted with {', '.join(untrusted)}"
+    verdict, why = _confirm(parsed_gold[0], parsed_answer[0], tolerance)
+    if verdict is True:
+        return "equal", f"math-verify says equal, and the exact check agrees ({why})"
+    if verdict is False:
+        return "different", f"math-verify says equal, but the exact check finds them apart: {why}"
+    return "undecided", f"math-verify says equal, and the exact check cannot confirm it: {why}"
+
+
+# The LaTeX commands the reader is trusted with: its equal verdict on anything else is not believed.
+_TRUSTED_COMMANDS = frozenset(
+    {
+        "frac", "sqrt", "cdot", "times", "div", "pi", "infty", "pm", "mp", "le", "ge", "leq", "geq", "lt", "gt", "ne",
+        "neq", "sin", "cos", "tan", "cot", "sec", "csc", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+        "log", "ln", "exp", "begin", "end", "pmatrix", "bmatrix", "matrix", "cup", "cap", "setminus", "in", "notin",
+        "emptyset", "varnothing", "binom", "lfloor", "rfloor", "lceil", "rceil", "mathbb", "ldots", "cdots", "dots",
+        "prime", "circ", "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta",
+        "iota", "kappa", "lambda", "mu", "nu", "xi", "rho", "sigma", "tau", "upsilon", "phi", "varphi", "chi", "psi",
+        "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega",
+    }
+)  # fmt: skip
+_NON_ASCII_TRUSTED = frozenset("π∞±√≤≥≠")
+
+
+def _untrusted(text: str) -> list[str]:
+    import re
+
+    commands = {f"\\{name}" for name in re.findall(r"\\([a-zA-Z]+)", text) if name not in _TRUSTED_COMMANDS}
+    others = {ch for ch in text if ord(ch) > 127 and ch not in _NON_ASCII_TRUSTED}
+    return sorted(commands | others)
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def _show(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+# Precision of the numeric confirmation, in decimal digits, and the relative difference below which two
+# evaluated values are one. Far below any rounding a model does, far above the evaluation's own error.
+_DIGITS = 60
+_SAME = 10.0 ** -(_DIGITS - 15)
+# Values the free symbols take when an expression identity is probed numerically: unlike signs, not integers.
+_PROBES = ((7, 3), (-11, 5), (13, 17))
+
+
+def _confirm(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | None, str]:
+    """True: the same object, exactly; False: certainly different; None: this check cannot tell."""
+    import sympy
+    from sympy.matrices import MatrixBase
+
+    if any(isinstance(side, sympy.Basic) and side.has(sympy.zoo, sympy.nan) for side in (gold, answer)):
+        return None, "a side is no number (math-verify read it as undefined)"  # "12:00" reads as zoo
+    if not isinstance(gold, str) and not isinstance(answer, str) and gold == answer:
+        return True, "the same expression"  # sympy's structural equality: also for oo and -oo
+    if isinstance(gold, str) or isinstance(answer, str):
+        same = isinstance(gold, str) and isinstance(answer, str) and _squash(gold) == _squash(answer)
+        return (True, "the same text") if same else (None, "one side is text, not math")
+    if isinstance(gold, MatrixBase) or isinstance(answer, MatrixBase):
+        if not (isinstance(gold, MatrixBase) and isinstance(answer, MatrixBase)):
+            return False, "a matrix and something else"
+        if gold.shape != answer.shape:
+            return False, f"matrices of shapes {gold.shape} and {answer.shape}"
+        return _all(list(gold), list(answer), tolerance, "entry")
+    if isinstance(gold, sympy.Tuple) or isinstance(answer, sympy.Tuple):
+        if not (isinstance(gold, sympy.Tuple) and isinstance(answer, sympy.Tuple)):
+            return False, "a tuple and something else (an ordered pair is not a set nor an interval)"
+        if len(gold) != len(answer):
+            return False, f"tuples of {len(gold)} and {len(answer)} entries"
+        return _all(list(gold.args), list(answer.args), tolerance, "entry in order")
+    if isinstance(gold, sympy.Interval) or isinstance(answer, sympy.Interval):
+        if not (isinstance(gold, sympy.Interval) and isinstance(answer, sympy.Interval)):
+            return False, "an interval and something else"
+        if (gold.left_open, gold.right_open) != (answer.left_open, answer.right_open):
+            return False, "the intervals' ends differ in being open or closed"
+        return _all([gold.start, gold.end], [answer.start, answer.end], tolerance, "end")
+    if isinstance(gold, sympy.FiniteSet | sympy.Union) or isinstance(answer, sympy.FiniteSet | sympy.Union):
+        if type(gold) is not type(answer):
+            return False, "a set and something else"
+        return _same_members(list(gold.args), list(answer.args), tolerance)
+    if isinstance(gold, sympy.core.relational.Relational) or isinstance(answer, sympy.core.relational.Relational):
+        return _relations(gold, answer, tolerance)
+    if isinstance(gold, sympy.Basic) and isinstance(answer, sympy.Basic):
+        return _expressions(gold, answer, tolerance)
+    return None, f"values of kinds {type(gold).__name__} and {type(answer).__name__}"
+
+
+def _all(golds: list[Any], answers: list[Any], tolerance: float | None, what: str) -> tuple[bool | None, str]:
+    unsure = None
+    for i, (g, a) in enumerate(zip(golds, answers, strict=True)):
+        verdict, why = _confirm(g, a, tolerance)
+        if verdict is False:
+            return False, f"{what} {i + 1}: {why}"
+        if verdict is None:
+            unsure = f"{what} {i + 1}: {why}"
+    return (None, unsure) if unsure else (True, f"every {what} equal")
+
+
+def _same_members(golds: list[Any], answers: list[Any], tolerance: float | None) -> tuple[bool | None, str]:
+    if len(golds) != len(answers):
+        return False, f"sets of {len(golds)} and {len(answers)} members"
+    left = list(answers)
+    for g in golds:
+        match = next((i for i, a in enumerate(left) if _confirm(g, a, tolerance)[0] is True), None)
+        if match is None:
+            return None if any(_confirm(g, a, tolerance)[0] is None for a in left) else False, f"{g} has no match"
+        left.pop(match)
+    return True, "the same members"
+
+
+def _relations(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | None, str]:
+    import sympy
+
+    if type(gold) is type(answer):
+        same = _expressions(gold.lhs - gold.rhs, answer.lhs - answer.rhs, tolerance)
+        if same[0] is True or not isinstance(gold, sympy.Eq):
+            return same
+        # An equation with its sides swapped is the same equation.
+        return _expressions(gold.lhs - gold.rhs, answer.rhs - answer.lhs, tolerance)
+    # "x = 5" against 5: the assignment's value, whichever side states the name.
+    if isinstance(gold, sympy.Eq) and not isinstance(answer, sympy.core.relational.Relational):
+        return _confirm(gold.rhs, answer, tolerance)
+    if isinstance(answer, sympy.Eq) and not isinstance(gold, sympy.core.relational.Relational):
+        return _confirm(gold, answer.rhs, tolerance)
+    return None, "relations of different kinds"
+
+
+def _expressions(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | None, str]:
+    import sympy
+
+    gold, answer = _exact(gold), _exact(answer)
+    names = {s.name for s in gold.free_symbols}, {s.name for s in answer.free_symbols}
+    if names[0] != names[1]:
+        said = [", ".join(sorted(n)) or "none" for n in names]
+        return False, f"different variables ({said[1]} for {said[0]})"
+    if not names[0]:
+        return _numbers(gold, answer, tolerance)
+    # The same names may be different Symbol objects (assumptions differ): compare by name.
+    by_name = {s: sympy.Symbol(s.name) for s in gold.free_symbols | answer.free_symbols}
+    difference = sympy.simplify(gold.xreplace(by_name) - answer.xreplace(by_name))
+    if difference == 0:
+        return True, "their difference simplifies to 0"
+    symbols = sorted(difference.free_symbols, key=lambda s: s.name)
+    for p in _PROBES:
+        point = {s: sympy.Rational(p[0] + 2 * k, p[1]) for k, s in enumerate(symbols)}
+        value = difference.xreplace(point).evalf(_DIGITS)
+        if value.is_number and value.is_finite and abs(value) > _SAME:
+            return False, f"they differ at {', '.join(f'{s}={v}' for s, v in point.items())}"
+    return None, "their difference does not simplify to 0, yet vanishes where probed"
+
+
+def _numbers(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | None, str]:
+    difference = gold - answer
+    if difference.is_zero is True:
+        return True, "their difference is exactly 0"
+    g, a = gold.evalf(_DIGITS), answer.evalf(_DIGITS)
+    if not (g.is_number and a.is_number) or not (g.is_finite and a.is_finite):
+        return None, "not finite numbers"
+    scale = max(abs(g), abs(a))
+    relative = abs(g - a) / scale if scale else 0
+    if tolerance is not None:
+        within = bool(relative <= tolerance)
+        return within, f"relative difference {float(relative):.3g} {'within' if within else 'beyond'} {tolerance:g}"
+    if relative < _SAME:
+        return True, f"equal to {_DIGITS} digits"
+    return False, f"relative difference {float(relative):.3g}"
+
+
+def _exact(value: Any) -> Any:
+    """Decimals read as the exact numbers they are written as: 0.333333 is 333333/1000000, never 1/3."""
+    import sympy
+
+    floats = value.atoms(sympy.Float)
+    return value.xreplace({f: sympy.Rational(str(f)) for f in floats}) if floats else value
