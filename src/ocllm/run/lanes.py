@@ -20,6 +20,7 @@ from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Policy
 from ocllm.run.bounds import out_of_range
 from ocllm.run.servers import ServerSettings, settings_problems
+from ocllm.scoring import math as math_type
 from ocllm.scoring import mcq, substrings, task_types
 
 _LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
@@ -38,6 +39,7 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # Each task type's prompt template (its room's default): `task_types.of(type).template_setting` names it.
     prompt_template: str = mcq.TASK_TYPE.default_template
     substring_template: str = substrings.TASK_TYPE.default_template
+    math_template: str = math_type.TASK_TYPE.default_template
     system_prompt: str | None = None
     temperature: float | None = 0.0
     top_p: float | None = None

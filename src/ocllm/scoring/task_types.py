@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ocllm.scoring import mcq, substrings
+from ocllm.scoring import math, mcq, substrings
 from ocllm.scoring.task_type import TaskType
 
 __all__ = ["NAMES", "TASK_TYPES", "TaskType", "extracts_answer", "of"]
 
-TASK_TYPES: dict[str, TaskType] = {t.name: t for t in (mcq.TASK_TYPE, substrings.TASK_TYPE)}
+TASK_TYPES: dict[str, TaskType] = {t.name: t for t in (mcq.TASK_TYPE, substrings.TASK_TYPE, math.TASK_TYPE)}
 NAMES = tuple(TASK_TYPES)
 
 

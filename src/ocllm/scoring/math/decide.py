@@ -1,0 +1,211 @@
+"""The math scorer: `decide_math(task, sample, policy) -> MathDecision`, pure but for the symbolic worker process.
+
+docs/scoring.md, "Math tasks: the order in which rules apply", states every rule (M1-M8) this package applies.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from ocllm.models import Policy, Sample, Task
+from ocllm.scoring.math.decision import MathAmbiguity, MathCandidate, MathDecision, MathMethod, MathRule
+from ocllm.scoring.math.equivalence import Verdict, compare, exact_number
+from ocllm.scoring.math.normalise import normalise
+from ocllm.scoring.math.statements import RANK, find_statements, last_number
+from ocllm.scoring.regions import split_regions
+
+__all__ = ["MathCandidate", "MathDecision", "decide_math"]
+
+# Evidence kept per region: the first and the last statements, and the deciding one (as for MCQ: an output
+# repeating "\boxed{1} \boxed{2}" a hundred thousand times decides on all of them, and keeps these).
+EVIDENCE_KEPT = 25
+
+_KIND_LABELS = {
+    "boxed": "\\boxed{}",
+    "final": "Final answer",
+    "hashes": "####",
+    "answer_is": "The answer is",
+    "answer_label": "Answer:",
+    "last_number": "last-number",
+}
+
+
+class _Pick(NamedTuple):
+    statement: MathCandidate | None
+    rule: MathRule
+    ambiguity: MathAmbiguity
+    reason: str
+    credited: bool = True  # False: a statement decided, but the policy credits no answer (conflict_strict)
+
+
+def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
+    """Score one sample of one math task under a policy."""
+    gold_as_given = task.answer
+    gold, gold_steps = normalise(gold_as_given) if gold_as_given is not None else (None, [])
+    if not gold:
+        gold = None  # an empty gold is no gold: nothing is compared with it
+    if sample.error is not None:
+        return _decision(task, sample, gold, gold_steps, source="none",
+                         pick=_Pick(None, "request_error", "none", f"the request failed: {sample.error}"),
+                         candidates=[], reasoning_statements=0, error=sample.error)  # fmt: skip
+
+    regions = split_regions(sample.content, sample.reasoning, think_prefilled=policy.think_prefilled)
+    found = find_statements(regions.visible, "content", task.prompt)
+    in_reasoning = find_statements(regions.reasoning, "reasoning", task.prompt)
+    visible = [c for c in found if not (c.withdrawn or c.example)]
+    usable_reasoning = [c for c in in_reasoning if not (c.withdrawn or c.example)]
+    truncated = sample.finish_reason == "length"
+
+    source: Literal["content", "reasoning", "none"]
+    salvage: MathCandidate | None = None
+    if visible:
+        source = "content"
+        pick = _select(visible, policy, "visible content")
+        if usable_reasoning:
+            pick = pick._replace(reason=f"{pick.reason}; {len(usable_reasoning)} statement(s) in the reasoning ignored")
+    elif usable_reasoning and policy.allow_reasoning_fallback:
+        source = "reasoning"
+        pick = _select(usable_reasoning, policy, "reasoning (fallback allowed)")
+        if pick.rule == "final_statement":
+            pick = pick._replace(rule="reasoning_fallback")
+    elif not truncated and (salvage := last_number(regions.visible, "content", found)) is not None:
+        source = "content"
+        pick = _Pick(
+            salvage,
+            "last_number_salvage",
+            "weak_salvage",
+            f'visible content: no answer statement; the weak salvage takes the one number "{salvage.value}" '
+            "of the last line",
+        )
+    elif usable_reasoning:
+        source = "none"
+        pick = _Pick(
+            None,
+            "answer_only_in_reasoning",
+            "answer_only_in_reasoning",
+            f"no statement in the visible content; the reasoning holds {len(usable_reasoning)} "
+            "and reasoning fallback is off",
+        )
+    else:
+        source = "none"
+        if not regions.visible_text().strip():
+            why = "the visible content is empty"
+        elif found:
+            why = f"no answer statement in the visible content ({len(found)} example(s) or taken back, ignored)"
+        else:
+            why = "no answer statement in the visible content"
+        if truncated:
+            why += "; the output was cut at the length limit, so no last number is salvaged"
+        pick = _Pick(None, "no_statement", "no_extractable_answer", why)
+
+    shown = _bounded(found + ([salvage] if salvage is not None else []), pick.statement)
+    candidates = shown + _bounded(in_reasoning, pick.statement)
+    left_out = len(found) + (salvage is not None) + len(in_reasoning) - len(candidates)
+    return _decision(task, sample, gold, gold_steps, source=source, pick=pick, candidates=candidates,
+                     reasoning_statements=len(usable_reasoning), left_out=left_out)  # fmt: skip
+
+
+def _decision(
+    task: Task,
+    sample: Sample,
+    gold: str | None,
+    gold_steps: list[str],
+    *,
+    source: Literal["content", "reasoning", "none"],
+    pick: _Pick,
+    candidates: list[MathCandidate],
+    reasoning_statements: int,
+    left_out: int = 0,
+    error: str | None = None,
+) -> MathDecision:
+    statement = pick.statement if pick.credited else None
+    answer, steps = normalise(statement.value) if statement is not None else (None, [])
+    rule, ambiguity, reason = pick.rule, pick.ambiguity, pick.reason
+    verdict = Verdict("none", "not_compared", "no answer to compare")
+    if answer is not None and gold is not None:
+        verdict = compare(answer, gold, task.tolerance)
+        reason = f"{reason}; {_verdict_sentence(verdict, gold)}"
+        if verdict.outcome == "killed":
+            rule, ambiguity = "symbolic_check_killed", "symbolic_check_killed"
+        elif verdict.outcome == "undecided":
+            rule, ambiguity = "equivalence_undecided", "equivalence_undecided"
+    elif answer is not None:
+        verdict = Verdict("none", "not_compared", "the task has no gold answer")
+    method: MathMethod = pick.statement.method if pick.statement is not None else "none"
+    return MathDecision(
+        task_id=task.id,
+        task_type=task.type,
+        category=task.category,
+        expected_answer=task.answer,
+        extracted_final_answer=statement.value if statement is not None else None,
+        extraction_source=source,
+        extraction_method=method,
+        ambiguity=ambiguity,
+        correct=None if error is not None else verdict.outcome == "equal",
+        rule=rule,
+        reason=reason,
+        candidates=candidates,
+        decided_by=next((i for i, c in enumerate(candidates) if c is pick.statement), None),
+        reasoning_statements=reasoning_statements,
+        truncated=sample.finish_reason == "length",
+        error=error,
+        candidates_left_out=left_out,
+        normalised_answer=answer,
+        normalisation=steps,
+        gold_normalised=gold,
+        gold_normalisation=gold_steps,
+        comparator=verdict.comparator,
+        comparison=verdict.outcome,
+        comparison_detail=verdict.detail,
+        verifier=verdict.verifier,
+    )
+
+
+def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pick:
+    """The strongest kind present; within it the last statement; conflicting values follow the policy."""
+    strongest = min(RANK[c.kind] for c in candidates)
+    group = [c for c in candidates if RANK[c.kind] == strongest]
+    last = group[-1]
+    said = f'{where}: the last {_KIND_LABELS[last.kind]} statement "{_short(last.text)}" states "{_short(last.value)}"'
+    # Two statements state the same value when their normalised texts are equal or they are the same exact
+    # number (0.5 and 1/2): one set of keys, so a megabyte of boxes stays linear.
+    values = {_value_key(c.normalised) for c in group}
+    if len(values) > 1:
+        sequence = " then ".join(_short(c.value, 20) for c in group[-6:])
+        disagree = f"{where}: {_KIND_LABELS[last.kind]} statements disagree ({sequence})"
+        if policy.conflict_policy == "strict":
+            return _Pick(last, "conflict_strict", "conflicting_final_answers",
+                         f"{disagree}; policy strict credits none of them", credited=False)  # fmt: skip
+        return _Pick(last, "conflict_last", "conflicting_final_answers", f"{disagree}; policy last takes the last")
+    count = f"{len(group)} statements of this kind agree" if len(group) > 1 else "the only one of its kind"
+    return _Pick(last, "final_statement", "none", f"{said} ({count})")
+
+
+def _value_key(normalised: str) -> object:
+    number = exact_number(normalised)
+    return normalised if number is None else number
+
+
+def _verdict_sentence(verdict: Verdict, gold: str) -> str:
+    outcome = {
+        "equal": f"equal to the gold {_short(gold)!r}",
+        "different": f"not the gold {_short(gold)!r}",
+        "undecided": f"undecided against the gold {_short(gold)!r}, so not credited",
+        "killed": f"the check against the gold {_short(gold)!r} was killed at its time limit, so not credited",
+        "not_compared": "not compared",
+    }[verdict.outcome]
+    return f"{outcome} ({verdict.comparator}: {verdict.detail})"
+
+
+def _bounded(found: list[MathCandidate], deciding: MathCandidate | None) -> list[MathCandidate]:
+    if len(found) <= 2 * EVIDENCE_KEPT:
+        return found
+    kept = found[:EVIDENCE_KEPT] + found[-EVIDENCE_KEPT:]
+    if deciding is not None and any(c is deciding for c in found) and not any(c is deciding for c in kept):
+        kept.insert(EVIDENCE_KEPT, deciding)
+    return kept
+
+
+def _short(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
