@@ -48,6 +48,17 @@ CASES: list[tuple[Task, set[str], set[str]]] = [
         {"1233", "1235", "-1234"},
     ),
     (
+        # A percent in the question, a count asked: 420\% is no writing of the gold.
+        math_task("bus", "A school has 1200 students and 35% of them take the bus. How many students take it?", "420"),
+        {"420", "420.00", "420\\text{ students}"},
+        {"419", "421", "-420"},
+    ),
+    (
+        math_task("absent", "A class of 40 has 10 students absent. What percent of the class is absent?", "25"),
+        {"25", "25.00", "25\\%"},
+        {"24", "26", "-25"},
+    ),
+    (
         math_task("halves", "What is $\\frac{1}{2} + \\frac{1}{4}$?", "\\frac{3}{4}"),
         {"\\frac{3}{4}", "\\dfrac{3}{4}", "\\tfrac{3}{4}", "3/4", "\\frac{6}{8}", "0.75"},
         {"-\\frac{3}{4}", "\\frac{3}{5}", "\\frac{4}{3}"},
@@ -190,7 +201,7 @@ def test_accuracy_follows_the_configured_rate() -> None:
     config = SimConfig(models={"m": 0.7}, tasks=TASKS, truncation_rate=0.0)
     with SimServer(config) as server:
         results = [final_statement(message(r)[0])[1] in RIGHT[t.id] for t, r in answers(server, "m", attempts=40)]
-    assert len(results) == 280
+    assert len(results) == 40 * len(TASKS)
     assert 0.6 <= sum(results) / len(results) <= 0.8
 
 

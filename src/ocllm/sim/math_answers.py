@@ -28,9 +28,11 @@ _BRACKETED = re.compile(r"([\[(])\s*([^,\[\]()]+?)\s*,\s*([^,\[\]()]+?)\s*([\])]
 _INFINITY = re.compile(r"[+-]?\\infty")
 # "How many cookies ..." names the unit a word problem counts in.
 _COUNTED = re.compile(r"\bhow many (?:more |fewer |total |different )?([a-z]+)", re.IGNORECASE)
-_MONEY = re.compile(r"\$|dollar", re.IGNORECASE)
-_PERCENT = re.compile(r"%|percent", re.IGNORECASE)
-_DEGREES = re.compile(r"degree", re.IGNORECASE)
+# A unit is written with the answer only when the question asks for an amount in it: "35% take the bus. How
+# many students ..." counts students, and 420\% would be no writing of the gold 420.
+_MONEY = re.compile(r"\bin dollars\b|\bhow many dollars\b|\bhow much (?:money|change)\b|\bhow much does .+ cost", re.I)
+_PERCENT = re.compile(r"\bwhat percent(?:age)?\b|\bas a percent(?:age)?\b|\bin percent\b", re.IGNORECASE)
+_DEGREES = re.compile(r"\bin degrees\b|\bhow many degrees\b", re.IGNORECASE)
 _BOXED_FORMS = ("boxed", "bold_boxed")
 
 
