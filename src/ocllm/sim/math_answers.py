@@ -269,7 +269,8 @@ def _grouped(whole: int, separator: str) -> str:
 
 
 def _question_numbers(question: str) -> list[int]:
-    return [int(n) for n in re.findall(r"\d+", question)[:6]]
+    # Whole numbers only: the 50 of "$1.50" is no quantity of the problem.
+    return [int(n) for n in re.findall(r"\d+(?:\.\d+)?", question) if "." not in n][:6]
 
 
 def _intermediate(rng: random.Random, question: str) -> str:
