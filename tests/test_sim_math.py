@@ -11,8 +11,11 @@ import json
 import re
 import urllib.request
 from collections import Counter
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from ocllm.errors import OcllmError
@@ -283,6 +286,22 @@ def test_the_task_is_found_by_its_question_whatever_the_template(template: str) 
     with SimServer(SimConfig(models={"m": 1.0}, tasks=TASKS, truncation_rate=0.0)) as server:
         content, _, _ = message(chat(server, "m", template.format(question=task.question)))
     assert final_statement(content)[1] in RIGHT[task.id]
+
+
+def test_the_shipped_demo_math_suite_is_answered_right_and_wrong() -> None:
+    path = Path(str(resources.files("ocllm") / "data" / "suites" / "demo-math.jsonl"))
+    # Read as Task records directly, so that the test holds whatever the suite reader accepts at the time.
+    tasks = tuple(msgspec.json.decode(line, type=Task) for line in path.read_text("utf-8").splitlines() if line)
+    assert len(tasks) == 14 and all(task.type == "math" for task in tasks)
+    golds = {task.answer for task in tasks}
+    assert {"18", "4100", "\\frac{3}{4}", "\\sqrt{2}", "(1,2)", "[-2,3)", "(-\\infty,4]"} <= golds
+    config = SimConfig(models={"right": 1.0, "wrong": 0.0}, tasks=tasks, truncation_rate=0.0)
+    with SimServer(config) as server:
+        for task in tasks:
+            prompt = DEFAULT_PROMPT.format(question=task.question)
+            right = {final_statement(message(chat(server, "right", prompt, f"Attempt {n}."))[0])[1] for n in range(12)}
+            wrong = {final_statement(message(chat(server, "wrong", prompt, f"Attempt {n}."))[0])[1] for n in range(12)}
+            assert task.answer in right and task.answer not in wrong and not right & wrong, task.id
 
 
 def test_an_unknown_math_question_gets_the_plain_sentence() -> None:
