@@ -304,6 +304,30 @@ def test_the_shipped_demo_math_suite_is_answered_right_and_wrong() -> None:
             assert task.answer in right and task.answer not in wrong and not right & wrong, task.id
 
 
+def test_a_streamed_math_answer_reassembles_to_the_same_text() -> None:
+    config = SimConfig(models={"sim-reasoning": 0.9}, tasks=TASKS, truncation_rate=0.0)
+    with SimServer(config) as server:
+        for task in TASKS:
+            prompt = DEFAULT_PROMPT.format(question=task.question)
+            whole = message(chat(server, "sim-reasoning", prompt))
+            body = {"model": "sim-reasoning", "messages": [{"role": "user", "content": prompt}], "stream": True}
+            request = urllib.request.Request(
+                server.base_url + "/chat/completions",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                events = response.read().decode().split("\n\n")
+            content, reasoning, finish = "", "", None
+            for event in events:
+                if event.startswith("data: {"):
+                    for choice in json.loads(event.removeprefix("data: "))["choices"]:
+                        content += choice["delta"].get("content") or ""
+                        reasoning += choice["delta"].get("reasoning_content") or ""
+                        finish = choice["finish_reason"] or finish
+            assert (content, reasoning, finish) == whole
+
+
 def test_an_unknown_math_question_gets_the_plain_sentence() -> None:
     with SimServer(SimConfig(models={"m": 1.0}, tasks=TASKS)) as server:
         content, _, _ = message(chat(server, "m", DEFAULT_PROMPT.format(question="What is $17 \\times 23$?")))
