@@ -3,6 +3,8 @@
 The simulator (a fake vLLM-like server; it runs no model) is started in this process, a lanes file
 pointing at it is written beside the results, both lanes are run and scored through the real client,
 then compared (Markdown, HTML and comparison.json) and reported, and every path written is printed.
+Two math lanes run the `demo-math` suite (free-form answers, boxed and otherwise) apart from them, in
+out/demo/math/, so that the comparison and the matrix stay those of the multiple-choice demo.
 Pointing the same lanes at a real server is a matter of changing `base_url` and `model` in that file
 (see README.md).
 """
@@ -52,6 +54,27 @@ stream = true
 """
 
 
+# Math lanes: the shipped demo-math suite (GSM8K-like word problems, MATH-like LaTeX answers), reasoning off
+# (working in the answer) and on (working in the reasoning field). The prompt is the default math prompt.
+MATH_LANES = """\
+# Written by `make demo`: math lanes of the demo-math suite, against the same SIMULATOR as lanes.toml.
+[defaults]
+base_url = "{base_url}"
+suite = "demo-math"
+concurrency = 16
+max_tokens = 4096
+
+[lanes.C_math_baseline]
+model = "sim-baseline"
+reasoning = "off"
+
+[lanes.D_math_reasoning]
+model = "sim-reasoning"
+reasoning = "native"
+stream = true
+"""
+
+
 # Lanes whose server ocllm starts itself (the simulator as the managed command, as vLLM would be), shares
 # between the two lanes, and stops after them.
 MANAGED_LANES = """\
@@ -76,7 +99,8 @@ reasoning = "native"
 def main(out: Path = Path("out/demo")) -> int:
     console = Console()
     runs = out / "runs"
-    for earlier in (runs, out / "imported_run", out / "managed"):
+    math_runs = out / "math"
+    for earlier in (runs, out / "imported_run", out / "managed", math_runs):
         if earlier.exists():
             shutil.rmtree(earlier)  # the demo starts afresh each time
     out.mkdir(parents=True, exist_ok=True)
@@ -100,6 +124,11 @@ def main(out: Path = Path("out/demo")) -> int:
             print_run_result(run_lane(lane, runs / name))
         on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
         print_run_result(run_lane(on_import, out / "imported_run"))
+        math_file = out / "math_lanes.toml"
+        math_file.write_text(MATH_LANES.format(base_url=sim.base_url), encoding="utf-8")
+        console.print(f"[bold]Math lanes[/bold] (free-form answers): {escape(str(math_file))}")
+        for name, lane in load_lanes(math_file).items():
+            print_run_result(run_lane(lane, math_runs / name))
     console.print("simulator stopped")
     _managed_lanes(console, out)
 
@@ -109,6 +138,8 @@ def main(out: Path = Path("out/demo")) -> int:
     for lane_dir in sorted(runs.iterdir()):
         written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
     written += write_matrix_report(matrix_doc(runs), out / "matrix")
+    for lane_dir in sorted(math_runs.iterdir()):
+        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
     for path in written:
         console.print(f"wrote {escape(str(path))}")
     html = out / "comparison" / "comparison.html"

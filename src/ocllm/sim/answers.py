@@ -1,5 +1,6 @@
 """The text of a simulated answer: a multiple-choice pick with its working or reasoning, a list of required
-items, or a plain sentence for a prompt the simulator does not know; and a trace cut off mid-sentence.
+items, a math answer (`math_answers`), or a plain sentence for a prompt the simulator does not know; and a
+trace cut off mid-sentence.
 
 Every random choice comes from the `random.Random` handed in, so the same draws give the same text.
 """
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 
 from ocllm.models import Task
 from ocllm.sim.config import SIM_LABEL
+from ocllm.sim.math_answers import math_answer
 from ocllm.sim.suite_index import LETTERS, parse_options
 
 
@@ -28,6 +30,10 @@ def draft_answer(
     """The answer to `prompt` (asking `task`, if the suite has it): right when `correct`, where right is known."""
     if task is not None and task.type == "required_substrings":
         return _substrings_answer(rng, task, correct=correct, reasoning=reasoning)
+    if task is not None and task.type == "math":
+        if not (task.answer or "").strip():  # no gold: neither right nor wrong is known
+            return _plain_answer(rng, prompt, model, reasoning=reasoning)
+        return Draft(*math_answer(rng, task, correct=correct, reasoning=reasoning))
     return _mcq_or_plain_answer(rng, task, prompt, model, correct=correct, reasoning=reasoning)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ocllm.errors import OcllmError
+from ocllm.models import Task
 
 # The label the simulator puts on everything it returns, so that its output is never taken for a model's.
 SIM_LABEL = "ocllm-simulator"
@@ -33,6 +34,7 @@ class SimConfig:
     reasoning_field: str = "reasoning_content"  # or "reasoning"
     seed: int = 0
     suites: tuple[Path, ...] = ()  # suite JSONL files whose gold answers the simulator knows
+    tasks: tuple[Task, ...] = ()  # tasks it knows besides the suites', built in code (by a test, say)
     # Answer the route that marks this kind of server (llama.cpp's /props, ...), so that ocllm takes it for one;
     # None: no such route, a server of no known kind. The answers stay the simulator's.
     mimic: str | None = None
@@ -58,6 +60,9 @@ class SimConfig:
         # Callers may pass a list of str paths; normalise so the frozen value is always a tuple of Paths.
         object.__setattr__(self, "suites", tuple(Path(p) for p in self.suites))
         object.__setattr__(self, "models", dict(self.models))
+        object.__setattr__(self, "tasks", tuple(self.tasks))
+        if not all(isinstance(task, Task) for task in self.tasks):
+            raise OcllmError("simulator: tasks must be Task records")
 
 
 def _is_rate(value: object) -> bool:

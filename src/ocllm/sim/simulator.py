@@ -46,6 +46,7 @@ class Simulator:
         tasks: list[Task] = []
         for path in config.suites:
             tasks.extend(load_suite(str(path)).tasks)  # validated as `ocllm run` validates it
+        tasks.extend(self.config.tasks)
         self.index = SuiteIndex(tasks)
 
     def complete(self, request: ChatRequest) -> Completion:
