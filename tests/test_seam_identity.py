@@ -1,0 +1,55 @@
+"""The task-type seam changed where MCQ and required-substring decisions are made, not what they are (issue 20).
+
+Each digest below is of the task records (`json.dumps` of the `tasks` list, keys in written order) of a rescore
+made by the code before the seam: commit 6443ce3, scorer 1.7.0, via `python -m ocllm rescore` on the same input
+and flags. The decisions now must be the same bytes. A later change that alters any of these decisions on purpose
+bumps the scorer version and records new digests here, with the reason in its commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared" / "fixtures" / "audit"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+CASES = {
+    "lane_a": ([SHARED / "lane_a_baseline_metrics.json"], [],
+               "36c5d946b86996ec25b6689fe38191b229dd598c622653f13c1f927b34c1f8d4"),
+    "lane_b": ([SHARED / "lane_b_native_reasoning_metrics.json"], [],
+               "3ddc564a54ef85b848ad36d2f4279aada0f4e730c64cb4d96b3509bedcddc085"),
+    "lane_b_fallback_strict": ([SHARED / "lane_b_native_reasoning_metrics.json"],
+                               ["--allow-reasoning-fallback", "--conflict-policy", "strict"],
+                               "c017ae24b8f209419b5645eb325ed8cb39f5de83db4abfc4263974a52d749f61"),
+    "lm_eval": (["--from", "lm-eval", FIXTURES / "lm_eval" / "0.4.13" / "sim-baseline"], [],
+                "9e31e9e30ed31d76c84b3898e10da5d3ce26065c8bfae0ea184f502c14efb71c"),
+    "mmlu_pro": (["--from", "mmlu-pro", FIXTURES / "mmlu_pro" / "evaluate_from_api-2a7ec7e"], [],
+                 "4e495b5c86898491a5a8167da4a1993d719108b66fdaeb945a47d02c7d4957ca"),
+    "inspect": (["--from", "inspect", *sorted((FIXTURES / "inspect" / "0.3.285").glob("*.eval"))], [],
+                "dd580579bca3721a62a546c658d194329bcabf2416293a6341c635f6cefdadd0"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_decisions_are_the_bytes_they_were_before_the_seam(name: str, tmp_path: Path) -> None:
+    inputs, flags, digest = CASES[name]
+    paths = [p for p in inputs if isinstance(p, Path)]
+    if any(not p.exists() for p in paths):
+        if any(SHARED in p.parents for p in paths):
+            pytest.skip("../shared/fixtures/audit is not here")
+        raise AssertionError(f"fixture missing: {paths}")
+    out = tmp_path / "out.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "ocllm", "rescore", *map(str, inputs), "-o", str(out), *flags],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tasks = json.loads(out.read_text(encoding="utf-8"))["tasks"]
+    assert hashlib.sha256(json.dumps(tasks, ensure_ascii=False).encode()).hexdigest() == digest
