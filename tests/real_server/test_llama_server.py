@@ -668,3 +668,67 @@ def test_l_identical_matrix_runs_and_shards_give_identical_answers(llama_server:
     whole, sharded = contents(runs[0] / "A"), contents(tmp_path / "m")
     differ = sorted(tid for tid in whole if whole[tid] != sharded.get(tid))
     assert differ == [], f"{len(differ)} greedy answers differ between a sharded and an unsharded run: {differ[:5]}"
+
+
+# --- m. a math lane (issue 20) --------------------------------------------------------------------------------
+
+
+def math_task(task_id: str, question: str, answer: str, category: str) -> dict[str, Any]:
+    return {"id": task_id, "type": "math", "question": question, "answer": answer, "category": category}
+
+
+MATH_TASKS = [
+    math_task("gsm_apples", "Tom has 3 apples and buys 4 more. How many apples does he have?", "7", "gsm"),
+    math_task("gsm_pens", "A pen costs $2. How many dollars do 5 pens cost?", "10", "gsm"),
+    math_task("frac_half", "What is 1/2 + 1/4? Give a fraction.", "\\frac{3}{4}", "math"),
+    math_task("root_two", "What is the square root of 2 squared?", "2", "math"),
+    math_task("pair", "Give the point where x = 1 and y = 2 as an ordered pair.", "(1,2)", "math"),
+    math_task("speed", "A car goes 100 km in 2 hours. What is its speed in km/h?", "50", "gsm"),
+]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["no-stream", "stream"])
+def test_m_a_math_lane_is_decided_with_its_evidence(llama_server: LlamaServer, tmp_path: Path, stream: bool) -> None:
+    # The tiny model's score does not matter: the prompt sent, every decision's evidence, the figures per type,
+    # a rescore that agrees with the run, and reports that draw the math checks.
+    suite, out = write_suite(tmp_path / "suite.jsonl", MATH_TASKS), tmp_path / "run"
+    flags = ["--stream" if stream else "--no-stream", "--concurrency", "2", "--max-tokens", "96"]
+    result = ocllm(*run_args(llama_server, suite, out, *flags))
+    assert result.returncode == 0, said(result)
+    samples = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(samples, MATH_TASKS)
+    for s in samples:
+        prompt = s["request"]["messages"][-1]["content"]
+        assert prompt.endswith("\n\nPut your final answer within \\boxed{}."), prompt
+    by_id = {t["id"]: t for t in MATH_TASKS}
+    decided = metrics_tasks(out)
+    for task_id, d in decided.items():
+        assert d["task_type"] == "math" and d["expected_answer"] == by_id[task_id]["answer"]
+        assert isinstance(d["correct"], bool) and d["rule"] and d["reason"]
+        assert d["comparator"] in ("string", "number", "tolerance", "structure", "symbolic", "none")
+        assert d["comparison"] in ("equal", "different", "undecided", "killed", "not_compared")
+        assert d["gold_normalised"] is not None
+        assert d["correct"] is (d["comparison"] == "equal")
+        if d["extracted_final_answer"] is None:
+            assert d["comparator"] == "none" and d["correct"] is False
+        else:
+            assert d["normalised_answer"] is not None and d["decided_by"] is not None
+            deciding = d["candidates"][d["decided_by"]]
+            raw = next(s for s in samples if s["task_id"] == task_id)[deciding["field"]]
+            assert raw[deciding["start"] : deciding["end"]] == deciding["text"]  # spans index the raw field
+    summary = read_json(out / "metrics.json")["summary"]
+    assert set(summary["by_type"]) == {"math"} and summary["by_type"]["math"]["total"] == len(MATH_TASKS)
+    assert set(summary["by_type"]["math"]["details"]) == {"symbolic_checks_killed", "undecided", "decided_by"}
+    fresh = tmp_path / "fresh.json"
+    rescored = ocllm("rescore", str(out), "-o", str(fresh))
+    assert rescored.returncode == 0, said(rescored)
+    again = {t["task_id"]: t for t in read_json(fresh)["tasks"]}
+    for task_id, ran in decided.items():
+        for key in ("extracted_final_answer", "correct", "rule", "comparator", "comparison", "normalisation"):
+            assert ran[key] == again[task_id][key], (task_id, key)
+    report = tmp_path / "report"
+    made = ocllm("report", str(out), "-o", str(report))
+    assert made.returncode == 0, said(made)
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert "## How each answer was checked" in markdown and "gold, normalised" in markdown
+    assert "gold, normalised" in (report / "report.html").read_text(encoding="utf-8")
