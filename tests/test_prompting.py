@@ -34,3 +34,15 @@ def test_extra_body_merges_and_overrides() -> None:
 def test_unset_sampling_is_not_sent() -> None:
     body = request_body(TASK, lane(temperature=None, seed=None, max_tokens=None))
     assert not {"temperature", "seed", "max_tokens", "top_p"} & set(body)
+
+
+MATH = Task(id="m", type="math", question="What is 1/2 + 1/4?", answer="\\frac{3}{4}")
+
+
+def test_a_math_task_is_asked_for_a_box_unless_the_lane_says_otherwise() -> None:
+    default = request_body(MATH, lane())["messages"][-1]["content"]
+    assert default == "What is 1/2 + 1/4?\n\nPut your final answer within \\boxed{}."
+    own = request_body(MATH, lane(math_template="Q: {question}\nEnd with #### and the number."))
+    assert own["messages"][-1]["content"] == "Q: What is 1/2 + 1/4?\nEnd with #### and the number."
+    # The MCQ and substring templates are not a math task's.
+    assert request_body(MATH, lane(prompt_template="{question}{options} X"))["messages"][-1]["content"] == default
