@@ -164,6 +164,7 @@ class Comparison(Paired, kw_only=True):
     only_in_b: list[str] = msgspec.field(default_factory=list)
     unpaired_errors: list[str] = msgspec.field(default_factory=list)  # failed on either side
     by_category: dict[str, Paired] = msgspec.field(default_factory=dict)
+    by_type: dict[str, Paired] = msgspec.field(default_factory=dict)  # per task type, when the suite mixes them
     flips: list[Flip] = msgspec.field(default_factory=list)
     resources: dict[str, Any] = msgspec.field(default_factory=dict)  # tokens and latency per side
 

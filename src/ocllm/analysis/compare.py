@@ -48,6 +48,7 @@ class ScoredTask(NamedTuple):
     rule: str | None = None
     reason: str | None = None
     method: str | None = None
+    task_type: str = "mcq"
 
 
 class ScoredRun(NamedTuple):
@@ -166,6 +167,7 @@ def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:
         rule=d.rule,
         reason=d.reason,
         method=d.extraction_method,
+        task_type=record.task.type,
     )
 
 
@@ -202,6 +204,7 @@ def _as_recorded(record: SavedRecord) -> ScoredTask:
         rule=str(previous["rule"]) if isinstance(previous.get("rule"), str) else None,
         reason=str(previous["reason"]) if isinstance(previous.get("reason"), str) else None,
         method=str(method) if isinstance(method, str) else None,
+        task_type=record.task.type,
     )
 
 
@@ -311,8 +314,10 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
     paired = [tid for tid in shared if tid not in failed]
     pa, pb = [a.tasks[t] for t in paired], [b.tasks[t] for t in paired]
     by_cat: dict[str, list[str]] = defaultdict(list)
+    by_type: dict[str, list[str]] = defaultdict(list)
     for tid in paired:
         by_cat[a.tasks[tid].category].append(tid)
+        by_type[a.tasks[tid].task_type].append(tid)
     overall = _paired_figures(pa, pb, a.label, b.label)
     return Comparison(
         **msgspec.structs.asdict(overall),
@@ -329,6 +334,13 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
             cat: _paired_figures([a.tasks[t] for t in ids], [b.tasks[t] for t in ids], a.label, b.label)
             for cat, ids in sorted(by_cat.items())
         },
+        # Per task type only where the suite mixes them: with one type it is the overall figures again.
+        by_type={
+            name: _paired_figures([a.tasks[t] for t in ids], [b.tasks[t] for t in ids], a.label, b.label)
+            for name, ids in sorted(by_type.items())
+        }
+        if len(by_type) > 1
+        else {},
         flips=[
             Flip(
                 task_id=tid,

@@ -607,6 +607,7 @@ _COMPARISON_DEFAULTS: dict[str, Any] = {
     "only_in_b": [],
     "unpaired_errors": [],
     "by_category": {},
+    "by_type": {},
     "flips": [],
     "resources": {},
 }
@@ -618,7 +619,8 @@ def _with_defaults(figures: Mapping[str, Any], defaults: Mapping[str, Any]) -> d
 
 def _comparison_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     view = _with_defaults(doc, _COMPARISON_DEFAULTS)
-    view["by_category"] = {k: _with_defaults(v, {"significant": False}) for k, v in view["by_category"].items()}
+    for key in ("by_category", "by_type"):
+        view[key] = {k: _with_defaults(v, {"significant": False}) for k, v in view[key].items()}
     return view
 
 

@@ -364,7 +364,7 @@ def comparison_core(doc: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _category_rows(doc: Mapping[str, Any]) -> list[list[str]]:
+def _category_rows(doc: Mapping[str, Any], key: str = "by_category") -> list[list[str]]:
     return [
         [
             cell(name),
@@ -378,7 +378,7 @@ def _category_rows(doc: Mapping[str, Any]) -> list[list[str]]:
             p_value(c["mcnemar_p"]),
             "yes" if c.get("significant") else "no",
         ]
-        for name, c in sorted((doc.get("by_category") or {}).items())
+        for name, c in sorted((doc.get(key) or {}).items())
     ]
 
 
@@ -421,6 +421,9 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
         *_table(_category_header(doc), _category_rows(doc), "lrrrrrrrrl"),
         "",
     ]
+    if doc.get("by_type"):
+        header = ["task type", *_category_header(doc)[1:]]
+        lines += ["## By task type", "", *_table(header, _category_rows(doc, "by_type"), "lrrrrrrrrl"), ""]
     flips = doc.get("flips") or []
     lines += [f"## Flipped tasks ({len(flips)})", ""]
     if flips:

@@ -1,0 +1,84 @@
+"""A suite that mixes MCQ and math tasks, through rescore, its audit, report and compare (issue 20): the figures
+per task type, and each math answer's evidence (the normal forms with their steps, the comparator) drawn."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import legacy_record, write_json
+
+from ocllm.cli import main
+
+
+def math_record(task_id: str, content: str, gold: str, *, correct: bool, extracted: str | None) -> dict[str, Any]:
+    """A math task in the old harness's metrics format, as its issue names the fields."""
+    return {
+        "task_id": task_id, "task_type": "math", "category": "algebra", "question": "q", "expected_answer": gold,
+        "raw_content": content, "raw_reasoning": None, "finish_reason": "stop",
+        "extracted_final_answer": extracted, "correct": correct,
+    }  # fmt: skip
+
+
+def lane_file(tmp_path: Path, name: str, math_contents: list[str]) -> Path:
+    golds = ["\\frac{3}{4}", "26", "(1,2)"]
+    tasks = [
+        legacy_record("q1", "FINAL: B", extracted="B", correct=True),
+        legacy_record("q2", "FINAL: C", extracted="C", correct=False),
+        # The old harness's string match failed the first two although they are right.
+        *[
+            math_record(f"m{i}", content, gold, correct=False, extracted=None)
+            for i, (content, gold) in enumerate(zip(math_contents, golds, strict=True), start=1)
+        ],
+    ]
+    return write_json(tmp_path / f"{name}.json", {"run_id": name, "lane": name, "tasks": tasks})
+
+
+A_MATH = ["So $\\boxed{0.75}$.", "**Answer:** $26.00", "The answer is $\\boxed{(2,1)}$."]
+B_MATH = ["So $\\boxed{\\dfrac{3}{4}}$.", "#### 25", "Final answer: \\left( 1, 2 \\right)"]
+
+
+def test_figures_per_type_and_the_math_evidence_in_rescore_audit_and_report(tmp_path: Path) -> None:
+    source = lane_file(tmp_path, "A", A_MATH)
+    out, audit = tmp_path / "a.rescored.json", tmp_path / "audit.md"
+    assert main(["rescore", str(source), "-o", str(out), "--report", str(audit)]) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    by_type = doc["summary"]["by_type"]
+    # Hand-counted: MCQ q1 right, q2 wrong; math 0.75 = 3/4 and $26.00 = 26 right, (2,1) is not (1,2).
+    assert {k: (v["total"], v["correct"]) for k, v in by_type.items()} == {"mcq": (2, 1), "math": (3, 2)}
+    assert by_type["math"]["details"]["decided_by"] == {"number": 1, "string": 1, "symbolic": 1}
+    tasks = {t["task_id"]: t for t in doc["tasks"]}
+    assert (tasks["m2"]["extracted_final_answer"], tasks["m2"]["normalised_answer"]) == ("$26.00", "26")
+    assert "trailing_zeros" in tasks["m2"]["normalisation"] and tasks["m2"]["tolerance"] is None
+    assert "options" not in tasks["m2"]  # a math record carries its own fields, not MCQ's
+    # The audit names the two decisions the old string match got wrong, with the comparator that decided.
+    audit_text = audit.read_text(encoding="utf-8")
+    assert "m1" in audit_text and "m2" in audit_text and "number" in audit_text
+
+    report = tmp_path / "report"
+    assert main(["report", str(out), "-o", str(report)]) == 0
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert "## By task type" in markdown and "| math | 2 | 3 |" in markdown
+    assert "## How each answer was checked (3)" in markdown
+    m3 = next(line for line in markdown.splitlines() if line.startswith("- `m3`"))
+    assert "gold, normalised: (1,2)" in m3 and "compared: symbolic: different" in m3
+    m2 = next(line for line in markdown.splitlines() if line.startswith("- `m2`"))
+    assert "answer, normalised: 26 (currency → trailing_zeros)" in m2
+    html = (report / "report.html").read_text(encoding="utf-8")
+    assert 'id="task-types"' in html and "gold, normalised" in html and "trailing_zeros" in html
+
+
+def test_compare_pairs_each_task_type_when_the_suite_mixes_them(tmp_path: Path) -> None:
+    a, b = lane_file(tmp_path, "A", A_MATH), lane_file(tmp_path, "B", B_MATH)
+    out = tmp_path / "cmp"
+    assert main(["compare", str(a), str(b), "-o", str(out)]) == 0
+    doc = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
+    # Hand-paired: math m1 both right; m2 A right ($26.00), B wrong (25); m3 A wrong, B right (1, 2).
+    math = doc["by_type"]["math"]
+    assert (math["n_paired"], math["both_correct"], math["a_wins"], math["b_wins"]) == (3, 1, 1, 1)
+    assert doc["by_type"]["mcq"]["n_paired"] == 2
+    flips = {f["task_id"]: (f["a_extracted"], f["b_extracted"]) for f in doc["flips"]}
+    assert flips == {"m2": ("$26.00", "25"), "m3": ("(2,1)", "\\left( 1, 2 \\right)")}
+    assert "## By task type" in (out / "comparison.md").read_text(encoding="utf-8")
+    assert 'id="task-types"' in (out / "comparison.html").read_text(encoding="utf-8")
