@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from conftest import legacy_record, write_json
+from faultserver import FaultServer
+from test_run_notices import models, reply
 
 from ocllm.cli import main
 
@@ -82,3 +84,39 @@ def test_compare_pairs_each_task_type_when_the_suite_mixes_them(tmp_path: Path) 
     assert flips == {"m2": ("$26.00", "25"), "m3": ("(2,1)", "\\left( 1, 2 \\right)")}
     assert "## By task type" in (out / "comparison.md").read_text(encoding="utf-8")
     assert 'id="task-types"' in (out / "comparison.html").read_text(encoding="utf-8")
+
+
+
+def scripted_run(tmp: Path, name: str, replies: list[str], out: Path) -> int:
+    """A real run of the mixed suite against the scriptable server on 127.0.0.1, answering `replies` in order."""
+    suite = tmp / "suite.jsonl"
+    lines = [
+        {"id": "q1", "type": "mcq", "question": "Pick B.", "options": ["x", "y"], "answer": "B", "category": "c"},
+        {"id": "m1", "type": "math", "question": "What is 1/2 + 1/4?", "answer": "\\frac{3}{4}", "category": "c"},
+        {"id": "m2", "type": "math", "question": "What is 20 + 6?", "answer": "26", "category": "c"},
+    ]
+    suite.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with FaultServer() as server:
+        server.script(models("m"), *[reply(text) for text in replies])
+        args = ["run", "--suite", str(suite), "--base-url", server.base_url, "--model", "m", "--lane", name]
+        return main([*args, "--out", str(out), "--concurrency", "1"])
+
+
+def test_the_matrix_ranks_each_lane_per_task_type(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    # A: B right, 0.75 right, 25 wrong. B: A wrong, \dfrac{3}{4} right, #### 26 right.
+    assert scripted_run(tmp_path, "A", ["FINAL: B", "\\boxed{0.75}", "\\boxed{25}"], runs / "A") == 0
+    assert scripted_run(tmp_path, "B", ["FINAL: A", "\\boxed{\\dfrac{3}{4}}", "#### 26"], runs / "B") == 0
+    out = tmp_path / "matrix"
+    assert main(["matrix-report", str(runs), "-o", str(out), "--baseline", "A"]) == 0
+    doc = json.loads((out / "matrix.json").read_text(encoding="utf-8"))
+    lanes = {lane["label"]: lane for lane in doc["lanes"]}
+    counts = {name: {k: (v["correct"], v["total"]) for k, v in lane["by_type"].items()} for name, lane in lanes.items()}
+    assert counts == {"A": {"mcq": (1, 1), "math": (1, 2)}, "B": {"mcq": (0, 1), "math": (2, 2)}}
+    (comparison,) = doc["comparisons"]
+    assert (comparison["by_type"]["math"]["n_paired"], comparison["by_type"]["math"]["b_wins"]) == (2, 1)
+    assert "## Accuracy by task type" in (out / "matrix.md").read_text(encoding="utf-8")
+    assert 'id="task-types"' in (out / "matrix.html").read_text(encoding="utf-8")
+    # The run's own metrics.json has the figures per type and each math decision's evidence.
+    summary = json.loads((runs / "A" / "metrics.json").read_text(encoding="utf-8"))["summary"]
+    assert summary["by_type"]["math"]["details"]["decided_by"] == {"number": 2}  # 0.75 = 3/4, 25 != 26

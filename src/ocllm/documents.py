@@ -186,6 +186,7 @@ class MatrixLane(Estimate, kw_only=True):
     missing: int = 0
     complete: bool = True
     by_category: dict[str, Estimate] = msgspec.field(default_factory=dict)
+    by_type: dict[str, Estimate] = msgspec.field(default_factory=dict)  # per task type, when the suite mixes them
     resources: dict[str, Any] = msgspec.field(default_factory=dict)
     serving: Serving | None = None  # None: the run did not record its wall time
     chance: float | None = None  # accuracy at random on its tasks (mean of 1/options; None: no MCQ task)

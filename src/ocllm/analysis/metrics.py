@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
 from ocllm.documents import Figures, Serving, Summary, TypeFigures
@@ -58,11 +58,12 @@ def chance_level(option_counts: Iterable[int | None]) -> float | None:
     return sum(shares) / len(shares) if shares else None
 
 
-def tally_categories(items: Iterable[Verdict]) -> dict[str, dict[str, Any]]:
-    """total, correct, errors, no answer and accuracy per category, in name order."""
+def tally_categories(items: Iterable[Verdict], key: Callable[[Any], str] | None = None) -> dict[str, dict[str, Any]]:
+    """total, correct, errors, no answer and accuracy per category (or per `key` of an item), in name order."""
     by_category: dict[str, dict[str, Any]] = {}
     for item in items:
-        cat = by_category.setdefault(item.category, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0})
+        name = item.category if key is None else key(item)
+        cat = by_category.setdefault(name, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0})
         cat["total"] += 1
         cat["correct"] += item.correct is True
         cat["errors"] += item.error is not None

@@ -12,7 +12,16 @@ from typing import Any
 import msgspec
 
 from ocllm.analysis.audit import SCORER_LABEL
-from ocllm.analysis.compare import ScoredRun, compare_runs, load_run, load_scored, resources_of, run_label, scored_task
+from ocllm.analysis.compare import (
+    ScoredRun,
+    ScoredTask,
+    compare_runs,
+    load_run,
+    load_scored,
+    resources_of,
+    run_label,
+    scored_task,
+)
 from ocllm.analysis.metrics import accuracy, chance_level, tally_categories
 from ocllm.analysis.notices import incomplete_notice
 from ocllm.analysis.paired import paired_figures
@@ -81,6 +90,12 @@ def _tool_verdicts(tool: str | None, records: list[SavedRecord], decisions: list
     return paired_figures([old for old, _ in pairs], [new for _, new in pairs], tool, SCORER_LABEL, sides="scoring")
 
 
+def _by_type(tasks: list[ScoredTask]) -> dict[str, Estimate]:
+    """A lane's figures per task type, when its tasks are of several (else the lane's own figures again)."""
+    by_type = tally_categories(tasks, key=lambda t: t.task_type)
+    return {k: Estimate(**_with_interval(v)) for k, v in by_type.items()} if len(by_type) > 1 else {}
+
+
 def _options(task: Task) -> int | None:
     return task_types.of(task.type).option_count(task)
 
@@ -126,6 +141,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 missing=run.missing,
                 complete=not run.missing,
                 by_category={k: Estimate(**_with_interval(v)) for k, v in tally_categories(tasks).items()},
+                by_type=_by_type(tasks),
                 resources=resources_of(tasks),
                 serving=run.serving,
                 chance=chance_level(t.n_options for t in tasks),

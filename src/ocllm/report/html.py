@@ -617,6 +617,18 @@ def _with_defaults(figures: Mapping[str, Any], defaults: Mapping[str, Any]) -> d
     return {**defaults, **{k: v for k, v in figures.items() if v is not None or k not in defaults}}
 
 
+def _heat_rows(lanes: Sequence[Mapping[str, Any]], key: str) -> list[tuple[str, list[dict[str, Any] | None]]]:
+    """Each scope of `key` (category or task type), with each lane's figures in it (None: the lane has none)."""
+    rows = []
+    for scope in sorted({c for lane in lanes for c in (lane.get(key) or {})}):
+        cells: list[dict[str, Any] | None] = []
+        for lane in lanes:
+            f = (lane.get(key) or {}).get(scope)
+            cells.append(None if f is None else {**_with_defaults(f, _FIGURE_DEFAULTS), "scored": scored(f)})
+        rows.append((scope, cells))
+    return rows
+
+
 def _comparison_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     view = _with_defaults(doc, _COMPARISON_DEFAULTS)
     for key in ("by_category", "by_type"):
@@ -741,17 +753,7 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
                 "endpoint_rows": endpoint_rows(lane.get("serving")),
             }
         )
-    categories = sorted({c for lane in lanes_in for c in (lane.get("by_category") or {})})
-    heat_rows = []
-    for cat in categories:
-        cells = []
-        for lane in lanes_in:
-            f = (lane.get("by_category") or {}).get(cat)
-            if f is None:
-                cells.append(None)
-            else:
-                cells.append({**_with_defaults(f, _FIGURE_DEFAULTS), "scored": scored(f)})
-        heat_rows.append((cat, cells))
+    heat_rows, type_heat_rows = _heat_rows(lanes_in, "by_category"), _heat_rows(lanes_in, "by_type")
     comparisons = [
         {
             "doc": _comparison_view(c),
@@ -770,6 +772,7 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
         serving_columns=bool(serving_recorded_by([(lane["label"], lane.get("serving")) for lane in lanes_in])),
         charts=matrix_charts(doc),
         heat_rows=heat_rows,
+        type_heat_rows=type_heat_rows,
         comparisons=comparisons,
         scorer_version=", ".join(sorted(versions)),
         settings_rows=_settings_rows([(lane["label"], lane.get("settings")) for lane in lanes_in]),

@@ -543,20 +543,15 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
     settings = _settings_section([(lane["label"], lane.get("settings")) for lane in lanes])
     if settings:
         lines += ["", *settings[:-1]]
-    categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
-    if categories:
-        lines += ["", "## Accuracy by category", ""]
-        rows = [
-            [
-                cell(c),
-                *[
-                    pct(lane["by_category"][c]["accuracy"]) if c in (lane.get("by_category") or {}) else "—"
-                    for lane in lanes
-                ],
+    for key, title, head in (("by_category", "category", "category"), ("by_type", "task type", "task type")):
+        scopes = sorted({c for lane in lanes for c in (lane.get(key) or {})})
+        if scopes:
+            lines += ["", f"## Accuracy by {title}", ""]
+            rows = [
+                [cell(c), *[pct(lane[key][c]["accuracy"]) if c in (lane.get(key) or {}) else "—" for lane in lanes]]
+                for c in scopes
             ]
-            for c in categories
-        ]
-        lines += _table(["category", *[cell(lane["label"]) for lane in lanes]], rows, "l" + "r" * len(lanes))
+            lines += _table([head, *[cell(lane["label"]) for lane in lanes]], rows, "l" + "r" * len(lanes))
     comparisons = doc.get("comparisons") or []
     lines += ["", "## Against the baseline", ""]
     if not comparisons:
