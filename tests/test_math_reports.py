@@ -69,6 +69,7 @@ def test_figures_per_type_and_the_math_evidence_in_rescore_audit_and_report(tmp_
     assert "answer, normalised: 26 (currency → trailing_zeros)" in m2
     html = (report / "report.html").read_text(encoding="utf-8")
     assert 'id="task-types"' in html and "gold, normalised" in html and "trailing_zeros" in html
+    assert "states <b class=\"mono\">$26.00 → 26</b>" in html  # the statement's value and its normal form
 
 
 def test_compare_pairs_each_task_type_when_the_suite_mixes_them(tmp_path: Path) -> None:

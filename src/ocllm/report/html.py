@@ -56,6 +56,7 @@ from ocllm.report.format import (
     verdict_of,
     wrong_answers,
 )
+from ocllm.scoring import task_types
 from ocllm.scoring.mcq.option_letters import option_letter
 
 
@@ -95,6 +96,7 @@ class CandidateView:
     text: str
     deciding: bool
     tags: list[Tag] = field(default_factory=list)
+    stated: str | None = None  # a statement of a value, not a letter (math): the value, and its normal form
 
 
 # A few lines of progressive enhancement, shipped as templates/filter.js: the page is complete without them
@@ -399,7 +401,12 @@ def _candidate_view(c: Mapping[str, Any], deciding: bool) -> CandidateView:
         tags.append(Tag("out of range", warn=True))
     if c.get("placeholder"):
         tags.append(Tag("placeholder echo", warn=True))
-    if c.get("value") is not None:
+    # A statement names letters (MCQ), or states a value (math: `value`, with its normal form beside it).
+    stated = None
+    if "letters" not in c and c.get("value") is not None:
+        normal = c.get("normalised")
+        stated = str(c["value"]) + (f" → {normal}" if normal is not None and normal != c["value"] else "")
+    elif c.get("value") is not None:
         tags.append(Tag(f"value {c['value']}"))
     if c.get("field") and c.get("field") != c.get("region"):
         tags.append(Tag(f"in the {c['field']} field"))
@@ -412,6 +419,7 @@ def _candidate_view(c: Mapping[str, Any], deciding: bool) -> CandidateView:
         text=str(c.get("text", "")),
         deciding=deciding,
         tags=tags,
+        stated=stated,
     )
 
 
@@ -463,6 +471,12 @@ def _run_resource_rows(resources: Mapping[str, Any] | None) -> list[list[str]]:
 def _changed(task: Mapping[str, Any]) -> bool:
     previous = task.get("previous") or {}
     return isinstance(previous.get("correct"), bool) and previous["correct"] != task.get("correct")
+
+
+def _text_scored_by(task: Mapping[str, Any]) -> str | None:
+    name = task.get("task_type")
+    known = task_types.TASK_TYPES.get(name) if isinstance(name, str) else None
+    return known.label if known is not None and not known.extracts_answer else None
 
 
 def task_view(task: Mapping[str, Any], tool: str | None = None) -> dict[str, Any]:
@@ -519,6 +533,8 @@ def task_view(task: Mapping[str, Any], tool: str | None = None) -> dict[str, Any
     return {
         "id": task_id,
         "type": task.get("task_type"),
+        # A type whose whole text is the answer finds no statements: the page says what scores it instead.
+        "scored_by": _text_scored_by(task),
         "category": category,
         "verdict": verdict,
         "expected": expected,
