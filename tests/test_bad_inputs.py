@@ -861,3 +861,60 @@ def test_a_suite_in_a_folder_the_user_may_not_read_is_one_line(
         (tmp_path / "locked").chmod(0o755)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "s.jsonl: cannot read (Permission denied)" in err[0], err
+
+
+# --- issue 20: math tasks, in a suite, an old-harness record and a lane ----------------------------------------
+
+MATH_TASK = {"id": "m", "type": "math", "question": "q", "answer": "3", "category": "c"}
+MATH_RECORD = {"task_id": "m", "task_type": "math", "raw_content": "\\boxed{3}", "expected_answer": "3"}
+ISSUE_20_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "math task without a gold": (
+        suite_of(json.dumps({k: v for k, v in MATH_TASK.items() if k != "answer"}) + "\n"),
+        "field 'answer': a math task needs its gold answer as text",
+    ),
+    "math task with an empty gold": (
+        suite_of(json.dumps({**MATH_TASK, "answer": "  "}) + "\n"),
+        "field 'answer': a math task needs its gold answer",
+    ),
+    "math task with a list as gold": (
+        suite_of(json.dumps({**MATH_TASK, "answer": [3]}) + "\n"),
+        "field 'answer': a math task needs its gold answer",
+    ),
+    "math tolerance of 5": (
+        suite_of(json.dumps({**MATH_TASK, "tolerance": 5}) + "\n"),
+        "field 'tolerance': 5 is not a relative tolerance between 0 and 1",
+    ),
+    "math tolerance as text": (
+        suite_of(json.dumps({**MATH_TASK, "tolerance": "1%"}) + "\n"),
+        "field 'tolerance': '1%' is not a number",
+    ),
+    "a task type nobody registered": (
+        suite_of(json.dumps({**MATH_TASK, "type": "essay"}) + "\n"),
+        "field 'type': 'essay' is not one of mcq, required_substrings, math",
+    ),
+    "a task type that is not text": (suite_of(json.dumps({**MATH_TASK, "type": ["math"]}) + "\n"), "field 'type'"),
+    "old-harness math record without expected_answer": (
+        metrics_of(json.dumps({"tasks": [{k: v for k, v in MATH_RECORD.items() if k != "expected_answer"}]})),
+        "task 'm' is a math task without an expected_answer",
+    ),
+    "old-harness math record with a negative tolerance": (
+        metrics_of(json.dumps({"tasks": [{**MATH_RECORD, "tolerance": -0.1}]})),
+        "task 'm' has a tolerance that is not a relative tolerance between 0 and 1",
+    ),
+    "old-harness record of an unknown task type": (
+        metrics_of(json.dumps({"tasks": [{**MATH_RECORD, "task_type": "essay"}]})),
+        "has task_type 'essay'; expected one of mcq, required_substrings, math",
+    ),
+    "math_template without the question": (lanes_with('math_template = "Box it."'), "math_template lacks {question}"),
+}
+
+
+@pytest.mark.parametrize("case", list(ISSUE_20_CASES), ids=list(ISSUE_20_CASES))
+def test_issue_20_bad_input_is_one_line_and_exit_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build, message = ISSUE_20_CASES[case]
+    assert main(build(tmp_path)) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], lines
+    assert not (tmp_path / "r").exists() and not (tmp_path / "out.json").exists()
