@@ -329,7 +329,7 @@ def test_evidence_stays_bounded_on_any_output() -> None:
     the evidence keeps the first and last of each region and the deciding one, and counts the rest."""
     from conftest import mcq
 
-    from ocllm.scoring.mcq.decide import EVIDENCE_KEPT
+    from ocllm.scoring.evidence import EVIDENCE_KEPT
 
     content = "FINAL: A or FINAL: B. " * 3000 + "\nFINAL: C"
     reasoning = "Maybe the answer is A. " * 2000

@@ -27,7 +27,15 @@ from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.formats import lm_eval_math
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import NotScorable, lone_letter, mcq_task, options_in_prompt, unscorable, verdict_of
+from ocllm.formats.tool_records import (
+    NotScorable,
+    first_item,
+    lone_letter,
+    mcq_task,
+    options_in_prompt,
+    unscorable,
+    verdict_of,
+)
 from ocllm.models import Sample, Task
 
 TOOL = "lm-eval"
@@ -201,7 +209,7 @@ def _record(
         )
     number, row = lines[chosen]
     where = f"{path}: line {number} (doc {doc_id!r})"
-    response = _first(row.get("resps"))
+    response = first_item(row.get("resps"))
     if not isinstance(response, str):
         raise NotScorable(task_id, where, "resps[0][0] is not the text of a response")
     # A math task by its name is read as one; a doc of another name only when it has no options to be found.
@@ -235,7 +243,7 @@ def _record(
 def _filter_outcome(row: dict[str, Any]) -> dict[str, Any]:
     """One filter's extraction and verdict: its raw value, that value as a letter when it is one, and the
     tool's own correct/incorrect from its per-sample metric."""
-    answer = _first(row.get("filtered_resps"))
+    answer = first_item(row.get("filtered_resps"))
     metric, value = _metric(row)
     return {
         "answer": answer,
@@ -255,14 +263,6 @@ def _metric(row: dict[str, Any]) -> tuple[str | None, Any]:
             return name, value
     return None, None
 
-
-def _first(value: Any) -> Any:
-    """The first element, through lists of lists: `resps` is [[text]], `filtered_resps` [text] or [[text]]."""
-    while isinstance(value, list):
-        if not value:
-            return None
-        value = value[0]
-    return value
 
 
 def _task(where: str, task_id: str, task: str, row: dict[str, Any]) -> Task:
@@ -332,7 +332,7 @@ def _prompt(arguments: Any) -> str | None:
         first = arguments.get("gen_args_0")
         value = first.get("arg_0") if isinstance(first, dict) else None
     else:
-        value = _first(arguments)
+        value = first_item(arguments)
     if isinstance(value, list) and value:
         value = value[0]
     if not isinstance(value, str):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import NotScorable, verdict_of
+from ocllm.formats.tool_records import NotScorable, first_item, verdict_of
 from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
 from ocllm.models import Sample, Task
 
@@ -142,7 +142,7 @@ def _question(kind: Family, doc: dict[str, Any]) -> str:
 
 def _outcome(row: dict[str, Any], response: str) -> dict[str, Any]:
     """One filter's extraction (null when lm-eval logged none, or its "[invalid]"), and its metrics' verdicts."""
-    raw = _first(row.get("filtered_resps"))
+    raw = first_item(row.get("filtered_resps"))
     answer = raw if raw != response else None  # filter `none`: the response itself, not an extraction
     verdicts = {}
     values = {}
@@ -162,12 +162,3 @@ def _outcome(row: dict[str, Any], response: str) -> dict[str, Any]:
         "correct": verdicts.get(metric) if metric else None,
         "verdicts": verdicts,
     }
-
-
-def _first(value: Any) -> Any:
-    """The first element, through lists of lists (`filtered_resps` is [text] or [[text]])."""
-    while isinstance(value, list):
-        if not value:
-            return None
-        value = value[0]
-    return value

@@ -120,3 +120,13 @@ def verdict_of(value: Any) -> bool | None:
 def failed_sample(task_id: str, reason: str) -> Sample:
     """A sample the tool recorded as failed: an error here too, never a wrong answer."""
     return Sample(task_id=task_id, error=reason)
+
+
+def first_item(value: Any) -> Any:
+    """The first element, through lists of lists (lm-eval's `resps` is [[text]], `filtered_resps` [text] or
+    [[text]]); None for an empty list."""
+    while isinstance(value, list):
+        if not value:
+            return None
+        value = value[0]
+    return value

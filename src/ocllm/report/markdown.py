@@ -197,36 +197,11 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         "",
     ]
     cats = summary.get("by_category") or {}
-    rows = [
-        [
-            cell(name),
-            str(c["correct"]),
-            str(scored(c)),
-            str(c.get("errors", 0)),
-            pct(c["accuracy"]),
-            interval(c.get("ci_low"), c.get("ci_high")),
-            str(c.get("no_answer", 0)),
-        ]
-        for name, c in sorted(cats.items())
-    ]
     header = ["category", "correct", "scored", "errors", "accuracy", "95% interval", "no answer"]
-    lines += _table(header, rows, "lrrrrrr")
+    lines += _table(header, [_scope_row(name, c) for name, c in sorted(cats.items())], "lrrrrrr")
     if types := type_rows(summary):
-        lines += ["", "## By task type", ""]
-        rows = [
-            [
-                cell(label),
-                str(c["correct"]),
-                str(scored(c)),
-                str(c.get("errors", 0)),
-                pct(c["accuracy"]),
-                interval(c.get("ci_low"), c.get("ci_high")),
-                str(c.get("no_answer", 0)),
-                cell(details or "—", 200),
-            ]
-            for label, c, details in types
-        ]
-        lines += _table(["task type", *header[1:], "its own figures"], rows, "lrrrrrrl")
+        rows = [[*_scope_row(label, c), cell(details or "—", 200)] for label, c, details in types]
+        lines += ["", "## By task type", "", *_table(["task type", *header[1:], "its own figures"], rows, "lrrrrrrl")]
     lines += ["", "## How answers were found", ""]
     lines += _counts_table("Extraction method", "method", summary.get("by_method") or {})
     lines += _counts_table("Extraction source", "source", summary.get("by_source") or {})
@@ -258,6 +233,19 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         lines += ["", f"## Failed requests ({len(failed)})", ""]
         lines += _table(["task", "reason"], [[cell(t.get("task_id"), 80), cell(t.get("error"), 300)] for t in failed])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _scope_row(name: str, c: Mapping[str, Any]) -> list[str]:
+    """A category's or a task type's figures, as a row of the run report."""
+    return [
+        cell(name),
+        str(c["correct"]),
+        str(scored(c)),
+        str(c.get("errors", 0)),
+        pct(c["accuracy"]),
+        interval(c.get("ci_low"), c.get("ci_high")),
+        str(c.get("no_answer", 0)),
+    ]
 
 
 def _evidence_md(tasks: Sequence[Mapping[str, Any]]) -> list[str]:

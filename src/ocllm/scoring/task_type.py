@@ -34,6 +34,19 @@ def _gold_as_given(task: Task) -> str | None:
     return task.answer
 
 
+def _as_given(record: Record, key: str) -> str:
+    value = record.get(key)
+    return "—" if value is None else str(value)
+
+
+def _gold_as_written(record: Record) -> str:
+    return _as_given(record, "expected_answer")
+
+
+def _answer_as_stated(record: Record) -> str:
+    return _as_given(record, "extracted_final_answer")
+
+
 def _no_evidence(_record: Record) -> list[tuple[str, str]]:
     return []
 
@@ -58,8 +71,8 @@ class TaskType:
     required_placeholders: tuple[str, ...]
     prompt: Callable[[Task, str], str]  # the user message: the task through the lane's template
     # Reports: the gold and the answer as words, and any evidence of the type's own as (label, text) lines.
-    expected_text: Callable[[Record], str]
-    extracted_text: Callable[[Record], str]
+    expected_text: Callable[[Record], str] = _gold_as_written
+    extracted_text: Callable[[Record], str] = _answer_as_stated
     evidence_lines: Callable[[Record], list[tuple[str, str]]] = _no_evidence
     option_count: Callable[[Task], int | None] = _no_option_count  # for the chance level; None: no chance level
     # True: an answer is extracted from the text (no answer = nothing extracted). False: the whole visible text

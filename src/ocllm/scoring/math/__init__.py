@@ -24,8 +24,6 @@ TASK_TYPE = TaskType(
     template_placeholders=prompt.PLACEHOLDERS,
     required_placeholders=("question",),
     prompt=prompt.prompt,
-    expected_text=render.expected_text,
-    extracted_text=render.extracted_text,
     evidence_lines=render.evidence_lines,
     new_tally=MathTally,
 )

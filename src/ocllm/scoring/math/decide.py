@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from ocllm.models import Policy, Sample, Task
+from ocllm.scoring.evidence import bounded
 from ocllm.scoring.math.decision import MathAmbiguity, MathCandidate, MathDecision, MathMethod, MathRule
 from ocllm.scoring.math.equivalence import Verdict, compare, exact_number
 from ocllm.scoring.math.normalise import normalise
@@ -16,9 +17,6 @@ from ocllm.scoring.regions import split_regions
 
 __all__ = ["MathCandidate", "MathDecision", "decide_math"]
 
-# Evidence kept per region: the first and the last statements, and the deciding one (as for MCQ: an output
-# repeating "\boxed{1} \boxed{2}" a hundred thousand times decides on all of them, and keeps these).
-EVIDENCE_KEPT = 25
 
 _KIND_LABELS = {
     "boxed": "\\boxed{}",
@@ -98,8 +96,8 @@ def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
             why += "; the output was cut at the length limit, so no last number is salvaged"
         pick = _Pick(None, "no_statement", "no_extractable_answer", why)
 
-    shown = _bounded(found + ([salvage] if salvage is not None else []), pick.statement)
-    candidates = shown + _bounded(in_reasoning, pick.statement)
+    shown = bounded(found + ([salvage] if salvage is not None else []), pick.statement)
+    candidates = shown + bounded(in_reasoning, pick.statement)
     left_out = len(found) + (salvage is not None) + len(in_reasoning) - len(candidates)
     return _decision(task, sample, gold, gold_steps, source=source, pick=pick, candidates=candidates,
                      reasoning_statements=len(usable_reasoning), left_out=left_out)  # fmt: skip
@@ -196,14 +194,6 @@ def _verdict_sentence(verdict: Verdict, gold: str) -> str:
     }[verdict.outcome]
     return f"{outcome} ({verdict.comparator}: {verdict.detail})"
 
-
-def _bounded(found: list[MathCandidate], deciding: MathCandidate | None) -> list[MathCandidate]:
-    if len(found) <= 2 * EVIDENCE_KEPT:
-        return found
-    kept = found[:EVIDENCE_KEPT] + found[-EVIDENCE_KEPT:]
-    if deciding is not None and any(c is deciding for c in found) and not any(c is deciding for c in kept):
-        kept.insert(EVIDENCE_KEPT, deciding)
-    return kept
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -1,20 +1,10 @@
-"""How reports put a math record in words: the gold and the answer as stated, each one's normal form with the
-steps that made it, and the comparator that decided."""
+"""How reports put a math record's evidence in words: each normal form with the steps that made it, and the
+comparator that decided (the gold and the answer as stated are drawn as given)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-
-
-def expected_text(record: Mapping[str, Any]) -> str:
-    expected = record.get("expected_answer")
-    return "—" if expected is None else str(expected)
-
-
-def extracted_text(record: Mapping[str, Any]) -> str:
-    extracted = record.get("extracted_final_answer")
-    return "—" if extracted is None else str(extracted)
 
 
 def _normal_form(value: object, steps: object) -> str:

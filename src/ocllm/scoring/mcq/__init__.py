@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocllm.scoring.mcq import fields, prompt, render
+from ocllm.scoring.mcq import fields, prompt
 from ocllm.scoring.mcq.decide import decide_mcq
 from ocllm.scoring.task_type import TaskType
 
@@ -19,7 +19,5 @@ TASK_TYPE = TaskType(
     template_placeholders=prompt.PLACEHOLDERS,
     required_placeholders=("question", "options"),
     prompt=prompt.prompt,
-    expected_text=render.expected_text,
-    extracted_text=render.extracted_text,
     option_count=fields.option_count,
 )

@@ -7,6 +7,7 @@ import re
 from typing import Literal, NamedTuple
 
 from ocllm.models import Candidate, Decision, Policy, Sample, Task
+from ocllm.scoring.evidence import bounded
 from ocllm.scoring.mcq.candidates import TaskContext, rank
 from ocllm.scoring.mcq.option_lines import find_bare_letter, find_option_claims, find_option_lines
 from ocllm.scoring.mcq.statements import find_statements, task_context, value_contradiction
@@ -102,8 +103,8 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
             why = "no final-answer statement in the visible content"
         pick = _Pick(None, "no_extractable_answer", "no_statement", why, "none")
 
-    shown = _bounded(sorted(visible + echoes, key=lambda c: c.start), pick.statement)
-    candidates = shown + _bounded(in_reasoning, pick.statement)
+    shown = bounded(sorted(visible + echoes, key=lambda c: c.start), pick.statement)
+    candidates = shown + bounded(in_reasoning, pick.statement)
     left_out = len(visible) + len(echoes) + len(in_reasoning) - len(candidates)
     return Decision(
         task_id=task.id,
@@ -126,19 +127,6 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     )
 
 
-# Evidence kept per region: the first and the last statements, and the deciding one. An output of a megabyte
-# of "FINAL: A or FINAL: B" holds a hundred thousand statements; every one of them decided nothing new, and
-# keeping them all cost gigabytes and minutes. The decision is taken on all of them before this cut.
-EVIDENCE_KEPT = 25
-
-
-def _bounded(found: list[Candidate], deciding: Candidate | None) -> list[Candidate]:
-    if len(found) <= 2 * EVIDENCE_KEPT:
-        return found
-    kept = found[:EVIDENCE_KEPT] + found[-EVIDENCE_KEPT:]
-    if deciding is not None and any(c is deciding for c in found) and not any(c is deciding for c in kept):
-        kept.insert(EVIDENCE_KEPT, deciding)
-    return kept
 
 
 # A base model run without a stop sequence answers, then writes a new question of its own, with options,
