@@ -166,6 +166,25 @@ def test_the_answer_is_with_cents_and_a_reason() -> None:
     assert (d.extracted_final_answer, d.normalisation, d.correct) == ("$26.00", ["currency", "trailing_zeros"], True)
 
 
+def test_gsm8k_few_shot_a_label_on_the_last_line() -> None:
+    # The shape of GSM8K's published model solutions (openai/grade-school-math): the last line is "A: N".
+    d = decide("Natalia sold 48/2 = 24 clips in May.\nShe sold 48+24 = 72 clips.\nA: 72", "72")
+    assert (d.extraction_method, d.extracted_final_answer, d.correct) == ("answer_label", "72", True)
+    assert d.ambiguity == "none"  # a statement, not the weak salvage
+
+
+def test_an_a_label_elsewhere_is_no_answer() -> None:
+    # "A: 12" among options, or not on the last line, states nothing: there it is an option or a speaker.
+    d = decide("The options were\nA: 12\nB: 18\nI pick the second.", "18")
+    assert (d.extraction_method, d.correct) == ("none", False)
+
+
+def test_the_answer_with_an_aside_in_parentheses() -> None:
+    # Zero-shot chain of thought's answer extraction (Kojima et al.): "the answer (arabic numerals) is 40."
+    d = decide("Therefore, the answer (arabic numerals) is 40.\nThat settles it.", "40")
+    assert (d.extraction_method, d.extracted_final_answer, d.correct) == ("answer_is", "40", True)
+
+
 def test_boxed_assignment_states_its_value() -> None:
     d = decide("Solving gives $\\boxed{x = 5}$.", "5")
     assert (d.extracted_final_answer, d.candidates[0].reading, d.correct) == ("5", ["assignment"], True)

@@ -24,8 +24,8 @@ _MARKER_PATTERNS = {
     r"|[ \t]*[*_#]*[ \t]*(?=\r?\n|$))",
     # #### 18 (GSM8K), only before a value: "#### Step 2" is a markdown heading
     "hashes": r"^[ \t]*####[ \t]*(?=[-+$\d\\.])",
-    # The answer is 18, So the correct answer is 18
-    "answer_is": r"\b(?:the[ \t]+)?(?:correct[ \t]+|right[ \t]+)?answer[ \t]+is\b[ \t]*:?",
+    # The answer is 18, So the correct answer is 18, the answer (arabic numerals) is 18: one aside in parentheses
+    "answer_is": r"\b(?:the[ \t]+)?(?:correct[ \t]+|right[ \t]+)?answer(?:[ \t]*\([^()\n]{1,40}\))?[ \t]+is\b[ \t]*:?",
     # Answer: 18, **Answer:** $26, **Answer: 26**, at the start of a line
     "answer_label": r"^[ \t>#*_-]*" + _BOLD + r"[ \t]*answer[ \t]*" + _BOLD + r"[ \t]*[:：][ \t]*",
 }  # fmt: skip
@@ -112,6 +112,8 @@ def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> l
         boxes = _boxes(piece, region)
         found.extend(boxes)
         found.extend(_markers(piece, region, boxes))
+    if (label := _last_line_label(pieces, region, found)) is not None:
+        found.append(label)
     found.sort(key=lambda c: (c.field != "reasoning", c.start) if region == "reasoning" else (0, c.start))
     for c in found:
         _mark_examples(c, pieces, prompt)
@@ -137,6 +139,33 @@ def last_number(pieces: list[Piece], region: Field, statements: list[MathCandida
         if any(c.field == piece.field and c.start <= start < c.end for c in statements):
             return None
         return _candidate("last_number", region, piece.field, start, start + len(m.group(0)), m.group(0), m.group(0))
+    return None
+
+
+# "A: 18" as GSM8K's few-shot solutions end: a capital A and a colon opening the region's last non-empty line.
+# Only there: elsewhere "A: ..." is as often an option, a speaker or a list item as an answer.
+_A_LABEL = re.compile(r"[ \t>*_-]*(?:\*\*)?A(?:\*\*)?[ \t]*[:：](?:\*\*)?[ \t]*(?=\S)")
+
+
+def _last_line_label(pieces: list[Piece], region: Field, found: list[MathCandidate]) -> MathCandidate | None:
+    """An `answer_label` statement for "A: N" on the last non-empty line of the region (rule M2)."""
+    for piece in reversed(pieces):
+        stripped = piece.text.rstrip()
+        if not stripped:
+            continue
+        line_start = stripped.rfind("\n") + 1
+        m = _A_LABEL.match(stripped, line_start)
+        if m is None:
+            return None
+        start = piece.offset + line_start
+        if any(c.field == piece.field and c.start <= start < c.end for c in found):
+            return None  # already inside a statement ("A: \boxed{18}" is the box's)
+        value_start, value_end = _value_span(stripped, m.end(), "answer_label")
+        value = stripped[value_start:value_end]
+        if not value.strip() or _BOX.search(value):
+            return None
+        end = piece.offset + value_end
+        return _candidate("answer_label", region, piece.field, start, end, stripped[line_start:value_end], value)
     return None
 
 
