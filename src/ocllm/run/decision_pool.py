@@ -27,6 +27,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import select
 import signal
 import threading
 import time
@@ -56,7 +57,7 @@ def _usable_cpus() -> int:
 DEFAULT_WORKERS = max(1, min(4, _usable_cpus()))
 # Tries per decision: the first, and one in a fresh pool after a worker died.
 _ATTEMPTS = 2
-# How often a worker looks whether the process that started it is still there.
+# How often a worker looks whether ocllm is still there, where it cannot wait for its end (no pidfd).
 _PARENT_CHECK_S = 1.0
 # How long closing waits for a terminated worker before killing it.
 _TERMINATE_GRACE_S = 5.0
@@ -150,18 +151,32 @@ def _stop(executor: ProcessPoolExecutor, *, kill: bool) -> None:
 
 
 def _worker_started(parent: int) -> None:
-    """In each worker, first: Ctrl-C is the run's to handle, and the worker goes when its parent goes."""
+    """In each worker, first: Ctrl-C is the run's to handle, and the worker goes when `parent` (ocllm) goes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The worker's parent is the forkserver, which exits when ocllm does (however ocllm ended); a worker blocked
-    # on its queue would never notice, so a thread watches.
-    started_by = os.getppid()
+    # Neither the worker's parent (the forkserver) nor its queue tells it that ocllm has gone: the forkserver
+    # stays as long as any worker does (each holds its "alive" pipe), and the queue's pipe too. So a thread
+    # waits for ocllm's end itself: on a pidfd where there is one (Linux), else by looking every few seconds.
+    threading.Thread(target=_exit_with, args=(parent,), name="exit-with-ocllm", daemon=True).start()
 
-    def watch() -> None:
-        while os.getppid() == started_by:
-            time.sleep(_PARENT_CHECK_S)
+
+def _exit_with(parent: int) -> None:
+    try:
+        handle = os.pidfd_open(parent)
+    except ProcessLookupError:
+        os._exit(0)  # gone already
+    except (AttributeError, OSError):
+        handle = None
+    if handle is not None:
+        select.select([handle], [], [])  # readable once the process has ended, however it ended
         os._exit(0)
-
-    threading.Thread(target=watch, name=f"parent-{parent}", daemon=True).start()
+    while True:
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:
+            pass
+        time.sleep(_PARENT_CHECK_S)
 
 
 class LiveDecisions:
