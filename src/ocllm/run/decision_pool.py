@@ -7,7 +7,8 @@ client's figures (time to first token, latency) would measure the scorer. The ru
 Decision back (msgspec Structs pickle).
 
 - Workers: `DEFAULT_WORKERS`, min(4, the CPUs this process may use); started by the "forkserver" context
-  (never by forking a process that runs an event loop and threads), lazily, on the first decision.
+  (never by forking a process that runs an event loop and threads), by `start` (the runner calls it once the
+  server has answered, before the first request) or else on the first decision.
 - One pool per `ocllm run` or `ocllm matrix`, shared by its lanes (`run_lane(decisions=...)`); a `run_lane`
   given none makes its own.
 - A worker that dies (killed, a crash) breaks the pool: the decisions it held are taken again in a fresh pool,
@@ -90,6 +91,16 @@ class DecisionPool:
         self.lost += 1
         return None
 
+    def start(self) -> None:
+        """Start the workers now, and wait until each has started: the runner calls it before its first request,
+        so that starting them (a forkserver, the scorer's imports: a second of CPU) does not compete with the
+        reading of the first answers. A pool already started is left as it is."""
+        if self._executor is not None:
+            return
+        executor = self._current()
+        for ready in [executor.submit(_ready) for _ in range(self.workers)]:
+            ready.result()
+
     def pids(self) -> list[int]:
         """The workers' process ids (started lazily: none before the first decision)."""
         if self._executor is None:
@@ -148,6 +159,10 @@ def _stop(executor: ProcessPoolExecutor, *, kill: bool) -> None:
             if process.is_alive():
                 process.kill()
                 process.join()
+
+
+def _ready() -> None:
+    """What `start` asks of each worker: nothing, once it is there."""
 
 
 def _worker_started(parent: int) -> None:

@@ -203,6 +203,9 @@ async def _run(
         request_settings=added,
     )
     policy = lane.policy()
+    if pending:
+        # Before the first request, not during the first answers' reading (no request is in flight yet).
+        pool.start()
     writer = run_dir.writer()
     counts = _Counts()
     endpoints = Endpoints(replicas) if len(replicas) > 1 else None
