@@ -342,6 +342,7 @@ def run(
     Exit code 0 when every task has an answer, 1 when the run finished with failed requests (they are
     recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files."""
     from ocllm.console import ServerWait
+    from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import Lane, lane_from_mapping, pick_lane, with_flags
     from ocllm.run.runner import run_lane
     from ocllm.run.servers import ServerPool
@@ -360,7 +361,7 @@ def run(
             if needed not in given:
                 raise click.UsageError(f"--{needed.replace('_', '-')} is needed without --config")
         lane = lane_from_mapping(lane_name or "adhoc", given, "command line")
-    with ServerPool(ServerWait()) as servers:
+    with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:
         result = run_lane(
             lane,
             out or Path("runs") / lane.name,
@@ -369,6 +370,7 @@ def run(
             announce=print_notice,
             servers=None if no_server else servers,
             shard=shard,
+            decisions=decisions,
         )
     print_run_result(result)
     return 0 if all_answered(result.summary) else 1
@@ -439,6 +441,7 @@ def matrix(
     table share one start) and stops after them. A lane whose server never becomes ready, or dies, fails
     and the next lane runs. Exit code 1 when any lane failed or finished with failed requests."""
     from ocllm.console import ServerWait, print_lane_outcomes
+    from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import load_lanes
     from ocllm.run.runner import run_lane
     from ocllm.run.servers import ServerFailed, ServerPool
@@ -453,7 +456,7 @@ def matrix(
         check_shards((lane.suite for name, lane in lanes.items() if not only or name in only), shard)
     folder = out or Path("runs") / config.stem
     outcomes: list[tuple[str, str, Summary | None]] = []
-    with ServerPool(ServerWait()) as servers:
+    with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:  # one pool of scoring workers for every lane
         for name, lane in lanes.items():
             if only and name not in only:
                 continue
@@ -465,6 +468,7 @@ def matrix(
                     announce=print_notice,
                     servers=None if no_server else servers,
                     shard=shard,
+                    decisions=decisions,
                 )
             except ServerFailed as exc:
                 print_notice(str(exc))

@@ -558,6 +558,31 @@ async def _drain(resp: aiohttp.ClientResponse) -> None:
                 pass
 
 
+class _Delta(msgspec.Struct):
+    content: str | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    index: int = 0
+    delta: _Delta | None = None
+    finish_reason: str | None = None
+
+
+class _Chunk(msgspec.Struct):
+    """The usual shape of a chat completion chunk, for `_StreamAccumulator.handle`'s typed reading."""
+
+    id: str | None = None
+    model: str | None = None
+    choices: list[_Choice] | None = None
+    usage: dict[str, Any] | None = None
+    error: Any = None
+
+
+_CHUNK = msgspec.json.Decoder(_Chunk)
+
+
 class _StreamAccumulator:
     """Joins the chunks of a chat completion stream into one response."""
 
@@ -575,9 +600,53 @@ class _StreamAccumulator:
         self.done = False
 
     def handle(self, data: str) -> _Failure | None:
-        if data.strip() == "[DONE]":
+        if data[:1] != "{" and data.strip() == "[DONE]":
             self.done = True
             return None
+        # Typed first: a chunk of the usual shape is read by msgspec into _Chunk in one step, several times
+        # faster than a dict read field by field. Anything else (an error, invalid JSON, a field of another
+        # type, a choice that is no object) takes the general path below, which decides as it always did.
+        try:
+            chunk = _CHUNK.decode(data)
+        except msgspec.DecodeError:  # ValidationError included
+            return self._handle_any(data)
+        if chunk.error:
+            return self._handle_any(data)
+        if chunk.model:
+            self._model = chunk.model
+        if chunk.id:
+            self._response_id = chunk.id
+        if chunk.usage is not None:
+            self._usage = chunk.usage
+        choices = chunk.choices
+        if not choices:
+            return None
+        choice = choices[0] if choices[0].index == 0 else next((c for c in choices if c.index == 0), choices[0])
+        delta = choice.delta
+        if delta is not None:
+            piece = delta.content
+            if piece is not None:
+                if self._content is None:
+                    self._content = []
+                self._content.append(piece)
+                if piece and self._ttft_s is None:
+                    self._mark_first_token(piece)
+            # As _pick_reasoning: the first non-empty of the two fields, else the first present.
+            reasoning, name = delta.reasoning_content, "reasoning_content"
+            if not reasoning and (delta.reasoning or reasoning is None):
+                reasoning, name = delta.reasoning, "reasoning"
+            if reasoning is not None:
+                if self._reasoning is None:
+                    self._reasoning, self._reasoning_field = [], name
+                self._reasoning.append(reasoning)
+                if reasoning and self._ttft_s is None:
+                    self._mark_first_token(reasoning)
+        if choice.finish_reason is not None:
+            self.finish_reason = choice.finish_reason
+        return None
+
+    def _handle_any(self, data: str) -> _Failure | None:
+        """An event of any shape, read as a JSON value and checked field by field."""
         try:
             event = msgspec.json.decode(data)
         except msgspec.DecodeError as exc:

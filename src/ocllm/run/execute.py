@@ -7,6 +7,7 @@ today; several endpoints, or a server the run manages, are other dispatchers, no
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Iterable
 
 from ocllm.models import Sample, Task
@@ -22,11 +23,12 @@ async def execute(
     dispatch: Dispatch,
     *,
     concurrency: int,
-    done: Callable[[Task, Sample], None],
+    done: Callable[[Task, Sample], Awaitable[None] | None],
     progress: RunProgress,
 ) -> None:
     """Send every task through `dispatch`, at most `concurrency` at a time; `done` is called with each
-    finished task and its sample, in the order they finish."""
+    finished task and its sample, in the order they finish. When `done` is a coroutine function, the worker
+    awaits it before taking its next task (how the runner holds requests back while its scorer catches up)."""
     queue: asyncio.Queue[Task] = asyncio.Queue()
     for task in tasks:
         queue.put_nowait(task)
@@ -37,7 +39,9 @@ async def execute(
         while not queue.empty():
             task = queue.get_nowait()
             progress.start()
-            done(task, await dispatch(task))
+            handled = done(task, await dispatch(task))
+            if inspect.isawaitable(handled):
+                await handled
 
     async def ticker() -> None:
         # Refreshes the progress while nothing finishes: a stalled server shows as time since the last

@@ -24,8 +24,9 @@ from ocllm.documents import Summary
 from ocllm.errors import InputError, Interrupted, OcllmError
 from ocllm.files.atomic import METRICS, SAMPLES
 from ocllm.formats.run_directory import stream_run_dir
-from ocllm.models import Sample, ShardRecord, Task, as_sent
+from ocllm.models import Decision, Sample, ShardRecord, Task, as_sent
 from ocllm.run.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
+from ocllm.run.decision_pool import DecisionPool, LiveDecisions
 from ocllm.run.decision_spool import DecisionSpool
 from ocllm.run.directory import RunDirectory
 from ocllm.run.endpoints import Endpoints
@@ -36,7 +37,6 @@ from ocllm.run.prompting import request_body
 from ocllm.run.server_kind import ServerIdentity, identify, repeatability
 from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
-from ocllm.scoring import decide
 from ocllm.suites import Suite, load_suite
 
 
@@ -65,13 +65,16 @@ def run_lane(
     announce: Callable[[str], None] | None = None,
     servers: ServerPool | None = None,
     shard: Shard | None = None,
+    decisions: DecisionPool | None = None,
 ) -> RunResult:
     """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix.
 
     `announce` is told, before the first task is sent, what the user must know before waiting for the
     run (the server serves the model under another name, a first request failed). With `servers`, a lane
     with a server table runs against the server the pool starts (or keeps) for it; without, against
-    whatever answers at its base_url. With `shard`, only that shard's tasks run (the manifest says which)."""
+    whatever answers at its base_url. With `shard`, only that shard's tasks run (the manifest says which).
+    Answers are decided in the worker processes of `decisions` (one pool for a whole command); without it the
+    lane starts a pool of its own and stops it when it ends."""
     suite = load_suite(lane.suite)
     shard_record = None
     if shard is not None:
@@ -87,7 +90,7 @@ def run_lane(
     try:
         if servers is not None:
             server = servers.server_for(lane.name, lane.server, settings.base_url, out_dir, settings.api_key)
-        with DecisionSpool(out_dir) as spool:
+        with DecisionSpool(out_dir) as spool, _pool(decisions) as pool:
             ran, counts, before, served, started = asyncio.run(
                 _run(
                     lane,
@@ -99,6 +102,7 @@ def run_lane(
                     make_progress,
                     announce or (lambda _: None),
                     spool,
+                    pool,
                     server,
                     shard_record,
                 )
@@ -127,6 +131,11 @@ def run_lane(
     )
 
 
+def _pool(given: DecisionPool | None) -> contextlib.AbstractContextManager[DecisionPool]:
+    """The command's pool, left open for its next lane; or one for this lane alone."""
+    return contextlib.nullcontext(given) if given is not None else DecisionPool()
+
+
 class _Counts:
     """What this invocation's requests cost: attempts, the reasons of the retries among them, free re-sends."""
 
@@ -152,13 +161,14 @@ async def _run(
     make_progress: Callable[[str, int, int], RunProgress],
     announce: Callable[[str], None],
     spool: DecisionSpool,
+    pool: DecisionPool,
     server: ManagedServer | None = None,
     shard: ShardRecord | None = None,
 ) -> tuple[int, _Counts, list[str], str | None, tuple[list[ServerIdentity], dict[str, Any]]]:
     """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
     what their requests cost, the notices said before the run, the model the trial was answered as, and what
     answered at each endpoint with the request settings added for it.
-    Each answer's decision goes to `spool`, for the final scoring."""
+    Each answer is decided in `pool` (off the event loop) and its decision goes to `spool`, for the final scoring."""
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
     replicas = endpoint_settings(lane)
@@ -193,6 +203,9 @@ async def _run(
         request_settings=added,
     )
     policy = lane.policy()
+    if pending:
+        # Before the first request, not during the first answers' reading (no request is in flight yet).
+        pool.start()
     writer = run_dir.writer()
     counts = _Counts()
     endpoints = Endpoints(replicas) if len(replicas) > 1 else None
@@ -203,14 +216,22 @@ async def _run(
         async with make_session(lane.concurrency, reuse_connections=not lane.stream) as session:
             with make_progress(lane.name, len(suite.tasks), len(done)) as bar:
 
-                def finished(task: Task, sample: Sample) -> None:
+                def decided(task: Task, sample: Sample, decision: Decision | None) -> None:
+                    # None: the workers died on it twice; the final scoring decides it from samples.jsonl.
+                    if decision is not None:
+                        spool.add(task.id, decision)
+                    correct = None if sample.error or decision is None else decision.correct
+                    bar.advance(correct, sample.error is not None)
+
+                # At most `concurrency` answers wait for their decision: a slower scorer holds the requests back.
+                live = LiveDecisions(pool, policy, decided, limit=lane.concurrency)
+
+                async def finished(task: Task, sample: Sample) -> None:
                     writer.append(sample)
                     counts.add(sample)
-                    # Decided as the final scoring would decide it (with the prompt as sent), once: the live
-                    # accuracy shows it, and the final scoring reads it back from the spool.
-                    decision = decide(as_sent(task, sample), sample, policy)
-                    spool.add(task.id, decision)
-                    bar.advance(None if sample.error else decision.correct, sample.error is not None)
+                    # Decided as the final scoring would decide it (with the prompt as sent), once, in a worker
+                    # process: the live accuracy shows it, and the final scoring reads it back from the spool.
+                    await live.add(as_sent(task, sample), sample)
 
                 if endpoints is not None:
                     dispatch = endpoints.dispatcher(session, lambda task: request_body(task, sent_lane))
@@ -218,7 +239,11 @@ async def _run(
                     dispatch = http_dispatcher(session, settings, sent_lane)
                 if server is not None:
                     dispatch = until_server_dies(dispatch, server)
-                await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
+                try:
+                    await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
+                    await live.drain()
+                finally:
+                    await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
     finally:
         writer.close()
         run_dir.count_requests(counts.requests, counts.retries, counts.resends)

@@ -1,0 +1,239 @@
+"""The run's decisions in worker processes (run/decision_pool.py): the same Decision as in-process, an event loop
+that goes on reading while a decision runs, a worker's death neither hanging nor losing the run, and no process
+left behind however the run ends. Real runs against the simulator on 127.0.0.1, the real pool."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from ocllm.models import Decision, Policy, Sample, Task, as_sent
+from ocllm.run.decision_pool import DecisionPool
+from ocllm.run.lanes import Lane
+from ocllm.run.progress import RunProgress
+from ocllm.run.runner import run_lane
+from ocllm.scoring import decide
+from ocllm.sim import SimConfig, SimServer
+from ocllm.suites import load_suite, shipped_suites
+
+REPO = Path(__file__).resolve().parent.parent
+# A worker's decider waits this long at most for what it waits for, so a broken pool fails the test, not hangs it.
+WAIT_S = 20.0
+
+
+def quiet(label: str, total: int, done: int) -> RunProgress:
+    return RunProgress(label, total, done, stream=open(os.devnull, "w"))
+
+
+def lane(base_url: str, suite: str, **kw: object) -> Lane:
+    settings: dict = {
+        "name": "L", "base_url": base_url, "model": "sim-reasoning", "reasoning": "native", "suite": suite,
+        "concurrency": 4,
+    }  # fmt: skip
+    return Lane(**{**settings, **kw})
+
+
+def samples_of(run: Path) -> list[Sample]:
+    return [msgspec.json.decode(line, type=Sample) for line in (run / "samples.jsonl").read_bytes().splitlines()]
+
+
+def write_suite(path: Path, questions: list[str]) -> Path:
+    with path.open("w") as fh:
+        for i, question in enumerate(questions):
+            row = {"id": f"t{i}", "type": "mcq", "question": question, "answer": "B", "category": "c"}
+            row["options"] = ["1", "2", "3", "4"]
+            fh.write(json.dumps(row) + "\n")
+    return path
+
+
+# --- deciders the workers run in these tests: module-level, so that they pickle ---------------------------------
+
+
+def waiting_decide(task: Task, sample: Sample, policy: Policy) -> Decision:
+    """For a task whose question is "wait for N lines in PATH": decides once PATH holds N lines (or WAIT_S has
+    passed) and says in its reason which it was."""
+    decision = decide(task, sample, policy)
+    words = (task.question or "").split()
+    if words[:2] != ["wait", "for"]:
+        return decision
+    lines, path = int(words[2]), Path(words[-1])
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= lines:
+            return msgspec.structs.replace(decision, reason=f"decided after {lines} samples were written")
+        time.sleep(0.01)
+    return msgspec.structs.replace(decision, reason="decided before the other samples were written")
+
+
+def crashing_decide(task: Task, sample: Sample, policy: Policy) -> Decision:
+    """Dies (SIGKILL, as the OOM killer kills) on a task whose question is "crash always", and on one whose
+    question is "crash once PATH" the first time (PATH marks that it did); else decides as the scorer does."""
+    words = (task.question or "").split()
+    if words[:2] == ["crash", "always"]:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if words[:2] == ["crash", "once"] and not Path(words[2]).exists():
+        Path(words[2]).touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return decide(task, sample, policy)
+
+
+# --- the tests -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimServer]:
+    with SimServer(SimConfig(suites=tuple(shipped_suites().values()), truncation_rate=0.1)) as server:
+        yield server
+
+
+@pytest.mark.parametrize("suite", sorted(shipped_suites()))
+def test_the_pools_decisions_equal_in_process_ones(sim: SimServer, tmp_path: Path, suite: str) -> None:
+    run = tmp_path / "run"
+    run_lane(lane(sim.base_url, suite, concurrency=8), run, progress=quiet)
+    tasks = {task.id: task for task in load_suite(suite).tasks}
+    samples = samples_of(run)
+    assert len(samples) == len(tasks)
+    policies = [Policy(), Policy(allow_reasoning_fallback=True, conflict_policy="first", think_prefilled=True)]
+    jobs = [(as_sent(tasks[s.task_id], s), s, policy) for s in samples for policy in policies]
+
+    async def in_pool() -> list[Decision | None]:
+        with DecisionPool(2) as pool:
+            return list(await asyncio.gather(*(pool.decide(*job) for job in jobs)))
+
+    assert asyncio.run(in_pool()) == [decide(*job) for job in jobs]
+    # And the run's own metrics.json, written from the decisions its pool took, holds the in-process ones.
+    written = json.loads((run / "metrics.json").read_text())["tasks"]
+    fresh = [msgspec.to_builtins(decide(as_sent(tasks[s.task_id], s), s, Policy())) for s in samples]
+    by_id = {d["task_id"]: d for d in fresh}
+    for record in written:
+        assert {k: v for k, v in record.items() if k in by_id[record["task_id"]]} == by_id[record["task_id"]]
+
+
+def test_the_event_loop_reads_other_answers_while_a_decision_runs(tmp_path: Path) -> None:
+    # The first task's decision waits, in its worker, until every other task's sample is on disk. The runner
+    # writes a sample only after reading its whole response, in its event loop: had the loop been deciding,
+    # no other response would be read until the decision ended.
+    run = tmp_path / "run"
+    questions = [f"wait for 12 lines in {run / 'samples.jsonl'}"] + [f"What is {i} + 1?" for i in range(11)]
+    path = write_suite(tmp_path / "suite.jsonl", questions)
+    with SimServer(SimConfig(suites=(path,))) as server, DecisionPool(2, decider=waiting_decide) as pool:
+        result = run_lane(lane(server.base_url, str(path)), run, progress=quiet, decisions=pool)
+    assert result.summary.total == 12 and result.summary.missing == 0
+    first = json.loads((run / "metrics.json").read_text())["tasks"][0]
+    assert first["task_id"] == "t0"
+    assert first["reason"] == "decided after 12 samples were written"
+
+
+def test_a_worker_that_dies_neither_hangs_nor_loses_the_run(tmp_path: Path) -> None:
+    marker = tmp_path / "crashed-once"
+    questions = ["crash always", f"crash once {marker}"] + [f"What is {i} + 1?" for i in range(18)]
+    path = write_suite(tmp_path / "suite.jsonl", questions)
+    suite = load_suite(str(path))
+    run = tmp_path / "run"
+    # One request at a time, so one decision at a time: a worker's death takes down no other task's decision.
+    with SimServer(SimConfig(suites=(path,))) as server, DecisionPool(2, decider=crashing_decide) as pool:
+        result = run_lane(lane(server.base_url, str(path), concurrency=1), run, progress=quiet, decisions=pool)
+        # "crash always" killed its worker twice and was given up; "crash once" killed it once and was decided.
+        assert marker.exists() and pool.restarts == 3 and pool.lost == 1
+    assert result.summary.total == 20 and result.summary.missing == 0 and result.summary.errors == 0
+    # Every task is in metrics.json with the decision the scorer takes in-process, the lost ones included.
+    tasks = {task.id: task for task in suite.tasks}
+    expected = {
+        s.task_id: msgspec.to_builtins(decide(as_sent(tasks[s.task_id], s), s, Policy())) for s in samples_of(run)
+    }
+    written = {t["task_id"]: t for t in json.loads((run / "metrics.json").read_text())["tasks"]}
+    assert written.keys() == expected.keys()
+    for task_id, decision in expected.items():
+        assert {k: v for k, v in written[task_id].items() if k in decision} == decision
+
+
+def _descendants(root: int) -> set[int]:
+    """Every living process under `root`, from /proc (zombies, which hold no resources, left out)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
+        if state != "Z":
+            parents[int(entry.name)] = int(ppid)
+    found: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    living = set()
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2] != "Z":
+            living.add(pid)
+    return living
+
+
+def _started_run(server: SimServer, out: Path) -> tuple[subprocess.Popen[bytes], set[int]]:
+    """`ocllm run` in a session of its own, once it has written samples and started its decision workers; and the
+    processes under it then."""
+    args = [
+        sys.executable, "-m", "ocllm", "run", "--suite", "demo", "--base-url", server.base_url, "--model",
+        "sim-reasoning", "--concurrency", "2", "--out", str(out),
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=env)
+    deadline = time.monotonic() + WAIT_S
+    under: set[int] = set()
+    while time.monotonic() < deadline:
+        samples = out / "samples.jsonl"
+        under = _descendants(proc.pid)
+        # The forkserver and at least one worker under it.
+        if samples.exists() and samples.read_bytes().count(b"\n") >= 4 and len(under) >= 2:
+            break
+        time.sleep(0.01)
+    assert len(under) >= 2 and proc.poll() is None, "the run should be under way, with its decision workers"
+    return proc, under
+
+
+def _gone_within(pids: set[int], seconds: float) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while _alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _alive(pids)
+
+
+def test_ctrl_c_stops_the_run_and_leaves_no_process_behind(tmp_path: Path) -> None:
+    with SimServer(SimConfig(suites=tuple(shipped_suites().values()), latency_s=0.05)) as server:
+        proc, under = _started_run(server, tmp_path / "run")
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group, workers included
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr.decode()
+    said = stderr.decode().strip().splitlines()  # the progress lines, then the one line of the end
+    assert said[-1] == "ocllm: interrupted; finished tasks are saved (run the same command again with --resume)"
+    assert [line for line in said[:-1] if line and not line.startswith("[adhoc] ")] == []  # no worker spoke
+    assert _gone_within(under, WAIT_S) == set()
+
+
+def test_a_killed_run_leaves_no_decision_worker_behind(tmp_path: Path) -> None:
+    with SimServer(SimConfig(suites=tuple(shipped_suites().values()), latency_s=0.05)) as server:
+        proc, under = _started_run(server, tmp_path / "run")
+        proc.send_signal(signal.SIGKILL)  # no cleanup at all: the workers must notice by themselves
+        proc.communicate(timeout=60)
+    assert _gone_within(under, WAIT_S) == set()
