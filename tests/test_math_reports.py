@@ -121,3 +121,20 @@ def test_the_matrix_ranks_each_lane_per_task_type(tmp_path: Path) -> None:
     # The run's own metrics.json has the figures per type and each math decision's evidence.
     summary = json.loads((runs / "A" / "metrics.json").read_text(encoding="utf-8"))["summary"]
     assert summary["by_type"]["math"]["details"]["decided_by"] == {"number": 2}  # 0.75 = 3/4, 25 != 26
+
+
+def test_a_symbolic_check_that_never_ends_is_killed_and_the_run_finishes(tmp_path: Path) -> None:
+    # A power tower hangs math-verify despite its own timeouts: in a run, the check is killed at its limit in the
+    # decision worker's child, the decision says so (never correct), and the other tasks are decided as usual.
+    out = tmp_path / "run"
+    replies = ["FINAL: B", "\\boxed{9^{9^{9^{9}}}}", "\\boxed{26}"]
+    assert scripted_run(tmp_path, "A", replies, out) == 0
+    doc = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    tasks = {t["task_id"]: t for t in doc["tasks"]}
+    killed = tasks["m1"]
+    assert (killed["comparator"], killed["comparison"], killed["correct"]) == ("symbolic", "killed", False)
+    assert killed["rule"] == killed["ambiguity"] == "symbolic_check_killed"
+    assert (tasks["q1"]["correct"], tasks["m2"]["correct"]) == (True, True)
+    details = doc["summary"]["by_type"]["math"]["details"]
+    assert details["symbolic_checks_killed"] == 1
+    assert any("1 math answer(s) could not be checked" in n and "5 s limit" in n for n in doc["notices"])

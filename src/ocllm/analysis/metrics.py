@@ -10,7 +10,6 @@ from typing import Any, Protocol, TypeVar
 from ocllm.documents import Figures, Serving, Summary, TypeFigures
 from ocllm.models import Decision, Sample
 from ocllm.scoring import task_types
-from ocllm.scoring.task_type import TypeTally
 
 
 class Verdict(Protocol):
@@ -85,7 +84,7 @@ class Tally:
         self.total = self.correct = self.errors = self.truncated = self.no_answer = 0
         self._categories: dict[str, dict[str, Any]] = {}
         self._types: dict[str, dict[str, Any]] = {}
-        self._type_tallies: dict[str, TypeTally] = {}
+        self._type_tallies = task_types.TypeTallies()
         self._ambiguity: Counter[str] = Counter()
         self._method: Counter[str] = Counter()
         self._source: Counter[str] = Counter()
@@ -105,12 +104,7 @@ class Tally:
             counts["correct"] += d.correct is True
             counts["errors"] += d.error is not None
             counts["no_answer"] += no_answer
-        if d.task_type not in self._type_tallies:
-            known = task_types.TASK_TYPES.get(d.task_type)
-            if known is not None and known.new_tally is not None:
-                self._type_tallies[d.task_type] = known.new_tally()
-        if d.task_type in self._type_tallies:
-            self._type_tallies[d.task_type].add(d)
+        self._type_tallies.add(d)
         self._ambiguity[d.ambiguity] += 1
         self._method[d.extraction_method] += 1
         self._source[d.extraction_source] += 1
@@ -119,8 +113,8 @@ class Tally:
         """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
         by_category = {name: _figures(Figures, cat) for name, cat in sorted(self._categories.items())}
         by_type = {name: _figures(TypeFigures, counts) for name, counts in sorted(self._types.items())}
-        for name, tally in self._type_tallies.items():
-            by_type[name].details = tally.figures()
+        for name, figures in self._type_tallies.figures().items():
+            by_type[name].details = figures
         return Summary(
             total=self.total,
             correct=self.correct,

@@ -89,6 +89,7 @@ class NoticeTally:
         self.closed_only = 0  # a </think> never opened: prefilled thinking
         self.prefill_changes = 0  # decisions that think_prefilled = true would change
         self.retries: Counter[str] = Counter()  # why attempts failed that were sent again
+        self._type_tallies = task_types.TypeTallies()  # each task type's own counts, for its own notices
 
     def add(self, sample: Sample, decision: Decision, task: Task | None = None) -> None:
         """Count one finished task. With its `task`, the tally also decides it again as think_prefilled = true
@@ -99,6 +100,7 @@ class NoticeTally:
             self.reasons[sample.error] += 1
             return
         self.answered += 1
+        self._type_tallies.add(decision)
         self.truncated += decision.truncated
         if decision.correct and not task_types.extracts_answer(decision.task_type):  # passed on the text as it stands
             self.substring_passes += 1
@@ -129,6 +131,7 @@ class NoticeTally:
         """`rerunnable`: the failed tasks can be run again by this project (not another tool's results)."""
         notices = [n for n in (incomplete_notice(missing, in_suite),) if n]
         notices += self._failures(rerunnable)
+        notices += self._type_tallies.notices()
         notices += self._retried()
         notices += self._truncation()
         notices += self._model(requested_model)

@@ -25,6 +25,8 @@ class TypeTally(Protocol):
 
     def figures(self) -> dict[str, Any]: ...
 
+    def notices(self) -> list[str]: ...  # what a user must be told of these figures (none: [])
+
 
 def _no_option_count(_task: Task) -> int | None:
     return None

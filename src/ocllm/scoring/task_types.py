@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from ocllm.scoring import math, mcq, substrings
-from ocllm.scoring.task_type import TaskType
+from typing import Any
 
-__all__ = ["NAMES", "TASK_TYPES", "TaskType", "extracts_answer", "of"]
+from ocllm.models import Decision
+from ocllm.scoring import math, mcq, substrings
+from ocllm.scoring.task_type import TaskType, TypeTally
+
+__all__ = ["NAMES", "TASK_TYPES", "TaskType", "TypeTallies", "extracts_answer", "of"]
 
 TASK_TYPES: dict[str, TaskType] = {t.name: t for t in (mcq.TASK_TYPE, substrings.TASK_TYPE, math.TASK_TYPE)}
 NAMES = tuple(TASK_TYPES)
@@ -20,3 +23,25 @@ def extracts_answer(name: str) -> bool:
     """Whether a type's answer is extracted from the text (a letter, a number) rather than the text itself."""
     known = TASK_TYPES.get(name)
     return known is None or known.extracts_answer
+
+
+class TypeTallies:
+    """Each task type's own tally (its room's `new_tally`), made at the type's first decision."""
+
+    def __init__(self) -> None:
+        self._by_type: dict[str, TypeTally] = {}
+
+    def add(self, decision: Decision) -> None:
+        tally = self._by_type.get(decision.task_type)
+        if tally is None:
+            known = TASK_TYPES.get(decision.task_type)
+            if known is None or known.new_tally is None:
+                return
+            tally = self._by_type[decision.task_type] = known.new_tally()
+        tally.add(decision)
+
+    def figures(self) -> dict[str, dict[str, Any]]:
+        return {name: tally.figures() for name, tally in self._by_type.items()}
+
+    def notices(self) -> list[str]:
+        return [notice for tally in self._by_type.values() for notice in tally.notices()]

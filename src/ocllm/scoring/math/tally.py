@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from ocllm.models import Decision
+from ocllm.scoring.math.symbolic import SYMBOLIC_LIMIT_S
 
 
 class MathTally:
@@ -29,3 +30,17 @@ class MathTally:
             "undecided": self.undecided,
             "decided_by": dict(self.comparators.most_common()),
         }
+
+    def notices(self) -> list[str]:
+        notices = []
+        if self.killed:
+            notices.append(
+                f"{self.killed} math answer(s) could not be checked: the symbolic check ran past its "
+                f"{SYMBOLIC_LIMIT_S:g} s limit and was killed (not credited; counted apart as symbolic_checks_killed)"
+            )
+        if self.undecided:
+            notices.append(
+                f"{self.undecided} math answer(s) were left undecided: no comparator could confirm them equal or "
+                "different (not credited; each decision's comparison_detail says why)"
+            )
+        return notices
