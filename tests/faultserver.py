@@ -103,6 +103,7 @@ class Recorded:
     at: float
     # The connection was closed at once, as a close_after behaviour had doomed it: the request got no answer.
     closed: bool = False
+    peer: int = 0  # the client's port: requests of one port came over one connection (at a time)
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -205,7 +206,11 @@ class FaultServer:
         doomed = connection in self._doomed
         self._doomed.discard(connection)
         routed = self._routes.get(request.path) if not doomed else None
-        recorded = Recorded(request.method, request.path, CIMultiDict(request.headers), body, time.monotonic(), doomed)
+        peername = request.transport.get_extra_info("peername") if request.transport is not None else None
+        peer = peername[1] if isinstance(peername, tuple) and len(peername) > 1 else 0
+        recorded = Recorded(
+            request.method, request.path, CIMultiDict(request.headers), body, time.monotonic(), doomed, peer
+        )
         with self._lock:
             # Routed requests are kept apart: `requests` holds what the script is about.
             (self._routed if routed is not None else self._requests).append(recorded)

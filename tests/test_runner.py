@@ -580,9 +580,13 @@ def _lanes_file(path: Path, base_url: str, **settings: object) -> Path:
     return path
 
 
+LLAMA_CPP_PROPS = {"/props": Reply(json={"default_generation_settings": {}, "build_info": "b1"})}
+VLLM_VERSION = {"/version": Reply(json={"version": "0.11.0"})}
+
+
 def test_a_streamed_lane_against_a_server_closing_after_every_stream_spends_no_attempt(tmp_path: Path) -> None:
     # llama-server closes the connection after each streamed response although it announces keep-alive.
-    with FaultServer() as server:
+    with FaultServer(routes=LLAMA_CPP_PROPS) as server:
         server.script(_models("m"), then=_stream_reply(close_after=True))
         lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, stream=True, max_attempts=1, concurrency=2)
         code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
@@ -591,6 +595,28 @@ def test_a_streamed_lane_against_a_server_closing_after_every_stream_spends_no_a
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert (manifest["requests"], manifest["retries"], manifest["resends"]) == (10, {}, 0)
     assert met_a_closed_connection == []  # each streamed request had a connection of its own
+
+
+def test_a_streamed_lane_keeps_its_connections_where_the_server_keeps_them(tmp_path: Path) -> None:
+    # vLLM keeps a streamed response's connection alive: a new one per request cost 20-25 ms of time to first token
+    # at p95 at concurrency 64 (bench/bench_stream_fidelity.py). One request at a time: one connection for all ten.
+    with FaultServer(routes=VLLM_VERSION) as server:
+        server.script(_models("m"), then=_stream_reply(close_after=False))
+        lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, stream=True, max_attempts=1, concurrency=1)
+        code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
+        peers = {r.peer for r in server.requests if r.path.endswith("/chat/completions")}
+    assert code == 0 and len(peers) == 1
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert (manifest["server_kind"], manifest["requests"], manifest["resends"]) == ("vllm", 10, 0)
+
+
+def test_a_streamed_lane_to_llama_cpp_opens_a_connection_per_request(tmp_path: Path) -> None:
+    with FaultServer(routes=LLAMA_CPP_PROPS) as server:
+        server.script(_models("m"), then=_stream_reply(close_after=False))
+        lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, stream=True, max_attempts=1, concurrency=1)
+        code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
+        peers = [r.peer for r in server.requests if r.path.endswith("/chat/completions")]
+    assert code == 0 and len(peers) == 10 and len(set(peers)) == 10
 
 
 def test_kept_alive_connections_that_ran_out_are_resent_and_counted_apart(

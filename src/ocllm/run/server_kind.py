@@ -106,6 +106,16 @@ _REPEATABILITY = {
 }
 
 
+# Servers known to close the connection after every streamed response although their headers announce keep-alive
+# (llama-server, measured: docs/lanes.md). A streamed lane against one opens a connection per request; against any
+# other it keeps them alive, and a pooled connection found closed is re-sent free (client.py).
+_CLOSES_STREAMED_CONNECTIONS = frozenset({"llama.cpp"})
+
+
+def closes_streamed_connections(kind: str) -> bool:
+    return kind in _CLOSES_STREAMED_CONNECTIONS
+
+
 def repeatability(kind: str, concurrency: int = 1) -> Repeatability:
     """What `kind` needs for runs of `concurrency` requests in flight to repeat; an unknown server gets nothing
     added, and nothing is promised of it."""
