@@ -3,46 +3,24 @@ publishers ship (openai/gsm8k, hendrycks MATH and HuggingFaceH4/MATH-500, the AI
 gneubig, opencompass and MathArena), become suites of math tasks. Every expected id, gold and category is
 written by hand; the CLI is the real entry point.
 
-Suites of math tasks are read here line by line: `load_suite` learns the math type with the task-type seam."""
+"""
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from test_import import write_csv, write_jsonl, write_parquet
 
 from ocllm.cli import main
 from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
 from ocllm.models import Task
 
 Row = dict[str, Any]
-
-
-def write_parquet(path: Path, rows: list[Row]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows), path)
-    return path
-
-
-def write_jsonl(path: Path, rows: list[Row]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
-def write_csv(path: Path, rows: list[list[str]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows(rows)
-    return path
 
 
 def run_import(fmt: str, paths: list[Path], out: Path, *flags: str) -> int:
