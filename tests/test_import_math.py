@@ -1,9 +1,7 @@
 """`ocllm import gsm8k | math | aime` (issue 20): the math datasets' files, written here in the layouts their
 publishers ship (openai/gsm8k, hendrycks MATH and HuggingFaceH4/MATH-500, the AIME sets of AI-MO, Maxwell-Jia,
 gneubig, opencompass and MathArena), become suites of math tasks. Every expected id, gold and category is
-written by hand; the CLI is the real entry point.
-
-"""
+written by hand; the CLI is the real entry point."""
 
 from __future__ import annotations
 
