@@ -135,6 +135,26 @@ def test_resume_refuses_a_changed_lane(sim: SimServer, tmp_path: Path) -> None:
     assert code == 2  # already holds a run, and --resume was not given
 
 
+def test_resume_refuses_a_changed_math_template_and_takes_a_manifest_from_before_it(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lanes, out = tmp_path / "lanes.toml", tmp_path / "run"
+    head = f'[lanes.L]\nbase_url = "{sim.base_url}"\nmodel = "sim-baseline"\nsuite = "demo-math"\n'
+    lanes.write_text(head, encoding="utf-8")
+    args = ["run", "--config", str(lanes), "--lane", "L", "--out", str(out)]
+    assert main(args) in (0, 1)
+    lanes.write_text(head + 'math_template = "{question} Box it."\n', encoding="utf-8")
+    capsys.readouterr()
+    assert main([*args, "--resume"]) == 2
+    assert "lane settings differ from the interrupted run (math_template)" in capsys.readouterr().err
+    # A manifest written before math tasks has no math_template: it was the default then, and the run resumes.
+    lanes.write_text(head, encoding="utf-8")
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["lane"]["math_template"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert main([*args, "--resume"]) in (0, 1)
+
+
 def test_resume_repairs_a_torn_last_line(sim: SimServer, tmp_path: Path) -> None:
     out = tmp_path / "run"
     run_lane(lane(sim.base_url), out, progress=quiet)

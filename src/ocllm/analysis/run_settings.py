@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ocllm.scoring.task_types import TEMPLATE_SETTINGS
+
 # A server command's flags whose value is a credential (--api-key KEY, --api-key=KEY, --hf-token ...).
 _SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|password|passwd)[\w-]*$", re.I)
 MASK = "***"
@@ -91,8 +93,7 @@ _LANE: tuple[tuple[str, str, Callable[[object], str]], ...] = (
     ("reasoning", "reasoning", _text),
     ("reasoning switch", "reasoning_switch", _text),
     ("stream", "stream", _text),
-    ("prompt template", "prompt_template", _text),
-    ("substring template", "substring_template", _text),
+    *((setting.replace("_", " "), setting, _text) for setting in TEMPLATE_SETTINGS),
     ("system prompt", "system_prompt", _text),
     ("extra body", "extra_body", _text),
     ("fields never sent", "omit_fields", _text),

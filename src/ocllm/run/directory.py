@@ -35,14 +35,17 @@ from ocllm.models import RunManifest, Sample, ShardRecord, SuiteRecord
 from ocllm.run.lanes import Lane, public_settings
 from ocllm.run.servers import SERVER_LOG
 from ocllm.scoring import SCORER_VERSION
+from ocllm.scoring.task_types import TEMPLATE_SETTINGS
 from ocllm.suites import Suite
 
 RUN_FORMAT = "ocllm-run/1"
 # Lane settings that change what the model is asked; a resumed run must not mix two of them.
 OUTPUT_SETTINGS = (
-    "model", "prompt_template", "substring_template", "system_prompt", "temperature", "top_p",
+    "model", *TEMPLATE_SETTINGS, "system_prompt", "temperature", "top_p",
     "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields",
 )  # fmt: skip
+
+_DEFAULTS = {f.name: f.default for f in msgspec.structs.fields(Lane) if f.default is not msgspec.NODEFAULT}
 
 
 class RunDirectory:
@@ -120,7 +123,8 @@ class RunDirectory:
         if manifest.suite.sha256 not in (suite.sha256, suite.file_sha256):
             raise InputError(f"{self.path}: was run on a different suite (content hash differs); cannot resume")
         now = public_settings(lane)
-        changed = [k for k in OUTPUT_SETTINGS if manifest.lane.get(k) != now.get(k)]
+        # A setting a manifest predates (math_template before math tasks) was its default then.
+        changed = [k for k in OUTPUT_SETTINGS if manifest.lane.get(k, _DEFAULTS.get(k)) != now.get(k)]
         if changed:
             raise InputError(f"{self.path}: lane settings differ from the interrupted run ({', '.join(changed)})")
 
