@@ -639,3 +639,36 @@ def test_the_fast_marker_scan_finds_what_the_full_pattern_finds(pieces: list[str
     text = "".join(pieces)
     full = [(m.lastgroup, m.start(), m.end()) for m in MARKERS.finditer(text)]
     assert [(m.kind, m.start, m.end) for m in marker_matches(text)] == full, text
+
+
+# ---- review of issue 20: wrong answers a lenient reading credited ----------------------------------------------
+
+
+def test_a_statement_running_to_where_the_output_was_cut_never_decides() -> None:
+    d = decide("Adding them up, the answer is 5", "5", finish_reason="length")  # perhaps a cut 512
+    assert (d.correct, d.rule) == (False, "no_statement") and "cut_off" in d.candidates[0].reading
+    # Followed by more text, the statement was finished: it decides.
+    assert decide("The answer is 5.\nChecking the sum again", "5", finish_reason="length").correct is True
+    # A closed box is whole, cut or not.
+    assert decide("So \\boxed{5}", "5", finish_reason="length").correct is True
+
+
+def test_a_factorial_is_not_end_punctuation() -> None:
+    d = decide("\\boxed{5!}", "5")
+    assert d.extracted_final_answer == "5!" and d.correct is False
+
+
+@pytest.mark.parametrize("content", ["\\boxed{5} is the wrong answer. Redo it.", "\\boxed{5}. Actually, it's 6."])
+def test_more_ways_of_taking_a_statement_back(content: str) -> None:
+    d = decide(content, "5")
+    assert d.correct is False and d.candidates[0].withdrawn
+
+
+def test_actually_correct_is_no_taking_back() -> None:
+    assert decide("\\boxed{5}. Actually, it's correct.", "5").correct is True
+
+
+@pytest.mark.parametrize("line", ["Not 5", "It isn't 5", "x > 5", "x \\ne 5", "the answer must exceed 5", "at most 5"])
+def test_the_salvage_takes_no_number_a_line_denies_or_bounds(line: str) -> None:
+    d = decide(f"Working it out.\n{line}", "5")
+    assert (d.correct, d.rule) == (False, "no_statement")

@@ -50,9 +50,11 @@ def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
     regions = split_regions(sample.content, sample.reasoning, think_prefilled=policy.think_prefilled)
     found = find_statements(regions.visible, "content", task.prompt)
     in_reasoning = find_statements(regions.reasoning, "reasoning", task.prompt)
-    visible = [c for c in found if not (c.withdrawn or c.example)]
-    usable_reasoning = [c for c in in_reasoning if not (c.withdrawn or c.example)]
     truncated = sample.finish_reason == "length"
+    if truncated:  # a statement running to where the output was cut may be cut itself: "The answer is 5" of 512
+        _mark_cut(found + in_reasoning, {"content": sample.content or "", "reasoning": sample.reasoning or ""})
+    visible = [c for c in found if not (c.withdrawn or c.example or "cut_off" in c.reading)]
+    usable_reasoning = [c for c in in_reasoning if not (c.withdrawn or c.example or "cut_off" in c.reading)]
 
     source: Literal["content", "reasoning", "none"]
     salvage: MathCandidate | None = None
@@ -177,6 +179,14 @@ def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pic
         return _Pick(last, "conflict_last", "conflicting_final_answers", f"{disagree}; policy last takes the last")
     count = f"{len(group)} statements of this kind agree" if len(group) > 1 else "the only one of its kind"
     return _Pick(last, "final_statement", "none", f"{said} ({count})")
+
+
+def _mark_cut(statements: list[MathCandidate], raw: dict[str, str]) -> None:
+    """Rule M2d: in an output cut at the length limit, a statement other than a closed box whose value runs to
+    the end of its field is read `cut_off` and never decides (a box's closing brace says its value is whole)."""
+    for c in statements:
+        if c.kind != "boxed" and not raw[c.field][c.end :].strip():
+            c.reading.append("cut_off")
 
 
 def _value_key(normalised: str) -> object:

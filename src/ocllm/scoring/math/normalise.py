@@ -165,7 +165,8 @@ def _text_units(text: str) -> str:
 
 
 def _trailing_punctuation(text: str) -> str:
-    return re.sub(r"[\s.,;:!]+$", "", text)
+    # "!" after a digit or a closing bracket is a factorial (5! = 120), kept.
+    return re.sub(r"(?:[\s.,;:]|(?<![\d})\]])!)+$", "", text)
 
 
 # The chain, in order. Each step is named as it is recorded in a decision's `normalisation`.

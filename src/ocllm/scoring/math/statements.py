@@ -99,10 +99,18 @@ _EXAMPLE_BEFORE = re.compile(
 # Taken back in the same or the next sentence: "\boxed{12}, but that is wrong", "FINAL: 7. Wait, that's not right".
 _TAKEN_BACK = re.compile(
     r"^[\s\S]{0,80}?\b(?:(?:that|this|it)(?:'s|’s|[ \t]+is|[ \t]+was)[ \t]+(?:wrong|incorrect|not[ \t]+(?:right|correct"
-    r"|the[ \t]+(?:final[ \t]+|correct[ \t]+|right[ \t]+)?answer))\b|wait,?[ \t]+no\b)",
+    r"|the[ \t]+(?:final[ \t]+|correct[ \t]+|right[ \t]+)?answer))\b|wait,?[ \t]+no\b"
+    r"|\bis[ \t]+(?:the[ \t]+|a[ \t]+)?(?:wrong|incorrect)\b"
+    r"|\bactually,?[ \t]+(?:it(?:'s|’s|[ \t]+is)|the[ \t]+answer[ \t]+is)[ \t]+(?!correct\b|right\b))",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"(?<![\w.^_])-?\$?\d[\d,]*(?:\.\d+)?(?![\d\w])")
+# A last line that denies or bounds its number states no value to salvage: "Not 5", "x > 5", "at most 5".
+_NOT_A_VALUE = re.compile(
+    r"\bnot\b|n't\b|\\neq?\b|≠|[<>≤≥]|\\[lg]eq?\b|\bexceed"
+    r"|\bat[ \t]+(?:least|most)\b|\b(?:more|less|fewer)[ \t]+than\b",
+    re.IGNORECASE,
+)
 
 
 def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> list[MathCandidate]:
@@ -129,7 +137,7 @@ def last_number(pieces: list[Piece], region: Field, statements: list[MathCandida
             continue
         line_start = stripped.rfind("\n") + 1
         line = stripped[line_start:]
-        if len(line) > 300 or "?" in line:
+        if len(line) > 300 or "?" in line or _NOT_A_VALUE.search(line):
             return None
         numbers = list(_NUMBER.finditer(line))
         if len(numbers) != 1:
@@ -328,7 +336,8 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
         if unbolded != value:
             value = unbolded
             _note(notes, "bold")
-        unpunctuated = re.sub(r"(?<!\\)[.,;:!]+$", "", value).strip()
+        # "!" after a digit or a closing bracket is a factorial (5! = 120), not an exclamation.
+        unpunctuated = re.sub(r"(?<!\\)(?:[.,;:]|(?<![\d})\]])!)+$", "", value).strip()
         if unpunctuated != value:
             value = unpunctuated
             _note(notes, "punctuation")
