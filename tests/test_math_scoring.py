@@ -639,3 +639,57 @@ def test_the_fast_marker_scan_finds_what_the_full_pattern_finds(pieces: list[str
     text = "".join(pieces)
     full = [(m.lastgroup, m.start(), m.end()) for m in MARKERS.finditer(text)]
     assert [(m.kind, m.start, m.end) for m in marker_matches(text)] == full, text
+
+
+# ---- review findings F1-F3 (issue 20): wrong answers that were credited -------------------------------------
+
+_UNITS_XFAIL = pytest.mark.xfail(
+    strict=True, reason="known false credit: both units are dropped before the comparison sees them"
+)
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{5 million}", "5"),
+        ("\\boxed{5 \\text{ thousand}}", "5"),
+        ("Final answer: \\$5 billion", "5"),
+        ("\\boxed{5 hundred}", "5"),
+        ("\\boxed{2 dozen}", "2"),
+        ("\\boxed{5 squared}", "5"),
+        ("\\boxed{5\\text{ cubed}}", "5"),
+        ("\\boxed{5 factorial}", "5"),
+        ("\\boxed{10 to the power of three}", "10"),
+        ("\\boxed{5 tenths}", "5"),
+        ("\\boxed{5 halves}", "5"),
+        ("\\boxed{5 reciprocal}", "5"),
+        ("\\boxed{5 negative}", "5"),
+        ("\\boxed{5 below zero}", "5"),
+        ("\\boxed{5 less than x}", "5"),
+        ("\\boxed{5 more}", "5"),
+        ("\\boxed{5 xy}", "5"),
+        ("Final answer: 5 at most", "5"),
+        ("Final answer: $5\\text{k}$", "5"),
+        # Units that differ on the two sides: the comparison sees the normalised texts only, with both units
+        # dropped, so these are still credited (reported, not fixed: it needs the units kept past normalisation).
+        pytest.param("\\boxed{5\\text{ cm}}", "5\\text{ m}", marks=_UNITS_XFAIL),
+        pytest.param("\\boxed{5 centimeters}", "5 meters", marks=_UNITS_XFAIL),
+    ],
+)
+def test_f1_a_word_that_changes_the_value_is_never_dropped_as_a_unit(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is False
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("She has $\\boxed{18 \\text{ apples}}$ left.", "18"),
+        ("#### 18 apples", "18"),
+        ("The answer is \\$26.00.", "26"),
+        ("\\boxed{150\\text{ miles}}", "150"),
+        ("\\boxed{5\\text{ cm}}", "5\\text{ cm}"),
+        ("\\boxed{5 hours per day}", "5"),
+    ],
+)
+def test_f1_a_plain_unit_or_counted_noun_is_still_dropped(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is True

@@ -32,9 +32,10 @@ _CURRENCY = re.compile(
 )
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b|(?<=[\d}])\s*\\?(?:text\{\s*)?degrees?\b(?:\s*\})?")
 _PERCENT = re.compile(r"\\%|%|(?<=[\d}])\s*(?:\\text\{\s*)?percent\b(?:\s*\})?")
-# A unit in \text{} (or \mbox, \mathrm) after the answer: "5\text{ cm}^2", "18 \text{apples}".
+# A unit in \text{} (or \mbox, \mathrm) after the answer: "5\text{ cm}^2", "18 \text{apples}". Its words are
+# checked by _is_unit: "5\text{ thousand}" is no unit.
 _TEXT_UNIT = re.compile(
-    r"(?<=[\d}.)\]])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*[A-Za-z][A-Za-z .\-/]*\}(?:\^\{?\d\}?)?\s*$"
+    r"(?<=[\d}.)\]])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?P<words>[A-Za-z][A-Za-z .\-/]*)\}(?:\^\{?\d\}?)?\s*$"
 )
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textrm|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
 # A number followed by plain words ("18 apples", "5 hours per day"): the words are a unit, when they hold no
@@ -43,6 +44,28 @@ _NUMBER_THEN_WORDS = re.compile(
     r"^(-?\d[\d,]*(?:\.\d+)?|-?\d*\.\d+|\\frac\{\d+\}\{\d+\})\s+([A-Za-z]{2}[A-Za-z .\-/']*(?:\^\d)?)$"
 )
 _MATH_WORDS = frozenset({"pi", "sqrt", "i", "e", "log", "ln", "sin", "cos", "tan", "mod", "times", "cdot", "and", "or"})
+# Words after a number that change its value or say it is not the value: never dropped as a unit. Scale words
+# ("5 million", "5\text{k}"), operations ("5 squared"), fraction words ("5 tenths"), relations and bounds
+# ("5 less than x", "5 at most"), signs ("5 below zero"), and the words that join a value to more math.
+_VALUE_WORDS = frozenset(
+    {
+        "k", "K", "M", "B", "G", "T", "bn", "mn", "mil", "mill", "thousand", "thousands", "million", "millions",
+        "billion", "billions", "trillion", "trillions", "quadrillion", "hundred", "hundreds", "dozen", "dozens",
+        "score", "gross", "grand", "lakh", "lakhs", "crore", "crores", "thou", "squared", "cubed", "square",
+        "cube", "factorial", "reciprocal", "reciprocals", "inverse", "root", "roots", "power", "powers", "th",
+        "half", "halves", "third", "thirds", "fourth", "fourths", "quarter", "quarters", "fifth", "fifths",
+        "sixth", "sixths", "seventh", "sevenths", "eighth", "eighths", "ninth", "ninths", "tenth", "tenths",
+        "hundredth", "hundredths", "thousandth", "thousandths", "millionth", "millionths", "percent",
+        "negative", "positive", "minus", "plus", "below", "above", "under", "over", "less", "more", "fewer",
+        "greater", "smaller", "larger", "than", "at", "most", "least", "to", "of", "times", "divided", "by",
+        "not", "or", "but", "and", "no", "nor", "approximately", "about", "roughly", "nearly", "almost", "around",
+        "up", "exactly", "only", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+        "ten", "twenty", "exponent", "mod", "modulo", "equals", "equal", "is", "if", "when",
+        "where", "with", "without", "off", "ago", "earlier", "later", "before", "after", "short", "extra",
+        "left", "remaining", "total", "each", "cent", "cents", "pence",
+    }
+)  # fmt: skip
+
 _TRAILING_ZEROS = re.compile(r"(?<![\d.])(\d+)\.0+(?![\d])")
 _PLAIN_GROUPING = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _MIXED_LATEX = re.compile(r"^(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}$")
@@ -90,9 +113,26 @@ def _spaces(match: re.Match[str]) -> str:
     return " " if keep else ""
 
 
+def _is_unit(words: str, *, short_ok: bool) -> bool:
+    """Whether the words after a number are plainly a unit or a counted noun ("apples", "hours per day", "cm"):
+    none a value word nor a math word, and (outside \\text{}) none of one or two letters, which read as
+    variables ("5 xy"). `short_ok`: in \\text{}, a short word is a unit symbol ("5\\text{ m}")."""
+    parts = [w.strip(".'") for w in re.split(r"[\s\-/]+", words) if w.strip(".'")]
+    if not parts:
+        return False
+    for i, word in enumerate(parts):
+        if word == "per" and 0 < i < len(parts) - 1:
+            continue  # it joins two units: "5 hours per day"
+        if word in _VALUE_WORDS or word.lower() in _VALUE_WORDS or word.lower() in _MATH_WORDS:
+            return False
+        if len(word) <= 2 and not short_ok:
+            return False
+    return True
+
+
 def _unit_words(text: str) -> str:
     m = _NUMBER_THEN_WORDS.match(text.strip())
-    if not m or any(word.lower().strip(".") in _MATH_WORDS for word in m.group(2).split()):
+    if not m or not _is_unit(m.group(2), short_ok=False):
         return text
     return m.group(1)
 
@@ -158,10 +198,10 @@ def _frac_braces(text: str) -> str:
 
 def _text_units(text: str) -> str:
     while True:
-        cut = _TEXT_UNIT.sub("", text)
-        if cut == text:
+        m = _TEXT_UNIT.search(text)
+        if m is None or not _is_unit(m.group("words"), short_ok=True):
             return text
-        text = cut
+        text = text[: m.start()]
 
 
 def _trailing_punctuation(text: str) -> str:
