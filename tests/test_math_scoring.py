@@ -693,3 +693,45 @@ def test_f1_a_word_that_changes_the_value_is_never_dropped_as_a_unit(content: st
 )
 def test_f1_a_plain_unit_or_counted_noun_is_still_dropped(content: str, gold: str) -> None:
     assert decide(content, gold).correct is True
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{2x = 5}", "5"),
+        ("\\boxed{x^2 = 5}", "5"),
+        ("\\boxed{\\frac{1}{x} = 5}", "5"),
+        ("\\boxed{1/x = 5}", "5"),
+        ("\\boxed{2^x = 5}", "5"),
+        ("\\boxed{|x| = 5}", "5"),
+        ("\\boxed{x! = 5}", "5"),
+        ("\\boxed{\\sqrt{x}=5}", "5"),
+        ("\\boxed{x\\cdot y = 5}", "5"),
+        ("\\boxed{x + 1 = 5}", "5"),
+        ("\\boxed{-x = 5}", "5"),
+        ("\\boxed{a+b=5}", "5"),
+        ("\\boxed{x - 5 = 0}", "0"),
+        ("\\boxed{x+1=5}", "x=5"),
+        # The answer's name is dropped where its statement is read (statements.py) and the gold's in normalisation:
+        # the comparison sees 5 and 5. Reported, not fixed (outside this change's files).
+        pytest.param("\\boxed{y=5}", "x=5", marks=pytest.mark.xfail(strict=True, reason="known false credit")),
+    ],
+)
+def test_f2_an_equation_is_never_credited_by_its_right_side(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is False
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{x = 5}", "5"),
+        ("\\boxed{a_{37} = 5}", "5"),
+        ("\\boxed{\\alpha = 5}", "5"),
+        ("\\boxed{x' = 5}", "5"),
+        ("\\boxed{f(100) = 199}", "199"),
+        ("\\boxed{x = 5}", "x=5"),
+        ("\\boxed{5}", "x=5"),
+    ],
+)
+def test_f2_a_left_side_naming_one_thing_still_states_its_value(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is True

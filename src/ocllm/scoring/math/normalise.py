@@ -173,16 +173,23 @@ def assignment_value(text: str) -> str | None:
     return value
 
 
+_GREEK = (
+    "alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|vartheta|iota|kappa|lambda|mu|nu|xi|pi|rho|sigma|"
+    "tau|upsilon|phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma|Phi|Psi|Omega"
+)
+# One symbol: a letter or a Greek letter, optionally subscripted (a_{37}, x_1) and primed (x', y^{\prime}).
+_SYMBOL = rf"(?:[A-Za-z]|\\(?:{_GREEK})(?![a-zA-Z]))(?:_\{{[^{{}}]*\}}|_[A-Za-z0-9])?(?:'+|\^\{{?\\prime\}}?)?"
+# A left side that names one thing: one symbol, or a function (or its inverse) applied to arguments, perhaps
+# under a limit: "x", "a_{37}", "f(100)", "h^{-1}(x)", "\lim_{x\to\infty} f(x)".
+_ONE_NAME = re.compile(
+    rf"^\s*(?:\\lim_\{{[^{{}}]*\}}\s*)?{_SYMBOL}(?:\s*\^\s*\{{\s*-\s*1\s*\}}|\^-1)?(?:\s*\([^()]*\))?\s*$"
+)
+
+
 def _names_one_thing(side: str) -> bool:
-    """A left side that names one thing ("x", "f(100)", "a_{37}", "\\lim_{x\\to\\infty} f(x)"), not a sum:
-    "x + y = 1" is an equation."""
-    depth = 0
-    for ch in side:
-        depth += ch in "({["
-        depth -= ch in ")}]"
-        if depth == 0 and ch in "+-":
-            return False
-    return bool(side.strip())
+    """A left side that names one thing ("x", "f(100)", "a_{37}", "\\lim_{x\\to\\infty} f(x)"): "2x = 5",
+    "x^2 = 5", "x + 1 = 5", "|x| = 5" are equations, and their right side is no value of anything asked."""
+    return _ONE_NAME.match(side) is not None
 
 
 def _assignment(text: str) -> str:

@@ -298,12 +298,26 @@ def _relations(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | 
             return same
         # An equation with its sides swapped is the same equation.
         return _expressions(gold.lhs - gold.rhs, answer.rhs - answer.lhs, tolerance)
-    # "x = 5" against 5: the assignment's value, whichever side states the name.
-    if isinstance(gold, sympy.Eq) and not isinstance(answer, sympy.core.relational.Relational):
-        return _confirm(gold.rhs, answer, tolerance)
-    if isinstance(answer, sympy.Eq) and not isinstance(gold, sympy.core.relational.Relational):
-        return _confirm(gold, answer.rhs, tolerance)
+    # "x = 5" against 5: the assignment's value, whichever side states the name, when its left side names one
+    # thing. "2x = 5", "x + 1 = 5", "x - 5 = 0" are equations: their right side is no value of anything asked.
+    for equation, value, which in ((gold, answer, "gold"), (answer, gold, "answer")):
+        if isinstance(equation, sympy.Eq) and not isinstance(value, sympy.core.relational.Relational):
+            if not _names_one(equation.lhs):
+                return False, f"the {which} is an equation whose left side {equation.lhs} names no one thing"
+            pair = (equation.rhs, value) if which == "gold" else (value, equation.rhs)
+            return _confirm(*pair, tolerance)
     return None, "relations of different kinds"
+
+
+def _names_one(side: Any) -> bool:
+    """A symbol, a function applied to arguments (f(100)), its inverse as read (h^{-1}(x) reads 1/h(x)), or
+    a limit of one."""
+    import sympy
+    from sympy.core.function import AppliedUndef
+
+    if isinstance(side, sympy.Pow) and side.exp == -1:
+        side = side.base
+    return isinstance(side, sympy.Symbol | AppliedUndef | sympy.Limit)
 
 
 def _expressions(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | None, str]:
