@@ -735,3 +735,38 @@ def test_f2_an_equation_is_never_credited_by_its_right_side(content: str, gold: 
 )
 def test_f2_a_left_side_naming_one_thing_still_states_its_value(content: str, gold: str) -> None:
     assert decide(content, gold).correct is True
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{2√3}", "2"),
+        ("\\boxed{3√2/2}", "3"),
+        ("Final answer: 5√2", "5"),
+        ("\\boxed{5+}", "5"),
+        ("\\boxed{5-}", "5"),
+        ("\\boxed{6^}", "6"),
+        ("\\boxed{6/}", "6"),
+        ("\\boxed{6=}", "6"),
+        ("\\boxed{6)}", "6"),
+        ("\\boxed{5\\times}", "5"),
+        ("\\boxed{6 \\div}", "6"),
+        ("\\boxed{6 \\dots 9}", "6"),
+    ],
+)
+def test_f3_what_math_verify_drops_is_never_credited(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is False
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{2√3}", "2\\sqrt{3}"),
+        ("\\boxed{3√2/2}", "\\frac{3\\sqrt{2}}{2}"),
+        ("\\boxed{√(2)}", "\\sqrt{2}"),
+    ],
+)
+def test_f3_a_root_sign_reads_as_a_square_root(content: str, gold: str) -> None:
+    d = decide(content, gold)
+    assert d.correct is True
+    assert "sqrt_sign" in d.normalisation

@@ -12,6 +12,11 @@ from collections.abc import Callable
 _ROW_SPACING = re.compile(r"\\\\\s*\[\s*-?\d*\.?\d+\s*(?:pt|em|ex|mm|cm|in|bp|mu|pc|sp)\s*\]")
 # The minus signs of typography (U+2212, and its small and full-width forms): models print them for "-".
 _MINUS_SIGNS = str.maketrans({"\u2212": "-", "\ufe63": "-", "\uff0d": "-"})
+# The root sign, as models print it: "2√3", "√(x+1)", "√{2}". math-verify reads "2√3" as 2 (it drops the rest
+# without a word), so the sign becomes \sqrt{} of the number, letter, command, braces or parentheses after it.
+_ROOT_SIGN = re.compile(
+    r"√\s*(?:\{(?P<braced>[^{}]*)\}|\((?P<bracketed>[^()]*)\)|(?P<atom>\d+(?:\.\d+)?|\\[a-zA-Z]+|[A-Za-z]))"
+)
 # A multiple-choice letter in a MATH gold: "\text{(C)}" unwrapped is "(C)", the letter C.
 _CHOICE_LETTER = re.compile(r"^\s*\(([A-Z])\)\s*$")
 _DISPLAY_STYLE = re.compile(r"\\(?:displaystyle|textstyle|scriptstyle)\b\s*")
@@ -91,6 +96,11 @@ _DELIMITERS = (
 # "\pi r" is not "\pir".
 _SPACES = re.compile(r"\s+")
 _CONTROL_WORD_END = re.compile(r"\\[a-zA-Z]+$")
+
+
+def _root_sign(match: re.Match[str]) -> str:
+    inner = next(group for group in match.group("braced", "bracketed", "atom") if group is not None)
+    return f"\\sqrt{{{inner}}}"
 
 
 def strip_delimiters(text: str) -> str:
@@ -219,6 +229,7 @@ def _trailing_punctuation(text: str) -> str:
 STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("math_delimiters", strip_delimiters),
     ("unicode_minus", lambda s: s.translate(_MINUS_SIGNS)),
+    ("sqrt_sign", lambda s: _ROOT_SIGN.sub(_root_sign, s)),
     ("row_spacing", lambda s: _ROW_SPACING.sub(r"\\\\", s)),
     ("displaystyle", lambda s: _DISPLAY_STYLE.sub("", s)),
     ("left_right", lambda s: _LEFT_RIGHT.sub("", s)),
