@@ -670,6 +670,7 @@ _UNITS_XFAIL = pytest.mark.xfail(
         ("\\boxed{5 xy}", "5"),
         ("Final answer: 5 at most", "5"),
         ("Final answer: $5\\text{k}$", "5"),
+        ("\\boxed{5 mln}", "5"),
         # Units that differ on the two sides: the comparison sees the normalised texts only, with both units
         # dropped, so these are still credited (reported, not fixed: it needs the units kept past normalisation).
         pytest.param("\\boxed{5\\text{ cm}}", "5\\text{ m}", marks=_UNITS_XFAIL),
@@ -752,6 +753,8 @@ def test_f2_a_left_side_naming_one_thing_still_states_its_value(content: str, go
         ("\\boxed{5\\times}", "5"),
         ("\\boxed{6 \\div}", "6"),
         ("\\boxed{6 \\dots 9}", "6"),
+        ("\\boxed{5^{}}", "5"),
+        ("\\boxed{5\\sqrt{}}", "5"),
     ],
 )
 def test_f3_what_math_verify_drops_is_never_credited(content: str, gold: str) -> None:

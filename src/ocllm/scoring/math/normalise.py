@@ -54,7 +54,7 @@ _MATH_WORDS = frozenset({"pi", "sqrt", "i", "e", "log", "ln", "sin", "cos", "tan
 # ("5 less than x", "5 at most"), signs ("5 below zero"), and the words that join a value to more math.
 _VALUE_WORDS = frozenset(
     {
-        "k", "K", "M", "B", "G", "T", "bn", "mn", "mil", "mill", "thousand", "thousands", "million", "millions",
+        "k", "K", "M", "B", "G", "T", "bn", "mn", "mln", "mil", "mill", "thousand", "thousands", "million", "millions",
         "billion", "billions", "trillion", "trillions", "quadrillion", "hundred", "hundreds", "dozen", "dozens",
         "score", "gross", "grand", "lakh", "lakhs", "crore", "crores", "thou", "squared", "cubed", "square",
         "cube", "factorial", "reciprocal", "reciprocals", "inverse", "root", "roots", "power", "powers", "th",

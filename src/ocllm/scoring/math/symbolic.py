@@ -210,6 +210,8 @@ _ENDS_IN_OPERATOR = re.compile(
     r"(?:[-+*/^_=<>,.&]|\\(?:times|cdot|div|pm|mp|le|ge|leq|geq|lt|gt|ne|neq|in|cup|cap|setminus|frac|sqrt|to"
     r"|approx|equiv|wedge|vee|circ|mod|pmod|bmod))\s*$"
 )
+# "5^{}", "5\sqrt{}", "\frac{5}{}": an argument left empty, which the reader skips.
+_EMPTY_ARGUMENT = re.compile(r"(?:[\^_]|\\sqrt|\\frac|\\binom|\}|\])\s*\{\s*\}")
 _ELLIPSIS = re.compile(r"\\(?:dots|ldots|cdots|vdots|ddots|dotsc|dotsb)(?![a-zA-Z])|\.\.\.|…")
 
 
@@ -220,6 +222,8 @@ def _unfinished(text: str) -> str | None:
         return "ends in an operator"
     if _ELLIPSIS.search(text):
         return "holds an ellipsis"
+    if _EMPTY_ARGUMENT.search(text):
+        return "has an empty argument"
     # ( and [ open, ) and ] close in either kind: intervals mix them ("[1,2)"). Braces, escaped or not, pair.
     round_depth = brace_depth = 0
     for ch in text:
