@@ -672,3 +672,135 @@ def test_actually_correct_is_no_taking_back() -> None:
 def test_the_salvage_takes_no_number_a_line_denies_or_bounds(line: str) -> None:
     d = decide(f"Working it out.\n{line}", "5")
     assert (d.correct, d.rule) == (False, "no_statement")
+# ---- review findings F1-F3 (issue 20): wrong answers that were credited -------------------------------------
+
+_UNITS_XFAIL = pytest.mark.xfail(
+    strict=True, reason="known false credit: both units are dropped before the comparison sees them"
+)
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{5 million}", "5"),
+        ("\\boxed{5 \\text{ thousand}}", "5"),
+        ("Final answer: \\$5 billion", "5"),
+        ("\\boxed{5 hundred}", "5"),
+        ("\\boxed{2 dozen}", "2"),
+        ("\\boxed{5 squared}", "5"),
+        ("\\boxed{5\\text{ cubed}}", "5"),
+        ("\\boxed{5 factorial}", "5"),
+        ("\\boxed{10 to the power of three}", "10"),
+        ("\\boxed{5 tenths}", "5"),
+        ("\\boxed{5 halves}", "5"),
+        ("\\boxed{5 reciprocal}", "5"),
+        ("\\boxed{5 negative}", "5"),
+        ("\\boxed{5 below zero}", "5"),
+        ("\\boxed{5 less than x}", "5"),
+        ("\\boxed{5 more}", "5"),
+        ("\\boxed{5 xy}", "5"),
+        ("Final answer: 5 at most", "5"),
+        ("Final answer: $5\\text{k}$", "5"),
+        ("\\boxed{5 mln}", "5"),
+        # Units that differ on the two sides: the comparison sees the normalised texts only, with both units
+        # dropped, so these are still credited (reported, not fixed: it needs the units kept past normalisation).
+        pytest.param("\\boxed{5\\text{ cm}}", "5\\text{ m}", marks=_UNITS_XFAIL),
+        pytest.param("\\boxed{5 centimeters}", "5 meters", marks=_UNITS_XFAIL),
+    ],
+)
+def test_f1_a_word_that_changes_the_value_is_never_dropped_as_a_unit(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is False
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("She has $\\boxed{18 \\text{ apples}}$ left.", "18"),
+        ("#### 18 apples", "18"),
+        ("The answer is \\$26.00.", "26"),
+        ("\\boxed{150\\text{ miles}}", "150"),
+        ("\\boxed{5\\text{ cm}}", "5\\text{ cm}"),
+        ("\\boxed{5 hours per day}", "5"),
+    ],
+)
+def test_f1_a_plain_unit_or_counted_noun_is_still_dropped(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is True
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{2x = 5}", "5"),
+        ("\\boxed{x^2 = 5}", "5"),
+        ("\\boxed{\\frac{1}{x} = 5}", "5"),
+        ("\\boxed{1/x = 5}", "5"),
+        ("\\boxed{2^x = 5}", "5"),
+        ("\\boxed{|x| = 5}", "5"),
+        ("\\boxed{x! = 5}", "5"),
+        ("\\boxed{\\sqrt{x}=5}", "5"),
+        ("\\boxed{x\\cdot y = 5}", "5"),
+        ("\\boxed{x + 1 = 5}", "5"),
+        ("\\boxed{-x = 5}", "5"),
+        ("\\boxed{a+b=5}", "5"),
+        ("\\boxed{x - 5 = 0}", "0"),
+        ("\\boxed{x+1=5}", "x=5"),
+        # The answer's name is dropped where its statement is read (statements.py) and the gold's in normalisation:
+        # the comparison sees 5 and 5. Reported, not fixed (outside this change's files).
+        pytest.param("\\boxed{y=5}", "x=5", marks=pytest.mark.xfail(strict=True, reason="known false credit")),
+    ],
+)
+def test_f2_an_equation_is_never_credited_by_its_right_side(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is False
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{x = 5}", "5"),
+        ("\\boxed{a_{37} = 5}", "5"),
+        ("\\boxed{\\alpha = 5}", "5"),
+        ("\\boxed{x' = 5}", "5"),
+        ("\\boxed{f(100) = 199}", "199"),
+        ("\\boxed{x = 5}", "x=5"),
+        ("\\boxed{5}", "x=5"),
+    ],
+)
+def test_f2_a_left_side_naming_one_thing_still_states_its_value(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is True
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{2√3}", "2"),
+        ("\\boxed{3√2/2}", "3"),
+        ("Final answer: 5√2", "5"),
+        ("\\boxed{5+}", "5"),
+        ("\\boxed{5-}", "5"),
+        ("\\boxed{6^}", "6"),
+        ("\\boxed{6/}", "6"),
+        ("\\boxed{6=}", "6"),
+        ("\\boxed{6)}", "6"),
+        ("\\boxed{5\\times}", "5"),
+        ("\\boxed{6 \\div}", "6"),
+        ("\\boxed{6 \\dots 9}", "6"),
+        ("\\boxed{5^{}}", "5"),
+        ("\\boxed{5\\sqrt{}}", "5"),
+    ],
+)
+def test_f3_what_math_verify_drops_is_never_credited(content: str, gold: str) -> None:
+    assert decide(content, gold).correct is False
+
+
+@pytest.mark.parametrize(
+    ("content", "gold"),
+    [
+        ("\\boxed{2√3}", "2\\sqrt{3}"),
+        ("\\boxed{3√2/2}", "\\frac{3\\sqrt{2}}{2}"),
+        ("\\boxed{√(2)}", "\\sqrt{2}"),
+    ],
+)
+def test_f3_a_root_sign_reads_as_a_square_root(content: str, gold: str) -> None:
+    d = decide(content, gold)
+    assert d.correct is True
+    assert "sqrt_sign" in d.normalisation

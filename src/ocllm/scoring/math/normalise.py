@@ -12,6 +12,11 @@ from collections.abc import Callable
 _ROW_SPACING = re.compile(r"\\\\\s*\[\s*-?\d*\.?\d+\s*(?:pt|em|ex|mm|cm|in|bp|mu|pc|sp)\s*\]")
 # The minus signs of typography (U+2212, and its small and full-width forms): models print them for "-".
 _MINUS_SIGNS = str.maketrans({"\u2212": "-", "\ufe63": "-", "\uff0d": "-"})
+# The root sign, as models print it: "2√3", "√(x+1)", "√{2}". math-verify reads "2√3" as 2 (it drops the rest
+# without a word), so the sign becomes \sqrt{} of the number, letter, command, braces or parentheses after it.
+_ROOT_SIGN = re.compile(
+    r"√\s*(?:\{(?P<braced>[^{}]*)\}|\((?P<bracketed>[^()]*)\)|(?P<atom>\d+(?:\.\d+)?|\\[a-zA-Z]+|[A-Za-z]))"
+)
 # A multiple-choice letter in a MATH gold: "\text{(C)}" unwrapped is "(C)", the letter C.
 _CHOICE_LETTER = re.compile(r"^\s*\(([A-Z])\)\s*$")
 _DISPLAY_STYLE = re.compile(r"\\(?:displaystyle|textstyle|scriptstyle)\b\s*")
@@ -32,9 +37,10 @@ _CURRENCY = re.compile(
 )
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b|(?<=[\d}])\s*\\?(?:text\{\s*)?degrees?\b(?:\s*\})?")
 _PERCENT = re.compile(r"\\%|%|(?<=[\d}])\s*(?:\\text\{\s*)?percent\b(?:\s*\})?")
-# A unit in \text{} (or \mbox, \mathrm) after the answer: "5\text{ cm}^2", "18 \text{apples}".
+# A unit in \text{} (or \mbox, \mathrm) after the answer: "5\text{ cm}^2", "18 \text{apples}". Its words are
+# checked by _is_unit: "5\text{ thousand}" is no unit.
 _TEXT_UNIT = re.compile(
-    r"(?<=[\d}.)\]])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*[A-Za-z][A-Za-z .\-/]*\}(?:\^\{?\d\}?)?\s*$"
+    r"(?<=[\d}.)\]])\s*\\(?:text|mbox|mathrm|textrm)\s*\{\s*(?P<words>[A-Za-z][A-Za-z .\-/]*)\}(?:\^\{?\d\}?)?\s*$"
 )
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textrm|mbox|mathrm|mathbf)\s*\{([^{}]*)\}")
 # A number followed by plain words ("18 apples", "5 hours per day"): the words are a unit, when they hold no
@@ -43,6 +49,28 @@ _NUMBER_THEN_WORDS = re.compile(
     r"^(-?\d[\d,]*(?:\.\d+)?|-?\d*\.\d+|\\frac\{\d+\}\{\d+\})\s+([A-Za-z]{2}[A-Za-z .\-/']*(?:\^\d)?)$"
 )
 _MATH_WORDS = frozenset({"pi", "sqrt", "i", "e", "log", "ln", "sin", "cos", "tan", "mod", "times", "cdot", "and", "or"})
+# Words after a number that change its value or say it is not the value: never dropped as a unit. Scale words
+# ("5 million", "5\text{k}"), operations ("5 squared"), fraction words ("5 tenths"), relations and bounds
+# ("5 less than x", "5 at most"), signs ("5 below zero"), and the words that join a value to more math.
+_VALUE_WORDS = frozenset(
+    {
+        "k", "K", "M", "B", "G", "T", "bn", "mn", "mln", "mil", "mill", "thousand", "thousands", "million", "millions",
+        "billion", "billions", "trillion", "trillions", "quadrillion", "hundred", "hundreds", "dozen", "dozens",
+        "score", "gross", "grand", "lakh", "lakhs", "crore", "crores", "thou", "squared", "cubed", "square",
+        "cube", "factorial", "reciprocal", "reciprocals", "inverse", "root", "roots", "power", "powers", "th",
+        "half", "halves", "third", "thirds", "fourth", "fourths", "quarter", "quarters", "fifth", "fifths",
+        "sixth", "sixths", "seventh", "sevenths", "eighth", "eighths", "ninth", "ninths", "tenth", "tenths",
+        "hundredth", "hundredths", "thousandth", "thousandths", "millionth", "millionths", "percent",
+        "negative", "positive", "minus", "plus", "below", "above", "under", "over", "less", "more", "fewer",
+        "greater", "smaller", "larger", "than", "at", "most", "least", "to", "of", "times", "divided", "by",
+        "not", "or", "but", "and", "no", "nor", "approximately", "about", "roughly", "nearly", "almost", "around",
+        "up", "exactly", "only", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+        "ten", "twenty", "exponent", "mod", "modulo", "equals", "equal", "is", "if", "when",
+        "where", "with", "without", "off", "ago", "earlier", "later", "before", "after", "short", "extra",
+        "left", "remaining", "total", "each", "cent", "cents", "pence",
+    }
+)  # fmt: skip
+
 _TRAILING_ZEROS = re.compile(r"(?<![\d.])(\d+)\.0+(?![\d])")
 _PLAIN_GROUPING = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _MIXED_LATEX = re.compile(r"^(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}$")
@@ -70,6 +98,11 @@ _SPACES = re.compile(r"\s+")
 _CONTROL_WORD_END = re.compile(r"\\[a-zA-Z]+$")
 
 
+def _root_sign(match: re.Match[str]) -> str:
+    inner = next(group for group in match.group("braced", "bracketed", "atom") if group is not None)
+    return f"\\sqrt{{{inner}}}"
+
+
 def strip_delimiters(text: str) -> str:
     """The text without the math delimiters that wrap all of it ($…$, $$…$$, \\(…\\), \\[…\\])."""
     while True:
@@ -90,9 +123,26 @@ def _spaces(match: re.Match[str]) -> str:
     return " " if keep else ""
 
 
+def _is_unit(words: str, *, short_ok: bool) -> bool:
+    """Whether the words after a number are plainly a unit or a counted noun ("apples", "hours per day", "cm"):
+    none a value word nor a math word, and (outside \\text{}) none of one or two letters, which read as
+    variables ("5 xy"). `short_ok`: in \\text{}, a short word is a unit symbol ("5\\text{ m}")."""
+    parts = [w.strip(".'") for w in re.split(r"[\s\-/]+", words) if w.strip(".'")]
+    if not parts:
+        return False
+    for i, word in enumerate(parts):
+        if word == "per" and 0 < i < len(parts) - 1:
+            continue  # it joins two units: "5 hours per day"
+        if word in _VALUE_WORDS or word.lower() in _VALUE_WORDS or word.lower() in _MATH_WORDS:
+            return False
+        if len(word) <= 2 and not short_ok:
+            return False
+    return True
+
+
 def _unit_words(text: str) -> str:
     m = _NUMBER_THEN_WORDS.match(text.strip())
-    if not m or any(word.lower().strip(".") in _MATH_WORDS for word in m.group(2).split()):
+    if not m or not _is_unit(m.group(2), short_ok=False):
         return text
     return m.group(1)
 
@@ -133,16 +183,23 @@ def assignment_value(text: str) -> str | None:
     return value
 
 
+_GREEK = (
+    "alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|vartheta|iota|kappa|lambda|mu|nu|xi|pi|rho|sigma|"
+    "tau|upsilon|phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma|Phi|Psi|Omega"
+)
+# One symbol: a letter or a Greek letter, optionally subscripted (a_{37}, x_1) and primed (x', y^{\prime}).
+_SYMBOL = rf"(?:[A-Za-z]|\\(?:{_GREEK})(?![a-zA-Z]))(?:_\{{[^{{}}]*\}}|_[A-Za-z0-9])?(?:'+|\^\{{?\\prime\}}?)?"
+# A left side that names one thing: one symbol, or a function (or its inverse) applied to arguments, perhaps
+# under a limit: "x", "a_{37}", "f(100)", "h^{-1}(x)", "\lim_{x\to\infty} f(x)".
+_ONE_NAME = re.compile(
+    rf"^\s*(?:\\lim_\{{[^{{}}]*\}}\s*)?{_SYMBOL}(?:\s*\^\s*\{{\s*-\s*1\s*\}}|\^-1)?(?:\s*\([^()]*\))?\s*$"
+)
+
+
 def _names_one_thing(side: str) -> bool:
-    """A left side that names one thing ("x", "f(100)", "a_{37}", "\\lim_{x\\to\\infty} f(x)"), not a sum:
-    "x + y = 1" is an equation."""
-    depth = 0
-    for ch in side:
-        depth += ch in "({["
-        depth -= ch in ")}]"
-        if depth == 0 and ch in "+-":
-            return False
-    return bool(side.strip())
+    """A left side that names one thing ("x", "f(100)", "a_{37}", "\\lim_{x\\to\\infty} f(x)"): "2x = 5",
+    "x^2 = 5", "x + 1 = 5", "|x| = 5" are equations, and their right side is no value of anything asked."""
+    return _ONE_NAME.match(side) is not None
 
 
 def _assignment(text: str) -> str:
@@ -158,10 +215,10 @@ def _frac_braces(text: str) -> str:
 
 def _text_units(text: str) -> str:
     while True:
-        cut = _TEXT_UNIT.sub("", text)
-        if cut == text:
+        m = _TEXT_UNIT.search(text)
+        if m is None or not _is_unit(m.group("words"), short_ok=True):
             return text
-        text = cut
+        text = text[: m.start()]
 
 
 def _trailing_punctuation(text: str) -> str:
@@ -173,6 +230,7 @@ def _trailing_punctuation(text: str) -> str:
 STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("math_delimiters", strip_delimiters),
     ("unicode_minus", lambda s: s.translate(_MINUS_SIGNS)),
+    ("sqrt_sign", lambda s: _ROOT_SIGN.sub(_root_sign, s)),
     ("row_spacing", lambda s: _ROW_SPACING.sub(r"\\\\", s)),
     ("displaystyle", lambda s: _DISPLAY_STYLE.sub("", s)),
     ("left_right", lambda s: _LEFT_RIGHT.sub("", s)),

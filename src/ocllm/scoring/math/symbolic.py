@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import threading
 from multiprocessing.connection import Connection
 from typing import Any, Literal, NamedTuple
@@ -164,6 +165,11 @@ def _compare(gold: str, answer: str, tolerance: float | None) -> tuple[Outcome, 
         return "different", f"math-verify cannot read {which} as math; the strings differ"
     if not verify(parsed_gold, parsed_answer, timeout_seconds=None):
         return "different", f"math-verify finds {_show(parsed_answer[0])} and {_show(parsed_gold[0])} different"
+    sides = (("gold", gold), ("answer", answer))
+    unfinished = [f"the {side} {why}" for side, text in sides if (why := _unfinished(text))]
+    if unfinished:
+        # math-verify reads "5+" as 5, "6)" as 6, "6 \dots 9" as 6, and calls that whole: not to be believed.
+        return "undecided", f"math-verify says equal, but {' and '.join(unfinished)}"
     partial = [
         side for side, text, parsed in (("gold", gold, parsed_gold), ("answer", answer, parsed_answer))
         if len(parsed) < 2 or _squash(str(parsed[1])) != _squash(text)
@@ -197,12 +203,40 @@ _TRUSTED_COMMANDS = frozenset(
         "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega",
     }
 )  # fmt: skip
-_NON_ASCII_TRUSTED = frozenset("π∞±√≤≥≠")
+# √ is not: math-verify reads 2√3 as 2 (normalisation's sqrt_sign step rewrites the sign it can).
+_NON_ASCII_TRUSTED = frozenset("π∞±≤≥≠")
+# An expression that ends in an operator or relation waits for its other operand: "5+", "6^", "5\times".
+_ENDS_IN_OPERATOR = re.compile(
+    r"(?:[-+*/^_=<>,.&]|\\(?:times|cdot|div|pm|mp|le|ge|leq|geq|lt|gt|ne|neq|in|cup|cap|setminus|frac|sqrt|to"
+    r"|approx|equiv|wedge|vee|circ|mod|pmod|bmod))\s*$"
+)
+# "5^{}", "5\sqrt{}", "\frac{5}{}": an argument left empty, which the reader skips.
+_EMPTY_ARGUMENT = re.compile(r"(?:[\^_]|\\sqrt|\\frac|\\binom|\}|\])\s*\{\s*\}")
+_ELLIPSIS = re.compile(r"\\(?:dots|ldots|cdots|vdots|ddots|dotsc|dotsb)(?![a-zA-Z])|\.\.\.|…")
+
+
+def _unfinished(text: str) -> str | None:
+    """Why the text is no complete expression, if it is not: an operator at its end, brackets that do not
+    balance, or an ellipsis (what it leaves out is not read)."""
+    if _ENDS_IN_OPERATOR.search(text):
+        return "ends in an operator"
+    if _ELLIPSIS.search(text):
+        return "holds an ellipsis"
+    if _EMPTY_ARGUMENT.search(text):
+        return "has an empty argument"
+    # ( and [ open, ) and ] close in either kind: intervals mix them ("[1,2)"). Braces, escaped or not, pair.
+    round_depth = brace_depth = 0
+    for ch in text:
+        round_depth += (ch in "([") - (ch in ")]")
+        brace_depth += (ch == "{") - (ch == "}")
+        if round_depth < 0 or brace_depth < 0:
+            return "closes a bracket it never opened"
+    if round_depth or brace_depth:
+        return "leaves a bracket open"
+    return None
 
 
 def _untrusted(text: str) -> list[str]:
-    import re
-
     commands = {f"\\{name}" for name in re.findall(r"\\([a-zA-Z]+)", text) if name not in _TRUSTED_COMMANDS}
     others = {ch for ch in text if ord(ch) > 127 and ch not in _NON_ASCII_TRUSTED}
     return sorted(commands | others)
@@ -298,12 +332,26 @@ def _relations(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | 
             return same
         # An equation with its sides swapped is the same equation.
         return _expressions(gold.lhs - gold.rhs, answer.rhs - answer.lhs, tolerance)
-    # "x = 5" against 5: the assignment's value, whichever side states the name.
-    if isinstance(gold, sympy.Eq) and not isinstance(answer, sympy.core.relational.Relational):
-        return _confirm(gold.rhs, answer, tolerance)
-    if isinstance(answer, sympy.Eq) and not isinstance(gold, sympy.core.relational.Relational):
-        return _confirm(gold, answer.rhs, tolerance)
+    # "x = 5" against 5: the assignment's value, whichever side states the name, when its left side names one
+    # thing. "2x = 5", "x + 1 = 5", "x - 5 = 0" are equations: their right side is no value of anything asked.
+    for equation, value, which in ((gold, answer, "gold"), (answer, gold, "answer")):
+        if isinstance(equation, sympy.Eq) and not isinstance(value, sympy.core.relational.Relational):
+            if not _names_one(equation.lhs):
+                return False, f"the {which} is an equation whose left side {equation.lhs} names no one thing"
+            pair = (equation.rhs, value) if which == "gold" else (value, equation.rhs)
+            return _confirm(*pair, tolerance)
     return None, "relations of different kinds"
+
+
+def _names_one(side: Any) -> bool:
+    """A symbol, a function applied to arguments (f(100)), its inverse as read (h^{-1}(x) reads 1/h(x)), or
+    a limit of one."""
+    import sympy
+    from sympy.core.function import AppliedUndef
+
+    if isinstance(side, sympy.Pow) and side.exp == -1:
+        side = side.base
+    return isinstance(side, sympy.Symbol | AppliedUndef | sympy.Limit)
 
 
 def _expressions(gold: Any, answer: Any, tolerance: float | None) -> tuple[bool | None, str]:
