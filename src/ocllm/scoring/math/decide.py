@@ -11,7 +11,7 @@ from ocllm.models import Policy, Sample, Task
 from ocllm.scoring.evidence import bounded
 from ocllm.scoring.math.decision import MathAmbiguity, MathCandidate, MathDecision, MathMethod, MathRule
 from ocllm.scoring.math.equivalence import Verdict, compare, exact_number
-from ocllm.scoring.math.normalise import normalise
+from ocllm.scoring.math.normalise import dropped_unit, normalise
 from ocllm.scoring.math.statements import RANK, find_statements, last_number
 from ocllm.scoring.regions import split_regions
 
@@ -124,6 +124,10 @@ def _decision(
     verdict = Verdict("none", "not_compared", "no answer to compare")
     if answer is not None and gold is not None:
         verdict = compare(answer, gold, task.tolerance)
+        units = (dropped_unit(statement.value), dropped_unit(task.answer or "")) if statement is not None else (None,)
+        if verdict.outcome == "equal" and None not in units and units[0] != units[1]:
+            # The values agree once their units are dropped, but the units differ: 5 cm is not 5 m.
+            verdict = Verdict("structure", "different", f"the units differ: {units[0]} against the gold's {units[1]}")
         reason = f"{reason}; {_verdict_sentence(verdict, gold)}"
         if verdict.outcome == "killed":
             rule, ambiguity = "symbolic_check_killed", "symbolic_check_killed"

@@ -254,6 +254,27 @@ STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
 )
 
 
+_UNIT_STEPS = ("text_units", "unit_words")
+
+
+@functools.lru_cache(maxsize=8192)
+def dropped_unit(text: str) -> str | None:
+    """The unit the chain dropped from the text ("cm" of `5\text{ cm}`, "meters" of `5 meters`), in one spelling
+    (no \text{}, braces or spaces, lower case, no plural s), or None when it dropped none. The values are compared
+    without their units; two units that differ make the comparison "different" (decide.py)."""
+    removed = []
+    for name, step in STEPS:
+        after = step(text)
+        if name in _UNIT_STEPS and after != text:
+            removed.append(text.strip()[len(after.strip()) :])
+        text = after
+    if not removed:
+        return None
+    unit = _TEXT_WRAPPER.sub(r"\1", " ".join(removed))
+    unit = re.sub(r"[\s{}]+", "", unit).lower()
+    return unit[:-1] if len(unit) > 3 and unit.endswith("s") else unit
+
+
 def normalise(text: str) -> tuple[str, list[str]]:
     """The answer through the chain, and the names of the steps that changed it, in order."""
     normalised, applied = _normalise(text)
