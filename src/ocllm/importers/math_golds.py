@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ocllm.scoring.math.braces import brace_pairs
+
 # A number with thousands separators: "1,000", "-12,345.5". Only such commas are removed; "3,5" is no number.
 _THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 # The box commands a solution marks its answer with; `\boxed 5` (a space, no braces) also occurs in MATH.
@@ -39,13 +41,14 @@ def last_boxed(text: str) -> str | None:
     next `$` or line end."""
     found: str | None = None
     at = 0
+    pairs = brace_pairs(text)
     while (match := _BOX.search(text, at)) is not None:
         start = match.end()
         rest = text[start:]
         stripped = rest.lstrip(" ")
         if stripped.startswith("{"):
             opening = start + len(rest) - len(stripped)
-            closing = _closing_brace(text, opening)
+            closing = pairs.get(opening)
             if closing is None:
                 return None  # an unclosed box: no gold can be told from it, whatever came before
             found = text[opening + 1 : closing].strip()
@@ -57,25 +60,6 @@ def last_boxed(text: str) -> str | None:
         else:
             at = start
     return found or None
-
-
-def _closing_brace(text: str, opening: int) -> int | None:
-    """The index of the brace closing the one at `opening`; escaped braces (`\\{`, `\\}`) are text."""
-    depth = 0
-    i = opening
-    while i < len(text):
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
 
 
 def aime_integer(value: Any) -> str | None:

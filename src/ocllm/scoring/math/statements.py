@@ -8,6 +8,7 @@ import bisect
 import re
 from typing import NamedTuple
 
+from ocllm.scoring.math.braces import brace_pairs
 from ocllm.scoring.math.decision import MathCandidate, MathKind
 from ocllm.scoring.math.normalise import assignment_value, normalise, strip_delimiters
 from ocllm.scoring.regions import Field, Piece
@@ -181,7 +182,7 @@ def _boxes(piece: Piece, region: Field) -> list[MathCandidate]:
     text = piece.text
     found: list[MathCandidate] = []
     covered = -1
-    pairs = _brace_pairs(text) if "\\boxed" in text or "\\fbox" in text else {}
+    pairs = brace_pairs(text) if "\\boxed" in text or "\\fbox" in text else {}
     for m in _BOX.finditer(text):
         if m.start() < covered:
             continue  # a box inside a box: the outer one states it
@@ -226,26 +227,11 @@ def _box_lists(boxes: list[MathCandidate], piece: Piece) -> list[MathCandidate]:
 
 # The longest box read, in characters: no answer is longer.
 BOX_LIMIT = 4000
-_BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.DOTALL)
-
-
-def _brace_pairs(text: str) -> dict[int, int]:
-    """Every brace that closes, by where it opens: one pass over the text (a megabyte of boxes that never close
-    is not scanned once per box). Escaped braces (\\{ \\}) do not count."""
-    pairs: dict[int, int] = {}
-    stack: list[int] = []
-    for m in _BRACE_OR_ESCAPE.finditer(text):
-        ch = m.group(0)
-        if ch == "{":
-            stack.append(m.start())
-        elif ch == "}" and stack:
-            pairs[stack.pop()] = m.start()
-    return pairs
 
 
 def _matching_brace(text: str, open_at: int, pairs: dict[int, int] | None = None) -> int | None:
     """Where the brace opened at `open_at` closes, within BOX_LIMIT characters."""
-    close = (pairs if pairs is not None else _brace_pairs(text)).get(open_at)
+    close = (pairs if pairs is not None else brace_pairs(text)).get(open_at)
     return close if close is not None and close - open_at <= BOX_LIMIT else None
 
 
