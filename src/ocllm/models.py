@@ -52,6 +52,9 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     """What the server returned for one task, kept verbatim, or why the request finally failed."""
 
     task_id: str
+    # Which of the task's samples this is (0 to samples_per_task - 1): a lane that asks each task k times has k
+    # samples of it, told apart by this index (and, when the lane sends a seed, sent with seed + sample).
+    sample: int = 0
     content: str | None = None
     reasoning: str | None = None
     # Which response field held the reasoning ("reasoning_content" or "reasoning"): vLLM renamed it.

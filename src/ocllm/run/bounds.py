@@ -35,6 +35,7 @@ BOUNDS: dict[str, Bound] = {
     "top_p": Bound(0, 1, above_low=True),
     "max_tokens": Bound(1, 10_000_000),
     "seed": Bound(0, SEED_MAX),
+    "samples_per_task": Bound(1, 1_000),
     "concurrency": Bound(1, 1024),
     "timeout_s": Bound(0, 86_400, above_low=True),  # a day for one request
     "max_attempts": Bound(1, 100),
@@ -45,6 +46,7 @@ BOUNDS: dict[str, Bound] = {
     "--per-category": Bound(1, 10_000_000),
     "--limit": Bound(1, 10_000_000),
     "--seed": Bound(0, SEED_MAX),
+    "--samples": Bound(1, 1_000),
     "--port": Bound(0, 65_535),  # serve-sim's
     "--latency": Bound(0, 3_600),
     "--truncation-rate": Bound(0, 1),

@@ -18,14 +18,17 @@ import msgspec
 from ocllm.errors import InputError
 from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Policy
-from ocllm.run.bounds import out_of_range
+from ocllm.run.bounds import SEED_MAX, out_of_range
 from ocllm.run.servers import ServerSettings, settings_problems
 from ocllm.scoring import math as math_type
 from ocllm.scoring import mcq, substrings, task_types
 
 _LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
 # The lane's numeric settings; their ranges are in bounds.py.
-_NUMERIC = ("temperature", "top_p", "max_tokens", "seed", "concurrency", "timeout_s", "max_attempts", "retry_budget_s")
+_NUMERIC = (
+    "temperature", "top_p", "max_tokens", "seed", "samples_per_task", "concurrency", "timeout_s", "max_attempts",
+    "retry_budget_s",
+)  # fmt: skip
 
 
 class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -45,6 +48,9 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     top_p: float | None = None
     max_tokens: int | None = 4096
     seed: int | None = 0
+    # How many times each task is asked (docs/statistics.md): sample i sends seed + i when the lane sends a seed,
+    # so a sampled run repeats. avg@k, pass@k and maj@k are taken over the k samples.
+    samples_per_task: int = 1
     reasoning: Literal["off", "native"] = "off"
     # How `reasoning` reaches the server: as chat_template_kwargs.enable_thinking (vLLM, SGLang, llama.cpp
     # read it), or not at all, for servers that reject unknown fields (then use a system prompt or extra_body).
@@ -105,6 +111,9 @@ def _range_problems(lane: Lane) -> list[str]:
             problems.append(problem)
     for where, value in _non_finite(lane.extra_body, "extra_body"):  # JSON has neither: a server would get null
         problems.append(f"{where} must be a finite number (got {value!r})")
+    if lane.seed is not None and lane.seed + lane.samples_per_task - 1 > SEED_MAX:
+        # Sample i sends seed + i: the last one must still be a seed every server takes.
+        problems.append(f"seed + samples_per_task - 1 must be at most {SEED_MAX} (sample i sends seed + i)")
     if isinstance(lane.base_url, list):
         if not lane.base_url:
             problems.append("base_url is an empty list")

@@ -15,7 +15,9 @@ def user_prompt(task: Task, lane: Lane) -> str:
     return task_type.prompt(task, getattr(lane, task_type.template_setting))
 
 
-def request_body(task: Task, lane: Lane) -> dict[str, Any]:
+def request_body(task: Task, lane: Lane, sample: int = 0) -> dict[str, Any]:
+    """The request for sample `sample` of `task`: the same body for every sample, but for the seed, which is the
+    lane's seed + sample (so that k sampled answers differ, and the same k answers come again in a rerun)."""
     messages = []
     if lane.system_prompt:
         messages.append({"role": "system", "content": lane.system_prompt})
@@ -24,7 +26,7 @@ def request_body(task: Task, lane: Lane) -> dict[str, Any]:
     for key in ("temperature", "top_p", "max_tokens", "seed"):
         value = getattr(lane, key)
         if value is not None:
-            body[key] = value
+            body[key] = value + sample if key == "seed" else value
     # vLLM and SGLang pass chat_template_kwargs to the chat template; "enable_thinking" is the switch
     # Qwen3, Nemotron and DeepSeek templates read. Servers that do not know it ignore it.
     if lane.reasoning_switch == "chat_template_kwargs":

@@ -1,0 +1,100 @@
+"""Figures of repeated samples: pass@k, maj@k, and means with standard errors clustered on the unit that was
+sampled (docs/statistics.md).
+
+A task asked k times gives k answers that are not k independent tasks: they share the task's difficulty. The
+standard error of a mean over them is therefore clustered on tasks (the cluster-robust "sandwich" estimator
+with the usual small-sample factor G/(G-1), which is what statsmodels' OLS gives for an intercept with
+cov_type="cluster"), and its interval uses Student's t with G - 1 degrees of freedom, G the number of
+clusters. With one sample per task the clustered error is the ordinary one of a mean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats as sps
+
+from ocllm.analysis.stats import CONFIDENCE, Interval
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimate of pass@k from n samples of which c are correct (Chen et al. 2021, "Evaluating
+    Large Language Models Trained on Code"): 1 - C(n-c, k) / C(n, k), the chance that k of the n drawn without
+    replacement hold at least one correct. Computed as a product, so large n does not overflow."""
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"pass@k needs 0 <= c <= n and 1 <= k <= n (n={n}, c={c}, k={k})")
+    if n - c < k:
+        return 1.0
+    # C(n-c, k) / C(n, k) = prod_{i = n-c+1}^{n} (1 - k / i)
+    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+def majority_correct(answers: Sequence[str | None], gold_answers: Sequence[bool]) -> bool:
+    """maj@k for one task: its most frequent extracted answer is strictly more frequent than any other and was
+    judged correct. `answers[i]` is sample i's extracted answer in its normal form (None: no answer, never
+    counted as a vote), `gold_answers[i]` whether sample i was correct. A tie for the most frequent, or no
+    answer at all, is not credited."""
+    votes = Counter(answer for answer in answers if answer is not None)
+    if not votes:
+        return False
+    ranked = votes.most_common(2)
+    if len(ranked) == 2 and ranked[0][1] == ranked[1][1]:
+        return False
+    winner = ranked[0][0]
+    return any(correct for answer, correct in zip(answers, gold_answers, strict=True) if answer == winner)
+
+
+class ClusteredMean(NamedTuple):
+    mean: float
+    stderr: float  # clustered on the clusters given
+    clusters: int  # G: how many clusters the values fall in
+    values: int  # N: how many values
+
+
+def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable]) -> ClusteredMean:
+    """The mean of `values` and its standard error clustered on `clusters` (value i is in cluster clusters[i]):
+    sqrt(G/(G-1) * sum over clusters of (sum of its residuals)^2) / N. Zero when there are fewer than two
+    clusters (nothing to estimate a spread from: the interval is then the whole range, see `interval`)."""
+    if len(values) != len(clusters):
+        raise ValueError("every value needs its cluster")
+    n = len(values)
+    if n == 0:
+        return ClusteredMean(0.0, 0.0, 0, 0)
+    data = np.asarray(values, dtype=float)
+    mean = float(data.mean())
+    sums: dict[Hashable, float] = {}
+    for residual, cluster in zip(data - mean, clusters, strict=True):
+        sums[cluster] = sums.get(cluster, 0.0) + float(residual)
+    g = len(sums)
+    if g < 2:
+        return ClusteredMean(mean, 0.0, g, n)
+    spread = sum(s * s for s in sums.values())
+    return ClusteredMean(mean, math.sqrt(g / (g - 1) * spread) / n, g, n)
+
+
+def interval(
+    estimate: ClusteredMean, *, low: float = 0.0, high: float = 1.0, confidence: float = CONFIDENCE
+) -> Interval:
+    """mean ± t(G-1) * stderr, kept within [low, high] (the range the mean can take). With fewer than two
+    clusters nothing bounds it: the whole range."""
+    if estimate.clusters < 2:
+        return Interval(low, high)
+    t = float(sps.t.ppf(0.5 + confidence / 2, estimate.clusters - 1))
+    half = t * estimate.stderr
+    return Interval(max(low, estimate.mean - half), min(high, estimate.mean + half))
+
+
+def t_test_p(estimate: ClusteredMean) -> float:
+    """Two-sided p-value of mean = 0 with t(G-1): a paired difference's test. 1.0 where there is no spread to
+    test against (every difference equal), unless the mean itself is not 0 (then the data admit no doubt the
+    test can express, and 0.0 is said)."""
+    if estimate.clusters < 2:
+        return 1.0
+    if estimate.stderr == 0:
+        return 1.0 if estimate.mean == 0 else 0.0
+    t = estimate.mean / estimate.stderr
+    return float(2 * sps.t.sf(abs(t), estimate.clusters - 1))
