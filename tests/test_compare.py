@@ -75,6 +75,7 @@ def test_pairing_by_task_id_leaves_out_one_sided_and_failed_tasks(tmp_path: Path
     flips = {f["task_id"]: f for f in doc["flips"]}
     # Each side's answer is kept for the side-by-side view (issue 19, item 18).
     assert (flips["t2"].pop("a_side")["content"], flips["t2"].pop("b_side")["content"]) == ("FINAL: C", "FINAL: B")
+    assert (flips["t2"].pop("a_share"), flips["t2"].pop("b_share")) == (None, None)  # one sample per task
     assert flips["t2"] == {
         "task_id": "t2",
         "category": "reasoning",

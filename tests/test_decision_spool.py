@@ -1,4 +1,4 @@
-"""The runner's spool of decisions: what goes in comes back equal, by task id, and nothing stays on disk."""
+"""The runner's spool of decisions: what goes in comes back equal, by (task id, sample), and nothing stays on disk."""
 
 from __future__ import annotations
 
@@ -12,15 +12,21 @@ from ocllm.scoring import decide
 def test_decisions_come_back_equal_and_the_file_is_anonymous(tmp_path: Path) -> None:
     task = Task(id="t1", type="mcq", options=["1", "2", "3", "4"], answer="B", category="c")
     outputs = ["FINAL: A\n\nOn reflection: FINAL: B", "The answer is (C). 3", "", "\\boxed{D}"]
+    # Two samples of each task: the spool tells them apart by their index.
     decisions = {
-        f"t{i}": decide(task, Sample(task_id=f"t{i}", content=text, reasoning="Format: FINAL: A"), Policy())
+        (f"t{i}", index): decide(
+            task, Sample(task_id=f"t{i}", sample=index, content=text, reasoning="Format: FINAL: A"), Policy()
+        )
         for i, text in enumerate(outputs)
+        for index, text in enumerate([text, outputs[(i + 1) % len(outputs)]])
     }
     with DecisionSpool(tmp_path) as spool:
-        assert spool.get("t0") is None  # nothing decided yet, and no file made for it
-        for task_id, decision in decisions.items():
-            spool.add(task_id, decision)
+        assert spool.get(("t0", 0)) is None  # nothing decided yet, and no file made for it
+        for key, decision in decisions.items():
+            spool.add(key, decision)
         assert list(tmp_path.iterdir()) == []  # unlinked at once: a crash leaves nothing behind
-        for task_id in reversed(decisions):
-            assert spool.get(task_id) == decisions[task_id]
-        assert spool.get("unknown") is None
+        for key in reversed(decisions):
+            assert spool.get(key) == decisions[key]
+        assert decisions[("t0", 0)] != decisions[("t0", 1)]
+        assert spool.get(("unknown", 0)) is None
+        assert spool.get(("t0", 2)) is None

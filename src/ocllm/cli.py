@@ -304,6 +304,12 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--stream/--no-stream", default=None, help="Stream responses (records time to first token)."),
         click.option("--api-key-env", help="Name of the environment variable holding the API key."),
         click.option("--concurrency", type=Bounded("concurrency", int), help="Requests in flight at once."),
+        click.option(
+            "--samples",
+            "samples_per_task",
+            type=Bounded("--samples", int),
+            help="Ask each task K times (sample i sends seed + i); accuracy is then avg@K, with pass@K and maj@K.",
+        ),
         click.option("--max-tokens", type=Bounded("max_tokens", int), help="max_tokens sent with each request."),
         click.option("--reasoning", type=click.Choice(["off", "native"]), help="Ask the chat template to think."),
         click.option("--model", help="Model name as the server knows it."),
@@ -432,8 +438,18 @@ def import_suite(
 @click.option("--resume", is_flag=True, help="Finish interrupted lanes without repeating finished tasks.")
 @click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
 @click.option("--shard", "shard_text", metavar="K/N", help=SHARD_HELP)
+@click.option(
+    "--samples", "samples_per_task", type=Bounded("--samples", int),
+    help="Ask each task of every lane K times (the lanes' samples_per_task).",
+)  # fmt: skip
 def matrix(
-    config: Path, out: Path | None, only: tuple[str, ...], resume: bool, no_server: bool, shard_text: str | None
+    config: Path,
+    out: Path | None,
+    only: tuple[str, ...],
+    resume: bool,
+    no_server: bool,
+    shard_text: str | None,
+    samples_per_task: int | None,
 ) -> int:
     """Run every lane of a lanes file in turn, each into its own run directory.
 
@@ -442,13 +458,15 @@ def matrix(
     and the next lane runs. Exit code 1 when any lane failed or finished with failed requests."""
     from ocllm.console import ServerWait, print_lane_outcomes
     from ocllm.run.decision_pool import DecisionPool
-    from ocllm.run.lanes import load_lanes
+    from ocllm.run.lanes import load_lanes, with_flags
     from ocllm.run.runner import run_lane
     from ocllm.run.servers import ServerFailed, ServerPool
     from ocllm.run.shards import check_shards, parse_shard
 
     shard = parse_shard(shard_text) if shard_text is not None else None
     lanes = load_lanes(config)
+    if samples_per_task is not None:
+        lanes = {name: with_flags(lane, {"samples_per_task": samples_per_task}) for name, lane in lanes.items()}
     unknown = [name for name in only if name not in lanes]
     if unknown:
         raise click.UsageError(f"no lane named {unknown[0]!r} in {config}")

@@ -199,9 +199,10 @@ class ServerWait:
 
 
 def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None:
-    """How each lane of a matrix ended, once all have run: its outcome, its accuracy with the 95% Wilson
-    interval, and its scored tasks split into answered and no answer, beside the failed requests."""
-    from ocllm.analysis.stats import wilson
+    """How each lane of a matrix ended, once all have run: its outcome, its accuracy with the 95% interval
+    (Wilson's; with repeated samples clustered on tasks), and its scored tasks split into answered and no answer,
+    beside the failed requests."""
+    from ocllm.analysis.sampled import summary_interval
 
     table = Table(title="Lanes")
     table.add_column("lane")
@@ -212,7 +213,7 @@ def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None
         if summary is None:  # the lane never ran (its server failed)
             table.add_row(name, outcome, "-", "-", "-", "-", "-")
             continue
-        low, high = wilson(summary.correct, summary.scored)
+        low, high = summary_interval(summary)
         table.add_row(
             name,
             outcome,

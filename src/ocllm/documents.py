@@ -23,6 +23,13 @@ class Figures(msgspec.Struct, kw_only=True):
     # counted among the wrong in `accuracy`, and shown apart, since a model that answers nothing is not one
     # that answers badly. Wrong answers: scored - correct - no_answer.
     no_answer: int = 0
+    # Repeated samples (docs/statistics.md). `total`, `scored` and `accuracy` count samples: with k per task the
+    # accuracy is avg@k. k = 1 gives the same figures as before (avg@1 = pass@1 = the accuracy).
+    samples_per_task: int = 1  # the most samples any task of the scope has
+    tasks_scored: int = 0  # tasks with at least one scored sample: the clusters of the standard error
+    accuracy_stderr: float | None = None  # the accuracy's standard error, clustered on tasks (None: under 2 tasks)
+    pass_at_k: dict[str, float] = msgspec.field(default_factory=dict)  # "1".."k": Chen et al.'s unbiased estimate
+    majority_at_k: float | None = None  # share of tasks whose gold answer is strictly the most frequent
 
 
 class TypeFigures(Figures, kw_only=True):
@@ -59,6 +66,16 @@ class UnscorableRecord(msgspec.Struct, kw_only=True):
     reason: str
 
 
+class TaskAgreement(msgspec.Struct, kw_only=True):
+    """One task's samples: how many were scored, how many right, and whether they agree."""
+
+    samples: int  # scored samples (failed requests are not samples of the task)
+    correct: int
+    share: float  # correct / samples
+    agree: bool  # every scored sample gave the same answer (all right, or all the same wrong answer)
+    majority: bool  # maj@k credits it: the gold answer is strictly the most frequent
+
+
 class Summary(Figures, kw_only=True):
     """A scored run's summary (the `summary` of metrics.json and of every rescore): its figures, then these."""
 
@@ -76,6 +93,12 @@ class Summary(Figures, kw_only=True):
     serving: Serving | None = None  # a run's throughput (None for inputs that did not record their time)
     unscorable: int = 0  # records of the input this scorer cannot score: in neither `total` nor `missing`
     unscorable_records: list[UnscorableRecord] = msgspec.field(default_factory=list)  # each, with why
+    # The accuracy's standard error clustered on category (tasks of one category share more than their tasks do):
+    # a second cluster level, shown where it is larger than the task-clustered one. None: under two categories.
+    categories: int = 0
+    accuracy_stderr_category: float | None = None
+    # Each task's samples, with samples_per_task > 1: how many were right and whether they agree.
+    by_task: dict[str, TaskAgreement] = msgspec.field(default_factory=dict)
 
     @property
     def all_answered(self) -> bool:
@@ -89,8 +112,14 @@ def as_summary(value: Summary | dict[str, Any]) -> Summary:
 
 
 class Paired(msgspec.Struct, kw_only=True):
-    """Two lanes on the same tasks: each side's accuracy and interval, the discordant pairs, the exact
-    McNemar test, the paired bootstrap interval of the difference (B - A), and the sentence saying it."""
+    """Two lanes on the same tasks: each side's accuracy and interval, the discordant pairs, the test of the
+    difference (B - A) and its interval, and the sentence saying it (docs/statistics.md).
+
+    With one sample per task on both sides: the exact McNemar test and the paired bootstrap interval. With more,
+    each task's share of correct samples is paired: `diff` is the mean of the per-task differences, its interval
+    and test Student's t (tasks - 1 degrees of freedom) on their task-clustered standard error; `a_wins` and
+    `b_wins` count the tasks whose share is higher on that side, `both_correct` and `both_wrong` those all right
+    or all wrong on both."""
 
     n_paired: int
     a_correct: int
@@ -105,7 +134,7 @@ class Paired(msgspec.Struct, kw_only=True):
     b_wins: int
     both_correct: int
     both_wrong: int
-    mcnemar_p: float
+    mcnemar_p: float | None  # the exact McNemar p (one sample per task on both sides); None with more
     diff: float
     diff_ci_low: float
     diff_ci_high: float
@@ -113,6 +142,18 @@ class Paired(msgspec.Struct, kw_only=True):
     verdict: str
     a_no_answer: int = 0  # paired tasks each side gave no answer to (among its wrong ones)
     b_no_answer: int = 0
+    test: str = "exact McNemar"  # the test `p_value` is of ("exact McNemar", or "paired t" with samples)
+    p_value: float = 1.0
+    samples_per_task_a: int = 1
+    samples_per_task_b: int = 1
+    diff_stderr: float | None = None  # of the mean per-task difference, clustered on tasks (None: under 2 tasks)
+    # The same clustered on category, a second level of clustering (None: under 2 categories); `verdict` says so
+    # where it is larger and its interval holds no difference while the task-level one does.
+    categories: int = 0
+    diff_stderr_category: float | None = None
+    # The smallest difference a comparison of this size detects with 80% power at the 5% level (two-sided):
+    # (z_0.975 + z_0.8) * diff_stderr. None where the standard error is 0 (the sides never disagree).
+    minimum_detectable_effect: float | None = None
 
 
 class Side(msgspec.Struct, kw_only=True):
@@ -148,6 +189,9 @@ class Flip(msgspec.Struct, kw_only=True):
     winner: Literal["a", "b"]
     a_side: FlipSide | None = None  # None in comparisons written before the sides were kept
     b_side: FlipSide | None = None
+    # With repeated samples: each side's share of correct samples (the sides show their first sample).
+    a_share: float | None = None
+    b_share: float | None = None
 
 
 class Comparison(Paired, kw_only=True):
@@ -167,6 +211,8 @@ class Comparison(Paired, kw_only=True):
     by_type: dict[str, Paired] = msgspec.field(default_factory=dict)  # per task type, when the suite mixes them
     flips: list[Flip] = msgspec.field(default_factory=list)
     resources: dict[str, Any] = msgspec.field(default_factory=dict)  # tokens and latency per side
+    # With repeated samples: each paired task's difference of shares (B - A), in task order, for its histogram.
+    task_differences: list[float] = msgspec.field(default_factory=list)
 
 
 class Estimate(Figures, kw_only=True):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -33,19 +33,15 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 
-def majority_correct(answers: Sequence[str | None], gold_answers: Sequence[bool]) -> bool:
-    """maj@k for one task: its most frequent extracted answer is strictly more frequent than any other and was
-    judged correct. `answers[i]` is sample i's extracted answer in its normal form (None: no answer, never
-    counted as a vote), `gold_answers[i]` whether sample i was correct. A tie for the most frequent, or no
-    answer at all, is not credited."""
-    votes = Counter(answer for answer in answers if answer is not None)
-    if not votes:
+def majority_is_gold(votes: Iterable[Hashable | None], gold: Hashable) -> bool:
+    """maj@k for one task: `gold` (the vote of every sample judged correct) is strictly more frequent than any
+    other answer. `votes` holds each sample's answer (None: no answer, never a vote). A tie for the most
+    frequent, or no answer at all, is not credited."""
+    counted = Counter(vote for vote in votes if vote is not None)
+    ranked = counted.most_common(2)
+    if not ranked or ranked[0][0] != gold:
         return False
-    ranked = votes.most_common(2)
-    if len(ranked) == 2 and ranked[0][1] == ranked[1][1]:
-        return False
-    winner = ranked[0][0]
-    return any(correct for answer, correct in zip(answers, gold_answers, strict=True) if answer == winner)
+    return len(ranked) == 1 or ranked[0][1] > ranked[1][1]
 
 
 class ClusteredMean(NamedTuple):
@@ -56,23 +52,31 @@ class ClusteredMean(NamedTuple):
 
 
 def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable]) -> ClusteredMean:
-    """The mean of `values` and its standard error clustered on `clusters` (value i is in cluster clusters[i]):
-    sqrt(G/(G-1) * sum over clusters of (sum of its residuals)^2) / N. Zero when there are fewer than two
-    clusters (nothing to estimate a spread from: the interval is then the whole range, see `interval`)."""
+    """The mean of `values` and its standard error clustered on `clusters` (value i is in cluster clusters[i])."""
     if len(values) != len(clusters):
         raise ValueError("every value needs its cluster")
-    n = len(values)
+    sums: dict[Hashable, list[float]] = {}
+    for value, cluster in zip(values, clusters, strict=True):
+        total = sums.setdefault(cluster, [0.0, 0])
+        total[0] += float(value)
+        total[1] += 1
+    return clustered_from_sums([(total, int(count)) for total, count in sums.values()])
+
+
+def clustered_from_sums(clusters: Sequence[tuple[float, int]]) -> ClusteredMean:
+    """The same from each cluster's (sum of its values, number of values), which is all the estimator needs:
+    mean = sum S / N; stderr = sqrt(G/(G-1) * sum over clusters of (S_g - n_g * mean)^2) / N. Zero when there are
+    fewer than two clusters (nothing to estimate a spread from: the interval is then the whole range, see
+    `interval`). Empty clusters (n_g = 0) are left out."""
+    kept = [(s, n) for s, n in clusters if n > 0]
+    n = sum(count for _, count in kept)
     if n == 0:
         return ClusteredMean(0.0, 0.0, 0, 0)
-    data = np.asarray(values, dtype=float)
-    mean = float(data.mean())
-    sums: dict[Hashable, float] = {}
-    for residual, cluster in zip(data - mean, clusters, strict=True):
-        sums[cluster] = sums.get(cluster, 0.0) + float(residual)
-    g = len(sums)
+    mean = sum(s for s, _ in kept) / n
+    g = len(kept)
     if g < 2:
         return ClusteredMean(mean, 0.0, g, n)
-    spread = sum(s * s for s in sums.values())
+    spread = sum((s - count * mean) ** 2 for s, count in kept)
     return ClusteredMean(mean, math.sqrt(g / (g - 1) * spread) / n, g, n)
 
 

@@ -1,4 +1,5 @@
-"""Pair two scored runs by task id and compute the lane-vs-lane figures.
+"""Pair two scored runs by task id and compute the lane-vs-lane figures (a task's samples together: with more
+than one sample per task, each task's share of correct samples is what is paired).
 
 Each side is a run directory or a metrics file (this project's or the old harness's). By default both
 are re-scored with the current scorer, so the comparison is never an artefact of two scorers; with
@@ -16,7 +17,7 @@ import numpy as np
 
 from ocllm.analysis.metrics import ServingTally, chance_level, decision_gave_no_answer, gave_no_answer, token_counts
 from ocllm.analysis.notices import incomplete_notice
-from ocllm.analysis.paired import paired_figures
+from ocllm.analysis.paired import paired_figures, sampled_paired_figures
 from ocllm.analysis.rescore import PolicyOverrides, policy_of
 from ocllm.analysis.run_settings import run_settings
 from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side
@@ -49,12 +50,13 @@ class ScoredTask(NamedTuple):
     reason: str | None = None
     method: str | None = None
     task_type: str = "mcq"
+    sample: int = 0  # which of the task's samples
 
 
 class ScoredRun(NamedTuple):
     label: str
     path: Path
-    tasks: dict[str, ScoredTask]
+    tasks: dict[str, list[ScoredTask]]  # each task's samples, in the order read (one, unless it was sampled)
     rescored: bool
     missing: int = 0  # tasks of the suite an interrupted run never ran
     in_suite: int | None = None  # tasks in the suite, when the input says
@@ -117,10 +119,10 @@ def load_scored(
     loaded = load_run(path, from_format, filter_name)
     saved = loaded.saved
     chosen = policy_of(saved, overrides)
-    tasks = {}
+    tasks: dict[str, list[ScoredTask]] = {}
     serving = ServingTally()
     for record in saved.records:
-        tasks[record.task.id] = _scored_task(record, chosen) if rescore else _as_recorded(record)
+        tasks.setdefault(record.task.id, []).append(_scored_task(record, chosen) if rescore else _as_recorded(record))
         serving.add(record.sample)
     label = run_label(saved.meta, path)
     expected = saved.meta.tasks_in_suite
@@ -168,6 +170,7 @@ def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:
         reason=d.reason,
         method=d.extraction_method,
         task_type=record.task.type,
+        sample=record.sample.sample,
     )
 
 
@@ -205,15 +208,42 @@ def _as_recorded(record: SavedRecord) -> ScoredTask:
         reason=str(previous["reason"]) if isinstance(previous.get("reason"), str) else None,
         method=str(method) if isinstance(method, str) else None,
         task_type=record.task.type,
+        sample=record.sample.sample,
     )
 
 
 def _paired_figures(a: list[ScoredTask], b: list[ScoredTask], label_a: str, label_b: str) -> Paired:
-    figures = paired_figures([t.correct is True for t in a], [t.correct is True for t in b], label_a, label_b)
+    figures = paired_figures(
+        [t.correct is True for t in a], [t.correct is True for t in b], label_a, label_b,
+        categories=[t.category for t in a],
+    )  # fmt: skip
     # Of each side's wrong answers on these tasks, those that were no answer at all.
     figures.a_no_answer = sum(t.no_answer for t in a)
     figures.b_no_answer = sum(t.no_answer for t in b)
     return figures
+
+
+def _sampled_paired_figures(
+    a: list[list[ScoredTask]], b: list[list[ScoredTask]], label_a: str, label_b: str
+) -> Paired:
+    """Tasks' scored samples on each side (a[i] and b[i] are task i's): their shares of correct samples paired."""
+    figures = sampled_paired_figures(
+        [share(samples) for samples in a],
+        [share(samples) for samples in b],
+        (max(map(len, a), default=1), max(map(len, b), default=1)),
+        label_a,
+        label_b,
+        categories=[samples[0].category for samples in a],
+        correct=(sum(t.correct is True for s in a for t in s), sum(t.correct is True for s in b for t in s)),
+    )
+    figures.a_no_answer = sum(t.no_answer for s in a for t in s)
+    figures.b_no_answer = sum(t.no_answer for s in b for t in s)
+    return figures
+
+
+def share(samples: list[ScoredTask]) -> float:
+    """A task's share of correct samples (of those scored)."""
+    return sum(t.correct is True for t in samples) / len(samples)
 
 
 def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
@@ -281,7 +311,7 @@ def told_apart(a: ScoredRun, b: ScoredRun) -> tuple[ScoredRun, ScoredRun]:
     return a._replace(label=f"{a.label} ({differ[0]})"), b._replace(label=f"{b.label} ({differ[1]})")
 
 
-def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int) -> list[str]:
+def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int, sampled: bool = False) -> list[str]:
     """What a reader must know before the figures: a side that never ran part of its suite, and tasks left
     out because a request failed."""
     notices = []
@@ -293,7 +323,15 @@ def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int) -> list[str]:
         if incomplete:
             notices.append(f"{run.label}: {incomplete}")
     if failed:
-        notices.append(f"{failed} task(s) failed on one side or both and are left out of the paired figures")
+        what = "have no answered sample" if sampled else "failed"
+        notices.append(f"{failed} task(s) {what} on one side or both and are left out of the paired figures")
+    if sampled:
+        k_a, k_b = (max(map(len, run.tasks.values()), default=1) for run in (a, b))
+        if k_a != k_b:
+            notices.append(
+                f"{a.label} has up to {k_a} sample(s) per task and {b.label} {k_b}: each task's share of correct "
+                "samples is paired, and the side with fewer samples measures its shares less precisely"
+            )
     return notices
 
 
@@ -306,54 +344,72 @@ def _whose_verdicts(a: ScoredRun, b: ScoredRun) -> str:
 
 def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comparison:
     """The comparison document (comparison.json). `flip_sides`: each flipped task keeps what both sides answered,
-    for the comparison page's side-by-side view (the matrix page, which has none, leaves them out)."""
+    for the comparison page's side-by-side view (the matrix page, which has none, leaves them out). A side with
+    more than one sample of a task pairs the tasks' shares of correct samples (docs/statistics.md)."""
     a, b = told_apart(a, b)
+    sampled = any(len(samples) > 1 for run in (a, b) for samples in run.tasks.values())
+    # Each task's scored samples (a failed request is no sample of it); a task with none on a side is not paired.
+    scored_a = {tid: [t for t in samples if t.correct is not None] for tid, samples in a.tasks.items()}
+    scored_b = {tid: [t for t in samples if t.correct is not None] for tid, samples in b.tasks.items()}
     shared = [tid for tid in a.tasks if tid in b.tasks]
-    unscorable = [tid for tid in shared if a.tasks[tid].correct is None or b.tasks[tid].correct is None]
+    unscorable = [tid for tid in shared if not scored_a[tid] or not scored_b[tid]]
     failed = set(unscorable)
     paired = [tid for tid in shared if tid not in failed]
-    pa, pb = [a.tasks[t] for t in paired], [b.tasks[t] for t in paired]
     by_cat: dict[str, list[str]] = defaultdict(list)
     by_type: dict[str, list[str]] = defaultdict(list)
     for tid in paired:
-        by_cat[a.tasks[tid].category].append(tid)
-        by_type[a.tasks[tid].task_type].append(tid)
-    overall = _paired_figures(pa, pb, a.label, b.label)
+        by_cat[scored_a[tid][0].category].append(tid)
+        by_type[scored_a[tid][0].task_type].append(tid)
+
+    def figures(ids: list[str]) -> Paired:
+        if sampled:
+            return _sampled_paired_figures([scored_a[t] for t in ids], [scored_b[t] for t in ids], a.label, b.label)
+        return _paired_figures([scored_a[t][0] for t in ids], [scored_b[t][0] for t in ids], a.label, b.label)
+
+    overall = figures(paired)
+    firsts_a = [samples[0] for samples in a.tasks.values()]
     return Comparison(
         **msgspec.structs.asdict(overall),
-        chance=chance_level(t.n_options for t in a.tasks.values()),
+        chance=chance_level(t.n_options for t in firsts_a),
         scorer_version=SCORER_VERSION if a.rescored else None,
         rescored=a.rescored,
         a=_side(a),
         b=_side(b),
-        notices=_comparison_notices(a, b, len(unscorable)),
+        notices=_comparison_notices(a, b, len(unscorable), sampled),
         only_in_a=[t for t in a.tasks if t not in b.tasks],
         only_in_b=[t for t in b.tasks if t not in a.tasks],
         unpaired_errors=unscorable,
-        by_category={
-            cat: _paired_figures([a.tasks[t] for t in ids], [b.tasks[t] for t in ids], a.label, b.label)
-            for cat, ids in sorted(by_cat.items())
-        },
+        by_category={cat: figures(ids) for cat, ids in sorted(by_cat.items())},
         # Per task type only where the suite mixes them: with one type it is the overall figures again.
-        by_type={
-            name: _paired_figures([a.tasks[t] for t in ids], [b.tasks[t] for t in ids], a.label, b.label)
-            for name, ids in sorted(by_type.items())
-        }
-        if len(by_type) > 1
-        else {},
+        by_type={name: figures(ids) for name, ids in sorted(by_type.items())} if len(by_type) > 1 else {},
         flips=[
-            Flip(
-                task_id=tid,
-                category=a.tasks[tid].category,
-                expected=a.tasks[tid].expected or b.tasks[tid].expected,
-                a_extracted=a.tasks[tid].extracted,
-                b_extracted=b.tasks[tid].extracted,
-                winner="a" if a.tasks[tid].correct else "b",
-                a_side=_flip_side(a.tasks[tid]) if flip_sides else None,
-                b_side=_flip_side(b.tasks[tid]) if flip_sides else None,
-            )
+            _flip(tid, scored_a[tid], scored_b[tid], flip_sides)
             for tid in paired
-            if a.tasks[tid].correct != b.tasks[tid].correct
+            if share(scored_a[tid]) != share(scored_b[tid])
         ],
-        resources={"a": resources_of(list(a.tasks.values())), "b": resources_of(list(b.tasks.values()))},
+        resources={"a": resources_of(_every_sample(a)), "b": resources_of(_every_sample(b))},
+        task_differences=[round(share(scored_b[t]) - share(scored_a[t]), 6) for t in paired] if sampled else [],
+    )
+
+
+def _every_sample(run: ScoredRun) -> list[ScoredTask]:
+    return [t for samples in run.tasks.values() for t in samples]
+
+
+def _flip(tid: str, a: list[ScoredTask], b: list[ScoredTask], sides: bool) -> Flip:
+    """A task the two sides scored differently on (its share of correct samples, with samples), shown by each
+    side's first sample."""
+    first_a, first_b = a[0], b[0]
+    sampled = len(a) > 1 or len(b) > 1
+    return Flip(
+        task_id=tid,
+        category=first_a.category,
+        expected=first_a.expected or first_b.expected,
+        a_extracted=first_a.extracted,
+        b_extracted=first_b.extracted,
+        winner="a" if share(a) > share(b) else "b",
+        a_side=_flip_side(first_a) if sides else None,
+        b_side=_flip_side(first_b) if sides else None,
+        a_share=share(a) if sampled else None,
+        b_share=share(b) if sampled else None,
     )

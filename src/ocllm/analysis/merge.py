@@ -3,7 +3,8 @@ every command reads as an ordinary run.
 
 Shards belong together only when they ran the same suite (the whole suite's hash), the same lane settings
 that shape the answers, the same scorer version and policy, and no task twice; every shard of the N must be
-there, each whole: one whole sample line for each of its tasks, none for another task (a torn or unfinished
+there, each whole: one whole sample line for each sample of each of its tasks (samples_per_task of them), none
+for another task (a torn or unfinished
 shard would make a run that looks finished with tasks missing). Anything else is refused in one line naming
 the shard (and the line), before anything is written. The merged suite.jsonl is the whole
 suite in its own order (restored from the positions each shard recorded), so its hash is the suite's."""
@@ -30,6 +31,8 @@ from ocllm.suites import canonical_jsonl, load_suite
 
 # Lane settings that decide how answers are scored: shards scored differently do not add up.
 _POLICY_SETTINGS = ("allow_reasoning_fallback", "conflict_policy", "think_prefilled")
+# Shards asked their tasks as often as each other: avg@k and pass@k over shards of other k would not add up.
+_SAMPLING_SETTINGS = ("samples_per_task",)
 _SAMPLE = msgspec.json.Decoder(Sample)
 
 
@@ -132,17 +135,20 @@ def _read_shard(path: Path) -> _Shard:
                 f"{path}: task {task.id!r} does not fall in shard {record.index}/{record.count} "
                 f"(its id hashes to shard {shard_of(task.id, record.count)})"
             )
-    return _Shard(path, manifest, tasks, _shard_samples(path, tasks))
+    per_task = manifest.lane.get("samples_per_task", 1)
+    if not isinstance(per_task, int) or isinstance(per_task, bool) or per_task < 1:
+        raise InputError(f"{path}: its manifest records samples_per_task {per_task!r}, which cannot be")
+    return _Shard(path, manifest, tasks, _shard_samples(path, tasks, per_task))
 
 
-def _shard_samples(path: Path, tasks: list[Task]) -> list[Sample]:
-    """A shard's samples, every line whole and each of the shard's tasks once. A run stopped mid-write leaves
-    a torn last line, and an unfinished shard lacks samples: merged, either would make a run that looks
+def _shard_samples(path: Path, tasks: list[Task], per_task: int) -> list[Sample]:
+    """A shard's samples, every line whole and each sample of each of the shard's tasks once. A run stopped
+    mid-write leaves a torn last line, and an unfinished shard lacks samples: merged, either would make a run that looks
     finished with tasks missing, so both are refused (`run ... --resume` in the shard cuts the torn line and
     finishes it)."""
     file = path / SAMPLES
     ids = {task.id for task in tasks}
-    first_at: dict[str, int] = {}
+    first_at: dict[tuple[str, int], int] = {}
     samples: list[Sample] = []
     for number, line in enumerate(file.read_bytes().split(b"\n"), start=1):
         if not line.strip():
@@ -156,16 +162,26 @@ def _shard_samples(path: Path, tasks: list[Task]) -> list[Sample]:
             ) from None
         if sample.task_id not in ids:
             raise InputError(f"{file}:{number}: task {sample.task_id!r} is not one of the shard's tasks")
-        if sample.task_id in first_at:
+        if sample.sample >= per_task:
             raise InputError(
-                f"{file}:{number}: a second sample of task {sample.task_id!r} (the first is line "
-                f"{first_at[sample.task_id]})"
+                f"{file}:{number}: sample {sample.sample} of task {sample.task_id!r}, but the shard asked "
+                f"{per_task} sample(s) per task"
             )
-        first_at[sample.task_id] = number
+        key = (sample.task_id, sample.sample)
+        if key in first_at:
+            which = f"sample {sample.sample} of task" if per_task > 1 else "sample of task"
+            raise InputError(
+                f"{file}:{number}: a second {which} {sample.task_id!r} (the first is line {first_at[key]})"
+            )
+        first_at[key] = number
         samples.append(sample)
-    if len(samples) < len(tasks):
+    expected = len(tasks) * per_task
+    if len(samples) < expected:
+        what = f"{len(tasks)} tasks"
+        if per_task > 1:
+            what = f"{expected} samples ({per_task} for each of {len(tasks)} tasks)"
         raise InputError(
-            f"{path}: {len(tasks) - len(samples)} of its {len(tasks)} tasks have no sample (the shard did not "
+            f"{path}: {expected - len(samples)} of its {what} have no sample (the shard did not "
             "finish: run it again with --resume)"
         )
     return samples
@@ -199,7 +215,7 @@ def _check_together(shards: list[_Shard]) -> None:
             raise InputError(f"{shard.path}: ran another suite than {first.path} (the whole suite's hash differs)")
         if b.scorer_version != a.scorer_version:
             raise InputError(f"{shard.path}: scored by scorer {b.scorer_version}, {first.path} by {a.scorer_version}")
-        for key in (*OUTPUT_SETTINGS, *_POLICY_SETTINGS):
+        for key in (*OUTPUT_SETTINGS, *_POLICY_SETTINGS, *_SAMPLING_SETTINGS):
             if b.lane.get(key) != a.lane.get(key):
                 raise InputError(
                     f"{shard.path}: lane setting {key!r} is {b.lane.get(key)!r}, in {first.path} {a.lane.get(key)!r}"

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
+from ocllm.analysis.sampled import SampledTally, vote
 from ocllm.documents import Figures, Serving, Summary, TypeFigures
 from ocllm.models import Decision, Sample
 from ocllm.scoring import task_types
@@ -88,6 +89,7 @@ class Tally:
         self._ambiguity: Counter[str] = Counter()
         self._method: Counter[str] = Counter()
         self._source: Counter[str] = Counter()
+        self._sampled = SampledTally()
 
     def add(self, d: Decision) -> None:
         self.total += 1
@@ -105,17 +107,27 @@ class Tally:
             counts["errors"] += d.error is not None
             counts["no_answer"] += no_answer
         self._type_tallies.add(d)
+        cast = vote(d.correct, d.extracted_final_answer, task_types.extracts_answer(d.task_type))
+        self._sampled.add(d.task_id, d.category, d.task_type, d.correct, d.error is not None, cast)
         self._ambiguity[d.ambiguity] += 1
         self._method[d.extraction_method] += 1
         self._source[d.extraction_source] += 1
 
     def summary(self) -> Summary:
         """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
-        by_category = {name: _figures(Figures, cat) for name, cat in sorted(self._categories.items())}
-        by_type = {name: _figures(TypeFigures, counts) for name, counts in sorted(self._types.items())}
+        in_category, of_type = self._sampled.ids_by("category"), self._sampled.ids_by("task_type")
+        by_category = {
+            name: _figures(Figures, cat, self._sampled.figures(in_category[name]))
+            for name, cat in sorted(self._categories.items())
+        }
+        by_type = {
+            name: _figures(TypeFigures, counts, self._sampled.figures(of_type[name]))
+            for name, counts in sorted(self._types.items())
+        }
         for name, figures in self._type_tallies.figures().items():
             by_type[name].details = figures
         return Summary(
+            **self._sampled.figures(by_task=True),
             total=self.total,
             correct=self.correct,
             errors=self.errors,
@@ -131,9 +143,10 @@ class Tally:
         )
 
 
-def _figures(kind: type[_F], counts: dict[str, Any]) -> _F:
+def _figures(kind: type[_F], counts: dict[str, Any], sampled: dict[str, Any]) -> _F:
     scored = counts["total"] - counts["errors"]  # failed requests are not scored
     return kind(
+        **sampled,
         total=counts["total"],
         correct=counts["correct"],
         errors=counts["errors"],

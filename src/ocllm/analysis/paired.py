@@ -1,18 +1,38 @@
 """Two verdicts on the same tasks, side by side: each side's accuracy and interval, the discordant pairs, the
-exact McNemar test and the paired bootstrap interval of the difference. What `compare` reports for two lanes,
-and what a rescore's audit reports for the input's own verdicts against this scorer's."""
+test of the difference and its interval. What `compare` reports for two lanes, and what a rescore's audit
+reports for the input's own verdicts against this scorer's.
+
+One sample per task on both sides: the exact McNemar test and the paired bootstrap interval (as always). More
+samples: each task's share of correct samples is paired, and the mean per-task difference is tested with
+Student's t on its task-clustered standard error (docs/statistics.md). Both report the standard error clustered on
+category beside the task-level one, and the smallest difference the comparison could have detected.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
-from ocllm.analysis.stats import describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
+from scipy import stats as sps
+
+from ocllm.analysis.clustered import ClusteredMean, clustered_mean, interval, t_test_p
+from ocllm.analysis.stats import Interval, describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 from ocllm.documents import Paired
 
+POWER = 0.8  # the power the minimum detectable effect is stated at
+ALPHA = 0.05
 
-def paired_figures(ca: Sequence[bool], cb: Sequence[bool], label_a: str, label_b: str, sides: str = "lane") -> Paired:
+
+def paired_figures(
+    ca: Sequence[bool],
+    cb: Sequence[bool],
+    label_a: str,
+    label_b: str,
+    sides: str = "lane",
+    categories: Sequence[Hashable] | None = None,
+) -> Paired:
     """`ca[i]` and `cb[i]`: whether side A and side B got task i right; `sides` is what the two are (the
-    verdict says "no evidence that either lane is better")."""
+    verdict says "no evidence that either lane is better"); `categories[i]`: task i's category, for the second
+    cluster level."""
     n = len(ca)
     a_correct, b_correct = sum(ca), sum(cb)
     a_wins = sum(x and not y for x, y in zip(ca, cb, strict=True))
@@ -21,6 +41,12 @@ def paired_figures(ca: Sequence[bool], cb: Sequence[bool], label_a: str, label_b
     diff = (b_correct - a_correct) / n if n else 0.0
     ci = paired_bootstrap_diff(ca, cb)
     a_ci, b_ci = wilson(a_correct, n), wilson(b_correct, n)
+    differences = [float(y) - float(x) for x, y in zip(ca, cb, strict=True)]
+    spread = _Spread(differences, categories)
+    significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
+    verdict = "No paired tasks to compare."
+    if n:
+        verdict = describe_difference(diff, ci, p, label_a, label_b, sides) + _caveats(spread, ci, significant)
     return Paired(
         n_paired=n,
         a_correct=a_correct,
@@ -36,9 +62,134 @@ def paired_figures(ca: Sequence[bool], cb: Sequence[bool], label_a: str, label_b
         both_correct=sum(x and y for x, y in zip(ca, cb, strict=True)),
         both_wrong=sum(not x and not y for x, y in zip(ca, cb, strict=True)),
         mcnemar_p=p,
+        p_value=p,
         diff=diff,
         diff_ci_low=ci.low,
         diff_ci_high=ci.high,
-        significant=p < 0.05 and (ci.low > 0 or ci.high < 0),
-        verdict=describe_difference(diff, ci, p, label_a, label_b, sides) if n else "No paired tasks to compare.",
+        significant=significant,
+        verdict=verdict,
+        **spread.fields(),
     )
+
+
+def sampled_paired_figures(
+    shares_a: Sequence[float],
+    shares_b: Sequence[float],
+    samples: tuple[int, int],
+    label_a: str,
+    label_b: str,
+    categories: Sequence[Hashable] | None = None,
+    correct: tuple[int, int] = (0, 0),
+) -> Paired:
+    """Task i's share of correct samples on each side (`shares_a[i]`, `shares_b[i]`), with `samples` the most
+    samples per task of each side and `correct` each side's count of correct samples: the mean per-task
+    difference, its task-clustered standard error, t interval and test."""
+    n = len(shares_a)
+    differences = [b - a for a, b in zip(shares_a, shares_b, strict=True)]
+    spread = _Spread(differences, categories)
+    on_tasks = spread.on_tasks
+    ci = _difference_interval(on_tasks)
+    p = t_test_p(on_tasks)
+    diff = on_tasks.mean
+    a_mean, b_mean = _task_mean(shares_a), _task_mean(shares_b)
+    a_ci, b_ci = _share_interval(a_mean), _share_interval(b_mean)
+    significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
+    verdict = "No paired tasks to compare."
+    if n:
+        verdict = describe_difference(diff, ci, p, label_a, label_b, test="paired t")
+        verdict += _caveats(spread, ci, significant)
+    return Paired(
+        n_paired=n,
+        a_correct=correct[0],
+        b_correct=correct[1],
+        a_accuracy=a_mean.mean,
+        b_accuracy=b_mean.mean,
+        a_ci_low=a_ci.low,
+        a_ci_high=a_ci.high,
+        b_ci_low=b_ci.low,
+        b_ci_high=b_ci.high,
+        a_wins=sum(a > b for a, b in zip(shares_a, shares_b, strict=True)),
+        b_wins=sum(b > a for a, b in zip(shares_a, shares_b, strict=True)),
+        both_correct=sum(a == 1 and b == 1 for a, b in zip(shares_a, shares_b, strict=True)),
+        both_wrong=sum(a == 0 and b == 0 for a, b in zip(shares_a, shares_b, strict=True)),
+        mcnemar_p=None,
+        test="paired t",
+        p_value=p,
+        diff=diff,
+        diff_ci_low=ci.low,
+        diff_ci_high=ci.high,
+        significant=significant,
+        verdict=verdict,
+        samples_per_task_a=samples[0],
+        samples_per_task_b=samples[1],
+        **spread.fields(),
+    )
+
+
+def _difference_interval(on_tasks: ClusteredMean) -> Interval:
+    """The t interval of the mean difference; where every task's difference is the same the standard error is 0
+    and would claim certainty, so the bound an exact argument gives is used instead (as the bootstrap does with
+    no discordant pair: with n tasks that all agree, the rate they disagree at is below 1 - 0.025^(1/n))."""
+    if on_tasks.clusters >= 2 and on_tasks.stderr == 0:
+        bound = 1.0 - 0.025 ** (1.0 / on_tasks.clusters)
+        return Interval(max(-1.0, on_tasks.mean - bound), min(1.0, on_tasks.mean + bound))
+    return interval(on_tasks, low=-1.0, high=1.0)
+
+
+def _share_interval(mean: ClusteredMean) -> Interval:
+    """A side's mean share of correct samples: the t interval; Wilson's over tasks where every task's share is
+    the same (a standard error of 0 would claim certainty)."""
+    if mean.clusters >= 2 and mean.stderr > 0:
+        return interval(mean)
+    return wilson(round(mean.mean * mean.clusters), mean.clusters)
+
+
+def _task_mean(shares: Sequence[float]) -> ClusteredMean:
+    """The mean of per-task shares, each task its own cluster."""
+    return clustered_mean(shares, range(len(shares)))
+
+
+class _Spread:
+    """The per-task differences' standard error, on tasks and on categories, and the MDE from it."""
+
+    def __init__(self, differences: Sequence[float], categories: Sequence[Hashable] | None) -> None:
+        self.on_tasks = clustered_mean(differences, range(len(differences)))
+        self.on_categories: ClusteredMean | None = None
+        if categories is not None and len(set(categories)) >= 2:
+            self.on_categories = clustered_mean(differences, categories)
+
+    def fields(self) -> dict[str, object]:
+        stderr = self.on_tasks.stderr if self.on_tasks.clusters >= 2 else None
+        return {
+            "diff_stderr": stderr,
+            "categories": self.on_categories.clusters if self.on_categories is not None else 0,
+            "diff_stderr_category": self.on_categories.stderr if self.on_categories is not None else None,
+            "minimum_detectable_effect": minimum_detectable_effect(stderr) if stderr else None,
+        }
+
+
+def minimum_detectable_effect(stderr: float, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The smallest true difference a two-sided test at `alpha` detects with `power`, given the standard error
+    of the estimate: (z_{1-alpha/2} + z_power) * stderr (the normal approximation; Bloom 1995)."""
+    return float((sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)) * stderr)
+
+
+def _caveats(spread: _Spread, ci: Interval, significant: bool) -> str:
+    """What the verdict adds: the category-level interval where it is wider and holds no difference while the
+    task-level one excludes it; and, where nothing was found, the size of difference that could have been."""
+    said = ""
+    category = spread.on_categories
+    if category is not None and significant and category.stderr > spread.on_tasks.stderr:
+        wide = interval(category, low=-1.0, high=1.0)
+        if wide.low <= 0 <= wide.high:
+            said += (
+                f" Clustered on its {category.clusters} categories, the 95% interval is {wide.low * 100:+.1f} to "
+                f"{wide.high * 100:+.1f} points and includes no difference: the result may rest on a few categories."
+            )
+    mde = spread.fields()["minimum_detectable_effect"]
+    if not significant and isinstance(mde, float):
+        said += (
+            f" With {spread.on_tasks.clusters} paired tasks, only a difference of about {mde * 100:.1f} points or "
+            "more would have been detected with 80% power."
+        )
+    return said

@@ -74,8 +74,10 @@ def paired_bootstrap_diff(
     return Interval(float(low), float(high))
 
 
-def describe_difference(diff: float, ci: Interval, p: float, label_a: str, label_b: str, sides: str = "lane") -> str:
-    """One sentence that claims no more than the statistics support.
+def describe_difference(
+    diff: float, ci: Interval, p: float, label_a: str, label_b: str, sides: str = "lane", test: str = "exact McNemar"
+) -> str:
+    """One sentence that claims no more than the statistics support (`test` names the test `p` is of).
 
     `diff` and `ci` are accuracy(b) - accuracy(a). The sentence names the better lane first, so the
     interval is turned round with it: it always reads as the better lane minus the worse one."""
@@ -86,16 +88,16 @@ def describe_difference(diff: float, ci: Interval, p: float, label_a: str, label
         better, worse, low, high = label_b, label_a, ci.low, ci.high
     if diff == 0:
         interval = f"95% CI for {better} minus {worse}: {low * 100:+.1f} to {high * 100:+.1f} points"
-        return f"{label_a} and {label_b} have the same accuracy on the paired tasks ({interval}; McNemar p = {p:.3g})."
+        return f"{label_a} and {label_b} have the same accuracy on the paired tasks ({interval}; {test} p = {p:.3g})."
     # Named, since every table beside the sentence shows B - A, which is this turned round when A is ahead.
     interval = f"95% CI for {better} minus {worse}: {low * 100:+.1f} to {high * 100:+.1f} points"
     if p < 0.05 and (low > 0 or high < 0):
         return (
-            f"{better} scores {points:.1f} points higher than {worse} ({interval}); exact McNemar p = {p:.3g}, "
+            f"{better} scores {points:.1f} points higher than {worse} ({interval}); {test} p = {p:.3g}, "
             "so this difference is unlikely to be chance at the 5% level."
         )
     return (
         f"{better} scores {points:.1f} points higher than {worse} on these tasks, but the difference is not "
-        f"statistically significant ({interval}; exact McNemar p = {p:.3g}): no evidence that either {sides} "
+        f"statistically significant ({interval}; {test} p = {p:.3g}): no evidence that either {sides} "
         "is better."
     )

@@ -37,9 +37,9 @@ def load_run_dir(path: Path) -> SavedRun:
 
 
 def stream_run_dir(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
-    """The run's facts, and its records in suite order, read one at a time: a first pass over samples.jsonl
-    notes where each task's line is (and the model names), then each line is read when its task comes. The
-    raw outputs are never all in memory at once."""
+    """The run's facts, and its records in suite order (a task's samples together, by their index), read one at a
+    time: a first pass over samples.jsonl notes where each sample's line is (and the model names), then each line
+    is read when its task comes. The raw outputs are never all in memory at once."""
     path = _run_of_metrics(path) or path
     if not (path / SUITE_COPY).exists() or not (path / SAMPLES).exists():
         raise InputError(f"{path}: not a run directory (needs {SUITE_COPY} and {SAMPLES})")
@@ -56,12 +56,11 @@ def stream_run_dir(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     def records() -> Iterator[SavedRecord]:
         with open(path / SAMPLES, "rb") as fh:
             for task in tasks:
-                span = where.get(task.id)
-                if span is None:
-                    continue  # not run yet: an unfinished run is re-scored on what it holds
-                fh.seek(span[0])
-                sample = _SAMPLE.decode(fh.read(span[1] - span[0]))
-                yield SavedRecord(as_sent(task, sample), sample, previous.get(task.id, {}), {})
+                # Not run yet: an unfinished run is re-scored on what it holds.
+                for index, span in sorted(where.get(task.id, {}).items()):
+                    fh.seek(span[0])
+                    sample = _SAMPLE.decode(fh.read(span[1] - span[0]))
+                    yield SavedRecord(as_sent(task, sample), sample, previous.get((task.id, index), {}), {})
 
     return RunMeta.from_fields(meta), records()
 
@@ -70,6 +69,7 @@ class _SampleHead(msgspec.Struct):
     """What the first pass reads of a sample line (msgspec skips the rest without keeping it)."""
 
     task_id: str
+    sample: int = 0
     model: str | None = None
 
 
@@ -77,11 +77,11 @@ _HEAD = msgspec.json.Decoder(_SampleHead)
 _SAMPLE = msgspec.json.Decoder(Sample)
 
 
-def _index_samples(samples: Path) -> tuple[dict[str, tuple[int, int]], Counter[str]]:
-    """Where each task's sample line is (the last one, should a task appear twice), and the model names the
-    server answered as. A torn last line (the process died mid-write) is left out; a bad line elsewhere is
-    an error, as when a run is resumed."""
-    where: dict[str, tuple[int, int]] = {}
+def _index_samples(samples: Path) -> tuple[dict[str, dict[int, tuple[int, int]]], Counter[str]]:
+    """Where each sample's line is, by task and sample index (the last one, should a sample appear twice), and
+    the model names the server answered as. A torn last line (the process died mid-write) is left out; a bad line
+    elsewhere is an error, as when a run is resumed."""
+    where: dict[str, dict[int, tuple[int, int]]] = {}
     models: Counter[str] = Counter()
     with open(samples, "rb") as fh:
         offset = 0
@@ -95,7 +95,7 @@ def _index_samples(samples: Path) -> tuple[dict[str, tuple[int, int]], Counter[s
                 if not line.endswith(b"\n"):
                     break  # the last line, torn
                 raise InputError(f"{samples}:{number}: not a valid sample line") from None
-            where[head.task_id] = (start, offset)
+            where.setdefault(head.task_id, {})[head.sample] = (start, offset)
             if head.model:
                 models[head.model] += 1
     return where, models
@@ -105,6 +105,7 @@ class _Decided(msgspec.Struct):
     """A task of metrics.json as far as its decision goes; the raw output it also holds is skipped."""
 
     task_id: Any = None
+    sample: Any = 0
     extracted_final_answer: Any = msgspec.UNSET
     extraction_source: Any = msgspec.UNSET
     extraction_method: Any = msgspec.UNSET
@@ -119,9 +120,9 @@ class _Metrics(msgspec.Struct):
     tasks: list[_Decided] = msgspec.field(default_factory=list)
 
 
-def _previous_decisions(metrics: Path) -> dict[str, dict[str, Any]]:
-    """The decisions metrics.json holds, by task id. Metrics are derived: a damaged or foreign file only
-    means there is nothing to compare against, never an error."""
+def _previous_decisions(metrics: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """The decisions metrics.json holds, by task id and sample index. Metrics are derived: a damaged or foreign
+    file only means there is nothing to compare against, never an error."""
     if not metrics.exists():
         return {}
     try:
@@ -134,9 +135,9 @@ def _previous_decisions(metrics: Path) -> dict[str, dict[str, Any]]:
     except (OSError, ValueError, msgspec.DecodeError, msgspec.ValidationError):
         return {}
     return {
-        t.task_id: {k: getattr(t, k) for k in DECISION_FIELDS if getattr(t, k) is not msgspec.UNSET}
+        (t.task_id, t.sample): {k: getattr(t, k) for k in DECISION_FIELDS if getattr(t, k) is not msgspec.UNSET}
         for t in doc.tasks
-        if isinstance(t.task_id, str)
+        if isinstance(t.task_id, str) and isinstance(t.sample, int)
     }
 
 

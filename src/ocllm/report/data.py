@@ -6,6 +6,7 @@ can always be checked against the file beside it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +23,12 @@ from ocllm.analysis.compare import (
     run_label,
     scored_task,
 )
-from ocllm.analysis.metrics import accuracy, chance_level, tally_categories
+from ocllm.analysis.metrics import chance_level, tally_categories
 from ocllm.analysis.notices import incomplete_notice
 from ocllm.analysis.paired import paired_figures
 from ocllm.analysis.rescore import PolicyOverrides, policy_of, rescore_run
 from ocllm.analysis.run_settings import run_settings
-from ocllm.analysis.stats import wilson
+from ocllm.analysis.sampled import SampledTally, accuracy_interval, vote
 from ocllm.documents import Estimate, Matrix, MatrixLane, Paired, RunReport
 from ocllm.errors import InputError
 from ocllm.formats import SavedRecord
@@ -37,8 +38,31 @@ from ocllm.scoring import task_types
 
 
 def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
-    ci = wilson(figures["correct"], scored(figures))
+    """The figures with the 95% interval of their accuracy: Wilson's, or with repeated samples the t interval of
+    the task-clustered standard error (sampled.accuracy_interval)."""
+    ci = accuracy_interval(
+        figures["correct"],
+        scored(figures),
+        figures.get("samples_per_task", 1),
+        figures.get("accuracy_stderr"),
+        figures.get("tasks_scored", 0),
+    )
     return {**figures, "ci_low": ci.low, "ci_high": ci.high}
+
+
+def _sampled_figures(tasks: list[ScoredTask], key: Callable[[ScoredTask], str] | None = None) -> dict[str, Any]:
+    """Counts over a lane's samples and their sampled figures: of them all (under "all"), or per `key` (category,
+    task type)."""
+    tally = SampledTally()
+    for t in tasks:
+        cast = vote(t.correct, t.extracted, task_types.extracts_answer(t.task_type))
+        tally.add(t.task_id, t.category, t.task_type, t.correct, t.error is not None, cast)
+    counts = tally_categories(tasks, key=key or (lambda _: "all"))
+    return {name: {**figures, **tally.figures(_ids(tasks, key, name))} for name, figures in counts.items()}
+
+
+def _ids(tasks: list[ScoredTask], key: Callable[[ScoredTask], str] | None, name: str) -> list[str]:
+    return list(dict.fromkeys(t.task_id for t in tasks if key is None or key(t) == name))
 
 
 def run_report_doc(
@@ -92,7 +116,7 @@ def _tool_verdicts(tool: str | None, records: list[SavedRecord], decisions: list
 
 def _by_type(tasks: list[ScoredTask]) -> dict[str, Estimate]:
     """A lane's figures per task type, when its tasks are of several (else the lane's own figures again)."""
-    by_type = tally_categories(tasks, key=lambda t: t.task_type)
+    by_type = _sampled_figures(tasks, key=lambda t: t.task_type)
     return {k: Estimate(**_with_interval(v)) for k, v in by_type.items()} if len(by_type) > 1 else {}
 
 
@@ -121,17 +145,8 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
     base = runs[labels.index(baseline)]
     lanes = []
     for run in runs:
-        tasks = list(run.tasks.values())
-        errors = sum(t.error is not None for t in tasks)
-        correct = sum(t.correct is True for t in tasks)
-        figures = {
-            "total": len(tasks),
-            "correct": correct,
-            "errors": errors,
-            "scored": len(tasks) - errors,
-            "accuracy": accuracy(correct, len(tasks) - errors),
-            "no_answer": sum(t.no_answer for t in tasks),
-        }
+        tasks = [t for samples in run.tasks.values() for t in samples]  # every sample of every task
+        figures = _sampled_figures(tasks)["all"] if tasks else {"total": 0, "correct": 0, "scored": 0, "accuracy": 0.0}
         lanes.append(
             MatrixLane(
                 label=run.label,
@@ -140,7 +155,9 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 truncated=sum(t.truncated for t in tasks),
                 missing=run.missing,
                 complete=not run.missing,
-                by_category={k: Estimate(**_with_interval(v)) for k, v in tally_categories(tasks).items()},
+                by_category={
+                    k: Estimate(**_with_interval(v)) for k, v in _sampled_figures(tasks, lambda t: t.category).items()
+                },
                 by_type=_by_type(tasks),
                 resources=resources_of(tasks),
                 serving=run.serving,

@@ -1,4 +1,4 @@
-"""Decisions taken while a run goes, kept on disk by task id until the run's final scoring.
+"""Decisions taken while a run goes, kept on disk by (task id, sample)  until the run's final scoring.
 
 The runner decides each answer the moment it arrives (the progress line shows the accuracy so far), and
 the final scoring writes metrics.json from the samples on disk. Deciding every answer a second time cost
@@ -24,16 +24,16 @@ _DECODERS: dict[type[Decision], msgspec.json.Decoder[Decision]] = {}
 
 
 class DecisionSpool:
-    """`add` a task's decision as it is taken; `get` it back by task id (None when this run did not decide
-    that task: it ran in an earlier invocation, and is decided afresh)."""
+    """`add` a sample's decision as it is taken; `get` it back by (task id, sample index) (None when this run did
+    not decide that sample: it ran in an earlier invocation, and is decided afresh)."""
 
     def __init__(self, folder: Path) -> None:
         self._folder = folder
         self._file: IO[bytes] | None = None
-        self._where: dict[str, tuple[int, int, type[Decision]]] = {}
+        self._where: dict[tuple[str, int], tuple[int, int, type[Decision]]] = {}
         self._end = 0
 
-    def add(self, task_id: str, decision: Decision) -> None:
+    def add(self, key: tuple[str, int], decision: Decision) -> None:
         if self._file is None:
             # Opened at the first decision, when the run's folder exists: the same disk as samples.jsonl
             # (not a /tmp that may be memory), and an anonymous file, gone when closed whatever happens.
@@ -41,11 +41,11 @@ class DecisionSpool:
         data = _ENCODER.encode(decision)
         self._file.seek(self._end)
         self._file.write(data)
-        self._where[task_id] = (self._end, len(data), type(decision))
+        self._where[key] = (self._end, len(data), type(decision))
         self._end += len(data)
 
-    def get(self, task_id: str) -> Decision | None:
-        span = self._where.get(task_id)
+    def get(self, key: tuple[str, int]) -> Decision | None:
+        span = self._where.get(key)
         if span is None or self._file is None:
             return None
         start, length, kind = span

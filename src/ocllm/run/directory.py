@@ -2,7 +2,8 @@
 
 manifest.json  what ran: versions, lane settings (no secrets), suite name and hash, server models, times
 suite.jsonl    the suite's tasks exactly as run, so the directory can be re-scored on its own
-samples.jsonl  one line per finished task, appended and flushed as each finishes; never rewritten
+samples.jsonl  one line per finished sample of a task (one per task unless samples_per_task > 1), appended and
+               flushed as each finishes; never rewritten
                except by --retry-errors, which drops failed lines (atomically) before re-running them
 metrics.json   derived: the decisions and summary, recomputed whenever the run finishes
 """
@@ -75,7 +76,7 @@ class RunDirectory:
             raise InputError(f"{self.path}: already holds a run; pass --resume to finish it, or choose another --out")
         if resume and lane is not None and suite is not None and self.path.is_dir():
             self._check_resumable(lane, suite)
-            self._check_samples(suite, read_samples(self.samples_path))
+            self._check_samples(suite, read_samples(self.samples_path), lane)
 
     def _is_run_directory(self) -> bool:
         """Samples, or a manifest of this project's: written by `ocllm run` (perhaps stopped early)."""
@@ -100,7 +101,7 @@ class RunDirectory:
         if not (resume or retry_errors):
             return []
         samples = read_samples(self.samples_path, repair=True)  # a torn last line is cut, appends go on cleanly
-        self._check_samples(suite, samples)
+        self._check_samples(suite, samples, lane)
         if retry_errors:
             kept = [s for s in samples if s.error is None]
             self._dropped_attempts = sum(s.attempts for s in samples if s.error is not None)
@@ -108,11 +109,18 @@ class RunDirectory:
             return kept
         return samples
 
-    def _check_samples(self, suite: Suite, samples: list[Sample]) -> None:
+    def _check_samples(self, suite: Suite, samples: list[Sample], lane: Lane) -> None:
         known = {t.id for t in suite.tasks}
         strangers = [s.task_id for s in samples if s.task_id not in known]
         if strangers:
             raise InputError(f"{self.samples_path}: holds task {strangers[0]!r}, which is not in the suite")
+        beyond = next((s for s in samples if s.sample >= lane.samples_per_task), None)
+        if beyond is not None:
+            # More samples per task may be asked on resume (the new ones run); fewer would leave some unread.
+            raise InputError(
+                f"{self.samples_path}: holds sample {beyond.sample} of task {beyond.task_id!r}, but the lane asks "
+                f"{lane.samples_per_task} sample(s) per task (samples_per_task may be raised to resume, not lowered)"
+            )
 
     def _check_resumable(self, lane: Lane, suite: Suite) -> None:
         manifest_path = self.path / MANIFEST

@@ -12,9 +12,9 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from ocllm.models import Sample, Task
+from ocllm.models import Sample
 from ocllm.run.client import ClientSettings, chat_completion
-from ocllm.run.execute import Dispatch
+from ocllm.run.execute import Dispatch, Job
 
 REST_S = 10.0  # how long an endpoint that refused a connection gets no new requests
 
@@ -67,16 +67,16 @@ class Endpoints:
             return min(candidates, key=lambda i: self.endpoints[i].rested_until)
         return min(awake, key=lambda i: (self.endpoints[i].in_flight, self.endpoints[i].requests))
 
-    def dispatcher(self, session: aiohttp.ClientSession, body_of: Callable[[Task], dict[str, Any]]) -> Dispatch:
-        async def dispatch(task: Task) -> Sample:
+    def dispatcher(self, session: aiohttp.ClientSession, body_of: Callable[[Job], dict[str, Any]]) -> Dispatch:
+        async def dispatch(job: Job) -> Sample:
             tried: set[int] = set()
-            body = body_of(task)
+            body = body_of(job)
             while True:
                 index = self.pick(tried)
                 endpoint = self.endpoints[index]
                 endpoint.in_flight += 1
                 try:
-                    sample = await chat_completion(session, endpoint.settings, task.id, body)
+                    sample = await chat_completion(session, endpoint.settings, job.task.id, body)
                 finally:
                     endpoint.in_flight -= 1
                 endpoint.requests += sample.attempts

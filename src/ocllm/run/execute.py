@@ -1,7 +1,8 @@
-"""The run loop, with one shape: tasks in, samples out, through `dispatch`.
+"""The run loop, with one shape: jobs in, samples out, through `dispatch`.
 
-`dispatch(task) -> Sample` is the only thing that knows how a task reaches a model (one HTTP endpoint
-today; several endpoints, or a server the run manages, are other dispatchers, not other loops).
+A job is one sample of one task (a lane that asks each task k times has k jobs per task). `dispatch(job) ->
+Sample` is the only thing that knows how a job reaches a model (one HTTP endpoint; several endpoints, or a
+server the run manages, are other dispatchers, not other loops).
 """
 
 from __future__ import annotations
@@ -9,37 +10,52 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
+from typing import NamedTuple
+
+import msgspec
 
 from ocllm.models import Sample, Task
 from ocllm.run.progress import RunProgress
 
-Dispatch = Callable[[Task], Awaitable[Sample]]
+
+class Job(NamedTuple):
+    """Sample `sample` (0 to samples_per_task - 1) of `task`."""
+
+    task: Task
+    sample: int = 0
+
+
+Dispatch = Callable[[Job], Awaitable[Sample]]
 # How often the progress is refreshed while no task finishes.
 TICK_S = 1.0
 
 
 async def execute(
-    tasks: Iterable[Task],
+    jobs: Iterable[Job],
     dispatch: Dispatch,
     *,
     concurrency: int,
-    done: Callable[[Task, Sample], Awaitable[None] | None],
+    done: Callable[[Job, Sample], Awaitable[None] | None],
     progress: RunProgress,
 ) -> None:
-    """Send every task through `dispatch`, at most `concurrency` at a time; `done` is called with each
-    finished task and its sample, in the order they finish. When `done` is a coroutine function, the worker
-    awaits it before taking its next task (how the runner holds requests back while its scorer catches up)."""
-    queue: asyncio.Queue[Task] = asyncio.Queue()
-    for task in tasks:
-        queue.put_nowait(task)
+    """Send every job through `dispatch`, at most `concurrency` at a time; `done` is called with each
+    finished job and its sample (marked with the job's sample index, whatever dispatched it), in the order they
+    finish. When `done` is a coroutine function, the worker awaits it before taking its next job (how the
+    runner holds requests back while its scorer catches up)."""
+    queue: asyncio.Queue[Job] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
 
     async def worker() -> None:
         # A fixed pool of workers rather than one coroutine per task: memory stays flat on suites of
         # any size, and the connection pool is never oversubscribed.
         while not queue.empty():
-            task = queue.get_nowait()
+            job = queue.get_nowait()
             progress.start()
-            handled = done(task, await dispatch(task))
+            sample = await dispatch(job)
+            if sample.sample != job.sample:
+                sample = msgspec.structs.replace(sample, sample=job.sample)
+            handled = done(job, sample)
             if inspect.isawaitable(handled):
                 await handled
 

@@ -30,7 +30,7 @@ from ocllm.run.decision_pool import DecisionPool, LiveDecisions
 from ocllm.run.decision_spool import DecisionSpool
 from ocllm.run.directory import RunDirectory
 from ocllm.run.endpoints import Endpoints
-from ocllm.run.execute import Dispatch, execute
+from ocllm.run.execute import Dispatch, Job, execute
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.prompting import request_body
@@ -189,8 +189,15 @@ async def _run(
         # written, and what was added beside it.
         sent_lane = msgspec.structs.replace(lane, extra_body={**added, **lane.extra_body})
     existing = run_dir.open(lane, suite, resume=resume, retry_errors=retry_errors)
-    done = {s.task_id for s in existing}
-    pending = [t for t in suite.tasks if t.id not in done]
+    done = {(s.task_id, s.sample) for s in existing}
+    # Round by round (every task's sample 0, then every task's sample 1, ...): a run stopped early holds whole
+    # rounds, each task asked about as often as the next, rather than all of some tasks' samples and none of others'.
+    pending = [
+        Job(task, index)
+        for index in range(lane.samples_per_task)
+        for task in suite.tasks
+        if (task.id, index) not in done
+    ]
     run_dir.start(
         lane,
         suite,
@@ -216,27 +223,27 @@ async def _run(
         # servers keep theirs: a new connection per request cost 20-25 ms of time to first token at p95 under load.
         one_each = lane.stream and any(closes_streamed_connections(identity.kind) for identity in identities)
         async with make_session(lane.concurrency, reuse_connections=not one_each) as session:
-            with make_progress(lane.name, len(suite.tasks), len(done)) as bar:
+            with make_progress(lane.name, len(suite.tasks) * lane.samples_per_task, len(done)) as bar:
 
                 def decided(task: Task, sample: Sample, decision: Decision | None) -> None:
                     # None: the workers died on it twice; the final scoring decides it from samples.jsonl.
                     if decision is not None:
-                        spool.add(task.id, decision)
+                        spool.add((task.id, sample.sample), decision)
                     correct = None if sample.error or decision is None else decision.correct
                     bar.advance(correct, sample.error is not None)
 
                 # At most `concurrency` answers wait for their decision: a slower scorer holds the requests back.
                 live = LiveDecisions(pool, policy, decided, limit=lane.concurrency)
 
-                async def finished(task: Task, sample: Sample) -> None:
+                async def finished(job: Job, sample: Sample) -> None:
                     writer.append(sample)
                     counts.add(sample)
                     # Decided as the final scoring would decide it (with the prompt as sent), once, in a worker
                     # process: the live accuracy shows it, and the final scoring reads it back from the spool.
-                    await live.add(as_sent(task, sample), sample)
+                    await live.add(as_sent(job.task, sample), sample)
 
                 if endpoints is not None:
-                    dispatch = endpoints.dispatcher(session, lambda task: request_body(task, sent_lane))
+                    dispatch = endpoints.dispatcher(session, lambda job: request_body(job.task, sent_lane, job.sample))
                 else:
                     dispatch = http_dispatcher(session, settings, sent_lane)
                 if server is not None:
@@ -327,8 +334,8 @@ def endpoint_settings(lane: Lane) -> list[ClientSettings]:
 def http_dispatcher(session: aiohttp.ClientSession, settings: ClientSettings, lane: Lane) -> Dispatch:
     """Tasks to one OpenAI-compatible endpoint: the lane's prompt and request body, one chat request each."""
 
-    async def dispatch(task: Task) -> Sample:
-        return await chat_completion(session, settings, task.id, request_body(task, lane))
+    async def dispatch(job: Job) -> Sample:
+        return await chat_completion(session, settings, job.task.id, request_body(job.task, lane, job.sample))
 
     return dispatch
 
@@ -337,20 +344,23 @@ def until_server_dies(dispatch: Dispatch, server: ManagedServer) -> Dispatch:
     """Requests to a managed server, each one given up as soon as the server has exited: the task becomes an
     error saying so (not a wrong answer, and not minutes of retries against a closed port)."""
 
-    def died(task: Task, attempts: int) -> Sample:
-        return Sample(task_id=task.id, error=server.death_reason(), error_kind="connection", attempts=attempts)
+    def died(job: Job, attempts: int) -> Sample:
+        return Sample(
+            task_id=job.task.id, sample=job.sample, error=server.death_reason(), error_kind="connection",
+            attempts=attempts,
+        )  # fmt: skip
 
-    async def guarded(task: Task) -> Sample:
+    async def guarded(job: Job) -> Sample:
         if server.exit_code() is not None:
-            return died(task, attempts=0)  # never sent: no request is counted for it
-        request = asyncio.ensure_future(dispatch(task))
+            return died(job, attempts=0)  # never sent: no request is counted for it
+        request = asyncio.ensure_future(dispatch(job))
         while not request.done():
             await asyncio.wait({request}, timeout=_SERVER_CHECK_S)
             if not request.done() and server.exit_code() is not None:
                 request.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await request
-                return died(task, attempts=1)
+                return died(job, attempts=1)
         sample = request.result()
         if sample.error is not None and server.exit_code() is not None:
             return msgspec.structs.replace(sample, error=server.death_reason())
@@ -368,7 +378,7 @@ def score_run_dir(out_dir: Path, lane: Lane, spool: DecisionSpool | None = None)
     meta, records = stream_run_dir(out_dir)
     # The raw outputs stay in samples.jsonl alone: metrics.json names the file instead of copying them.
     source = {"path": str(out_dir), "lane": lane.name, "raw_outputs": SAMPLES}
-    decided = None if spool is None else (lambda record: spool.get(record.task.id))
+    decided = None if spool is None else (lambda record: spool.get((record.task.id, record.sample.sample)))
     return write_rescored(
         out_dir, meta, records, lane.policy(), out_dir / METRICS, source=source, decided=decided, raw_outputs=False
     )

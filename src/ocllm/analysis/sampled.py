@@ -1,0 +1,138 @@
+"""The figures of a task's repeated samples, kept as verdicts arrive: avg@k with its task-clustered standard
+error, pass@k, maj@k, and each task's agreement (docs/statistics.md).
+
+One sample per task is the case k = 1 of the same figures: avg@1 is the accuracy, pass@1 too, and maj@1 credits
+a task whose one answer is right. A failed request is no sample of the task: it is counted in `errors` elsewhere
+and left out of every figure here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+from ocllm.analysis.clustered import ClusteredMean, clustered_from_sums, interval, majority_is_gold, pass_at_k
+from ocllm.analysis.stats import Interval, wilson
+from ocllm.documents import Figures, TaskAgreement
+
+# The vote every correct sample casts: the gold answer, however the model wrote it (0.5 and 1/2 are one vote).
+GOLD = ("gold",)
+
+
+def vote(correct: bool | None, extracted: str | None, extracts_answer: bool) -> Hashable | None:
+    """What a sample votes for maj@k: the gold when it is right; else the answer it gave (None: it gave none). A
+    type whose answer is the whole text (required substrings) extracts nothing to compare, so each of its wrong
+    samples is an answer of its own (an object equal to no other)."""
+    if correct is True:
+        return GOLD
+    if not extracts_answer:
+        return object()
+    return None if extracted is None else ("answer", extracted)
+
+
+class _Task:
+    __slots__ = ("category", "correct", "samples", "scored", "task_type", "votes")
+
+    def __init__(self, category: str, task_type: str) -> None:
+        self.category = category
+        self.task_type = task_type
+        self.samples = self.scored = self.correct = 0
+        self.votes: list[Hashable | None] = []
+
+
+class SampledTally:
+    """Verdicts added one sample at a time, grouped by task; the figures of any subset of the tasks."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, _Task] = {}
+
+    def add(
+        self, task_id: str, category: str, task_type: str, correct: bool | None, failed: bool, cast: Hashable | None
+    ) -> None:
+        task = self._tasks.get(task_id)
+        if task is None:
+            task = self._tasks[task_id] = _Task(category, task_type)
+        task.samples += 1
+        if failed or correct is None:
+            return
+        task.scored += 1
+        task.correct += correct is True
+        task.votes.append(cast)
+
+    def figures(self, keep: Iterable[str] | None = None, *, by_task: bool = False) -> dict[str, Any]:
+        """The sampled figures of the tasks named in `keep` (every task when None): samples_per_task, tasks_scored,
+        accuracy_stderr (clustered on tasks), pass_at_k, majority_at_k; with `by_task`, also the standard error
+        clustered on category (when there are two or more) and each task's agreement (when k > 1)."""
+        tasks = list(self._tasks.items()) if keep is None else [(t, self._tasks[t]) for t in keep]
+        scored = [(tid, task) for tid, task in tasks if task.scored]
+        k = max((task.samples for _, task in tasks), default=1)
+        on_tasks = clustered_from_sums([(task.correct, task.scored) for _, task in scored])
+        out: dict[str, Any] = {
+            "samples_per_task": k,
+            "tasks_scored": len(scored),
+            "accuracy_stderr": on_tasks.stderr if on_tasks.clusters >= 2 else None,
+            "pass_at_k": _pass_at(scored, k),
+            "majority_at_k": (
+                sum(majority_is_gold(task.votes, GOLD) for _, task in scored) / len(scored) if scored else None
+            ),
+        }
+        if by_task:
+            categories: dict[str, list[float]] = {}
+            for _, task in scored:
+                total = categories.setdefault(task.category, [0.0, 0])
+                total[0] += task.correct
+                total[1] += task.scored
+            on_categories = clustered_from_sums([(s, int(n)) for s, n in categories.values()])
+            out["categories"] = on_categories.clusters
+            out["accuracy_stderr_category"] = on_categories.stderr if on_categories.clusters >= 2 else None
+            if k > 1:
+                out["by_task"] = {tid: _agreement(task) for tid, task in scored}
+        return out
+
+    def ids_by(self, attribute: str) -> dict[str, list[str]]:
+        """Task ids by "category" or "task_type", in the order they came."""
+        grouped: dict[str, list[str]] = {}
+        for tid, task in self._tasks.items():
+            grouped.setdefault(getattr(task, attribute), []).append(tid)
+        return grouped
+
+
+def _pass_at(scored: list[tuple[str, _Task]], k: int) -> dict[str, float]:
+    """pass@j for j = 1..k, each the mean over the tasks with at least j scored samples (a task whose request
+    failed has fewer; it counts where it can)."""
+    out = {}
+    for j in range(1, k + 1):
+        values = [pass_at_k(task.scored, task.correct, j) for _, task in scored if task.scored >= j]
+        if values:
+            out[str(j)] = round(sum(values) / len(values), 6)
+    return out
+
+
+def _agreement(task: _Task) -> TaskAgreement:
+    return TaskAgreement(
+        samples=task.scored,
+        correct=task.correct,
+        share=round(task.correct / task.scored, 6),
+        agree=None not in task.votes and len(set(task.votes)) == 1,
+        majority=majority_is_gold(task.votes, GOLD),
+    )
+
+
+def accuracy_interval(correct: int, scored: int, samples_per_task: int, stderr: float | None, tasks: int) -> Interval:
+    """The 95% interval of an accuracy: Wilson's with one sample per task (as always); with more, the t interval
+    of the task-clustered standard error on tasks - 1 degrees of freedom (docs/statistics.md). Where every task's
+    samples agree the clustered error is 0 and would claim certainty: the Wilson interval over tasks is given
+    instead, each task one trial (its samples then say no more than one of them)."""
+    if samples_per_task <= 1 or stderr is None:
+        return wilson(correct, scored)
+    mean = correct / scored if scored else 0.0
+    if stderr == 0:
+        return wilson(round(mean * tasks), tasks)
+    return interval(ClusteredMean(mean, stderr, tasks, scored))
+
+
+def summary_interval(figures: Figures) -> Interval:
+    """`accuracy_interval` of a summary's (or any scope's) figures."""
+    return accuracy_interval(
+        figures.correct, figures.scored, figures.samples_per_task, figures.accuracy_stderr, figures.tasks_scored
+    )

@@ -1,0 +1,287 @@
+"""Repeated samples (issue 21): avg@k, pass@k, maj@k, task- and category-clustered errors, the sampled
+comparison, and `run --samples k` with its seeds, resume, shards and merge. Every figure is computed here on its
+own (textbook formulas, SciPy, statsmodels), never by the code under test."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import msgspec
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from conftest import legacy_record, write_json
+from scipy import stats as sps
+
+from ocllm.analysis.clustered import majority_is_gold, pass_at_k
+from ocllm.analysis.compare import compare_runs, load_scored
+from ocllm.cli import main
+from ocllm.report.data import run_report_doc
+from ocllm.sim import SimConfig, SimServer
+from ocllm.suites import shipped_suites
+
+# Each task's k = 4 answers (gold B), and its category. None: the request failed (no sample of the task).
+DESIGN: dict[str, tuple[str, list[str | None]]] = {
+    "t1": ("c1", ["FINAL: B", "FINAL: B", "FINAL: B", "FINAL: B"]),  # all right, agree
+    "t2": ("c1", ["FINAL: B", "FINAL: A", "FINAL: A", "FINAL: B"]),  # 2 right, 2 the same wrong: a tie, no maj
+    "t3": ("c1", ["FINAL: A", "FINAL: C", "FINAL: B", "FINAL: D"]),  # 1 right; every answer once: a tie
+    "t4": ("c2", ["FINAL: C", "FINAL: C", "FINAL: C", "FINAL: C"]),  # all wrong, agree
+    "t5": ("c2", ["FINAL: B", "FINAL: B", "FINAL: A", "I cannot say."]),  # 2 right vs 1 A: the gold is the majority
+    "t6": ("c2", ["FINAL: B", None, "FINAL: A", "FINAL: B"]),  # 3 scored: 2 right
+    "t7": ("c3", ["FINAL: A", "FINAL: B", "FINAL: B", "FINAL: B"]),  # 3 right
+}
+MAJORITY = {"t1": True, "t2": False, "t3": False, "t4": False, "t5": True, "t6": True, "t7": True}
+AGREE = {"t1": True, "t2": False, "t3": False, "t4": True, "t5": False, "t6": False, "t7": False}
+
+
+def sampled_file(tmp_path: Path, name: str, design: dict[str, tuple[str, list[str | None]]]) -> Path:
+    """An old-harness metrics file whose records carry `sample`: one record per (task, sample)."""
+    tasks = []
+    for task_id, (category, answers) in design.items():
+        for index, content in enumerate(answers):
+            record = legacy_record(task_id, content, expected="B", category=category, sample=index)
+            if content is None:
+                record["error"] = "HTTP 500 after 4 attempts"
+            tasks.append(record)
+    return write_json(tmp_path / f"{name}.json", {"lane": name, "tasks": tasks})
+
+
+def verdicts(design: dict[str, tuple[str, list[str | None]]]) -> dict[str, list[int]]:
+    """Each task's scored samples, 1 right / 0 wrong, as the design says (gold B, `FINAL: B` the one right)."""
+    return {tid: [int(a == "FINAL: B") for a in answers if a is not None] for tid, (_, answers) in design.items()}
+
+
+def rescored(tmp_path: Path, source: Path) -> dict:
+    out = tmp_path / f"{source.stem}.out.json"
+    assert main(["rescore", str(source), "-o", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_the_summary_s_sampled_figures_are_the_textbook_ones(tmp_path: Path) -> None:
+    doc = rescored(tmp_path, sampled_file(tmp_path, "L", DESIGN))
+    summary = doc["summary"]
+    per_task = verdicts(DESIGN)
+    flat = [v for values in per_task.values() for v in values]
+    groups = [tid for tid, values in per_task.items() for _ in values]
+    categories = [DESIGN[tid][0] for tid in groups]
+
+    # One record per (task, sample), each saying which sample it is.
+    assert [(t["task_id"], t["sample"]) for t in doc["tasks"]][:5] == [
+        ("t1", 0), ("t1", 1), ("t1", 2), ("t1", 3), ("t2", 0)
+    ]  # fmt: skip
+    assert summary["samples_per_task"] == 4 and summary["tasks_scored"] == 7
+    assert (summary["total"], summary["errors"], summary["scored"]) == (28, 1, 27)
+    assert summary["accuracy"] == pytest.approx(sum(flat) / len(flat), abs=1e-6)  # avg@k: every sample
+
+    # pass@j: 1 - C(n-c, j)/C(n, j) per task (Chen et al. 2021), averaged over the tasks with n >= j.
+    for j in range(1, 5):
+        values = [
+            1 - math.comb(len(v) - sum(v), j) / math.comb(len(v), j) for v in per_task.values() if len(v) >= j
+        ]
+        assert summary["pass_at_k"][str(j)] == pytest.approx(sum(values) / len(values), abs=1e-6)
+    assert summary["majority_at_k"] == pytest.approx(sum(MAJORITY.values()) / len(MAJORITY))
+
+    # The standard error clustered on tasks, and on categories: statsmodels' cluster-robust OLS of an intercept.
+    y, x = np.asarray(flat, dtype=float), np.ones(len(flat))
+    on_tasks = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": pd_codes(groups)}, use_t=True)
+    on_categories = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": pd_codes(categories)})
+    assert summary["accuracy_stderr"] == pytest.approx(float(on_tasks.bse[0]), rel=1e-9)
+    assert summary["accuracy_stderr_category"] == pytest.approx(float(on_categories.bse[0]), rel=1e-9)
+    assert summary["categories"] == 3
+
+    for tid, values in per_task.items():
+        agreement = summary["by_task"][tid]
+        assert (agreement["samples"], agreement["correct"]) == (len(values), sum(values))
+        assert agreement["share"] == pytest.approx(sum(values) / len(values), abs=1e-6)
+        assert (agreement["agree"], agreement["majority"]) == (AGREE[tid], MAJORITY[tid]), tid
+
+    # Per category the same figures, on that category's tasks alone.
+    c2 = [t for t in per_task if DESIGN[t][0] == "c2"]
+    figures = summary["by_category"]["c2"]
+    assert figures["samples_per_task"] == 4 and figures["tasks_scored"] == 3
+    assert figures["majority_at_k"] == pytest.approx(sum(MAJORITY[t] for t in c2) / 3)
+    assert figures["pass_at_k"]["1"] == pytest.approx(np.mean([np.mean(per_task[t]) for t in c2]), abs=1e-6)
+
+
+def pd_codes(labels: list[str]) -> np.ndarray:
+    """Cluster labels as the integer codes statsmodels takes."""
+    names = sorted(set(labels))
+    return np.asarray([names.index(label) for label in labels])
+
+
+def test_the_run_report_s_interval_is_the_clustered_t_interval(tmp_path: Path) -> None:
+    data = msgspec.to_builtins(run_report_doc(sampled_file(tmp_path, "L", DESIGN)))
+    per_task = verdicts(DESIGN)
+    flat = [v for values in per_task.values() for v in values]
+    groups = pd_codes([tid for tid, values in per_task.items() for _ in values])
+    fit = sm.OLS(np.asarray(flat, dtype=float), np.ones(len(flat))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
+    low, high = fit.conf_int(alpha=0.05)[0]  # t with G - 1 degrees of freedom
+    assert (data["summary"]["ci_low"], data["summary"]["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_majority_and_pass_at_k_on_hand_worked_cases() -> None:
+    # 5 samples, 2 right: pass@2 = 1 - C(3,2)/C(5,2) = 1 - 3/10.
+    assert pass_at_k(5, 2, 2) == pytest.approx(0.7)
+    assert pass_at_k(5, 0, 3) == 0.0 and pass_at_k(5, 3, 3) == 1.0
+    assert pass_at_k(200, 1, 1) == pytest.approx(1 / 200)
+    with pytest.raises(ValueError):
+        pass_at_k(3, 1, 4)
+    gold = ("gold",)
+    assert majority_is_gold([gold, gold, "x"], gold)
+    assert not majority_is_gold([gold, "x"], gold)  # a tie
+    assert majority_is_gold([gold, None, None], gold)  # no answer is no vote
+    assert not majority_is_gold([None, None], gold)
+    assert not majority_is_gold(["x", "x", gold], gold)
+
+
+# Two lanes of 8 tasks in 2 categories, 3 samples each: the number of right samples of each task on each side.
+RIGHT_A = [0, 1, 3, 2, 0, 3, 1, 2]
+RIGHT_B = [2, 1, 3, 3, 1, 3, 2, 3]
+
+
+def _lane_design(right: list[int]) -> dict[str, tuple[str, list[str | None]]]:
+    return {
+        f"t{i}": ("c1" if i < 4 else "c2", ["FINAL: B"] * r + ["FINAL: A"] * (3 - r)) for i, r in enumerate(right)
+    }
+
+
+def test_a_sampled_comparison_pairs_per_task_shares_with_a_clustered_error(tmp_path: Path) -> None:
+    a = sampled_file(tmp_path, "A", _lane_design(RIGHT_A))
+    b = sampled_file(tmp_path, "B", _lane_design(RIGHT_B))
+    doc = msgspec.to_builtins(compare_runs(load_scored(a), load_scored(b)))
+    d = (np.asarray(RIGHT_B) - np.asarray(RIGHT_A)) / 3
+    assert doc["n_paired"] == 8 and doc["samples_per_task_a"] == doc["samples_per_task_b"] == 3
+    assert doc["diff"] == pytest.approx(d.mean())
+    assert doc["diff_stderr"] == pytest.approx(sps.sem(d))  # the paired standard error of the per-task means
+    low, high = sps.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=sps.sem(d))
+    assert (doc["diff_ci_low"], doc["diff_ci_high"]) == (pytest.approx(low), pytest.approx(high))
+    assert doc["test"] == "paired t" and doc["mcnemar_p"] is None
+    assert doc["p_value"] == pytest.approx(sps.ttest_1samp(d, 0).pvalue)
+    categories = pd_codes(["c1"] * 4 + ["c2"] * 4)
+    fit = sm.OLS(d, np.ones(len(d))).fit(cov_type="cluster", cov_kwds={"groups": categories})
+    assert doc["diff_stderr_category"] == pytest.approx(float(fit.bse[0])) and doc["categories"] == 2
+    mde = (sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * sps.sem(d)
+    assert doc["minimum_detectable_effect"] == pytest.approx(mde)
+    assert doc["task_differences"] == pytest.approx(list(d), abs=1e-6)
+    assert (doc["a_wins"], doc["b_wins"]) == (0, 5)  # tasks whose share is higher on that side
+    assert doc["a_accuracy"] == pytest.approx(np.mean(RIGHT_A) / 3)
+    assert doc["by_category"]["c2"]["diff"] == pytest.approx(d[4:].mean())
+    shares = {f["task_id"]: (f["a_share"], f["b_share"]) for f in doc["flips"]}
+    assert shares["t0"] == (pytest.approx(0.0), pytest.approx(2 / 3)) and "t1" not in shares
+    # The sentence names the test it rests on.
+    assert "paired t p =" in doc["verdict"]
+
+
+def test_one_sample_per_task_keeps_mcnemar_and_adds_the_paired_standard_error(tmp_path: Path) -> None:
+    right_a = [True, False, True, True, False, False, True, True, False, True]
+    right_b = [True, True, True, False, True, True, True, True, True, True]
+    design_a = {f"t{i}": ("c1" if i < 5 else "c2", ["FINAL: B" if r else "FINAL: A"]) for i, r in enumerate(right_a)}
+    design_b = {f"t{i}": ("c1" if i < 5 else "c2", ["FINAL: B" if r else "FINAL: A"]) for i, r in enumerate(right_b)}
+    a, b = sampled_file(tmp_path, "A", design_a), sampled_file(tmp_path, "B", design_b)
+    doc = msgspec.to_builtins(compare_runs(load_scored(a), load_scored(b)))
+    b_wins, a_wins = 4, 1
+    assert doc["mcnemar_p"] == pytest.approx(sps.binomtest(b_wins, a_wins + b_wins, 0.5).pvalue)
+    assert doc["p_value"] == doc["mcnemar_p"] and doc["test"] == "exact McNemar"
+    d = np.asarray(right_b, dtype=float) - np.asarray(right_a, dtype=float)
+    assert doc["diff_stderr"] == pytest.approx(sps.sem(d))
+    assert doc["task_differences"] == []  # the discordant pairs say it with one sample
+    assert "exact McNemar p =" in doc["verdict"]
+    # Not significant: the verdict says how large a difference this size could have detected.
+    mde = (sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * sps.sem(d)
+    assert doc["significant"] is False and f"{mde * 100:.1f} points" in doc["verdict"]
+
+
+SUITES = tuple(shipped_suites().values())
+
+
+@pytest.fixture(scope="module")
+def sim() -> SimServer:
+    with SimServer(SimConfig(suites=SUITES)) as server:
+        yield server
+
+
+def run_cli(base_url: str, out: Path, *extra: str) -> int:
+    return main(
+        ["run", "--suite", "smoke", "--base-url", base_url, "--model", "sim-baseline", "--out", str(out), *extra]
+    )
+
+
+def samples_of(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_run_asks_each_task_k_times_with_seed_plus_i(sim: SimServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(
+        f'[lanes.sampled]\nbase_url = "{sim.base_url}"\nmodel = "sim-baseline"\nsuite = "smoke"\n'
+        "seed = 40\ntemperature = 0.6\n"
+    )
+    assert main(["run", "--config", str(lanes), "--lane", "sampled", "--samples", "3", "--out", str(out)]) == 0
+    samples = samples_of(out)
+    tasks = {t["id"] for t in map(json.loads, (out / "suite.jsonl").read_text().splitlines())}
+    assert sorted((s["task_id"], s.get("sample", 0)) for s in samples) == sorted(
+        (t, i) for t in tasks for i in range(3)
+    )
+    for s in samples:
+        assert s["request"]["seed"] == 40 + s.get("sample", 0)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["lane"]["samples_per_task"] == 3 and manifest["requests"] == 3 * len(tasks)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["summary"]["samples_per_task"] == 3 and metrics["summary"]["tasks_scored"] == len(tasks)
+    assert sorted((t["task_id"], t["sample"]) for t in metrics["tasks"]) == sorted(
+        (s["task_id"], s.get("sample", 0)) for s in samples
+    )
+
+
+def test_resume_runs_only_the_samples_not_yet_run_and_refuses_fewer(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert run_cli(sim.base_url, out, "--samples", "2") == 0
+    first = samples_of(out)
+    assert run_cli(sim.base_url, out, "--samples", "3", "--resume") == 0
+    after = samples_of(out)
+    assert after[: len(first)] == first  # nothing finished is asked again
+    added = after[len(first) :]
+    assert len(added) == len(first) // 2 and {s["sample"] for s in added} == {2}
+    capsys.readouterr()
+    assert run_cli(sim.base_url, out, "--samples", "1", "--resume") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "samples_per_task may be raised to resume, not lowered" in err[0]
+
+
+def test_sampled_shards_merge_into_the_unsharded_run(sim: SimServer, tmp_path: Path) -> None:
+    whole = tmp_path / "whole"
+    assert run_cli(sim.base_url, whole, "--samples", "2", "--concurrency", "1") == 0
+    parts = [tmp_path / f"part{k}" for k in range(2)]
+    for k, part in enumerate(parts):
+        assert run_cli(sim.base_url, part, "--samples", "2", "--concurrency", "1", "--shard", f"{k}/2") == 0
+    assert main(["merge", *map(str, parts), "-o", str(tmp_path / "merged")]) == 0
+
+    def key(s: dict) -> tuple:
+        return (s["task_id"], s.get("sample", 0), s["content"], s["request"]["seed"])
+
+    assert sorted(map(key, samples_of(tmp_path / "merged"))) == sorted(map(key, samples_of(whole)))
+    merged = json.loads((tmp_path / "merged" / "metrics.json").read_text())["summary"]
+    alone = json.loads((whole / "metrics.json").read_text())["summary"]
+    for figure in ("accuracy", "pass_at_k", "majority_at_k", "samples_per_task", "accuracy_stderr"):
+        assert merged[figure] == alone[figure]
+
+
+def test_a_shard_short_of_a_sample_is_refused(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parts = [tmp_path / f"part{k}" for k in range(2)]
+    for k, part in enumerate(parts):
+        assert run_cli(sim.base_url, part, "--samples", "2", "--shard", f"{k}/2") == 0
+    lines = (parts[0] / "samples.jsonl").read_text().splitlines(keepends=True)
+    (parts[0] / "samples.jsonl").write_text("".join(lines[:-1]))
+    capsys.readouterr()
+    assert main(["merge", *map(str, parts), "-o", str(tmp_path / "merged")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "samples (2 for each of" in err[0] and "have no sample" in err[0]
