@@ -213,8 +213,10 @@ def test_samples_of_a_task_are_correlated(sampled: Any, temperature: float) -> N
     independent = p * (1 - p) / K
     # The sample variance of 200 such means is within ~10% of it; clustered samples give several times more.
     assert variance(means) > 2 * independent, (variance(means), independent)
-    # A real model's hard tasks exist: some tasks are wrong in most samples, some right in all.
+    # A real model's hard tasks exist: some tasks are wrong in most samples, some right in all (independent
+    # draws at 0.7 would give about 2 and 12 of 200). And the samples are no copies: many tasks are mixed.
     assert sum(m <= 0.25 for m in means) >= 10 and sum(m == 1 for m in means) >= 20
+    assert sum(0 < m < 1 for m in means) >= 40
 
 
 def test_a_higher_temperature_spreads_the_samples_more(sampled: Any) -> None:
@@ -263,3 +265,37 @@ def test_wrong_math_answers_vary_between_samples() -> None:
         ])
     stated = {re.findall(r"-?\d+", a["choices"][0]["message"]["content"])[-1] for a in answers}
     assert stated <= {"71", "73", "-72"} and len(stated) >= 2, stated
+
+
+# ------------------------------------------------------------------------------------------- a lane's samples
+
+
+def test_a_sampled_lanes_requests_draw_k_answers_that_come_again() -> None:
+    # The bodies ocllm sends for a lane's k samples (sample i with seed + i), scored by ocllm's own scorer.
+    from ocllm.models import Policy, Sample
+    from ocllm.run.lanes import Lane
+    from ocllm.run.prompting import request_body
+    from ocllm.scoring import decide
+    from ocllm.suites import load_suite, resolve_suite
+
+    suite = resolve_suite("demo")
+    tasks = load_suite(str(suite)).tasks
+    lane = Lane(name="L", base_url="http://127.0.0.1:1/v1", model="sim-reasoning", temperature=0.6, seed=0,
+                reasoning="native", samples_per_task=4)
+    bodies = [request_body(t, lane, i) for t in tasks for i in range(lane.samples_per_task)]
+    with SimServer(SimConfig(suites=(suite,))) as server:
+        first, again = post_all(server, bodies), post_all(server, bodies)
+    assert first == again
+    decisions = []
+    for n, response in enumerate(first):
+        choice = response["choices"][0]
+        task = tasks[n // lane.samples_per_task]
+        sample = Sample(task_id=task.id, sample=n % lane.samples_per_task, content=choice["message"]["content"],
+                        reasoning=choice["message"].get("reasoning_content"), finish_reason=choice["finish_reason"])
+        decisions.append(decide(task, sample, Policy()))
+    rows = [decisions[n : n + lane.samples_per_task] for n in range(0, len(decisions), lane.samples_per_task)]
+    # Some tasks are split between right and wrong; of the lettered answers, the truncated ones are the only
+    # unread ones (a list of required items has no letter to read).
+    assert any(len({d.correct for d in row}) > 1 for row in rows)
+    lettered = [d for n, d in enumerate(decisions) if tasks[n // lane.samples_per_task].type == "mcq"]
+    assert lettered and all(d.extracted_final_answer is not None or d.truncated for d in lettered)
