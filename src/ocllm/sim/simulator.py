@@ -56,9 +56,8 @@ class Simulator:
         if request.temperature > 0:
             # A sampled answer: the task's latent chance comes from the greedy draw of correctness, the rest of
             # the answer from the sample's own draws (see `sampling`).
-            greedy = seeded(digest)
-            greedy.random()  # the truncation draw
-            chance = latent_chance(accuracy, request.temperature, 1.0 - greedy.random())
+            rng.random()  # the greedy answer's truncation draw
+            chance = latent_chance(accuracy, request.temperature, 1.0 - rng.random())
             digest = sample_digest(self.config.seed, request)
             rng = seeded(digest)
         # Both draws are always taken, in this order, so that changing the truncation rate or the
