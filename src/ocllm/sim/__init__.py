@@ -1,7 +1,8 @@
 """The ocllm SIMULATOR: a fake OpenAI-compatible server (vLLM-like, with a reasoning parser).
 
-It runs no model. Its answers are written from templates, deterministically, at a configured accuracy,
-so that the demo and the tests have a real HTTP server to talk to. Everything it returns is labelled:
+It runs no model. Its answers are written from templates at a configured accuracy, deterministically at
+temperature 0 and by seeded (or, with no seed, fresh) draws above it, so that the demo and the tests have a
+real HTTP server to talk to. Everything it returns is labelled:
 `owned_by` and `system_fingerprint` are "ocllm-simulator" and every response carries the header
 `x-ocllm-simulator: 1`.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,9 @@ class ChatRequest:
     max_tokens: int | None
     stream: bool
     include_usage: bool
+    # 0.0 asks for the greedy answer: what the request says when it sends no usable temperature (see below).
+    temperature: float = 0.0
+    seed: int | None = None  # None: no seed, or one that is no integer
 
 
 def parse_request(body: Any, models: dict[str, float]) -> ChatRequest:
@@ -72,7 +76,22 @@ def parse_request(body: Any, models: dict[str, float]) -> ChatRequest:
         max_tokens=max_tokens,
         stream=stream,
         include_usage=bool(stream_options.get("include_usage")),
+        temperature=_temperature(body.get("temperature")),
+        seed=_seed(body.get("seed")),
     )
+
+
+def _temperature(value: Any) -> float:
+    # No temperature means greedy here, not OpenAI's default of 1: every lane, demo and test that sends none
+    # (or 0) relies on the simulator's repeatable answer. Nothing new is refused: a temperature that is no
+    # positive finite number (a string, a negative one) is read as greedy too.
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        return float(value)
+    return 0.0
+
+
+def _seed(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def message_text(content: Any) -> str:

@@ -1,18 +1,16 @@
 """What the ocllm SIMULATOR answers a checked request: the seeded draws, the answer drafted, truncation and
 token counts, as a Completion. It runs no model: it writes plausible text from templates (`answers`).
 
-Everything here is pure and deterministic. Each random choice comes from a `random.Random` seeded by
-a SHA-256 of (config seed, model, the messages as canonical JSON, reasoning on/off), so the same
-request always gets the same answer: the runner's resume test compares a resumed run with an
-uninterrupted one, byte for byte.
+At temperature 0 (or none) everything here is pure and deterministic. Each random choice comes from a
+`random.Random` seeded by a SHA-256 of (config seed, model, the messages as canonical JSON, reasoning on/off),
+so the same request always gets the same answer: the runner's resume test compares a resumed run with an
+uninterrupted one, byte for byte. Above temperature 0 the request's seed and temperature join the draw, and a
+request without a seed draws afresh (`sampling` says how, and how a task's samples are correlated).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +18,7 @@ from ocllm.models import Task
 from ocllm.sim.answers import cut_mid_sentence, draft_answer
 from ocllm.sim.config import MAX_MODEL_LEN, SimConfig
 from ocllm.sim.requests import ChatRequest, last_user_text, message_text
+from ocllm.sim.sampling import latent_chance, request_digest, sample_digest, seeded
 from ocllm.sim.suite_index import SuiteIndex
 from ocllm.suites import load_suite
 
@@ -50,19 +49,21 @@ class Simulator:
         self.index = SuiteIndex(tasks)
 
     def complete(self, request: ChatRequest) -> Completion:
-        canonical = json.dumps(
-            [self.config.seed, request.model, request.messages, request.reasoning],
-            sort_keys=True,
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
-        digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-        rng = random.Random(int(digest[:32], 16))
         accuracy = self.config.models[request.model]
+        digest = request_digest(self.config.seed, request)
+        rng = seeded(digest)
+        chance = accuracy
+        if request.temperature > 0:
+            # A sampled answer: the task's latent chance comes from the greedy draw of correctness, the rest of
+            # the answer from the sample's own draws (see `sampling`).
+            rng.random()  # the greedy answer's truncation draw
+            chance = latent_chance(accuracy, request.temperature, 1.0 - rng.random())
+            digest = sample_digest(self.config.seed, request)
+            rng = seeded(digest)
         # Both draws are always taken, in this order, so that changing the truncation rate or the
         # reasoning text does not change which answers are correct.
         truncated = rng.random() < self.config.truncation_rate and request.reasoning
-        correct = rng.random() < accuracy
+        correct = rng.random() < chance
 
         prompt = last_user_text(request.messages)
         task = self.index.find(prompt)
