@@ -32,21 +32,26 @@ console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS")
 
 def console_comparison(doc: Comparison) -> None:
     print_notices(doc.notices)
-    table = Table(title=f"{doc.a.label} vs {doc.b.label} ({doc.n_paired} paired tasks)")
-    for column in ("scope", "A", "B", "A wins", "B wins", "McNemar p", "B - A (95% CI)"):
+    sampled = doc.test != "exact McNemar"
+    per_task = f", {doc.samples_per_task_a} and {doc.samples_per_task_b} samples per task" if sampled else ""
+    table = Table(title=f"{doc.a.label} vs {doc.b.label} ({doc.n_paired} paired tasks{per_task})")
+    for column in ("scope", "A", "B", "A wins", "B wins", f"{doc.test} p", "B - A (95% CI)"):
         table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
     scopes: list[tuple[str, Paired]] = [("all", doc), *doc.by_category.items()]
     for name, f in scopes:
         table.add_row(
             name,
-            f"{f.a_correct}/{f.n_paired}",
-            f"{f.b_correct}/{f.n_paired}",
+            # With samples, each side's mean share of correct samples (avg@k on the paired tasks).
+            f"{100 * f.a_accuracy:.1f}%" if sampled else f"{f.a_correct}/{f.n_paired}",
+            f"{100 * f.b_accuracy:.1f}%" if sampled else f"{f.b_correct}/{f.n_paired}",
             str(f.a_wins),
             str(f.b_wins),
-            f"{f.mcnemar_p:.3g}",
+            f"{f.p_value:.3g}",
             f"{100 * f.diff:+.1f} ({100 * f.diff_ci_low:+.1f} to {100 * f.diff_ci_high:+.1f})",
         )
     console.print(table)
+    if doc.diff_stderr is not None:
+        console.print(spread_line(doc), soft_wrap=True, highlight=False)
     console.print(f"no answer: A {doc.a_no_answer}, B {doc.b_no_answer} (of the paired tasks each got wrong)")
     console.print(doc.verdict, soft_wrap=True, highlight=False)
     if doc.only_in_a or doc.only_in_b:
@@ -89,16 +94,55 @@ def print_run_result(result: RunResult) -> None:
         console.print(shard_line(result.shard), highlight=False)
     # Why the retries were made is a notice (below); free re-sends are no retries, so they are said apart.
     resent = f", {result.resends} re-sent on a new connection" if result.resends else ""
+    sent = "samples" if result.lane.samples_per_task > 1 else "tasks"
+    retries = result.requests - result.ran
     console.print(
         f"{answers_line(summary)}   truncated: {summary.truncated}   missing: {summary.missing} (never ran)"
-        f"   tasks this run: {result.ran} ({result.requests} requests, {result.requests - result.ran} retries{resent})",
+        f"   {sent} this run: {result.ran} ({result.requests} requests, {retries} retries{resent})",
         soft_wrap=True,  # one line to grep in a log, however narrow the terminal
     )
+    if summary.samples_per_task > 1:
+        console.print(samples_line(summary), soft_wrap=True, highlight=False)
     if summary.serving is not None:
         console.print(serving_line(summary.serving), highlight=False)
     print_notices(result.notices)
     for name in ("manifest.json", "suite.jsonl", "samples.jsonl", "metrics.json"):
         console.print(f"wrote {result.out_dir / name}")
+
+
+def samples_line(summary: Summary) -> str:
+    """avg@k with its interval clustered on tasks, pass@k and maj@k: what k samples per task measure."""
+    from ocllm.analysis.sampled import summary_interval
+
+    k = summary.samples_per_task
+    low, high = summary_interval(summary)
+    line = (
+        f"samples: up to {k} per task, {summary.tasks_scored} tasks   avg@{k}: {100 * summary.accuracy:.1f}% "
+        f"(95% CI {100 * low:.1f}-{100 * high:.1f}%, clustered on tasks)   "
+        f"pass@{k}: {100 * summary.pass_at_k.get(str(k), 0.0):.1f}%   "
+        f"maj@{k}: {100 * (summary.majority_at_k or 0.0):.1f}%"
+    )
+    task_level, category_level = summary.accuracy_stderr, summary.accuracy_stderr_category
+    if task_level is not None and category_level is not None and category_level > task_level:
+        line += (
+            f"\n  standard error clustered on the {summary.categories} categories: {100 * category_level:.2f} points "
+            f"(on tasks: {100 * task_level:.2f}); tasks of one category vary together, so read the wider one"
+        )
+    return line
+
+
+def spread_line(doc: Paired) -> str:
+    """The difference's standard errors (on tasks, on categories where larger) and the smallest difference the
+    comparison could detect."""
+    assert doc.diff_stderr is not None
+    line = f"standard error of B - A: {100 * doc.diff_stderr:.2f} points, clustered on tasks"
+    if doc.diff_stderr_category is not None and doc.diff_stderr_category > doc.diff_stderr:
+        line += f"; {100 * doc.diff_stderr_category:.2f} clustered on the {doc.categories} categories"
+    if doc.minimum_detectable_effect is not None:
+        line += (
+            f"   smallest difference detectable with 80% power: {100 * doc.minimum_detectable_effect:.1f} points"
+        )
+    return line
 
 
 def answers_line(summary: Summary) -> str:
@@ -251,7 +295,7 @@ def print_verdicts(result: RescoredFile) -> None:
     console.print(
         f"difference, {SCORER_LABEL} minus {result.input_label}: {100 * figures.diff:+.2f} points (95% CI "
         f"{100 * figures.diff_ci_low:+.2f} to "
-        f"{100 * figures.diff_ci_high:+.2f}), exact McNemar p = {figures.mcnemar_p:.3g}",
+        f"{100 * figures.diff_ci_high:+.2f}), exact McNemar p = {figures.p_value:.3g}",
         highlight=False,
     )
     console.print(figures.verdict, soft_wrap=True, highlight=False)

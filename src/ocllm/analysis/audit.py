@@ -191,7 +191,7 @@ def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
         "",
         f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, paired bootstrap "
         f"95% CI {100 * figures.diff_ci_low:+.2f} to {100 * figures.diff_ci_high:+.2f}; exact McNemar p = "
-        f"{figures.mcnemar_p:.3g} ({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input).",
+        f"{figures.p_value:.3g} ({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input).",
         "",
         _cell(figures.verdict),
         "",

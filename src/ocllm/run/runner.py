@@ -122,7 +122,9 @@ def run_lane(
     run_dir.finish(notices=before + after, served_model=served, errors=summary.errors)
     if (resume or retry_errors) and not ran:
         # Said to this invocation only; the manifest keeps what holds for the run.
-        after.insert(0, f"nothing left to run: every one of the {len(suite.tasks)} tasks has already run")
+        k, n = lane.samples_per_task, len(suite.tasks)
+        every = f"{n} tasks" if k == 1 else f"{n * k} samples ({k} of each of {n} tasks)"
+        after.insert(0, f"nothing left to run: every one of the {every} has already run")
     identities, added = started
     model = served or lane.model
     return RunResult(
@@ -180,7 +182,7 @@ async def _run(
         before += [notice for notice in more if notice not in before]
     identities = await _identify_servers(replicas, listed)
     added, said = repeat_settings(lane, identities)
-    before += said
+    before += said + sampling_notices(lane)
     for notice in before:
         announce(notice)
     sent_lane = lane
@@ -299,6 +301,22 @@ def repeat_settings(lane: Lane, identities: list[ServerIdentity]) -> tuple[dict[
             "shared prefixes, but an answer then depends on the requests before it, so identical runs may differ"
         )
     return added, said
+
+
+def sampling_notices(lane: Lane) -> list[str]:
+    """What a lane that asks each task several times must know before it waits for them."""
+    k = lane.samples_per_task
+    if k == 1:
+        return []
+    if lane.temperature == 0:
+        return [
+            f"samples_per_task = {k} at temperature 0: greedy decoding gives the same answer to every sample (up to "
+            "the server's batching), so avg@k, pass@k and maj@k measure what one sample does; sample at the "
+            "temperature the model is meant to run at (Qwen3 and Nemotron recommend 0.6)"
+        ]
+    if lane.seed is None:
+        return [f"samples_per_task = {k} without a seed: the samples differ, but a second run will not repeat them"]
+    return []
 
 
 def json_value(value: Any) -> str:
