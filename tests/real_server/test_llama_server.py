@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import shlex
@@ -732,3 +733,69 @@ def test_m_a_math_lane_is_decided_with_its_evidence(llama_server: LlamaServer, t
     markdown = (report / "report.md").read_text(encoding="utf-8")
     assert "## How each answer was checked" in markdown and "gold, normalised" in markdown
     assert "gold, normalised" in (report / "report.html").read_text(encoding="utf-8")
+
+
+# --- n. a sampled lane: k = 3 samples of each task (issue 21) --------------------------------------------------
+
+
+def test_n_a_sampled_lane_asks_each_task_three_times_and_repeats(llama_server: LlamaServer, tmp_path: Path) -> None:
+    # Sample i sends seed + i: the model's three answers to a task differ where its sampling does, and a second run
+    # of the same lane (one request at a time, as test l needs for llama.cpp to repeat) gives them again.
+    tasks = arithmetic_tasks(12)
+    suite = write_suite(tmp_path / "suite.jsonl", tasks)
+    lanes = write_lanes(
+        tmp_path / "lanes.toml", llama_server, suite, temperature=0.9, seed=11, concurrency=1, max_tokens=24,
+        samples_per_task=3,
+    )  # fmt: skip
+    runs = [tmp_path / "first", tmp_path / "second"]
+    for out in runs:
+        result = ocllm("run", "--config", str(lanes), "--lane", "L", "--out", str(out))
+        assert result.returncode == 0, said(result)
+    samples = read_jsonl(runs[0] / "samples.jsonl")
+    assert sorted((s["task_id"], s.get("sample", 0)) for s in samples) == sorted(
+        (t["id"], i) for t in tasks for i in range(3)
+    )
+    assert all(s["request"]["seed"] == 11 + s.get("sample", 0) for s in samples)
+    assert read_json(runs[0] / "manifest.json")["requests"] == 36
+    assert "samples: up to 3 per task, 12 tasks" in result.stdout and "avg@3" in result.stdout
+
+    def answers(out: Path) -> dict[tuple[str, int], str | None]:
+        return {(s["task_id"], s.get("sample", 0)): s.get("content") for s in read_jsonl(out / "samples.jsonl")}
+
+    first, second = answers(runs[0]), answers(runs[1])
+    assert first == second, [key for key in first if first[key] != second[key]][:5]
+
+    # The summary's figures, computed here from the records: avg@3 over every sample, pass@k with Chen et al.'s
+    # estimator per task, maj@3 from the answers each sample gave.
+    metrics = read_json(runs[0] / "metrics.json")
+    summary, records = metrics["summary"], metrics["tasks"]
+    assert summary["samples_per_task"] == 3 and summary["tasks_scored"] == 12
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_task.setdefault(record["task_id"], []).append(record)
+    assert all(sorted(r["sample"] for r in rs) == [0, 1, 2] for rs in by_task.values())
+    right = {tid: sum(r["correct"] is True for r in rs) for tid, rs in by_task.items()}
+    assert summary["accuracy"] == pytest.approx(sum(right.values()) / 36, abs=1e-6)
+    for k in (1, 2, 3):
+        expected = sum(1 - math.comb(3 - c, k) / math.comb(3, k) for c in right.values()) / 12
+        assert summary["pass_at_k"][str(k)] == pytest.approx(expected, abs=1e-6)
+
+    def majority(rs: list[dict[str, Any]]) -> bool:
+        votes = ["gold" if r["correct"] else r["extracted_final_answer"] for r in rs]
+        counted = sorted(((votes.count(v), v) for v in set(votes) if v is not None), reverse=True)
+        return bool(counted) and counted[0][1] == "gold" and (len(counted) == 1 or counted[0][0] > counted[1][0])
+
+    assert summary["majority_at_k"] == pytest.approx(sum(map(majority, by_task.values())) / 12)
+    for tid, agreement in summary["by_task"].items():
+        assert (agreement["samples"], agreement["correct"]) == (3, right[tid])
+
+    # Compared with a one-sample lane of the same model, the tasks' shares are paired.
+    single = tmp_path / "single"
+    done = ocllm("run", "--config", str(lanes), "--lane", "L", "--samples", "1", "--out", str(single))
+    assert done.returncode == 0, said(done)
+    compared = ocllm("compare", str(single), str(runs[0]), "-o", str(tmp_path / "cmp"))
+    assert compared.returncode == 0, said(compared)
+    comparison = read_json(tmp_path / "cmp" / "comparison.json")
+    assert comparison["test"] == "paired t" and comparison["n_paired"] == 12
+    assert (comparison["samples_per_task_a"], comparison["samples_per_task_b"]) == (1, 3)
+    assert len(comparison["task_differences"]) == 12
