@@ -4,6 +4,9 @@ Each digest below is of the task records (`json.dumps` of the `tasks` list, keys
 made by the code before the seam: commit 6443ce3, scorer 1.7.0, via `python -m ocllm rescore` on the same input
 and flags. The decisions now must be the same bytes. A later change that alters any of these decisions on purpose
 bumps the scorer version and records new digests here, with the reason in its commit.
+
+Since issue 21 each record also says which of its task's samples it is (`sample`, 0 where a task was asked once):
+a field added beside the decision, not a change of it. It is checked to be 0 here, then left out of the digest.
 """
 
 from __future__ import annotations
@@ -52,4 +55,5 @@ def test_decisions_are_the_bytes_they_were_before_the_seam(name: str, tmp_path: 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     tasks = json.loads(out.read_text(encoding="utf-8"))["tasks"]
+    assert all(task.pop("sample") == 0 for task in tasks)
     assert hashlib.sha256(json.dumps(tasks, ensure_ascii=False).encode()).hexdigest() == digest

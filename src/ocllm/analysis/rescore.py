@@ -42,6 +42,7 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
     samples.jsonl holds them already."""
     out = msgspec.to_builtins(decision)
     task, sample = record.task, record.sample
+    out["sample"] = sample.sample  # which of the task's samples (0 to samples_per_task - 1) was decided
     out["subset"] = task.subset
     out.update(task_types.of(task.type).record_fields(task))
     out["prompt"] = task.prompt

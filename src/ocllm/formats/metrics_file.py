@@ -107,13 +107,16 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
         raise InputError(f"{path}: expected an object with a 'tasks' list, or a list of task records")
 
     def records() -> Iterator[SavedRecord]:
-        seen: set[str] = set()  # the one thing kept per task: its id, to refuse a second record of it
+        # The one thing kept per record: its task id and sample index, to refuse a second record of it.
+        seen: set[tuple[str, int]] = set()
         rows = json_items(path, prefix) if whole is None else iter(whole)
         for index, row in enumerate(rows, start=1):
             record = _record(path, index, row)
-            if record.task.id in seen:
-                raise InputError(f"{path}: task {record.task.id!r} appears twice")
-            seen.add(record.task.id)
+            key = (record.task.id, record.sample.sample)
+            if key in seen:
+                again = f" sample {key[1]}" if key[1] else ""
+                raise InputError(f"{path}: task {record.task.id!r}{again} appears twice")
+            seen.add(key)
             yield record
 
     return RunMeta.from_fields(meta), records()
@@ -159,8 +162,12 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
         prompt=row.get("prompt"),
         **own_fields,
     )
+    index_of_sample = row.get("sample", 0)
+    if not isinstance(index_of_sample, int) or isinstance(index_of_sample, bool) or index_of_sample < 0:
+        raise InputError(f"{where} has a sample that is not a whole number from 0 (the index of its sample)")
     sample = Sample(
         task_id=task_id,
+        sample=index_of_sample,
         content=row.get("raw_content"),
         reasoning=row.get("raw_reasoning"),
         finish_reason=row.get("finish_reason"),
