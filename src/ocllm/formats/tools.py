@@ -71,8 +71,8 @@ def _inspect_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
     notices = []
     if any(inspect_log.epochs_of(fields) > 1 for fields in headers):
         notices.append(
-            "inspect_ai epochs are scored as separate tasks (id#epoch); the paired figures count them as "
-            "independent, which makes their intervals narrower than the questions alone would give"
+            "inspect_ai epochs are read as samples of one task (sample i is epoch i + 1), each with the "
+            "scorer's own verdict on that epoch"
         )
     return facts, notices
 
@@ -135,18 +135,21 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
     unscorable: list[UnscorableRecord] = []
 
     def records() -> Iterator[SavedRecord]:
-        first_seen: dict[str, Path] = {}
+        # A task may have several samples (inspect_ai's epochs, lm-eval's repeats): one record per (task, sample).
+        first_seen: dict[tuple[str, int], Path] = {}
         for path in files:
             scored, left_out = 0, len(unscorable)
             for record in fmt.read(path, filter_name, qualify):
                 if isinstance(record, UnscorableRecord):
                     unscorable.append(record)
                     continue
-                earlier = first_seen.get(record.task.id)
+                key = (record.task.id, record.sample.sample)
+                earlier = first_seen.get(key)
                 if earlier is not None:
                     where = "twice in it" if earlier == path else f"in {earlier} too"
-                    raise InputError(f"{path}: task {record.task.id!r} appears {where}")
-                first_seen[record.task.id] = path
+                    which = f" sample {key[1]}" if key[1] else ""
+                    raise InputError(f"{path}: task {record.task.id!r}{which} appears {where}")
+                first_seen[key] = path
                 scored += 1
                 yield record
             if not scored and len(unscorable) > left_out:
