@@ -305,3 +305,18 @@ def test_a_rescored_document_of_epochs_is_read_back_sample_by_sample(tmp_path: P
     assert [(t["task_id"], t["sample"]) for t in tasks] == [(t["task_id"], t["sample"]) for t in first["tasks"]]
     assert [t["previous"] for t in tasks] == [t["previous"] for t in first["tasks"]]  # inspect's, per epoch
     assert main(["report", str(tmp_path / "out.json"), "-o", str(tmp_path / "report")]) == 0
+
+
+def test_lm_eval_repeats_are_said_when_its_results_file_names_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = samples_file(tmp_path / "run", "gsm8k_cot_self_consistency", self_consistency_lines())
+    results = {"configs": {"gsm8k_cot_self_consistency": {"task": "gsm8k_cot_self_consistency", "repeats": 4}},
+               "model_name": "m"}  # fmt: skip
+    (tmp_path / "run" / f"results_{STAMP}.json").write_text(json.dumps(results))
+    capsys.readouterr()
+    doc = rescore(tmp_path, "--from", "lm-eval", str(path))
+    said = " ".join(capsys.readouterr().out.split())
+    assert "lm-eval repeats" in said and "verdict_of" in said
+    assert any("lm-eval repeats" in notice for notice in doc["notices"])
+    assert doc["source"]["model"] == "m"

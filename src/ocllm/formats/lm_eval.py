@@ -53,6 +53,11 @@ NOTICE = (
     "lm-eval's sample files hold no reasoning field: what is scored is the response lm-eval kept (the text "
     "after its think-end token, or all of it when that never came); <think> tags still in it are split by rule 1"
 )
+REPEATS_NOTICE = (
+    "lm-eval repeats: each of a doc's responses is a sample of its task; lm-eval's filter reduced them (take_first, "
+    "majority_vote) and its metric scored the doc once, so that verdict is the task's, kept under previous of every "
+    "sample (verdict_of: task), and changed decisions set each sample against it"
+)
 _TIMESTAMP = re.compile(r"_\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?$")
 
 
@@ -101,6 +106,14 @@ class _Index:
 
 def files_in(folder: Path) -> list[Path]:
     return sorted(folder.rglob("samples_*.jsonl"))
+
+
+def repeats_of(results: dict[str, Any], task: str) -> int:
+    """The `repeats` the task's config in an lm-eval results file names (1 where it names none)."""
+    configs = results.get("configs")
+    config = configs.get(task) if isinstance(configs, dict) else None
+    repeats = config.get("repeats") if isinstance(config, dict) else None
+    return repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else 1
 
 
 def task_name(path: Path) -> str:

@@ -40,23 +40,36 @@ class ToolRun(NamedTuple):
 
 
 def _lm_eval_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
-    """The model, from the results file lm-eval writes beside its sample files with the same timestamp."""
-    return _lm_eval_model(files), [lm_eval.NOTICE]
+    """The model, from the results file lm-eval writes beside its sample files with the same timestamp, and
+    whether its tasks ran with `repeats`."""
+    results = _lm_eval_results(files)
+    notices = [lm_eval.NOTICE]
+    if any(lm_eval.repeats_of(data, lm_eval.task_name(path)) > 1 for path, data in results):
+        notices.append(lm_eval.REPEATS_NOTICE)
+    return _lm_eval_model([data for _, data in results]), notices
 
 
-def _lm_eval_model(files: list[Path]) -> dict[str, Any]:
+def _lm_eval_results(files: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
+    """Each samples file with the results file beside it, where there is one that can be read."""
+    found = []
     for path in files:
         stamp = path.name.removesuffix(".jsonl").removeprefix(f"samples_{lm_eval.task_name(path)}")
         results = path.with_name(f"results{stamp}.json")
         try:
             data = json.loads(results.read_text(encoding="utf-8")) if stamp and results.is_file() else None
         except (OSError, ValueError):
-            continue  # only a label: the samples are read whatever this file holds
+            continue  # only a label and a notice: the samples are read whatever this file holds
         if isinstance(data, dict):
-            config = data.get("config") if isinstance(data.get("config"), dict) else {}
-            model = data.get("model_name") or config.get("model_args") or config.get("model")
-            if isinstance(model, str) and model:
-                return {"model": model}
+            found.append((path, data))
+    return found
+
+
+def _lm_eval_model(results: list[dict[str, Any]]) -> dict[str, Any]:
+    for data in results:
+        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        model = data.get("model_name") or config.get("model_args") or config.get("model")
+        if isinstance(model, str) and model:
+            return {"model": model}
     return {}
 
 
