@@ -918,3 +918,50 @@ def test_issue_20_bad_input_is_one_line_and_exit_2(
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], lines
     assert not (tmp_path / "r").exists() and not (tmp_path / "out.json").exists()
+
+
+# --- issue 21, repeats (other tools' repeated samples; a record's `sample` read back) ----------------------
+
+
+def inspect_json_of(epoch: object) -> Callable[[Path], list[str]]:
+    """A rescore --from inspect of a .json log whose one sample has epoch `epoch`."""
+
+    def build(tmp: Path) -> list[str]:
+        sample = {"id": "q1", "epoch": epoch, "input": "Which?", "choices": ["a", "b"], "target": "A",
+                  "output": {"choices": [{"message": {"content": "ANSWER: A"}}]}}  # fmt: skip
+        path = tmp / "log.json"
+        path.write_text(json.dumps({"eval": {"task": "t", "config": {"epochs": 2}}, "samples": [sample]}))
+        return ["rescore", "--from", "inspect", str(path), "-o", str(tmp / "out.json")]
+
+    return build
+
+
+REPEATS_RECORD = {"task_id": "q", "task_type": "mcq", "options": ["a", "b"], "expected_answer": "A",
+                  "raw_content": "ANSWER: A"}  # fmt: skip
+ISSUE_21_REPEATS_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "a record whose sample is negative": (
+        metrics_of(json.dumps({"tasks": [{**REPEATS_RECORD, "sample": -1}]})),
+        "task 'q' has a sample that is not a whole number from 0",
+    ),
+    "a record whose sample is text": (
+        metrics_of(json.dumps({"tasks": [{**REPEATS_RECORD, "sample": "1"}]})),
+        "task 'q' has a sample that is not a whole number from 0",
+    ),
+    "one sample of a task given twice": (
+        metrics_of(json.dumps({"tasks": [{**REPEATS_RECORD, "sample": 1}, {**REPEATS_RECORD, "sample": 1}]})),
+        "task 'q' sample 1 appears twice",
+    ),
+    "an inspect epoch of 0": (inspect_json_of(0), "epoch 0 is not an inspect_ai epoch (a whole number from 1)"),
+    "an inspect epoch as text": (inspect_json_of("2"), "epoch '2' is not an inspect_ai epoch"),
+}
+
+
+@pytest.mark.parametrize("case", list(ISSUE_21_REPEATS_CASES), ids=list(ISSUE_21_REPEATS_CASES))
+def test_issue_21_repeats_bad_input_is_one_line_and_exit_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build, message = ISSUE_21_REPEATS_CASES[case]
+    assert main(build(tmp_path)) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], lines
+    assert not (tmp_path / "out.json").exists()

@@ -37,6 +37,11 @@ def by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["task_id"]: t for t in document["tasks"]}
 
 
+def by_sample(document: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]:
+    """The records by (task, sample): inspect_ai's epochs are samples of one task."""
+    return {(t["task_id"], t["sample"]): t for t in document["tasks"]}
+
+
 def lines_of(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
@@ -268,15 +273,13 @@ def inspect_samples(path: Path) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("log", [INSPECT_EVAL, INSPECT_JSON, INSPECT_VARIANT], ids=["eval", "json", "variant"])
 def test_inspect_logs_written_by_inspect_ai(log: Path, tmp_path: Path) -> None:
     samples = inspect_samples(log)
-    epochs = {s["epoch"] for s in samples}
     doc, audit = rescore(tmp_path, "--from", "inspect", str(log))
-    tasks = by_id(doc)
-    ids = {f"{s['id']}#{s['epoch']}" if len(epochs) > 1 else str(s["id"]) for s in samples}
-    assert set(tasks) == ids
+    tasks = by_sample(doc)
+    assert set(tasks) == {(str(s["id"]), s["epoch"] - 1) for s in samples}  # an epoch is a sample of its task
     failed = [s for s in samples if s.get("error")]
     assert doc["summary"]["errors"] == len(failed)
     for sample in samples:
-        task = tasks[f"{sample['id']}#{sample['epoch']}" if len(epochs) > 1 else str(sample["id"])]
+        task = tasks[str(sample["id"]), sample["epoch"] - 1]
         assert task["options"] == sample["choices"] and task["expected_answer"] == sample["target"]
         if sample.get("error"):
             assert task["correct"] is None and task["error"]  # an error, never a wrong answer
@@ -303,7 +306,7 @@ def test_think_tags_inside_an_inspect_text_are_reasoning(tmp_path: Path) -> None
     for sample in inspect_samples(INSPECT_VARIANT):
         content = sample["output"]["choices"][0]["message"]["content"]
         if isinstance(content, str) and "</think>" in content:
-            task = by_id(doc)[f"{sample['id']}#{sample['epoch']}"]
+            task = by_sample(doc)[str(sample["id"]), sample["epoch"] - 1]
             visible = content.rsplit("</think>", 1)[1]
             assert task["extraction_source"] == "content" and task["extracted_final_answer"] in visible
             assert task["ambiguity"] == "none"  # "ANSWER: A" inside the tags is reasoning, never a conflict
@@ -322,7 +325,7 @@ def test_an_inspect_log_with_deflated_members_reads_the_same(tmp_path: Path) -> 
     (tmp_path / "b").mkdir()
     original, _ = rescore(tmp_path / "a", "--from", "inspect", str(INSPECT_EVAL))
     again, _ = rescore(tmp_path / "b", "--from", "inspect", str(repacked))
-    assert by_id(original) == by_id(again)
+    assert by_sample(original) == by_sample(again)
 
 
 def _member(path: Path, name: str) -> bytes:

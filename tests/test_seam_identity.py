@@ -6,7 +6,10 @@ and flags. The decisions now must be the same bytes. A later change that alters 
 bumps the scorer version and records new digests here, with the reason in its commit.
 
 Since issue 21 each record also says which of its task's samples it is (`sample`, 0 where a task was asked once):
-a field added beside the decision, not a change of it. It is checked to be 0 here, then left out of the digest.
+a field added beside the decision, not a change of it. And inspect_ai's epochs are samples of one task (id `q1`,
+sample `e - 1`, a task's epochs together) where they were tasks `q1#e` in the order inspect wrote them, epoch by
+epoch. `as_before_samples` undoes exactly these two, checking every record has its `sample` (0 where the input
+has no repeats), so that the digests stay those of 6443ce3.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,6 +58,22 @@ def test_decisions_are_the_bytes_they_were_before_the_seam(name: str, tmp_path: 
         capture_output=True, text=True, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    tasks = json.loads(out.read_text(encoding="utf-8"))["tasks"]
-    assert all(task.pop("sample") == 0 for task in tasks)
+    tasks = as_before_samples(json.loads(out.read_text(encoding="utf-8"))["tasks"], epochs=name == "inspect")
     assert hashlib.sha256(json.dumps(tasks, ensure_ascii=False).encode()).hexdigest() == digest
+
+
+def as_before_samples(tasks: list[dict[str, Any]], *, epochs: bool) -> list[dict[str, Any]]:
+    """The records as they were before issue 21: no `sample` field; with `epochs` (an inspect_ai log of several),
+    one task per sample, `<id>#<epoch>`, epoch by epoch; without, every record is sample 0."""
+    assert all(isinstance(t.get("sample"), int) for t in tasks)
+    if not epochs:
+        assert all(t["sample"] == 0 for t in tasks)
+        return [{k: v for k, v in t.items() if k != "sample"} for t in tasks]
+    first = {task_id: n for n, task_id in enumerate(dict.fromkeys(t["task_id"] for t in tasks))}
+    assert len(first) < len(tasks)  # several samples of a task: the epochs
+    before = []
+    for task in sorted(tasks, key=lambda t: (t["sample"], first[t["task_id"]])):
+        old = {k: v for k, v in task.items() if k != "sample"}
+        old["task_id"] = f"{task['task_id']}#{task['sample'] + 1}"
+        before.append(old)
+    return before

@@ -9,6 +9,13 @@ user message), the model's output (`output.choices[0].message.content`: a string
 failed (an `error`, no output choices) is an error here too, never a wrong answer. A sample this scorer
 cannot score (several targets, one choice) is reported as unscorable, with why, and the others are read.
 
+A task run for several epochs is one task with a sample per epoch: its id is the sample's id, and
+`Sample.sample` is the epoch less one (inspect_ai counts epochs from 1), each with that epoch's own verdict.
+inspect_ai writes the epochs apart (a `.eval` member per sample as it finishes, a `.json` log's samples sorted by
+epoch, then id); they are read grouped by task, its epochs in order. A `.eval` is read member by member in that
+order; a `.json` log of several epochs holds its records (not the transcripts) until the last is read, since
+a task's last epoch comes near the end (inspect_ai itself reads such a log whole).
+
 A `.eval` member is read to a bound, checked as it inflates (zip_members): header.json and the journal's
 start, the eval's spec and results (kilobytes in practice), to HEADER_LIMIT; a sample, which also holds its
 whole transcript (`events`, often most of it, megabytes for a long agent run), to SAMPLE_LIMIT, streamed into
@@ -123,8 +130,9 @@ def _outline(path: Path) -> tuple[str | None, dict[str, Any], list[str], list[An
 def read(
     path: Path, filter_name: str | None = None, qualify_ids: bool = False
 ) -> Iterator[SavedRecord | UnscorableRecord]:
-    """The log's samples as tasks (those this scorer cannot score as UnscorableRecord); with `qualify_ids`
-    their ids carry the task's name (`<task>/<id>`), for logs of several tasks read as one run."""
+    """The log's samples, a task's epochs together and in order (those this scorer cannot score as
+    UnscorableRecord); with `qualify_ids` their ids carry the task's name (`<task>/<id>`), for logs of several
+    tasks read as one run."""
     if zipfile.is_zipfile(path):
         yield from _read_eval(path, qualify_ids)
     else:
@@ -160,11 +168,20 @@ def _read_eval(path: Path, qualify_ids: bool) -> Iterator[SavedRecord | Unscorab
             raise InputError(f"{path}: holds no samples (was the eval run with --no-log-samples?)")
         several = epochs_of(fields) > 1 or any(int(match.group(2)) > 1 for _, match in samples)
         task = _task_name(fields, path)
-        for info, _ in samples:
+        for info in _by_task(samples):
             where = f"{path}: {info.filename}"
             with open_member(archive, info, path, SAMPLE_LIMIT) as stream:
                 sample = _sample_fields(stream, where)
             yield _record_or_unscorable(path, where, sample, several, task, qualify_ids)
+
+
+def _by_task(samples: list[tuple[zipfile.ZipInfo, re.Match[str]]]) -> list[zipfile.ZipInfo]:
+    """The sample members grouped by the id their name gives, in the order each id first appears, its epochs in
+    order: inspect_ai writes them as they finish, epoch by epoch."""
+    grouped: dict[str, list[tuple[int, zipfile.ZipInfo]]] = {}
+    for info, match in samples:
+        grouped.setdefault(match.group(1), []).append((int(match.group(2)), info))
+    return [info for members in grouped.values() for _, info in sorted(members, key=lambda m: m[0])]
 
 
 def _read_json(path: Path, qualify_ids: bool) -> Iterator[SavedRecord | UnscorableRecord]:
@@ -176,8 +193,23 @@ def _read_json(path: Path, qualify_ids: bool) -> Iterator[SavedRecord | Unscorab
     several = epochs_of(fields) > 1
     task = _task_name(fields, path)
     rows = json_items(path, "samples.item") if whole is None else iter(whole)
+    if not several:
+        for index, sample in enumerate(rows, start=1):
+            yield _record_or_unscorable(path, f"{path}: sample #{index}", sample, several, task, qualify_ids)
+        return
+    # Sorted by epoch in the file: a task's epochs are brought together, so all of them are held.
+    held: list[tuple[str, int, SavedRecord | UnscorableRecord]] = []
     for index, sample in enumerate(rows, start=1):
-        yield _record_or_unscorable(path, f"{path}: sample #{index}", sample, several, task, qualify_ids)
+        where = f"{path}: sample #{index}"
+        record = _record_or_unscorable(path, where, sample, several, task, qualify_ids)
+        task_id = record.task.id if isinstance(record, SavedRecord) else record.task_id
+        held.append((task_id, _epoch(sample, where), record))  # (_record has refused a bad epoch already)
+    first: dict[str, int] = {}
+    for task_id, _, _ in held:
+        first.setdefault(task_id, len(first))
+    held.sort(key=lambda item: (first[item[0]], item[1]))  # stable: an epoch given twice stays as it came
+    for _, _, record in held:
+        yield record
 
 
 def _json(data: bytes, where: str) -> Any:
@@ -243,11 +275,9 @@ def _record_or_unscorable(
 def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_ids: bool) -> SavedRecord:
     if not isinstance(sample, dict) or "id" not in sample:
         raise InputError(f"{where}: not an inspect_ai sample (no id)")
-    sample_id, epoch = sample["id"], sample.get("epoch", 1)
-    task_id = f"{sample_id}#{epoch}" if several_epochs else str(sample_id)
-    if qualify_ids:
-        task_id = f"{task}/{task_id}"
-    where = f"{where} (sample {task_id})"
+    sample_id, epoch = sample["id"], _epoch(sample, where)
+    task_id = f"{task}/{sample_id}" if qualify_ids else str(sample_id)
+    where = f"{where} (sample {task_id}, epoch {epoch})" if several_epochs else f"{where} (sample {task_id})"
     target = sample.get("target")
     if isinstance(target, list):
         if len(target) != 1:
@@ -265,25 +295,35 @@ def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_id
         prompt=_first_user_text(sample.get("messages")),
     )
     previous = _previous(sample.get("scores"))
-    return SavedRecord(built, _sample(task_id, sample), previous, {})
+    return SavedRecord(built, _sample(task_id, epoch - 1, sample), previous, {})
 
 
-def _sample(task_id: str, sample: dict[str, Any]) -> Sample:
+def _epoch(sample: dict[str, Any], where: str) -> int:
+    """The sample's epoch: inspect_ai counts them from 1 (a sample without one is of epoch 1)."""
+    epoch = sample.get("epoch", 1)
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 1:
+        raise InputError(f"{where}: epoch {epoch!r} is not an inspect_ai epoch (a whole number from 1)")
+    return epoch
+
+
+def _sample(task_id: str, index: int, sample: dict[str, Any]) -> Sample:
+    """The epoch's output as sample `index` of the task (the epoch less one)."""
     output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
     error = sample.get("error")
     if error:
         message = error.get("message") if isinstance(error, dict) else error
         first = str(message).strip().splitlines()[0] if str(message).strip() else "no message"
-        return failed_sample(task_id, f"inspect_ai recorded an error: {first}")
+        return failed_sample(task_id, f"inspect_ai recorded an error: {first}", index)
     choices = output.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return failed_sample(task_id, "inspect_ai recorded no output")
+        return failed_sample(task_id, "inspect_ai recorded no output", index)
     message = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
     content, reasoning = _split_blocks(message.get("content"))
     stop = choices[0].get("stop_reason")
     time = output.get("time")
     return Sample(
         task_id=task_id,
+        sample=index,
         content=content,
         reasoning=reasoning,
         reasoning_field="reasoning" if reasoning is not None else None,

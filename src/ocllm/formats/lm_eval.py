@@ -9,6 +9,12 @@ notes where each doc's lines are; the second reads them doc by doc. Memory holds
 lm-eval keeps only the text after its think-end token (all of it when that token never came), and no
 reasoning field: what is scored is that text, split by rule 1 where it still holds `<think>` tags.
 
+A task run with lm-eval's `repeats: k` asks each doc's request k times, and the line's `resps` holds the k
+responses ([[r1, ..., rk]]): each is a sample of the doc's one task (sample i is the i-th response). The filters
+reduce the k responses (`take_first`, `majority_vote`, `take_first_k`) before the metric scores the doc once, so
+the tool's verdict is the task's, not any one sample's: it is kept under `previous` of every sample, marked
+`verdict_of: "task"` with `repeats: k`. A doc of one response reads as it always did.
+
 A doc this scorer cannot score (one option, no options to be found, no response text) is reported as
 unscorable, with why, and the other docs are read; a line that is not an lm-eval line refuses the file.
 
@@ -46,6 +52,11 @@ METRICS = ("exact_match", "acc")  # the per-sample metrics of generative tasks, 
 NOTICE = (
     "lm-eval's sample files hold no reasoning field: what is scored is the response lm-eval kept (the text "
     "after its think-end token, or all of it when that never came); <think> tags still in it are split by rule 1"
+)
+REPEATS_NOTICE = (
+    "lm-eval repeats: each of a doc's responses is a sample of its task; lm-eval's filter reduced them (take_first, "
+    "majority_vote) and its metric scored the doc once, so that verdict is the task's, kept under previous of every "
+    "sample (verdict_of: task), and changed decisions set each sample against it"
 )
 _TIMESTAMP = re.compile(r"_\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?$")
 
@@ -97,6 +108,14 @@ def files_in(folder: Path) -> list[Path]:
     return sorted(folder.rglob("samples_*.jsonl"))
 
 
+def repeats_of(results: dict[str, Any], task: str) -> int:
+    """The `repeats` the task's config in an lm-eval results file names (1 where it names none)."""
+    configs = results.get("configs")
+    config = configs.get(task) if isinstance(configs, dict) else None
+    repeats = config.get("repeats") if isinstance(config, dict) else None
+    return repeats if isinstance(repeats, int) and not isinstance(repeats, bool) else 1
+
+
 def task_name(path: Path) -> str:
     """The lm-eval task a samples file belongs to: its name between `samples_` and the timestamp."""
     stem = path.name.removesuffix(".jsonl")
@@ -117,10 +136,7 @@ def read(
     with open(path, "rb") as fh:
         for doc_id in index.head:
             parsed = {line.filter: (line.number, _parse_at(fh, path, line)) for line in index.lines(doc_id)}
-            try:
-                yield _record(path, task, doc_id, parsed, filter_name)
-            except NotScorable as exc:
-                yield unscorable(exc, path)
+            yield from _records(path, task, doc_id, parsed, filter_name)
 
 
 def _index(path: Path) -> _Index:
@@ -198,9 +214,11 @@ def _filter(row: dict[str, Any]) -> str:
     return name if isinstance(name, str) and name else NO_FILTER
 
 
-def _record(
+def _records(
     path: Path, task: str, doc_id: Any, lines: dict[str, tuple[int, dict[str, Any]]], chosen: str
-) -> SavedRecord:
+) -> Iterator[SavedRecord | UnscorableRecord]:
+    """A doc's samples: one per response its request was answered with (several with `repeats`), each an
+    UnscorableRecord where this scorer cannot score it, naming the response."""
     task_id = f"{task}/{doc_id}"
     if chosen not in lines:
         raise InputError(
@@ -208,10 +226,33 @@ def _record(
             "every doc has with --filter"
         )
     number, row = lines[chosen]
-    where = f"{path}: line {number} (doc {doc_id!r})"
-    response = first_item(row.get("resps"))
+    responses = row["resps"][0]  # the doc's one request's responses (a generate_until line: _generated)
+    if len(responses) <= 1:  # one response (repeats: 1), or none
+        places = [f"{path}: line {number} (doc {doc_id!r})"]
+    else:
+        places = [f"{path}: line {number} (doc {doc_id!r}, resps[0][{i}])" for i in range(len(responses))]
+    for index, where in enumerate(places):
+        try:
+            yield _record(where, task, task_id, lines, chosen, responses, index)
+        except NotScorable as exc:
+            yield unscorable(exc, path)
+
+
+def _record(
+    where: str,
+    task: str,
+    task_id: str,
+    lines: dict[str, tuple[int, dict[str, Any]]],
+    chosen: str,
+    responses: list[Any],
+    index: int,
+) -> SavedRecord:
+    """Sample `index` of the doc: its `index`-th response, with the chosen filter's verdict on the doc."""
+    _, row = lines[chosen]
+    response = responses[index] if responses else None
     if not isinstance(response, str):
-        raise NotScorable(task_id, where, "resps[0][0] is not the text of a response")
+        what = "resps[0][0]" if len(responses) <= 1 else "it"
+        raise NotScorable(task_id, where, f"{what} is not the text of a response")
     # A math task by its name is read as one; a doc of another name only when it has no options to be found.
     kind = lm_eval_math.by_name(task)
     if kind is None:
@@ -223,7 +264,8 @@ def _record(
                 raise
     if kind is not None:
         prompt = _prompt(row.get("arguments"))
-        return lm_eval_math.record(where, task_id, task, kind, lines, chosen, response, prompt)
+        record = lm_eval_math.record(where, task_id, task, kind, lines, chosen, responses, index, prompt)
+        return _of_the_task(record, len(responses))
     filters = {name: _filter_outcome(line) for name, (_, line) in lines.items()}
     outcome = filters[chosen]
     previous = {
@@ -237,7 +279,16 @@ def _record(
         "metric_value": outcome["metric_value"],
         "filters": filters,
     }
-    return SavedRecord(built, Sample(task_id=task_id, content=response), previous, {})
+    return _of_the_task(SavedRecord(built, Sample(task_id=task_id, sample=index, content=response), previous, {}),
+                        len(responses))  # fmt: skip
+
+
+def _of_the_task(record: SavedRecord, repeats: int) -> SavedRecord:
+    """With several responses, the tool's verdict is on the doc (its filter reduced them first), not on this
+    sample: `previous` says so. One response: `previous` as it always was."""
+    if repeats > 1:
+        record.previous.update(verdict_of="task", repeats=repeats)
+    return record
 
 
 def _filter_outcome(row: dict[str, Any]) -> dict[str, Any]:

@@ -66,10 +66,13 @@ def record(
     kind: Family,
     lines: dict[str, tuple[int, dict[str, Any]]],
     chosen: str,
-    response: str,
+    responses: list[str],
+    index: int,
     prompt: str | None,
 ) -> SavedRecord:
+    """Sample `index` of the doc (its `index`-th response), with the tool's verdicts on the doc."""
     _, row = lines[chosen]
+    response = responses[index]
     doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
     gold, source = _gold(kind, doc, row.get("target"))
     if gold is None:
@@ -81,7 +84,7 @@ def record(
         subset = level_name(doc.get("level"))
     built = Task(id=task_id, type="math", question=_question(kind, doc), answer=gold, category=category,
                  subset=subset, prompt=prompt)  # fmt: skip
-    filters = {name: _outcome(line, response) for name, (_, line) in lines.items()}
+    filters = {name: _outcome(line, responses) for name, (_, line) in lines.items()}
     outcome = filters[chosen]
     method = f"lm-eval filter {chosen}" if chosen != "none" else f"lm-eval metric {outcome['metric']}"
     previous = {
@@ -98,7 +101,7 @@ def record(
         "gold_source": source,
         "tool_target": row.get("target"),
     }
-    return SavedRecord(built, Sample(task_id=task_id, content=response), previous, {})
+    return SavedRecord(built, Sample(task_id=task_id, sample=index, content=response), previous, {})
 
 
 def _gold(kind: Family, doc: dict[str, Any], target: Any) -> tuple[str | None, str]:
@@ -140,10 +143,11 @@ def _question(kind: Family, doc: dict[str, Any]) -> str:
     return ""
 
 
-def _outcome(row: dict[str, Any], response: str) -> dict[str, Any]:
+def _outcome(row: dict[str, Any], responses: list[str]) -> dict[str, Any]:
     """One filter's extraction (null when lm-eval logged none, or its "[invalid]"), and its metrics' verdicts."""
     raw = first_item(row.get("filtered_resps"))
-    answer = raw if raw != response else None  # filter `none`: the response itself, not an extraction
+    # Filter `none` (take_first): a response itself, not an extraction (with repeats, the first response).
+    answer = raw if raw not in responses else None
     verdicts = {}
     values = {}
     listed = row.get("metrics")

@@ -117,9 +117,10 @@ def verdict_of(value: Any) -> bool | None:
     return None
 
 
-def failed_sample(task_id: str, reason: str) -> Sample:
-    """A sample the tool recorded as failed: an error here too, never a wrong answer."""
-    return Sample(task_id=task_id, error=reason)
+def failed_sample(task_id: str, reason: str, index: int = 0) -> Sample:
+    """A sample the tool recorded as failed (sample `index` of its task): an error here too, never a wrong
+    answer."""
+    return Sample(task_id=task_id, sample=index, error=reason)
 
 
 def first_item(value: Any) -> Any:

@@ -40,23 +40,36 @@ class ToolRun(NamedTuple):
 
 
 def _lm_eval_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
-    """The model, from the results file lm-eval writes beside its sample files with the same timestamp."""
-    return _lm_eval_model(files), [lm_eval.NOTICE]
+    """The model, from the results file lm-eval writes beside its sample files with the same timestamp, and
+    whether its tasks ran with `repeats`."""
+    results = _lm_eval_results(files)
+    notices = [lm_eval.NOTICE]
+    if any(lm_eval.repeats_of(data, lm_eval.task_name(path)) > 1 for path, data in results):
+        notices.append(lm_eval.REPEATS_NOTICE)
+    return _lm_eval_model([data for _, data in results]), notices
 
 
-def _lm_eval_model(files: list[Path]) -> dict[str, Any]:
+def _lm_eval_results(files: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
+    """Each samples file with the results file beside it, where there is one that can be read."""
+    found = []
     for path in files:
         stamp = path.name.removesuffix(".jsonl").removeprefix(f"samples_{lm_eval.task_name(path)}")
         results = path.with_name(f"results{stamp}.json")
         try:
             data = json.loads(results.read_text(encoding="utf-8")) if stamp and results.is_file() else None
         except (OSError, ValueError):
-            continue  # only a label: the samples are read whatever this file holds
+            continue  # only a label and a notice: the samples are read whatever this file holds
         if isinstance(data, dict):
-            config = data.get("config") if isinstance(data.get("config"), dict) else {}
-            model = data.get("model_name") or config.get("model_args") or config.get("model")
-            if isinstance(model, str) and model:
-                return {"model": model}
+            found.append((path, data))
+    return found
+
+
+def _lm_eval_model(results: list[dict[str, Any]]) -> dict[str, Any]:
+    for data in results:
+        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        model = data.get("model_name") or config.get("model_args") or config.get("model")
+        if isinstance(model, str) and model:
+            return {"model": model}
     return {}
 
 
@@ -71,8 +84,8 @@ def _inspect_facts(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
     notices = []
     if any(inspect_log.epochs_of(fields) > 1 for fields in headers):
         notices.append(
-            "inspect_ai epochs are scored as separate tasks (id#epoch); the paired figures count them as "
-            "independent, which makes their intervals narrower than the questions alone would give"
+            "inspect_ai epochs are read as samples of one task (sample i is epoch i + 1), each with the "
+            "scorer's own verdict on that epoch"
         )
     return facts, notices
 
@@ -135,18 +148,21 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
     unscorable: list[UnscorableRecord] = []
 
     def records() -> Iterator[SavedRecord]:
-        first_seen: dict[str, Path] = {}
+        # A task may have several samples (inspect_ai's epochs, lm-eval's repeats): one record per (task, sample).
+        first_seen: dict[tuple[str, int], Path] = {}
         for path in files:
             scored, left_out = 0, len(unscorable)
             for record in fmt.read(path, filter_name, qualify):
                 if isinstance(record, UnscorableRecord):
                     unscorable.append(record)
                     continue
-                earlier = first_seen.get(record.task.id)
+                key = (record.task.id, record.sample.sample)
+                earlier = first_seen.get(key)
                 if earlier is not None:
                     where = "twice in it" if earlier == path else f"in {earlier} too"
-                    raise InputError(f"{path}: task {record.task.id!r} appears {where}")
-                first_seen[record.task.id] = path
+                    which = f" sample {key[1]}" if key[1] else ""
+                    raise InputError(f"{path}: task {record.task.id!r}{which} appears {where}")
+                first_seen[key] = path
                 scored += 1
                 yield record
             if not scored and len(unscorable) > left_out:
