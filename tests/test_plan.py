@@ -333,3 +333,23 @@ def test_bad_flags_are_one_line_and_exit_2(
     lines = [line for line in captured.err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], lines
     assert captured.out == ""  # no half a JSON object, nor a plan
+
+
+def test_the_pilot_plan_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    """What `plan --from` prints for a pilot with samples (run files of k >= 2 samples are the run loop's to
+    write): the parts of the variance, the table and the saturation, from the plan computed by hand above."""
+    from ocllm.console import print_plan
+
+    a = {"t1": [True, True], "t2": [False, False], "t3": [True, False], "t4": [True, True]}
+    b = {"t1": [False, False], "t2": [True, True], "t3": [False, True], "t4": [True, True]}
+    print_plan(pilot_plan(a, b, 0.1))
+    out = capsys.readouterr().out
+    assert "variance of a task's difference: 0.6667, of which sampling noise 0.1250 and between tasks 0.5417" in out
+    z2 = (Z95 + Z80) ** 2
+    assert f"tasks needed with 2 samples per task: {math.ceil(z2 * (13 / 24 + 1 / 8) / 0.01)}" in out
+    assert "from 8 samples per task on, more samples no longer help" in out
+    assert "more tasks than the pilot's 4" in out and "not a guarantee" in out
+    rows = [line.split("│")[1:-1] for line in out.splitlines() if line.count("│") == 6]
+    first = [cell.strip() for cell in rows[0]]  # (the header row is drawn with heavy lines)
+    one = math.ceil(z2 * (13 / 24 + 1 / 4) / 0.01)
+    assert first == ["1", str(one), f"{13 / 24 + 1 / 4:.4f}", f"{100 * 0.25 / (13 / 24 + 1 / 4):.0f}%", str(one)]

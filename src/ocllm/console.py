@@ -232,6 +232,11 @@ def _print_pilot_plan(plan: PilotPlan, wanted: str) -> None:
     same = plan.samples_per_task_a == plan.samples_per_task_b
     own = str(plan.samples_per_task_a) if same else "the pilot's"
     _say(f"tasks needed with {own} samples per task: {plan.tasks}")
+    if min(row.tasks for row in plan.table) > plan.paired_tasks:
+        _say(
+            f"even 16 samples per task need more tasks than the pilot's {plan.paired_tasks}: if the pilot was the "
+            "whole suite, this suite cannot resolve a difference of this size at this power"
+        )
     if plan.saturates_at is not None:
         _say(
             f"from {plan.saturates_at} samples per task on, more samples no longer help: the true differences "
