@@ -103,9 +103,10 @@ def test_pilot_with_one_sample_per_task_is_the_mcnemar_plan() -> None:
     b = {f"t{i}": [1 <= i < 8] for i in range(10)}  # right on t1..t7: t0 flips to wrong, t6 and t7 to right
     b["only_b"] = [True]
     a["failed_in_a"], b["failed_in_a"] = [], [True]  # every request of it failed in A: nothing to pair
+    a["only_a"] = [False]
     plan = pilot_plan(a, b, 0.2)
     assert plan.method == "mcnemar" and plan.paired_tasks == 10
-    assert (plan.only_in_a, plan.only_in_b) == (1, 2)
+    assert (plan.unpaired_a, plan.unpaired_b) == (2, 2)  # failed_in_a is left out of both
     assert plan.discordance == pytest.approx(0.3)
     assert plan.observed_difference == pytest.approx(0.1)
     assert plan.tasks == math.ceil(connor(0.2, 0.3)) and plan.table == [] and plan.variance is None
@@ -238,12 +239,17 @@ def test_plan_from_old_harness_files(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["plan", "--from", str(a), str(b), "--difference", "0.1", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     # t0, t1 flip to wrong; t12..t15 to right: 6 of 20 paired tasks disagree. "gone" failed in A: not paired.
-    assert (doc["method"], doc["paired_tasks"], doc["only_in_a"], doc["only_in_b"]) == ("mcnemar", 20, 1, 1)
+    assert (doc["method"], doc["paired_tasks"], doc["unpaired_a"], doc["unpaired_b"]) == ("mcnemar", 20, 1, 1)
     assert doc["discordance"] == pytest.approx(0.3) and doc["observed_difference"] == pytest.approx(0.1)
     assert doc["tasks"] == math.ceil(connor(0.1, 0.3)) and doc["table"] == []
+    assert list(doc) == [  # the keys docs/statistics.md lists, in its order
+        "method", "tasks", "difference", "alpha", "power", "paired_tasks", "unpaired_a", "unpaired_b",
+        "samples_per_task_a", "samples_per_task_b", "observed_difference", "discordance", "variance", "within_a",
+        "within_b", "within", "between", "table", "saturates_at",
+    ]  # fmt: skip
     assert main(["plan", "--from", str(a), str(b), "--difference", "0.1"]) == 0
     out = capsys.readouterr().out
-    assert "pilot: 20 paired tasks (1 only in A, 1 only in B)" in out
+    assert "pilot: 20 paired tasks (left out, in one run only or failed: 1 of A's, 1 of B's)" in out
     assert f"tasks needed: {math.ceil(connor(0.1, 0.3))} (one sample each)" in out
     assert "disagreed on 30.0% of the paired tasks" in out
 

@@ -203,7 +203,8 @@ def print_plan(plan: McNemarPlan | PilotPlan) -> None:
 
 def _print_pilot_plan(plan: PilotPlan, wanted: str) -> None:
     _say(
-        f"pilot: {plan.paired_tasks} paired tasks ({plan.only_in_a} only in A, {plan.only_in_b} only in B), "
+        f"pilot: {plan.paired_tasks} paired tasks (left out, in one run only or failed: {plan.unpaired_a} of A's, "
+        f"{plan.unpaired_b} of B's), "
         f"at most {plan.samples_per_task_a} and {plan.samples_per_task_b} samples per task; its own difference, "
         f"B minus A: {100 * plan.observed_difference:+.1f} points"
     )

@@ -61,8 +61,8 @@ class PilotPlan(msgspec.Struct, kw_only=True):
     alpha: float
     power: float
     paired_tasks: int  # tasks scored on both sides (failed samples left out)
-    only_in_a: int
-    only_in_b: int
+    unpaired_a: int  # A's tasks left out: not in B, or every sample failed on one side
+    unpaired_b: int
     samples_per_task_a: int  # the most scored samples of one paired task
     samples_per_task_b: int
     observed_difference: float  # the pilot's own mean per-task difference, B minus A
@@ -153,8 +153,8 @@ def pilot_plan(
         "alpha": alpha,
         "power": power,
         "paired_tasks": len(paired),
-        "only_in_a": sum(1 for task in a if task not in paired),
-        "only_in_b": sum(1 for task in b if task not in paired),
+        "unpaired_a": sum(1 for task in a if task not in paired),
+        "unpaired_b": sum(1 for task in b if task not in paired),
         "samples_per_task_a": int(k_a.max()),
         "samples_per_task_b": int(k_b.max()),
         "observed_difference": float(d.mean()),
