@@ -359,3 +359,46 @@ def test_the_pilot_plan_printed(capsys: pytest.CaptureFixture[str]) -> None:
     first = [cell.strip() for cell in rows[0]]  # (the header row is drawn with heavy lines)
     one = math.ceil(z2 * (13 / 24 + 1 / 4) / 0.01)
     assert first == ["1", str(one), f"{13 / 24 + 1 / 4:.4f}", f"{100 * 0.25 / (13 / 24 + 1 / 4):.0f}%", str(one)]
+
+
+def test_plan_from_two_sampled_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two pilot lanes run by `ocllm run` with 4 samples of each task at temperature 0.6 against the simulator:
+    `plan` splits the variance as the runs' own metrics.json verdicts, per (task, sample), say it should."""
+    pytest.importorskip("ocllm.analysis.sampled", reason="needs the run loop of repeated samples (issue 21)")
+    suites = tuple(shipped_suites().values())
+    config = tmp_path / "lanes.toml"
+    lanes = "".join(
+        f'[lanes.{name}]\nmodel = "{name}"\nsuite = "demo"\ntemperature = 0.6\nseed = 7\nsamples_per_task = 4\n\n'
+        for name in ("weak", "strong")
+    )
+    with SimServer(SimConfig(suites=suites, models={"weak": 0.55, "strong": 0.75})) as sim:
+        config.write_text(f'[defaults]\nbase_url = "{sim.base_url}"\n\n{lanes}', encoding="utf-8")
+        for name in ("weak", "strong"):
+            assert main(["run", "--config", str(config), "--lane", name, "--out", str(tmp_path / name)]) in (0, 1)
+    capsys.readouterr()
+    verdicts: dict[str, dict[str, list[bool]]] = {}
+    for name in ("weak", "strong"):
+        records = json.loads((tmp_path / name / "metrics.json").read_text())["tasks"]
+        verdicts[name] = {}
+        for record in records:
+            scored = verdicts[name].setdefault(record["task_id"], [])
+            if record["error"] is None:
+                scored.append(record["correct"])
+    paired = [t for t in verdicts["weak"] if verdicts["weak"][t] and verdicts["strong"].get(t)]
+    assert all(len(verdicts[name][t]) == 4 for name in verdicts for t in paired)
+    means = {name: np.array([np.mean(verdicts[name][t]) for t in paired]) for name in verdicts}
+    d = means["strong"] - means["weak"]
+    within = {name: np.mean([4 / 3 * p * (1 - p) for p in means[name]]) for name in verdicts}
+    assert within["weak"] > 0 and within["strong"] > 0  # sampled tasks are mixed: some samples right, some wrong
+
+    runs = [str(tmp_path / "weak"), str(tmp_path / "strong")]
+    assert main(["plan", "--from", *runs, "--difference", "0.1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["method"], doc["paired_tasks"], doc["samples_per_task_a"]) == ("samples", len(paired), 4)
+    assert doc["variance"] == pytest.approx(np.var(d, ddof=1))
+    assert doc["within_a"] == pytest.approx(within["weak"]) and doc["within_b"] == pytest.approx(within["strong"])
+    between = max(0.0, np.var(d, ddof=1) - (within["weak"] + within["strong"]) / 4)
+    assert doc["between"] == pytest.approx(between)
+    z2 = (Z95 + Z80) ** 2
+    assert doc["tasks"] == max(2, math.ceil(z2 * (between + (within["weak"] + within["strong"]) / 4) / 0.01))
+    assert [row["samples_per_task"] for row in doc["table"]] == [1, 2, 4, 8, 16]

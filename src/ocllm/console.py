@@ -202,11 +202,16 @@ def print_plan(plan: McNemarPlan | PilotPlan) -> None:
 
 
 def _print_pilot_plan(plan: PilotPlan, wanted: str) -> None:
+    same = plan.samples_per_task_a == plan.samples_per_task_b
+    samples = (
+        f"{plan.samples_per_task_a} sample(s) per task on each side"
+        if same
+        else f"{plan.samples_per_task_a} sample(s) per task in A, {plan.samples_per_task_b} in B"
+    )
     _say(
         f"pilot: {plan.paired_tasks} paired tasks (left out, in one run only or failed: {plan.unpaired_a} of A's, "
-        f"{plan.unpaired_b} of B's), "
-        f"at most {plan.samples_per_task_a} and {plan.samples_per_task_b} samples per task; its own difference, "
-        f"B minus A: {100 * plan.observed_difference:+.1f} points"
+        f"{plan.unpaired_b} of B's), {samples} (at most); its own difference, B minus A: "
+        f"{100 * plan.observed_difference:+.1f} points"
     )
     if plan.discordance is not None:  # one sample per task: the McNemar design
         _say(
@@ -230,7 +235,6 @@ def _print_pilot_plan(plan: PilotPlan, wanted: str) -> None:
             str(row.tasks * row.samples_per_task),
         )
     console.print(table)
-    same = plan.samples_per_task_a == plan.samples_per_task_b
     own = str(plan.samples_per_task_a) if same else "the pilot's"
     _say(f"tasks needed with {own} samples per task: {plan.tasks}")
     if min(row.tasks for row in plan.table) > plan.paired_tasks:
