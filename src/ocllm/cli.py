@@ -522,6 +522,53 @@ def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
     return 0 if all_answered(summary) else 1
 
 
+@app.command()
+@click.option(
+    "--difference", type=float, required=True, help="The difference in accuracy to detect, as a share (0.05: 5 points)."
+)
+@click.option("--discordance", type=float, help="The share of tasks on which the two lanes are expected to disagree.")
+@click.option(
+    "--from",
+    "pilot",
+    nargs=2,
+    metavar="RUN_A RUN_B",
+    type=click.Path(path_type=Path),
+    help="Two pilot runs of the suite (run directories or metrics files): estimate the discordance, or with "
+    "several samples per task the variance of a task's difference, from them.",
+)
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="The level of the two-sided test.")
+@click.option("--power", type=float, default=0.8, show_default=True, help="The chance of detecting the difference.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object; its `tasks` is the tasks needed.")
+def plan(
+    difference: float,
+    discordance: float | None,
+    pilot: tuple[Path, Path] | None,
+    alpha: float,
+    power: float,
+    as_json: bool,
+) -> None:
+    """How many tasks (and samples per task) a comparison of two lanes needs to detect a difference.
+
+    With --discordance: the paired (McNemar) design, one sample per task. With --from: estimated from a pilot
+    pair of runs. Every figure is a normal approximation (docs/statistics.md)."""
+    import msgspec
+
+    from ocllm.analysis.planning import plan_from_runs, plan_paired
+    from ocllm.analysis.power import McNemarPlan, PilotPlan
+    from ocllm.console import print_plan
+
+    if pilot is not None and discordance is None:
+        result: McNemarPlan | PilotPlan = plan_from_runs(pilot[0], pilot[1], difference, alpha, power)
+    elif discordance is not None and pilot is None:
+        result = plan_paired(difference, discordance, alpha, power)
+    else:
+        raise click.UsageError("give either --discordance P or --from RUN_A RUN_B")
+    if as_json:
+        click.echo(msgspec.json.encode(result).decode())
+    else:
+        print_plan(result)
+
+
 @app.command("serve-sim")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=Bounded("--port", int))

@@ -19,6 +19,7 @@ from ocllm.report.format import rate
 from ocllm.scoring import task_types
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
+    from ocllm.analysis.power import McNemarPlan, PilotPlan
     from ocllm.analysis.rescore import RescoredFile
     from ocllm.importers import Imported
     from ocllm.run.runner import RunResult
@@ -221,6 +222,84 @@ def print_import(imported: Imported, output: Path) -> None:
     if imported.skipped:
         console.print(f"skipped {len(imported.skipped)} bad rows, the first: {imported.skipped[0]}", highlight=False)
     console.print(f"wrote {output}", highlight=False)
+
+
+def print_plan(plan: McNemarPlan | PilotPlan) -> None:
+    """`ocllm plan`: the tasks needed, what they were sized for, and (from a pilot) what it measured."""
+    from ocllm.analysis.power import McNemarPlan  # (SciPy: loaded when a plan is printed, not for --help)
+
+    wanted = (
+        f"a difference of {100 * plan.difference:.1f} points, detected {100 * plan.power:.0f}% of the time by a "
+        f"two-sided test at level {plan.alpha:g}"
+    )
+    if isinstance(plan, McNemarPlan):
+        _say(
+            f"tasks needed: {plan.tasks} (one sample each), for {wanted}, when the lanes disagree on "
+            f"{100 * plan.discordance:.1f}% of the tasks (the McNemar design, Connor 1987)"
+        )
+    else:
+        _print_pilot_plan(plan, wanted)
+    _say(
+        "A normal approximation: a plan, not a guarantee. A comparison with fewer tasks may well miss a real "
+        "difference of this size, so its 'no evidence of a difference' does not say there is none."
+    )
+
+
+def _print_pilot_plan(plan: PilotPlan, wanted: str) -> None:
+    same = plan.samples_per_task_a == plan.samples_per_task_b
+    samples = (
+        f"{plan.samples_per_task_a} sample(s) per task on each side"
+        if same
+        else f"{plan.samples_per_task_a} sample(s) per task in A, {plan.samples_per_task_b} in B"
+    )
+    _say(
+        f"pilot: {plan.paired_tasks} paired tasks (left out, in one run only or failed: {plan.unpaired_a} of A's, "
+        f"{plan.unpaired_b} of B's), {samples} (at most); its own difference, B minus A: "
+        f"{100 * plan.observed_difference:+.1f} points"
+    )
+    if plan.discordance is not None:  # one sample per task: the McNemar design
+        _say(
+            f"tasks needed: {plan.tasks} (one sample each), for {wanted}, at the pilot's discordance: the lanes "
+            f"disagreed on {100 * plan.discordance:.1f}% of the paired tasks (the McNemar design, Connor 1987)"
+        )
+        return
+    _say(
+        f"variance of a task's difference: {plan.variance:.4f}, of which sampling noise {plan.within:.4f} and "
+        f"between tasks {plan.between:.4f}"
+    )
+    table = Table(title=f"Tasks needed for {wanted}")
+    for column in ("samples per task", "tasks", "variance", "sampling noise", "samples asked per lane"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for row in plan.table:
+        table.add_row(
+            str(row.samples_per_task),
+            str(row.tasks),
+            f"{row.variance:.4f}",
+            f"{100 * row.sampling_share:.0f}%",
+            str(row.tasks * row.samples_per_task),
+        )
+    console.print(table)
+    own = str(plan.samples_per_task_a) if same else "the pilot's"
+    _say(f"tasks needed with {own} samples per task: {plan.tasks}")
+    if min(row.tasks for row in plan.table) > plan.paired_tasks:
+        _say(
+            f"even 16 samples per task need more tasks than the pilot's {plan.paired_tasks}: if the pilot was the "
+            "whole suite, this suite cannot resolve a difference of this size at this power"
+        )
+    if plan.saturates_at is not None:
+        _say(
+            f"from {plan.saturates_at} samples per task on, more samples no longer help: the true differences "
+            "between tasks are most of the variance, and only more tasks shrink it"
+        )
+    elif plan.between == 0:
+        _say(
+            "the pilot shows no variance between tasks beyond sampling noise: more samples per task keep helping "
+            "(a larger pilot may show otherwise)"
+        )
+
+
+def _say(text: str) -> None:
+    console.print(text, soft_wrap=True, highlight=False)
 
 
 class ServerWait:
