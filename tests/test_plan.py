@@ -364,7 +364,6 @@ def test_the_pilot_plan_printed(capsys: pytest.CaptureFixture[str]) -> None:
 def test_plan_from_two_sampled_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Two pilot lanes run by `ocllm run` with 4 samples of each task at temperature 0.6 against the simulator:
     `plan` splits the variance as the runs' own metrics.json verdicts, per (task, sample), say it should."""
-    pytest.importorskip("ocllm.analysis.sampled", reason="needs the run loop of repeated samples (issue 21)")
     suites = tuple(shipped_suites().values())
     config = tmp_path / "lanes.toml"
     lanes = "".join(

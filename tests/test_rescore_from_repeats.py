@@ -320,3 +320,17 @@ def test_lm_eval_repeats_are_said_when_its_results_file_names_them(
     assert "lm-eval repeats" in said and "verdict_of" in said
     assert any("lm-eval repeats" in notice for notice in doc["notices"])
     assert doc["source"]["model"] == "m"
+
+
+def test_a_doc_s_one_verdict_is_not_set_against_each_of_its_samples(tmp_path: Path) -> None:
+    # lm-eval's filter judged the doc once (right: its first response says 5); this scorer judges each of the four
+    # responses, one of which (6) is wrong. That sample is not a "changed" decision, nor a pair of the audit: the
+    # doc's verdict is not a verdict on it.
+    path = samples_file(tmp_path, "gsm8k_cot_self_consistency", self_consistency_lines())
+    report = tmp_path / "audit.md"
+    out = tmp_path / "out.json"
+    assert main(["rescore", "--from", "lm-eval", str(path), "-o", str(out), "--report", str(report)]) == 0
+    summary = json.loads(out.read_text())["summary"]
+    assert summary["samples_per_task"] == 4 and summary["correct"] == 3
+    assert summary["changed"] == 0
+    assert "6" not in [line for line in report.read_text().splitlines() if line.startswith("| gsm8k")]

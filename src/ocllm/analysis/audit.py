@@ -47,12 +47,13 @@ class AuditTally:
                 figures[0] += old
                 figures[1] += new
                 figures[2] += 1
-        if isinstance(previous.get("correct"), bool) and d.correct is not None:
-            self.old_verdicts.append(previous["correct"])
+        verdict = record.previous_verdict  # None: none, or the whole task's (lm-eval's filter over repeats)
+        if verdict is not None and d.correct is not None:
+            self.old_verdicts.append(verdict)
             self.new_verdicts.append(d.correct)
         else:
             self.unpaired += 1
-        if isinstance(previous.get("correct"), bool) and previous["correct"] != d.correct:
+        if verdict is not None and verdict != d.correct:
             self.changed.append(
                 (d.task_id, d.expected_answer or "-", _old_extraction(previous), _new_extraction(d), d.rule, d.reason)
             )

@@ -12,14 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from scipy import stats as sps
-
 from ocllm.analysis.clustered import ClusteredMean, clustered_mean, interval, t_test_p
+from ocllm.analysis.power import minimum_detectable_effect
 from ocllm.analysis.stats import Interval, describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 from ocllm.documents import Paired
-
-POWER = 0.8  # the power the minimum detectable effect is stated at
-ALPHA = 0.05
 
 
 def paired_figures(
@@ -164,14 +160,9 @@ class _Spread:
             "diff_stderr": stderr,
             "categories": self.on_categories.clusters if self.on_categories is not None else 0,
             "diff_stderr_category": self.on_categories.stderr if self.on_categories is not None else None,
+            # At the 5% level and 80% power (power.py: the normal approximation).
             "minimum_detectable_effect": minimum_detectable_effect(stderr) if stderr else None,
         }
-
-
-def minimum_detectable_effect(stderr: float, alpha: float = ALPHA, power: float = POWER) -> float:
-    """The smallest true difference a two-sided test at `alpha` detects with `power`, given the standard error
-    of the estimate: (z_{1-alpha/2} + z_power) * stderr (the normal approximation; Bloom 1995)."""
-    return float((sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power)) * stderr)
 
 
 def _caveats(spread: _Spread, ci: Interval, significant: bool) -> str:

@@ -59,8 +59,8 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
 
 
 def changed(record: SavedRecord, decision: Decision) -> bool:
-    old = record.previous.get("correct")
-    return isinstance(old, bool) and old != decision.correct
+    old = record.previous_verdict
+    return old is not None and old != decision.correct
 
 
 def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:

@@ -18,6 +18,16 @@ class SavedRecord(NamedTuple):
     previous: dict[str, Any]
     carried: dict[str, Any]
 
+    @property
+    def previous_verdict(self) -> bool | None:
+        """The input's own verdict on this sample, to set against this scorer's; None where it gave none, or where
+        its verdict is of the whole task rather than this sample (lm-eval's filter over a doc's repeats:
+        `verdict_of: "task"`), which one sample's decision cannot be said to change."""
+        correct = self.previous.get("correct")
+        if not isinstance(correct, bool) or self.previous.get("verdict_of") == "task":
+            return None
+        return correct
+
 
 class RunMeta(msgspec.Struct, kw_only=True):
     """What a saved run says about the run as a whole, as every reader reports it and every consumer

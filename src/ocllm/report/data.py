@@ -105,9 +105,9 @@ def _tool_verdicts(tool: str | None, records: list[SavedRecord], decisions: list
     if tool is None:
         return None
     pairs = [
-        (r.previous["correct"], d.correct)
+        (r.previous_verdict, d.correct)
         for r, d in zip(records, decisions, strict=True)
-        if isinstance(r.previous.get("correct"), bool) and d.correct is not None
+        if r.previous_verdict is not None and d.correct is not None
     ]
     if not pairs:
         return None
