@@ -4,7 +4,8 @@ The simulator (a fake vLLM-like server; it runs no model) is started in this pro
 pointing at it is written beside the results, both lanes are run and scored through the real client,
 then compared (Markdown, HTML and comparison.json) and reported, and every path written is printed.
 Two math lanes run the `demo-math` suite (free-form answers, boxed and otherwise) apart from them, in
-out/demo/math/, so that the comparison and the matrix stay those of the multiple-choice demo.
+out/demo/math/, so that the comparison and the matrix stay those of the multiple-choice demo; two sampled lanes
+ask each of its tasks four times (out/demo/sampled/, compared in out/demo/sampled_comparison/).
 Pointing the same lanes at a real server is a matter of changing `base_url` and `model` in that file
 (see README.md).
 """
@@ -75,6 +76,29 @@ stream = true
 """
 
 
+# Sampled lanes (issue 21): each math task asked four times at temperature 0.6 (seed + i for sample i), so that
+# the reports show avg@4, pass@k, maj@4 and task-clustered intervals, and the comparison pairs per-task shares.
+SAMPLED_LANES = """\
+# Written by `make demo`: sampled lanes, four samples of each demo-math task, against the same SIMULATOR.
+[defaults]
+base_url = "{base_url}"
+suite = "demo-math"
+concurrency = 16
+max_tokens = 4096
+temperature = 0.6
+seed = 0
+samples_per_task = 4
+
+[lanes.E_math_sampled]
+model = "sim-baseline"
+reasoning = "off"
+
+[lanes.F_math_reasoning_sampled]
+model = "sim-reasoning"
+reasoning = "native"
+"""
+
+
 # Lanes whose server ocllm starts itself (the simulator as the managed command, as vLLM would be), shares
 # between the two lanes, and stops after them.
 MANAGED_LANES = """\
@@ -100,7 +124,8 @@ def main(out: Path = Path("out/demo")) -> int:
     console = Console()
     runs = out / "runs"
     math_runs = out / "math"
-    for earlier in (runs, out / "imported_run", out / "managed", math_runs):
+    sampled_runs = out / "sampled"
+    for earlier in (runs, out / "imported_run", out / "managed", math_runs, sampled_runs):
         if earlier.exists():
             shutil.rmtree(earlier)  # the demo starts afresh each time
     out.mkdir(parents=True, exist_ok=True)
@@ -129,6 +154,11 @@ def main(out: Path = Path("out/demo")) -> int:
         console.print(f"[bold]Math lanes[/bold] (free-form answers): {escape(str(math_file))}")
         for name, lane in load_lanes(math_file).items():
             print_run_result(run_lane(lane, math_runs / name))
+        sampled_file = out / "sampled_lanes.toml"
+        sampled_file.write_text(SAMPLED_LANES.format(base_url=sim.base_url), encoding="utf-8")
+        console.print(f"[bold]Sampled lanes[/bold] (4 samples of each task): {escape(str(sampled_file))}")
+        for name, lane in load_lanes(sampled_file).items():
+            print_run_result(run_lane(lane, sampled_runs / name))
     console.print("simulator stopped")
     _managed_lanes(console, out)
 
@@ -139,6 +169,13 @@ def main(out: Path = Path("out/demo")) -> int:
         written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
     written += write_matrix_report(matrix_doc(runs), out / "matrix")
     for lane_dir in sorted(math_runs.iterdir()):
+        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+    sampled = compare_runs(
+        load_scored(sampled_runs / "E_math_sampled"), load_scored(sampled_runs / "F_math_reasoning_sampled")
+    )
+    console_comparison(sampled)
+    written += write_comparison(sampled, out / "sampled_comparison")
+    for lane_dir in sorted(sampled_runs.iterdir()):
         written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
     for path in written:
         console.print(f"wrote {escape(str(path))}")
