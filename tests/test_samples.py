@@ -17,6 +17,7 @@ from scipy import stats as sps
 
 from ocllm.analysis.clustered import majority_is_gold, pass_at_k
 from ocllm.analysis.compare import compare_runs, load_scored
+from ocllm.analysis.paired import paired_by_task, sampled_paired_figures
 from ocllm.cli import main
 from ocllm.report.data import run_report_doc
 from ocllm.sim import SimConfig, SimServer
@@ -285,3 +286,45 @@ def test_a_shard_short_of_a_sample_is_refused(
     assert main(["merge", *map(str, parts), "-o", str(tmp_path / "merged")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "samples (2 for each of" in err[0] and "have no sample" in err[0]
+
+
+def test_tasks_that_all_differ_alike_get_the_sign_test_never_a_certain_difference() -> None:
+    # Every task's difference the same: the t test has no spread (p = 0 on two tasks, a zero-width interval), so
+    # the sign test over tasks and the exact bound stand in (review of issue 21).
+    two = sampled_paired_figures([0.0, 0.0], [1.0, 1.0], (3, 3), "A", "B")
+    assert two.test == "sign test over tasks" and two.p_value == pytest.approx(0.5)  # 2 * 0.5^2
+    assert two.significant is False and two.diff_ci_low < 0 < two.diff_ci_high
+    # Shares held as floats (1/3, 2/3): differences all 1/3 up to rounding are all the same too.
+    a = [0.0, 1 / 3, 2 / 3] * 4
+    b = [1 / 3, 2 / 3, 1.0] * 4
+    many = sampled_paired_figures(a, b, (3, 3), "A", "B")
+    n, d = 12, 1 / 3
+    q = 1 - 0.025 ** (1 / n)  # the exact (Clopper-Pearson) bound on the share of tasks that would go the other way
+    assert many.test == "sign test over tasks"
+    assert many.p_value == pytest.approx(sps.binomtest(n, n, 0.5).pvalue)
+    assert (many.diff_ci_low, many.diff_ci_high) == (pytest.approx(d - q * (1 + d)), pytest.approx(d + q * (1 - d)))
+    assert many.diff_ci_high > many.diff_ci_low  # never zero width
+    same = sampled_paired_figures([1 / 3] * 10, [1 / 3] * 10, (3, 3), "A", "B")
+    assert same.a_ci_high - same.a_ci_low > 0.2 and same.p_value == 1.0
+
+
+def test_one_task_s_samples_give_no_interval_of_an_accuracy(tmp_path: Path) -> None:
+    design = {"only": ("c1", ["FINAL: B"] * 16)}
+    summary = rescored(tmp_path, sampled_file(tmp_path, "L", design))["summary"]
+    assert summary["samples_per_task"] == 16 and summary["tasks_scored"] == 1
+    data = msgspec.to_builtins(run_report_doc(sampled_file(tmp_path, "L", design)))
+    assert (data["summary"]["ci_low"], data["summary"]["ci_high"]) == (0.0, 1.0)
+
+
+def test_an_audit_pairs_a_task_s_samples_as_one_task() -> None:
+    # Epochs of one task judged by another tool and by this scorer: four tasks, three samples each.
+    tasks = [t for t in "wxyz" for _ in range(3)]
+    old = [True, True, False, False, False, False, True, True, True, False, True, False]
+    new = [True, True, True, False, True, False, True, True, True, True, True, True]
+    figures = paired_by_task(tasks, old, new, "tool", "ocllm", sides="scoring")
+    share = {side: [np.mean(v[i : i + 3]) for i in range(0, 12, 3)] for side, v in (("old", old), ("new", new))}
+    d = np.asarray(share["new"]) - np.asarray(share["old"])
+    assert figures.n_paired == 4 and figures.test == "paired t"
+    assert figures.p_value == pytest.approx(sps.ttest_1samp(d, 0).pvalue)
+    once = paired_by_task(["a", "b", "c"], [True, False, True], [True, True, True], "tool", "ocllm")
+    assert once.test == "exact McNemar" and once.n_paired == 3

@@ -120,8 +120,7 @@ def samples_line(summary: Summary) -> str:
     line = (
         f"samples: up to {k} per task, {summary.tasks_scored} tasks   avg@{k}: {100 * summary.accuracy:.1f}% "
         f"(95% CI {100 * low:.1f}-{100 * high:.1f}%, clustered on tasks)   "
-        f"pass@{k}: {100 * summary.pass_at_k.get(str(k), 0.0):.1f}%   "
-        f"maj@{k}: {100 * (summary.majority_at_k or 0.0):.1f}%"
+        f"pass@{k}: {_share(summary.pass_at_k.get(str(k)))}   maj@{k}: {_share(summary.majority_at_k)}"
     )
     task_level, category_level = summary.accuracy_stderr, summary.accuracy_stderr_category
     if task_level is not None and category_level is not None and category_level > task_level:
@@ -130,6 +129,11 @@ def samples_line(summary: Summary) -> str:
             f"(on tasks: {100 * task_level:.2f}); tasks of one category vary together, so read the wider one"
         )
     return line
+
+
+def _share(value: float | None) -> str:
+    """A figure that may be absent (pass@k where no task has k scored samples): n/a, never 0%."""
+    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 def spread_line(doc: Paired) -> str:

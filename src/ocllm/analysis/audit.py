@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import accumulate
 from typing import Any
 
 from ocllm.documents import Paired, UnscorableRecord
@@ -31,6 +32,10 @@ class AuditTally:
         # The input's verdict and this scorer's, one byte each, for every task both decided: the paired figures.
         self.old_verdicts = bytearray()
         self.new_verdicts = bytearray()
+        # 1 where a verdict starts another task than the one before: a task's samples come together (every reader
+        # yields them so), and are paired as one task. A byte a verdict, not an id.
+        self.new_task = bytearray()
+        self._last_task: str | None = None
         self.failed = 0  # tasks whose request failed: left out of the totals
         self.unpaired = 0  # tasks one side left undecided: a failed request, or no verdict in the input
         self._paired: dict[str, Paired] = {}  # computed once (a bootstrap), for the audit and the console
@@ -51,6 +56,8 @@ class AuditTally:
         if verdict is not None and d.correct is not None:
             self.old_verdicts.append(verdict)
             self.new_verdicts.append(d.correct)
+            self.new_task.append(d.task_id != self._last_task)
+            self._last_task = d.task_id
         else:
             self.unpaired += 1
         if verdict is not None and verdict != d.correct:
@@ -77,11 +84,12 @@ class AuditTally:
             return None
         if label not in self._paired:
             # Imported here: SciPy costs 70 MB of memory, and a rescore streams its tasks in far less.
-            from ocllm.analysis.paired import paired_figures
+            from ocllm.analysis.paired import paired_by_task
 
             old = [bool(v) for v in self.old_verdicts]
             new = [bool(v) for v in self.new_verdicts]
-            self._paired[label] = paired_figures(old, new, label, SCORER_LABEL, sides="scoring")
+            tasks = list(accumulate(self.new_task))  # a number per task, the same for its samples
+            self._paired[label] = paired_by_task(tasks, old, new, label, SCORER_LABEL, sides="scoring")
         return self._paired[label]
 
 

@@ -93,12 +93,12 @@ def interval(
 
 
 def t_test_p(estimate: ClusteredMean) -> float:
-    """Two-sided p-value of mean = 0 with t(G-1): a paired difference's test. 1.0 where there is no spread to
-    test against (every difference equal), unless the mean itself is not 0 (then the data admit no doubt the
-    test can express, and 0.0 is said)."""
-    if estimate.clusters < 2:
+    """Two-sided p-value of mean = 0 with t(G-1): a paired difference's test. 1.0 with fewer than two clusters, or
+    when every value is 0. Values all equal but not 0 have no spread to test against: the caller needs another
+    test for them (paired.py takes the sign test), and this refuses them rather than claim p = 0."""
+    if estimate.clusters < 2 or (estimate.stderr == 0 and estimate.mean == 0):
         return 1.0
     if estimate.stderr == 0:
-        return 1.0 if estimate.mean == 0 else 0.0
+        raise ValueError("every value is the same and not 0: a t test has no spread to test against")
     t = estimate.mean / estimate.stderr
     return float(2 * sps.t.sf(abs(t), estimate.clusters - 1))

@@ -17,6 +17,38 @@ from ocllm.analysis.power import minimum_detectable_effect
 from ocllm.analysis.stats import Interval, describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 from ocllm.documents import Paired
 
+MIN_CATEGORIES = 5  # categories a category-level caveat needs (see _caveats)
+
+
+def paired_by_task(
+    tasks: Sequence[Hashable],
+    ca: Sequence[bool],
+    cb: Sequence[bool],
+    label_a: str,
+    label_b: str,
+    sides: str = "lane",
+) -> Paired:
+    """Verdicts of two sides on the same samples (`tasks[i]` is the task sample i is of): `paired_figures` when
+    each task has one sample, else the tasks' shares of correct samples paired (`sampled_paired_figures`), so that
+    a task's samples are never counted as that many tasks."""
+    grouped: dict[Hashable, tuple[list[bool], list[bool]]] = {}
+    for task, a, b in zip(tasks, ca, cb, strict=True):
+        sides_of = grouped.setdefault(task, ([], []))
+        sides_of[0].append(a)
+        sides_of[1].append(b)
+    if all(len(a) == 1 for a, _ in grouped.values()):
+        return paired_figures(ca, cb, label_a, label_b, sides)
+    most = max(len(a) for a, _ in grouped.values())
+    return sampled_paired_figures(
+        [sum(a) / len(a) for a, _ in grouped.values()],
+        [sum(b) / len(b) for _, b in grouped.values()],
+        (most, most),
+        label_a,
+        label_b,
+        correct=(sum(ca), sum(cb)),
+        sides=sides,
+    )
+
 
 def paired_figures(
     ca: Sequence[bool],
@@ -76,6 +108,7 @@ def sampled_paired_figures(
     label_b: str,
     categories: Sequence[Hashable] | None = None,
     correct: tuple[int, int] = (0, 0),
+    sides: str = "lane",
 ) -> Paired:
     """Task i's share of correct samples on each side (`shares_a[i]`, `shares_b[i]`), with `samples` the most
     samples per task of each side and `correct` each side's count of correct samples: the mean per-task
@@ -84,15 +117,15 @@ def sampled_paired_figures(
     differences = [b - a for a, b in zip(shares_a, shares_b, strict=True)]
     spread = _Spread(differences, categories)
     on_tasks = spread.on_tasks
-    ci = _difference_interval(on_tasks)
-    p = t_test_p(on_tasks)
+    ci, p = _difference_test(differences, on_tasks)
+    test = "sign test over tasks" if n >= 2 and _all_same(differences) else "paired t"
     diff = on_tasks.mean
     a_mean, b_mean = _task_mean(shares_a), _task_mean(shares_b)
-    a_ci, b_ci = _share_interval(a_mean), _share_interval(b_mean)
+    a_ci, b_ci = _share_interval(shares_a, a_mean), _share_interval(shares_b, b_mean)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
     verdict = "No paired tasks to compare."
     if n:
-        verdict = describe_difference(diff, ci, p, label_a, label_b, test="paired t")
+        verdict = describe_difference(diff, ci, p, label_a, label_b, sides, test=test)
         verdict += _caveats(spread, ci, significant)
     return Paired(
         n_paired=n,
@@ -109,7 +142,7 @@ def sampled_paired_figures(
         both_correct=sum(a == 1 and b == 1 for a, b in zip(shares_a, shares_b, strict=True)),
         both_wrong=sum(a == 0 and b == 0 for a, b in zip(shares_a, shares_b, strict=True)),
         mcnemar_p=None,
-        test="paired t",
+        test=test,
         p_value=p,
         diff=diff,
         diff_ci_low=ci.low,
@@ -122,20 +155,40 @@ def sampled_paired_figures(
     )
 
 
-def _difference_interval(on_tasks: ClusteredMean) -> Interval:
-    """The t interval of the mean difference; where every task's difference is the same the standard error is 0
-    and would claim certainty, so the bound an exact argument gives is used instead (as the bootstrap does with
-    no discordant pair: with n tasks that all agree, the rate they disagree at is below 1 - 0.025^(1/n))."""
-    if on_tasks.clusters >= 2 and on_tasks.stderr == 0:
-        bound = 1.0 - 0.025 ** (1.0 / on_tasks.clusters)
-        return Interval(max(-1.0, on_tasks.mean - bound), min(1.0, on_tasks.mean + bound))
-    return interval(on_tasks, low=-1.0, high=1.0)
+# Shares are fractions of a few samples (1/3, 2/3) held as floats: differences that are all the same can leave a
+# standard error of 1e-17 rather than 0. Values this close together are the same value.
+_SAME = 1e-9
 
 
-def _share_interval(mean: ClusteredMean) -> Interval:
-    """A side's mean share of correct samples: the t interval; Wilson's over tasks where every task's share is
-    the same (a standard error of 0 would claim certainty)."""
-    if mean.clusters >= 2 and mean.stderr > 0:
+def _all_same(values: Sequence[float]) -> bool:
+    return not values or max(values) - min(values) <= _SAME
+
+
+def _difference_test(differences: Sequence[float], on_tasks: ClusteredMean) -> tuple[Interval, float]:
+    """The interval of the mean difference and the p-value of "no difference": Student's t on the task-clustered
+    standard error. Where every task's difference is the same, that standard error is 0 and would claim certainty
+    however few the tasks, so an exact argument stands in: the sign test over tasks for p (every task one way:
+    p = 2 * 0.5^n), and for the interval the bound on how many tasks could go another way. With n tasks that all
+    agree, the share that would not is below q = 1 - 0.025^(1/n) (exact, Clopper-Pearson), and a task that does
+    moves the mean by at most its distance to -1 or +1: d - q(1 + d) to d + q(1 - d). With no difference at all
+    this is the bound the paired bootstrap gives with no discordant pair."""
+    n = len(differences)
+    if n < 2 or not _all_same(differences):
+        return interval(on_tasks, low=-1.0, high=1.0), t_test_p(on_tasks)
+    d = on_tasks.mean
+    q = 1.0 - 0.025 ** (1.0 / n)
+    ways = sum(x > _SAME for x in differences), sum(x < -_SAME for x in differences)
+    p = mcnemar_exact(*ways)  # the sign test: a two-sided binomial test of the tasks that differ
+    return Interval(max(-1.0, d - q * (1 + d)), min(1.0, d + q * (1 - d))), p
+
+
+def _share_interval(shares: Sequence[float], mean: ClusteredMean) -> Interval:
+    """A side's mean share of correct samples: the t interval; where every task's share is the same (a standard
+    error of 0 would claim certainty) Wilson's over tasks, each task one trial; with under two tasks, the whole
+    range."""
+    if mean.clusters < 2:
+        return Interval(0.0, 1.0)
+    if not _all_same(shares):
         return interval(mean)
     return wilson(round(mean.mean * mean.clusters), mean.clusters)
 
@@ -170,7 +223,10 @@ def _caveats(spread: _Spread, ci: Interval, significant: bool) -> str:
     task-level one excludes it; and, where nothing was found, the size of difference that could have been."""
     said = ""
     category = spread.on_categories
-    if category is not None and significant and category.stderr > spread.on_tasks.stderr:
+    # With few categories their own interval is too imprecise to overrule the tasks' (t with 1 degree of freedom
+    # is 12.7 standard errors wide): the caveat needs MIN_CATEGORIES; the standard error is shown either way.
+    enough = category is not None and category.clusters >= MIN_CATEGORIES
+    if category is not None and enough and significant and category.stderr > spread.on_tasks.stderr:
         wide = interval(category, low=-1.0, high=1.0)
         if wide.low <= 0 <= wide.high:
             said += (

@@ -148,13 +148,14 @@ def pilot_plan(
     mean_a = np.array([float(np.mean(a[task])) for task in paired])
     mean_b = np.array([float(np.mean(b[task])) for task in paired])
     d = mean_b - mean_a
+    paired_set = set(paired)  # looked up once per task of each run
     common = {
         "difference": difference,
         "alpha": alpha,
         "power": power,
         "paired_tasks": len(paired),
-        "unpaired_a": sum(1 for task in a if task not in paired),
-        "unpaired_b": sum(1 for task in b if task not in paired),
+        "unpaired_a": sum(1 for task in a if task not in paired_set),
+        "unpaired_b": sum(1 for task in b if task not in paired_set),
         "samples_per_task_a": int(k_a.max()),
         "samples_per_task_b": int(k_b.max()),
         "observed_difference": float(d.mean()),

@@ -122,11 +122,14 @@ def accuracy_interval(correct: int, scored: int, samples_per_task: int, stderr: 
     """The 95% interval of an accuracy: Wilson's with one sample per task (as always); with more, the t interval
     of the task-clustered standard error on tasks - 1 degrees of freedom (docs/statistics.md). Where every task's
     samples agree the clustered error is 0 and would claim certainty: the Wilson interval over tasks is given
-    instead, each task one trial (its samples then say no more than one of them)."""
-    if samples_per_task <= 1 or stderr is None:
+    instead, each task one trial (its samples then say no more than one of them). With one task and several
+    samples, the whole range: its samples measure that task, not the accuracy of tasks like it."""
+    if samples_per_task <= 1:
         return wilson(correct, scored)
+    if stderr is None or tasks < 2:
+        return Interval(0.0, 1.0)  # one task's samples say nothing of the tasks it stands for
     mean = correct / scored if scored else 0.0
-    if stderr == 0:
+    if stderr <= 1e-12:  # every task's share the same (a float sum may leave 1e-17 for 0)
         return wilson(round(mean * tasks), tasks)
     return interval(ClusteredMean(mean, stderr, tasks, scored))
 

@@ -25,7 +25,7 @@ from ocllm.analysis.compare import (
 )
 from ocllm.analysis.metrics import chance_level, tally_categories
 from ocllm.analysis.notices import incomplete_notice
-from ocllm.analysis.paired import paired_figures
+from ocllm.analysis.paired import paired_by_task
 from ocllm.analysis.rescore import PolicyOverrides, policy_of, rescore_run
 from ocllm.analysis.run_settings import run_settings
 from ocllm.analysis.sampled import SampledTally, accuracy_interval, vote
@@ -105,13 +105,14 @@ def _tool_verdicts(tool: str | None, records: list[SavedRecord], decisions: list
     if tool is None:
         return None
     pairs = [
-        (r.previous_verdict, d.correct)
+        (r.task.id, r.previous_verdict, d.correct)
         for r, d in zip(records, decisions, strict=True)
         if r.previous_verdict is not None and d.correct is not None
     ]
     if not pairs:
         return None
-    return paired_figures([old for old, _ in pairs], [new for _, new in pairs], tool, SCORER_LABEL, sides="scoring")
+    tasks, old, new = ([pair[i] for pair in pairs] for i in range(3))
+    return paired_by_task(tasks, old, new, tool, SCORER_LABEL, sides="scoring")  # a task's epochs are one task
 
 
 def _by_type(tasks: list[ScoredTask]) -> dict[str, Estimate]:
