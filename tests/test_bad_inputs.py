@@ -965,3 +965,36 @@ def test_issue_21_repeats_bad_input_is_one_line_and_exit_2(
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], lines
     assert not (tmp_path / "out.json").exists()
+
+
+# --- issue 21: samples per task -------------------------------------------------------------------------------
+
+
+def matrix_with_samples(k: str) -> Callable[[Path], list[str]]:
+    lanes = lanes_text(f'[lanes.L]\nbase_url = "{NOBODY}"\nmodel = "m"\nsuite = "SUITE"\n')
+    return lambda tmp: [*lanes(tmp), "--samples", k]
+
+
+ISSUE_21_SAMPLES_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "--samples 0": (lambda tmp: run_args(tmp, tmp / "r", "--samples", "0"), "--samples must be at least 1"),
+    "--samples past the range": (
+        lambda tmp: run_args(tmp, tmp / "r", "--samples", "1001"), "--samples must be at least 1 and at most 1000"
+    ),
+    "--samples that is no number": (lambda tmp: run_args(tmp, tmp / "r", "--samples", "many"), "is not an integer"),
+    "samples_per_task 0 in a lanes file": (lanes_with("samples_per_task = 0"), "samples_per_task must be at least 1"),
+    "a last sample's seed past 32 bits": (
+        lanes_with("seed = 4294967295\nsamples_per_task = 2"), "seed + samples_per_task - 1 must be at most 4294967295"
+    ),
+    "matrix --samples 0": (matrix_with_samples("0"), "--samples must be at least 1"),
+}
+
+
+@pytest.mark.parametrize("case", list(ISSUE_21_SAMPLES_CASES), ids=list(ISSUE_21_SAMPLES_CASES))
+def test_issue_21_samples_bad_input_is_one_line_and_exit_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build, message = ISSUE_21_SAMPLES_CASES[case]
+    assert main(build(tmp_path)) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], lines
+    assert not (tmp_path / "r").exists() and not (tmp_path / "m").exists()
