@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-from scipy import stats as sps
+if TYPE_CHECKING:
+    from ocllm.analysis.stats import Interval
 
-from ocllm.analysis.stats import CONFIDENCE, Interval
+# The confidence of every interval here (stats.CONFIDENCE). SciPy is imported where a quantile is needed, not with
+# this module: a rescore counts these figures task by task, and SciPy costs it 70 MB (docs/performance.md).
+CONFIDENCE = 0.95
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -30,7 +32,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     if n - c < k:
         return 1.0
     # C(n-c, k) / C(n, k) = prod_{i = n-c+1}^{n} (1 - k / i)
-    return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
 
 
 def majority_is_gold(votes: Iterable[Hashable | None], gold: Hashable) -> bool:
@@ -85,6 +87,10 @@ def interval(
 ) -> Interval:
     """mean ± t(G-1) * stderr, kept within [low, high] (the range the mean can take). With fewer than two
     clusters nothing bounds it: the whole range."""
+    from scipy import stats as sps
+
+    from ocllm.analysis.stats import Interval
+
     if estimate.clusters < 2:
         return Interval(low, high)
     t = float(sps.t.ppf(0.5 + confidence / 2, estimate.clusters - 1))
@@ -100,5 +106,7 @@ def t_test_p(estimate: ClusteredMean) -> float:
         return 1.0
     if estimate.stderr == 0:
         raise ValueError("every value is the same and not 0: a t test has no spread to test against")
+    from scipy import stats as sps
+
     t = estimate.mean / estimate.stderr
     return float(2 * sps.t.sf(abs(t), estimate.clusters - 1))

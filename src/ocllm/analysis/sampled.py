@@ -9,14 +9,17 @@ and left out of every figure here.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ocllm.analysis.clustered import ClusteredMean, clustered_from_sums, interval, majority_is_gold, pass_at_k
-from ocllm.analysis.stats import Interval, wilson
 from ocllm.documents import Figures, TaskAgreement
 
-# The vote every correct sample casts: the gold answer, however the model wrote it (0.5 and 1/2 are one vote).
-GOLD = ("gold",)
+if TYPE_CHECKING:
+    from ocllm.analysis.stats import Interval
+
+# The vote every correct sample casts: the gold answer, however the model wrote it (0.5 and 1/2 are one vote). An
+# object equal to nothing else, so that no extracted answer (the text "gold", say) can be taken for it.
+GOLD = object()
 
 
 def vote(correct: bool | None, extracted: str | None, extracts_answer: bool) -> Hashable | None:
@@ -27,17 +30,33 @@ def vote(correct: bool | None, extracted: str | None, extracts_answer: bool) -> 
         return GOLD
     if not extracts_answer:
         return object()
-    return None if extracted is None else ("answer", extracted)
+    return extracted
 
 
 class _Task:
-    __slots__ = ("category", "correct", "samples", "scored", "task_type", "votes")
+    """One task's counts and votes. A rescore holds one of these per task (and no decision), so it is kept small:
+    the votes are a list only from a second scored sample on; one sample's vote is `first`."""
+
+    __slots__ = ("category", "correct", "first", "more", "samples", "scored", "task_type")
 
     def __init__(self, category: str, task_type: str) -> None:
         self.category = category
         self.task_type = task_type
         self.samples = self.scored = self.correct = 0
-        self.votes: list[Hashable | None] = []
+        self.first: Hashable | None = None
+        self.more: list[Hashable | None] | None = None
+
+    def vote(self, cast: Hashable | None) -> None:
+        if self.scored == 1:
+            self.first = cast
+        elif self.more is None:
+            self.more = [cast]
+        else:
+            self.more.append(cast)
+
+    @property
+    def votes(self) -> list[Hashable | None]:
+        return [] if not self.scored else [self.first, *(self.more or ())]
 
 
 class SampledTally:
@@ -57,7 +76,7 @@ class SampledTally:
             return
         task.scored += 1
         task.correct += correct is True
-        task.votes.append(cast)
+        task.vote(cast)
 
     def figures(self, keep: Iterable[str] | None = None, *, by_task: bool = False) -> dict[str, Any]:
         """The sampled figures of the tasks named in `keep` (every task when None): samples_per_task, tasks_scored,
@@ -124,6 +143,8 @@ def accuracy_interval(correct: int, scored: int, samples_per_task: int, stderr: 
     samples agree the clustered error is 0 and would claim certainty: the Wilson interval over tasks is given
     instead, each task one trial (its samples then say no more than one of them). With one task and several
     samples, the whole range: its samples measure that task, not the accuracy of tasks like it."""
+    from ocllm.analysis.stats import Interval, wilson  # SciPy: only where an interval is drawn
+
     if samples_per_task <= 1:
         return wilson(correct, scored)
     if stderr is None or tasks < 2:
