@@ -43,7 +43,7 @@ def console_comparison(doc: Comparison) -> None:
             f"{f.b_correct}/{f.n_paired}",
             str(f.a_wins),
             str(f.b_wins),
-            f"{f.mcnemar_p:.3g}",
+            f"{f.p_value:.3g}",  # the test's p: exact McNemar with one sample per task (issue 21)
             f"{100 * f.diff:+.1f} ({100 * f.diff_ci_low:+.1f} to {100 * f.diff_ci_high:+.1f})",
         )
     console.print(table)
