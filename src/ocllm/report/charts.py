@@ -501,7 +501,10 @@ def share_histogram(
                        label=f"mean {mean * 100:+.1f}" if low < 0 else f"mean {mean:.1%}")  # fmt: skip
             ax.legend(loc="upper left")
         ax.set_xlim(edges[0] * 100, edges[-1] * 100)
-        ax.xaxis.set_major_locator(MaxNLocator(nbins=8))
+        if len(points) <= 13:  # a tick under every bar: the values a task can take
+            ax.set_xticks(points * 100)
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=8))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:+.0f}" if low < 0 and v else f"{v:.0f}"))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("tasks", color=MUTED, fontsize=10.5)

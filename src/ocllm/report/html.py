@@ -341,7 +341,7 @@ def _sampled_charts(summary: Mapping[str, Any], fill: str) -> list[ChartView]:
                 "task-agreement",
                 "Share of samples correct per task",
                 f" {agreeing_tasks(summary)} of {len(shares)} tasks gave the same answer in every sample. "
-                f"{AGREEMENT_NOTE} Dashed line: the mean, avg@{k}.",
+                f"{AGREEMENT_NOTE} Dashed line: the mean share over tasks (pass@1).",
                 Markup(
                     charts.share_histogram(
                         shares,
