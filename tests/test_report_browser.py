@@ -17,7 +17,10 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 # The documents are built by hand in the renderer tests; the browser sees the same ones.
 from test_report_render import FLIP_A_TEXT, XSS, candidate, comparison_doc, endpoint, matrix_doc, run_doc, serving, task
+from test_samples import DESIGN, RIGHT_A, RIGHT_B, _lane_design, sampled_file
 
+from ocllm.analysis.compare import compare_runs, load_scored
+from ocllm.report.data import run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -76,6 +79,15 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "comparison-serving": write_comparison(comparison_doc(speed_b=SPEED), out / "comparison-serving")[-1],
         "matrix-serving": write_matrix_report(matrix_doc(speeds=[SPEED, serving(), None]), out / "matrix-serving")[-1],
         "matrix-long-names": write_matrix_report(long_lane_names(), out / "matrix-long-names")[-1],
+        # Repeated samples (issue 21): documents made from sampled metrics files, as `report` and `compare` make them.
+        "run-sampled": write_run_report(run_report_doc(sampled_file(out, "L", DESIGN)), out / "run-sampled")[-1],
+        "comparison-sampled": write_comparison(
+            compare_runs(
+                load_scored(sampled_file(out, "A", _lane_design(RIGHT_A))),
+                load_scored(sampled_file(out, "B", _lane_design(RIGHT_B))),
+            ),
+            out / "comparison-sampled",
+        )[-1],
     }
 
 
@@ -333,3 +345,30 @@ def test_a_flipped_task_opens_to_show_both_answers_side_by_side(opened: Watched)
     # A flip recorded without the sides (a comparison.json written earlier) is listed, with nothing to open.
     assert page.locator('details[data-flip-detail="flip2"]').count() == 0
     assert opened.problems == [] and opened.dialogs == []
+
+
+SAMPLED_CHARTS = {
+    "run-sampled": {"category-accuracy", "pass-at-k", "task-agreement"},
+    "comparison-sampled": {"accuracy", "difference", "category-accuracy", "task-differences"},
+}
+
+
+@pytest.mark.parametrize("opened", ["run-sampled", "comparison-sampled"], indirect=True)
+def test_sampled_pages_draw_their_pass_at_k_curve_and_histograms_quietly(
+    opened: Watched, request: pytest.FixtureRequest
+) -> None:
+    page = opened.page
+    kind = request.node.callspec.params["opened"]
+    keys = set(page.eval_on_selector_all("figure[data-chart]", "els => els.map(e => e.dataset.chart)"))
+    assert SAMPLED_CHARTS[kind] <= keys
+    for key in SAMPLED_CHARTS[kind] & {"pass-at-k", "task-agreement", "task-differences"}:
+        svg = page.locator(f'figure[data-chart="{key}"] svg')
+        assert svg.count() == 1, key
+        box = svg.bounding_box()
+        assert box is not None and box["width"] > 50 and box["height"] > 50, (key, box)
+        # matplotlib drew the bars (or the curve's points) inside: paths with an area.
+        assert page.eval_on_selector(f'figure[data-chart="{key}"] svg', "s => s.getBBox().width") > 0
+        assert page.locator(f'figure[data-chart="{key}"] svg path').count() > 5, key
+    page.wait_for_timeout(50)
+    assert opened.problems == []
+    assert opened.dialogs == []

@@ -437,3 +437,77 @@ def _num(value: float, integer: bool) -> str:
     if integer:
         return f"{value:,.0f}"
     return f"{value:.3g}"
+
+
+def pass_at_k_chart(
+    curve: Sequence[tuple[int, float]],
+    majority: float | None,
+    k: int,
+    *,
+    key: str = "pass-at-k",
+    width: float = WIDTH,
+    fill: str | None = None,
+) -> str:
+    """pass@j against j = 1..k (a line through its points, each labelled), and maj@k as a point of its own at
+    x = k: how much more often one of j samples is right than one sample, and what a vote of the k gives."""
+    line = fill or colour(0)
+    with _figure(width, 2.9) as fig:
+        ax = fig.subplots()
+        xs = [j for j, _ in curve]
+        ys = [v for _, v in curve]
+        ax.plot(xs, ys, color=line, linewidth=2, marker="o", markersize=6, zorder=3, label="pass@k")
+        for x, y in zip(xs, ys, strict=True):
+            ax.annotate(f"{y:.0%}", (x, y), xytext=(0, 7), textcoords="offset points", ha="center", color=MUTED,
+                        fontsize=9.5)  # fmt: skip
+        if majority is not None:
+            ax.plot([k], [majority], linestyle="none", marker="D", markersize=7, color=INK, zorder=4,
+                    label=f"maj@{k} {majority:.1%}")  # fmt: skip
+        ax.set_xlim(0.6, max(k, 1) + 0.4)
+        ax.set_ylim(0, 1.08)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _percent_axis(ax, axis="y")
+        ax.grid(axis="x", visible=False)
+        ax.set_xlabel("k (samples of a task)", color=MUTED, fontsize=10.5)
+        ax.set_ylabel("share of tasks", color=MUTED, fontsize=10.5)
+        ax.legend(loc="lower right")
+        return _to_svg(fig, key)
+
+
+def share_histogram(
+    values: Sequence[float],
+    *,
+    steps: int,
+    low: float,
+    xlabel: str,
+    key: str,
+    width: float = WIDTH,
+    fill: str | None = None,
+    mean: float | None = None,
+) -> str:
+    """A histogram of per-task figures on a grid of `steps` per unit from `low` to 1 (a task's share of correct
+    samples: 0, 1/k, ..., 1; a difference of shares: -1 to 1), one bar per grid point, in percentage points on the
+    x axis; `mean`, the mean of the values, as a line."""
+    steps = max(1, steps)
+    points = np.arange(round(low * steps), steps + 1) / steps
+    edges = np.append(points - 0.5 / steps, points[-1] + 0.5 / steps)
+    with _figure(width, 2.9) as fig:
+        ax = fig.subplots()
+        ax.hist(np.asarray(values, dtype=float) * 100, bins=edges * 100, color=fill or colour(0), alpha=0.85,
+                edgecolor="white", linewidth=0.6, zorder=2)  # fmt: skip
+        if low < 0:
+            ax.axvline(0, color=INK, linewidth=1, zorder=3)
+        if mean is not None:
+            ax.axvline(mean * 100, color=BAD, linewidth=1.4, linestyle="--", zorder=3,
+                       label=f"mean {mean * 100:+.1f}" if low < 0 else f"mean {mean:.1%}")  # fmt: skip
+            ax.legend(loc="upper left")
+        ax.set_xlim(edges[0] * 100, edges[-1] * 100)
+        if len(points) <= 13:  # a tick under every bar: the values a task can take
+            ax.set_xticks(points * 100)
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=8))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:+.0f}" if low < 0 and v else f"{v:.0f}"))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylabel("tasks", color=MUTED, fontsize=10.5)
+        ax.grid(axis="x", visible=False)
+        ax.set_xlabel(xlabel, color=MUTED, fontsize=10.5)
+        return _to_svg(fig, key)

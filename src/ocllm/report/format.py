@@ -296,3 +296,207 @@ def settings_rows(columns: Sequence[tuple[str, Mapping[str, str]]]) -> list[tupl
         values = [settings.get(name, "—") for _, settings in columns]
         rows.append((name, values, len(set(values)) > 1))
     return [row for row in rows if row[2]] + [row for row in rows if not row[2]]
+
+
+# --- Repeated samples (docs/statistics.md) ------------------------------------------------------------
+
+PASS_AT_K_NOTE = (
+    "pass@j: the chance that at least one of j samples of a task is right (Chen et al.'s unbiased estimate, averaged "
+    "over the tasks with j scored samples); maj@k: the share of tasks whose gold answer is strictly the most "
+    "frequent answer of their samples (a tie, or no answer, is not credited)."
+)
+AGREEMENT_NOTE = (
+    "A task's samples agree when every scored sample gave the same answer (all right, or all one wrong answer)."
+)
+
+
+def samples_per_task(figures: Mapping[str, Any]) -> int:
+    """The most samples any task of the scope has (1 for documents written before samples existed)."""
+    value = figures.get("samples_per_task")
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def is_sampled(figures: Mapping[str, Any]) -> bool:
+    """Figures over repeated samples of each task: accuracy is avg@k, and intervals are clustered on tasks."""
+    return samples_per_task(figures) > 1
+
+
+def comparison_sampled(doc: Mapping[str, Any]) -> bool:
+    """A comparison that paired per-task shares of several samples (the paired t test), not one verdict a side."""
+    return doc.get("test") == "paired t" or any(
+        int(doc.get(f"samples_per_task_{side}") or 1) > 1 for side in ("a", "b")
+    )
+
+
+def accuracy_name(figures: Mapping[str, Any]) -> str:
+    """What the accuracy is: `accuracy`, or `avg@k` with the scope's k."""
+    return f"avg@{samples_per_task(figures)}" if is_sampled(figures) else "accuracy"
+
+
+def interval_name(sampled: bool) -> str:
+    """How an accuracy's 95% interval was computed."""
+    return "t interval clustered on tasks" if sampled else "Wilson interval"
+
+
+def intervals_name(sampled: bool) -> str:
+    """The same, of a chart's bars."""
+    return "t intervals clustered on tasks" if sampled else "Wilson intervals"
+
+
+def diff_intervals_name(doc: Mapping[str, Any]) -> str:
+    """How a comparison's interval of the difference was computed."""
+    return "t intervals clustered on tasks" if comparison_sampled(doc) else "paired-bootstrap intervals"
+
+
+def diff_interval_name(doc: Mapping[str, Any]) -> str:
+    return "t interval clustered on tasks" if comparison_sampled(doc) else "paired-bootstrap interval"
+
+
+def test_name(doc: Mapping[str, Any]) -> str:
+    """The test a comparison's p value is of (documents written before `test` existed: exact McNemar)."""
+    return str(doc.get("test") or "exact McNemar")
+
+
+def test_p(doc: Mapping[str, Any]) -> float | None:
+    """A comparison's p value: `p_value`, or for documents written before it the exact McNemar p."""
+    value = doc.get("p_value")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return doc.get("mcnemar_p")
+
+
+def test_text(doc: Mapping[str, Any]) -> str:
+    """`exact McNemar p = 0.0313`, `paired t p = 0.0199`, `paired t p < 0.001`."""
+    text = p_value(test_p(doc))
+    return f"{test_name(doc)} p {text}" if text.startswith("<") else f"{test_name(doc)} p = {text}"
+
+
+def test_header(doc: Mapping[str, Any]) -> str:
+    """A table column of the p values: `McNemar p` with one sample per task (as always), else the test's name."""
+    return f"{test_name(doc)} p" if comparison_sampled(doc) else "McNemar p"
+
+
+def mde_sentence(doc: Mapping[str, Any]) -> str:
+    """What a comparison of this size could not have seen: the smallest difference it detects with 80% power at
+    the 5% level (paired.minimum_detectable_effect). Empty where there is none (the sides never disagree)."""
+    mde = doc.get("minimum_detectable_effect")
+    if not isinstance(mde, int | float) or isinstance(mde, bool):
+        return ""
+    return (
+        f"With {doc.get('n_paired', 0)} paired tasks a difference under {100.0 * mde:.1f} points could not be "
+        "detected reliably (80% power)."
+    )
+
+
+def stderr_points(value: float | None) -> str:
+    """A standard error of an accuracy or a difference, in percentage points."""
+    return "n/a" if value is None else f"{100.0 * value:.1f} pts"
+
+
+def category_stderr_larger(figures: Mapping[str, Any], task_key: str, category_key: str) -> bool:
+    """The standard error clustered on category is shown beside the task-clustered one where it is larger."""
+    on_tasks, on_categories = figures.get(task_key), figures.get(category_key)
+    return isinstance(on_tasks, int | float) and isinstance(on_categories, int | float) and on_categories > on_tasks
+
+
+def category_stderr_sentence(figures: Mapping[str, Any], task_key: str, category_key: str) -> str:
+    """Why a second standard error is shown, when it is: the tasks of one category have more in common than the
+    tasks do, so the suite is fewer independent units than its task count says."""
+    if not category_stderr_larger(figures, task_key, category_key):
+        return ""
+    return (
+        f"Clustered on its {figures.get('categories', 0)} categories the standard error is "
+        f"{stderr_points(figures[category_key])}, larger than the {stderr_points(figures[task_key])} clustered on "
+        "tasks: the tasks of a category share more than the tasks themselves do, so the figure rests on fewer "
+        "independent units than its task count says."
+    )
+
+
+def pass_at_k_rows(figures: Mapping[str, Any]) -> list[tuple[int, float]]:
+    """pass@j for j = 1..k, in order of j."""
+    curve = figures.get("pass_at_k") or {}
+    return sorted((int(j), float(v)) for j, v in curve.items())
+
+
+def task_shares(summary: Mapping[str, Any]) -> list[float]:
+    """Each task's share of correct samples (summary.by_task), in task order."""
+    return [float(t["share"]) for t in (summary.get("by_task") or {}).values()]
+
+
+def agreeing_tasks(summary: Mapping[str, Any]) -> int:
+    """Tasks whose samples all gave the same answer."""
+    return sum(bool(t.get("agree")) for t in (summary.get("by_task") or {}).values())
+
+
+def in_sample_order(tasks: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Records of repeated samples grouped by task (in the order tasks first appear), sample 0 first."""
+    first: dict[str, int] = {}
+    for i, t in enumerate(tasks):
+        first.setdefault(str(t.get("task_id", "")), i)
+    return sorted(tasks, key=lambda t: (first[str(t.get("task_id", ""))], int(t.get("sample") or 0)))
+
+
+def share_text(value: float | None) -> str:
+    """A task's share of correct samples."""
+    return "—" if value is None else f"{100.0 * value:.0f}%"
+
+
+RESOLVED_NOTE = (
+    "A difference is resolved when its test is significant at the 5% level and its 95% interval holds no "
+    "difference. One not resolved may still be real: smaller than its comparison could detect (the minimum "
+    "detectable effect, at 80% power)."
+)
+
+
+def resolved_sentence(doc: Mapping[str, Any]) -> str:
+    """Which lanes of a matrix differ from the baseline beyond chance, and which do not (with what each
+    comparison could have detected)."""
+    comparisons = doc.get("comparisons") or []
+    resolved = [str(c["b"]["label"]) for c in comparisons if c.get("significant")]
+    unresolved = []
+    for c in comparisons:
+        if c.get("significant"):
+            continue
+        mde = c.get("minimum_detectable_effect")
+        why = " (never differs on a task)" if mde is None else f" (under {100.0 * mde:.1f} points)"
+        unresolved.append(str(c["b"]["label"]) + why)
+    return (
+        f"Resolved against {doc.get('baseline')} (significant at the 5% level): {', '.join(resolved) or 'none'}. "
+        f"Not resolved: {', '.join(unresolved) or 'none'}."
+    )
+
+
+RESOLVED_HEADER = ("lane", "difference", "95% interval", "test", "resolved", "minimum detectable effect")
+
+
+def resolved_rows(doc: Mapping[str, Any]) -> list[list[str]]:
+    """Each lane against the baseline, as RESOLVED_HEADER names the columns."""
+    return [
+        [
+            str(c["b"]["label"]),
+            points(c["diff"]),
+            points_interval(c["diff_ci_low"], c["diff_ci_high"]),
+            test_text(c),
+            "yes" if c.get("significant") else "no",
+            stderr_points(c.get("minimum_detectable_effect")),
+        ]
+        for c in doc.get("comparisons") or []
+    ]
+
+
+def _counted(values: Sequence[float], form: Callable[[float], str]) -> list[tuple[str, int]]:
+    """Values counted by how they print, in order of value: the table beside a histogram."""
+    counts: dict[str, list[float]] = {}
+    for value in values:
+        counts.setdefault(form(float(value)), []).append(float(value))
+    return [(text, len(seen)) for text, seen in sorted(counts.items(), key=lambda item: item[1][0])]
+
+
+def share_counts(summary: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """Tasks per share of correct samples (the agreement histogram's counts)."""
+    return _counted(task_shares(summary), share_text)
+
+
+def difference_counts(doc: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """A sampled comparison's tasks per difference of shares, B - A (its histogram's counts); none otherwise."""
+    return _counted(doc.get("task_differences") or [], points) if comparison_sampled(doc) else []

@@ -28,30 +28,57 @@ from ocllm.analysis.metrics import token_counts
 from ocllm.report import charts
 from ocllm.report.charts import Difference, Estimate, LaneAccuracy
 from ocllm.report.format import (
+    AGREEMENT_NOTE,
     ENDPOINT_HEADER,
+    PASS_AT_K_NOTE,
+    RESOLVED_HEADER,
+    RESOLVED_NOTE,
     RESOURCE_FIGURES,
     SERVING_MISSING,
     SERVING_NOTE,
+    accuracy_name,
+    agreeing_tasks,
+    category_stderr_larger,
+    category_stderr_sentence,
     chance_text,
+    comparison_sampled,
     count,
+    diff_interval_name,
+    diff_intervals_name,
+    difference_counts,
     endpoint_rows,
     evidence_lines,
     expected_text,
     extracted_text,
+    in_sample_order,
     interval,
+    interval_name,
+    intervals_name,
+    is_sampled,
+    mde_sentence,
     p_value,
     partly_recorded,
+    pass_at_k_rows,
     pct,
     points,
     points_interval,
+    resolved_rows,
+    resolved_sentence,
     resource_rows,
     resource_value,
+    samples_per_task,
     scored,
     seconds,
     serving_cells,
     serving_recorded_by,
     serving_rows,
     settings_rows,
+    share_text,
+    stderr_points,
+    task_shares,
+    test_header,
+    test_p,
+    test_text,
     type_rows,
     verdict_of,
     wrong_answers,
@@ -125,11 +152,27 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        pct=pct, points=points, p_value=p_value, count=count, seconds=seconds, breakable=breakable, scored=scored
+        pct=pct,
+        points=points,
+        p_value=p_value,
+        count=count,
+        seconds=seconds,
+        breakable=breakable,
+        scored=scored,
+        share=share_text,
+        stderr=stderr_points,
     )
     env.globals.update(
         interval=interval,
         points_interval=points_interval,
+        # The words of repeated samples (format.py): which test, which interval, what could not be detected.
+        sampled_comparison=comparison_sampled,
+        test_text=test_text,
+        test_header=test_header,
+        test_p=test_p,
+        diff_interval_name=diff_interval_name,
+        mde_sentence=mde_sentence,
+        category_stderr_sentence=category_stderr_sentence,
         version=__version__,
         serving_note=SERVING_NOTE,
         serving_missing=SERVING_MISSING,
@@ -249,22 +292,71 @@ def _category_view(
 
 
 def run_charts(doc: Mapping[str, Any]) -> list[ChartView]:
-    by_cat = doc["summary"].get("by_category") or {}
+    summary = doc["summary"]
+    by_cat = summary.get("by_category") or {}
     categories = sorted(by_cat)
     label = str(doc.get("label", "run"))
     colours = charts.lane_colours([label])
     series = [(label, {c: _estimate(by_cat[c]) for c in categories})]
+    sampled = is_sampled(summary)
+    what = "scored samples" if sampled else "scored tasks"
     views = [
         _category_view(
             categories,
             series,
-            "Share of scored tasks answered correctly; bars are 95% Wilson intervals.",
+            f"Share of {what} answered correctly; bars are 95% {intervals_name(sampled)}.",
             width=charts.WIDE,
-            chance=_chance(doc["summary"].get("chance")),
+            chance=_chance(summary.get("chance")),
             colours=colours,
         )
     ]
+    if sampled:
+        views += _sampled_charts(summary, colours[label])
     views += _distribution_charts([(label, doc.get("resources"))], colours=colours)
+    return views
+
+
+def _sampled_charts(summary: Mapping[str, Any], fill: str) -> list[ChartView]:
+    """A sampled run's pass@k curve with maj@k beside it, and the histogram of its tasks' shares correct."""
+    k = samples_per_task(summary)
+    curve = pass_at_k_rows(summary)
+    majority = summary.get("majority_at_k")
+    views = []
+    if curve:
+        views.append(
+            ChartView(
+                "pass-at-k",
+                "pass@k and maj@k",
+                f" pass@j for j = 1 to {k}: the chance that one of j samples of a task is right; ◆ maj@{k}, the share "
+                f"of tasks whose gold answer is strictly the most frequent of their {k} samples.",
+                Markup(charts.pass_at_k_chart(curve, majority, k, fill=fill)),
+            )
+        )
+    else:
+        views.append(ChartView("pass-at-k", "pass@k and maj@k", note="Not drawn: no task has a scored sample."))
+    shares = task_shares(summary)
+    if shares:
+        views.append(
+            ChartView(
+                "task-agreement",
+                "Share of samples correct per task",
+                f" {agreeing_tasks(summary)} of {len(shares)} tasks gave the same answer in every sample. "
+                f"{AGREEMENT_NOTE} Dashed line: the mean share over tasks (pass@1).",
+                Markup(
+                    charts.share_histogram(
+                        shares,
+                        steps=k,
+                        low=0.0,
+                        xlabel="share of a task's samples correct (%)",
+                        key="task-agreement",
+                        fill=fill,
+                        mean=sum(shares) / len(shares),
+                    )
+                ),
+            )
+        )
+    else:
+        views.append(ChartView("task-agreement", "Share of samples correct per task", note="Not drawn: no task."))
     return views
 
 
@@ -277,11 +369,12 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         LaneAccuracy(b, _estimate(doc, "b_"), colours[b]),
     ]
     chance = _chance(doc.get("chance"))
+    sampled = comparison_sampled(doc)
     views = [
         ChartView(
             "accuracy",
             "Accuracy per lane",
-            f"On the {n} tasks both lanes answered; bars are 95% Wilson intervals." + _chance_caption(chance),
+            f"On the {n} tasks both lanes answered; bars are 95% {intervals_name(sampled)}." + _chance_caption(chance),
             Markup(charts.accuracy_chart(lanes, chance=chance)),
         )
     ]
@@ -305,7 +398,7 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         ChartView(
             "difference",
             f"Difference, {b} − {a}",
-            "In percentage points, with 95% paired-bootstrap intervals; coloured where significant.",
+            f"In percentage points, with 95% {diff_intervals_name(doc)}; coloured where significant.",
             Markup(charts.difference_chart(rows, xlabel=f"accuracy difference (points; > 0: {b} better)")),
         )
     )
@@ -318,12 +411,34 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         _category_view(
             categories,
             series,
-            "On paired tasks; bars are 95% Wilson intervals.",
+            f"On paired tasks; bars are 95% {intervals_name(sampled)}.",
             width=charts.WIDE,
             chance=chance,
             colours=colours,
         )
     )
+    differences = doc.get("task_differences") or []
+    if sampled and differences:
+        k = max(int(doc.get("samples_per_task_a") or 1), int(doc.get("samples_per_task_b") or 1))
+        views.append(
+            ChartView(
+                "task-differences",
+                f"Per-task difference, {b} − {a}",
+                f" Each of the {len(differences)} paired tasks' share of correct samples on {b} minus {a}'s, in "
+                "percentage points; dashed line: their mean, the difference the t test is of.",
+                Markup(
+                    charts.share_histogram(
+                        differences,
+                        steps=k,
+                        low=-1.0,
+                        xlabel=f"difference of shares correct (points; > 0: {b} better)",
+                        key="task-differences",
+                        fill=colours[b],
+                        mean=float(doc["diff"]),
+                    )
+                ),
+            )
+        )
     resources = doc.get("resources") or {}
     views += _distribution_charts([(a, resources.get("a")), (b, resources.get("b"))], colours=colours)
     return views
@@ -337,11 +452,12 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     rows = [LaneAccuracy(lane["label"], _estimate(lane), colours[lane["label"]]) for lane in lanes]
     # The lanes of a matrix run one suite: the first lane's chance level is the suite's.
     chance = next((c for lane in lanes if (c := _chance(lane.get("chance"))) is not None), None)
+    sampled = any(is_sampled(lane) for lane in lanes)
     views = [
         ChartView(
             "accuracy",
             "Accuracy per lane",
-            "Best first; bars are 95% Wilson intervals." + _chance_caption(chance),
+            f"Best first; bars are 95% {intervals_name(sampled)}." + _chance_caption(chance),
             Markup(charts.accuracy_chart(rows, chance=chance)),
         )
     ]
@@ -357,7 +473,7 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
             ChartView(
                 "difference",
                 f"Difference from the baseline ({doc.get('baseline')})",
-                "In percentage points on paired tasks, with 95% paired-bootstrap intervals; "
+                f"In percentage points on paired tasks, with 95% {diff_intervals_name(comparisons[0])}; "
                 "coloured where significant.",
                 Markup(charts.difference_chart(diffs, xlabel="accuracy difference from the baseline (points)")),
             )
@@ -366,7 +482,12 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     series = [(lane["label"], {c: _estimate(f) for c, f in (lane.get("by_category") or {}).items()}) for lane in lanes]
     views.append(
         _category_view(
-            categories, series, "Bars are 95% Wilson intervals.", width=charts.WIDE, chance=chance, colours=colours
+            categories,
+            series,
+            f"Bars are 95% {intervals_name(sampled)}.",
+            width=charts.WIDE,
+            chance=chance,
+            colours=colours,
         )
     )
     views += _distribution_charts([(lane["label"], lane.get("resources")) for lane in lanes], colours=colours)
@@ -479,9 +600,10 @@ def _text_scored_by(task: Mapping[str, Any]) -> str | None:
     return known.label if known is not None and not known.extracts_answer else None
 
 
-def task_view(task: Mapping[str, Any], tool: str | None = None) -> dict[str, Any]:
+def task_view(task: Mapping[str, Any], tool: str | None = None, sampled: bool = False) -> dict[str, Any]:
     """Everything the per-task view shows, as plain values (the template escapes them). `tool`: the other tool
-    whose verdict `previous` holds (rescore --from), else the input's."""
+    whose verdict `previous` holds (rescore --from), else the input's; `sampled`: the run asked each task several
+    times, and the record is one sample (its index is shown)."""
     raw_candidates = task.get("candidates") or []
     decided = task.get("decided_by")
     candidates = [_candidate_view(c, i == decided) for i, c in enumerate(raw_candidates)]
@@ -532,6 +654,7 @@ def task_view(task: Mapping[str, Any], tool: str | None = None) -> dict[str, Any
     ).lower()
     return {
         "id": task_id,
+        "sample": int(task.get("sample") or 0) if sampled else None,
         "type": task.get("task_type"),
         # A type whose whole text is the answer finds no statements: the page says what scores it instead.
         "scored_by": _text_scored_by(task),
@@ -586,11 +709,12 @@ def _in_full(tasks: Sequence[Mapping[str, Any]]) -> set[int]:
     return set(ranked[:FULL_EVIDENCE])
 
 
-def _index_row(task: Mapping[str, Any]) -> dict[str, Any]:
+def _index_row(task: Mapping[str, Any], sampled: bool = False) -> dict[str, Any]:
     """A task as one row of the compact table: what it was asked, what was read, how, and the verdict."""
     previous = task.get("previous") or {}
     return {
         "id": str(task.get("task_id", "")),
+        "sample": int(task.get("sample") or 0) if sampled else None,
         "category": str(task.get("category", "")),
         "verdict": verdict_of(task),
         "expected": expected_text(task),
@@ -607,6 +731,32 @@ def _index_row(task: Mapping[str, Any]) -> dict[str, Any]:
 def _breakdown(counts: Mapping[str, int]) -> list[tuple[str, int, float]]:
     total = sum(counts.values()) or 1
     return [(name, n, n / total) for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _sampled_view(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """What the run page says of repeated samples: k, the pass@k rows and maj@k, the clustered standard errors
+    (the category one where it is larger), and the tasks whose samples agree."""
+    k = samples_per_task(summary)
+    figures = [
+        ("samples per task", str(k)),
+        ("tasks scored", str(summary.get("tasks_scored", 0))),
+        ("standard error, clustered on tasks", stderr_points(summary.get("accuracy_stderr"))),
+    ]
+    if category_stderr_larger(summary, "accuracy_stderr", "accuracy_stderr_category"):
+        figures.append(("standard error, clustered on categories", stderr_points(summary["accuracy_stderr_category"])))
+    figures.append(("tasks whose samples all agree", f"{agreeing_tasks(summary)} of {len(task_shares(summary))}"))
+    return {
+        "k": k,
+        "name": accuracy_name(summary),
+        "curve": [
+            *((f"pass@{j}", pct(v)) for j, v in pass_at_k_rows(summary)),
+            (f"maj@{k}", pct(summary.get("majority_at_k"))),
+        ],
+        "figures": figures,
+        "note": PASS_AT_K_NOTE,
+        "category_note": category_stderr_sentence(summary, "accuracy_stderr", "accuracy_stderr_category"),
+        "interval_name": interval_name(True),
+    }
 
 
 # Templates render with StrictUndefined, so that a misspelt field fails loudly in the tests; the fields a
@@ -660,10 +810,13 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         {"version": None, "conflict_policy": None, "allow_reasoning_fallback": False, "think_prefilled": False},
     )
     tool = doc.get("tool")
+    sampled = is_sampled(summary)
     all_tasks = doc.get("tasks") or []
+    if sampled:  # each record is one sample: listed under its task, sample 0 first
+        all_tasks = in_sample_order(all_tasks)
     in_full = _in_full(all_tasks)
-    tasks = [task_view(t, tool) for i, t in enumerate(all_tasks) if i in in_full]
-    index_rows = [_index_row(t) for i, t in enumerate(all_tasks) if i not in in_full]
+    tasks = [task_view(t, tool, sampled) for i, t in enumerate(all_tasks) if i in in_full]
+    index_rows = [_index_row(t, sampled) for i, t in enumerate(all_tasks) if i not in in_full]
     verdicts = Counter(verdict_of(t) for t in all_tasks)
     serving = summary.get("serving")
     return _render(
@@ -681,6 +834,7 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         notices=doc.get("notices") or [],
         scorer=scorer,
         scored=scored(summary),
+        sampled=_sampled_view(summary) if sampled else None,
         charts=run_charts(doc),
         type_rows=type_rows(summary),
         breakdowns=[
@@ -734,6 +888,7 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
     return _render(
         "comparison.html.j2",
         doc=doc,
+        difference_rows=difference_counts(doc),
         notices=doc.get("notices") or [],
         colours=[lane_colours[doc["a"]["label"]], lane_colours[doc["b"]["label"]]],
         charts=comparison_charts(doc),
@@ -761,6 +916,7 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
         lanes.append(
             {
                 **_with_defaults(lane, _FIGURE_DEFAULTS),
+                "k": samples_per_task(lane),
                 "colour": colours[lane["label"]],
                 "wrong": wrong_answers(lane),
                 "tokens_p50": resource_value(res.get("completion_tokens"), "p50", True),
@@ -790,6 +946,11 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
         heat_rows=heat_rows,
         type_heat_rows=type_heat_rows,
         comparisons=comparisons,
+        sampled=any(is_sampled(lane) for lane in lanes_in),
+        resolved_sentence=resolved_sentence(doc) if comparisons else "",
+        resolved_header=RESOLVED_HEADER,
+        resolved_rows=resolved_rows(doc),
+        resolved_note=RESOLVED_NOTE,
         scorer_version=", ".join(sorted(versions)),
         settings_rows=_settings_rows([(lane["label"], lane.get("settings")) for lane in lanes_in]),
     )

@@ -13,26 +13,51 @@ from typing import Any
 
 from ocllm.analysis.audit import SCORER_LABEL
 from ocllm.report.format import (
+    AGREEMENT_NOTE,
     ENDPOINT_HEADER,
+    PASS_AT_K_NOTE,
+    RESOLVED_HEADER,
+    RESOLVED_NOTE,
     SERVING_MISSING,
     SERVING_NOTE,
+    accuracy_name,
+    agreeing_tasks,
+    category_stderr_larger,
+    category_stderr_sentence,
+    comparison_sampled,
+    diff_interval_name,
+    difference_counts,
     endpoint_rows,
     evidence_lines,
     expected_text,
     extracted_text,
+    in_sample_order,
     interval,
+    interval_name,
+    is_sampled,
+    mde_sentence,
     p_value,
     partly_recorded,
+    pass_at_k_rows,
     pct,
     points,
     points_interval,
+    resolved_rows,
+    resolved_sentence,
     resource_rows,
     resource_value,
+    samples_per_task,
     scored,
     serving_cells,
     serving_recorded_by,
     serving_rows,
     settings_rows,
+    share_counts,
+    share_text,
+    stderr_points,
+    test_header,
+    test_p,
+    test_text,
     type_rows,
     verdict_of,
     wrong_answers,
@@ -168,9 +193,20 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         facts.append(f"{cell(tool)} results read from {cell(source['origin'], 200)}")
     if facts:
         lines += ["; ".join(facts) + ".", ""]
+    ci = interval(summary.get("ci_low"), summary.get("ci_high"))
+    if is_sampled(summary):
+        headline = (
+            f"**{accuracy_name(summary)} {pct(summary['accuracy'])}** ({summary['correct']}/{n_scored} scored "
+            f"samples of {summary.get('tasks_scored', 0)} tasks, {samples_per_task(summary)} per task; "
+            f"95% {interval_name(True)} {ci})."
+        )
+    else:
+        headline = (
+            f"**Accuracy {pct(summary['accuracy'])}** ({summary['correct']}/{n_scored} scored tasks; "
+            f"95% Wilson interval {ci})."
+        )
     lines += [
-        f"**Accuracy {pct(summary['accuracy'])}** ({summary['correct']}/{n_scored} scored tasks; "
-        f"95% Wilson interval {interval(summary.get('ci_low'), summary.get('ci_high'))}).",
+        headline,
         "",
         *_table(
             ["figure", "value"],
@@ -191,6 +227,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
             "lr",
         ),
         "",
+        *_samples_md(summary),
         *_tool_verdicts_md(doc),
         *_settings_section([(str(doc.get("label", "run")), doc.get("settings"))]),
         "## By category",
@@ -198,7 +235,15 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
     ]
     cats = summary.get("by_category") or {}
     header = ["category", "correct", "scored", "errors", "accuracy", "95% interval", "no answer"]
-    lines += _table(header, [_scope_row(name, c) for name, c in sorted(cats.items())], "lrrrrrr")
+    rows = [_scope_row(name, c) for name, c in sorted(cats.items())]
+    if is_sampled(summary):  # each category's pass@k at the run's k, and its maj@k
+        k = samples_per_task(summary)
+        header += [f"pass@{k}", f"maj@{k}"]
+        rows = [
+            [*row, pct(_pass_at(c, k)), pct(c.get("majority_at_k"))]
+            for row, (_, c) in zip(rows, sorted(cats.items()), strict=True)
+        ]
+    lines += _table(header, rows, "l" + "r" * (len(header) - 1))
     if types := type_rows(summary):
         rows = [[*_scope_row(label, c), cell(details or "—", 200)] for label, c, details in types]
         lines += ["", "## By task type", "", *_table(["task type", *header[1:], "its own figures"], rows, "lrrrrrrl")]
@@ -212,10 +257,14 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
     serving = _serving_section([(str(doc.get("label", "run")), summary.get("serving"))])
     lines += serving or ["## Serving", "", SERVING_MISSING, ""]
     tasks = doc.get("tasks") or []
-    lines += [f"## Tasks ({len(tasks)})", ""]
+    sampled = is_sampled(summary)
+    if sampled:  # each record is one sample: listed under its task, sample 0 first
+        tasks = in_sample_order(tasks)
+    lines += [f"## Tasks ({len(tasks)}{' samples' if sampled else ''})", ""]
     rows = [
         [
             cell(t.get("task_id"), 80),
+            *([str(t.get("sample") or 0)] if sampled else []),
             cell(t.get("category")),
             cell(expected_text(t), 60),
             cell(extracted_text(t), 60),
@@ -225,14 +274,63 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         ]
         for t in tasks
     ]
-    lines += _table(["task", "category", "expected", "extracted", "method", "ambiguity", "verdict"], rows)
-    lines += _evidence_md(tasks)
+    header = ["task", *(["sample"] if sampled else []), "category", "expected", "extracted", "method", "ambiguity"]
+    lines += _table([*header, "verdict"], rows)
+    lines += _evidence_md(tasks, sampled)
     failed = [t for t in tasks if t.get("error")]
     if failed:
         # The reason a request failed matters as much as the fact: "HTTP 400 …" is fixed differently from a timeout.
         lines += ["", f"## Failed requests ({len(failed)})", ""]
         lines += _table(["task", "reason"], [[cell(t.get("task_id"), 80), cell(t.get("error"), 300)] for t in failed])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _pass_at(figures: Mapping[str, Any], k: int) -> float | None:
+    value = (figures.get("pass_at_k") or {}).get(str(k))
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _samples_md(summary: Mapping[str, Any]) -> list[str]:
+    """A sampled run's own figures: pass@j for every j up to k, maj@k, the clustered standard errors, and how
+    many tasks' samples agree, with a table of the tasks per share of correct samples (the histogram's counts)."""
+    if not is_sampled(summary):
+        return []
+    k = samples_per_task(summary)
+    by_task = summary.get("by_task") or {}
+    rows = [
+        ["samples per task", str(k)],
+        ["tasks scored", str(summary.get("tasks_scored", 0))],
+        [accuracy_name(summary), pct(summary["accuracy"])],
+        *([f"pass@{j}", pct(v)] for j, v in pass_at_k_rows(summary)),
+        [f"maj@{k}", pct(summary.get("majority_at_k"))],
+        ["standard error, clustered on tasks", stderr_points(summary.get("accuracy_stderr"))],
+    ]
+    if category_stderr_larger(summary, "accuracy_stderr", "accuracy_stderr_category"):
+        rows.append(["standard error, clustered on categories", stderr_points(summary["accuracy_stderr_category"])])
+    rows.append(["tasks whose samples all agree", f"{agreeing_tasks(summary)} of {len(by_task)}"])
+    lines = [
+        "## Repeated samples",
+        "",
+        f"Each task was asked {k} times. The accuracy is {accuracy_name(summary)}, the mean over every scored "
+        "sample; its interval is clustered on tasks (a task's samples are not independent tasks).",
+        "",
+        *_table(["figure", "value"], rows, "lr"),
+        "",
+        PASS_AT_K_NOTE,
+        "",
+    ]
+    if said := category_stderr_sentence(summary, "accuracy_stderr", "accuracy_stderr_category"):
+        lines += [said, ""]
+    lines += [
+        "### Share of samples correct per task",
+        "",
+        f"{agreeing_tasks(summary)} of {len(by_task)} tasks gave the same answer in every sample. "
+        + AGREEMENT_NOTE,
+        "",
+        *_table(["share correct", "tasks"], [[text, str(n)] for text, n in share_counts(summary)], "rr"),
+        "",
+    ]
+    return lines
 
 
 def _scope_row(name: str, c: Mapping[str, Any]) -> list[str]:
@@ -248,7 +346,7 @@ def _scope_row(name: str, c: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _evidence_md(tasks: Sequence[Mapping[str, Any]]) -> list[str]:
+def _evidence_md(tasks: Sequence[Mapping[str, Any]], sampled: bool = False) -> list[str]:
     """Each task's evidence of its type's own (a math answer's normal form and the comparator that decided),
     under the table: one item a task, the tasks that were not correct first."""
     shown = [(t, evidence) for t in tasks if (evidence := evidence_lines(t))]
@@ -258,7 +356,8 @@ def _evidence_md(tasks: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = ["", f"## How each answer was checked ({len(shown)})", ""]
     for task, evidence in shown:
         facts = "; ".join(f"{label}: {cell(text, 200)}" for label, text in evidence)
-        lines.append(f"- `{cell(task.get('task_id'), 80)}` ({_verdict_md(verdict_of(task))}): {facts}")
+        which = f" sample {task.get('sample') or 0}" if sampled else ""
+        lines.append(f"- `{cell(task.get('task_id'), 80)}`{which} ({_verdict_md(verdict_of(task))}): {facts}")
     return lines
 
 
@@ -288,7 +387,7 @@ def _tool_verdicts_md(doc: Mapping[str, Any]) -> list[str]:
         *_table(["", "correct", "accuracy", "95% interval"], rows, "lrrr"),
         "",
         f"- On the {n} tasks both decided: {SCORER_LABEL} right where {cell(tool)} is wrong on {figures['b_wins']}, "
-        f"the reverse on {figures['a_wins']}; exact McNemar p = {p_value(figures['mcnemar_p'])}.",
+        f"the reverse on {figures['a_wins']}; {test_text(figures)}.",
         "",
     ]
     changed = [t for t in doc.get("tasks") or [] if _changed_task(t)]
@@ -326,14 +425,31 @@ def comparison_core(doc: Mapping[str, Any]) -> list[str]:
     """The headline figures of a comparison, shared by the full comparison and the matrix."""
     a, b = doc["a"]["label"], doc["b"]["label"]
     n = doc["n_paired"]
-    return [
+    sampled = comparison_sampled(doc)
+    if sampled:  # the accuracies are means of per-task shares; the counts are of samples
+        counts = [
+            ["samples per task", str(doc.get("samples_per_task_a", 1)), str(doc.get("samples_per_task_b", 1))],
+            ["correct samples", str(doc["a_correct"]), str(doc["b_correct"])],
+        ]
+        pairs = (
+            f"- Per task: {cell(a)}'s share of correct samples is higher on {doc['a_wins']}, {cell(b)}'s on "
+            f"{doc['b_wins']}, the same on {n - doc['a_wins'] - doc['b_wins']} (all right on both "
+            f"{doc['both_correct']}, all wrong on both {doc['both_wrong']}); {test_text(doc)}."
+        )
+    else:
+        counts = [["correct", f"{doc['a_correct']}/{n}", f"{doc['b_correct']}/{n}"]]
+        pairs = (
+            f"- Discordant pairs: {cell(a)} right where {cell(b)} is wrong on {doc['a_wins']}; the reverse on "
+            f"{doc['b_wins']} (both right {doc['both_correct']}, both wrong {doc['both_wrong']}); {test_text(doc)}."
+        )
+    lines = [
         f"> **{cell(doc['verdict'], 1000)}**",
         "",
         *_table(
             ["", cell(a), cell(b)],
             [
                 ["accuracy", pct(doc["a_accuracy"]), pct(doc["b_accuracy"])],
-                ["correct", f"{doc['a_correct']}/{n}", f"{doc['b_correct']}/{n}"],
+                *counts,
                 ["no answer", str(doc.get("a_no_answer", 0)), str(doc.get("b_no_answer", 0))],
                 [
                     "95% interval",
@@ -344,11 +460,35 @@ def comparison_core(doc: Mapping[str, Any]) -> list[str]:
             "lrr",
         ),
         "",
-        f"- Difference ({cell(b)} − {cell(a)}): **{points(doc['diff'])}**, 95% paired-bootstrap interval "
+        f"- Difference ({cell(b)} − {cell(a)}): **{points(doc['diff'])}**, 95% {diff_interval_name(doc)} "
         f"{points_interval(doc['diff_ci_low'], doc['diff_ci_high'])}; {_significance(doc)}.",
-        f"- Discordant pairs: {cell(a)} right where {cell(b)} is wrong on {doc['a_wins']}; the reverse on "
-        f"{doc['b_wins']} (both right {doc['both_correct']}, both wrong {doc['both_wrong']}); exact McNemar "
-        f"p = {p_value(doc['mcnemar_p'])}.",
+        pairs,
+    ]
+    if sampled:
+        lines.append(
+            f"- Standard error of the difference, clustered on tasks: {stderr_points(doc.get('diff_stderr'))}."
+        )
+        if said := category_stderr_sentence(doc, "diff_stderr", "diff_stderr_category"):
+            lines.append(f"- {said}")
+    if mde := mde_sentence(doc):
+        lines.append(f"- {mde}")
+    return lines
+
+
+def _differences_md(doc: Mapping[str, Any]) -> list[str]:
+    """A sampled comparison's per-task differences of shares (B - A), counted by value: the histogram's table."""
+    rows = [[text, str(n)] for text, n in difference_counts(doc)]
+    if not rows:
+        return []
+    a, b = cell(doc["a"]["label"]), cell(doc["b"]["label"])
+    return [
+        "## Per-task differences",
+        "",
+        f"Each paired task's share of correct samples on {b} minus {a}'s: the difference is their mean, and the t "
+        "test asks whether it could be chance.",
+        "",
+        *_table(["difference", "tasks"], rows, "rr"),
+        "",
     ]
 
 
@@ -363,7 +503,7 @@ def _category_rows(doc: Mapping[str, Any], key: str = "by_category") -> list[lis
             points_interval(c["diff_ci_low"], c["diff_ci_high"]),
             str(c["a_wins"]),
             str(c["b_wins"]),
-            p_value(c["mcnemar_p"]),
+            p_value(test_p(c)),
             "yes" if c.get("significant") else "no",
         ]
         for name, c in sorted((doc.get(key) or {}).items())
@@ -379,9 +519,9 @@ def _category_header(doc: Mapping[str, Any]) -> list[str]:
         b,
         "difference",
         "95% interval",
-        f"{a} only",
-        f"{b} only",
-        "McNemar p",
+        f"{a} only" if not comparison_sampled(doc) else f"{a} higher",
+        f"{b} only" if not comparison_sampled(doc) else f"{b} higher",
+        test_header(doc),
         "significant",
     ]
 
@@ -412,9 +552,11 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
     if doc.get("by_type"):
         header = ["task type", *_category_header(doc)[1:]]
         lines += ["## By task type", "", *_table(header, _category_rows(doc, "by_type"), "lrrrrrrrrl"), ""]
+    lines += _differences_md(doc)
     flips = doc.get("flips") or []
     lines += [f"## Flipped tasks ({len(flips)})", ""]
     if flips:
+        shares = comparison_sampled(doc)  # each side's share of correct samples (the answers are its first sample)
         rows = [
             [
                 cell(f["task_id"], 80),
@@ -423,10 +565,18 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
                 cell(f.get("a_extracted"), 60),
                 cell(f.get("b_extracted"), 60),
                 cell(a if f["winner"] == "a" else b),
+                *([share_text(f.get("a_share")), share_text(f.get("b_share"))] if shares else []),
             ]
             for f in flips
         ]
-        lines += _table(["task", "category", "expected", f"{cell(a)} answered", f"{cell(b)} answered", "right"], rows)
+        header = ["task", "category", "expected", f"{cell(a)} answered", f"{cell(b)} answered"]
+        header.append("higher share" if shares else "right")
+        if shares:
+            header += [f"{cell(a)} share right", f"{cell(b)} share right"]
+        lines += _table(header, rows)
+        if shares:
+            lines += ["", "With repeated samples a flip is a task whose share of correct samples differs; the answers "
+                      "shown are each side's first sample."]  # fmt: skip
     else:
         lines.append("No task is right on one side and wrong on the other.")
     lines += ["", "## Tasks not paired", ""]
@@ -477,6 +627,7 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
         "",
     ]
     serving_columns = bool(serving_recorded_by([(lane["label"], lane.get("serving")) for lane in lanes]))
+    sampled = any(is_sampled(lane) for lane in lanes)  # a column of each lane's k, and avg@k for its accuracy
     rows = []
     for rank, lane in enumerate(lanes, start=1):
         res = lane.get("resources") or {}
@@ -492,6 +643,7 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
                 name,
                 f"**{pct(lane['accuracy'])}**",
                 interval(lane.get("ci_low"), lane.get("ci_high")),
+                *([str(samples_per_task(lane))] if sampled else []),
                 f"{lane['correct']}/{scored(lane)}",
                 str(wrong_answers(lane)),
                 str(lane.get("no_answer", 0)),
@@ -509,8 +661,9 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
     header = [
         "#",
         "lane",
-        "accuracy",
+        "accuracy (avg@k)" if sampled else "accuracy",
         "95% interval",
+        *(["samples per task"] if sampled else []),
         "correct",
         "wrong",
         "no answer",
@@ -540,7 +693,22 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
                 for c in scopes
             ]
             lines += _table([head, *[cell(lane["label"]) for lane in lanes]], rows, "l" + "r" * len(lanes))
+    if sampled:
+        note = f"With samples per task above 1 the accuracy is avg@k and its interval the {interval_name(True)}"
+        lines += ["", note + "; correct counts samples."]
     comparisons = doc.get("comparisons") or []
+    if comparisons:
+        rows = [[cell(row[0]), *row[1:]] for row in resolved_rows(doc)]
+        lines += [
+            "",
+            "## Which differences are resolved",
+            "",
+            cell(resolved_sentence(doc), 2000),
+            "",
+            *_table(list(RESOLVED_HEADER), rows, "lrrrlr"),
+            "",
+            RESOLVED_NOTE,
+        ]
     lines += ["", "## Against the baseline", ""]
     if not comparisons:
         lines.append("Only one lane: nothing to compare.")
