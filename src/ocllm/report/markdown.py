@@ -211,7 +211,8 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         *_table(
             ["figure", "value"],
             [
-                ["tasks", str(summary["total"])],
+                # With k samples per task each record is a sample: counted as such.
+                ["samples" if summary.get("samples_per_task", 1) > 1 else "tasks", str(summary["total"])],
                 ["correct", str(summary["correct"])],
                 ["wrong", str(wrong_answers(summary))],
                 ["no answer (nothing extracted)", str(summary.get("no_answer", 0))],
