@@ -365,8 +365,10 @@ def print_verdicts(result: RescoredFile) -> None:
     figures = audit.paired(result.input_label) if audit is not None else None
     if audit is None or figures is None:
         return
-    n = figures.n_paired
-    table = Table(title=f"{result.input_label} against {SCORER_LABEL} ({n} tasks both decided)")
+    sampled = figures.mcnemar_p is None  # epochs of a task paired as one task (paired.paired_by_task)
+    n = len(audit.old_verdicts) if sampled else figures.n_paired  # the correct counts are of samples then
+    both = f"{n} samples of {figures.n_paired} tasks" if sampled else f"{n} tasks"
+    table = Table(title=f"{result.input_label} against {SCORER_LABEL} ({both} both decided)")
     for column in ("verdicts of", "correct", "accuracy", "95% CI"):
         table.add_column(column, justify="left" if column == "verdicts of" else "right", no_wrap=True)
     for label, correct, accuracy, low, high in (
@@ -378,12 +380,13 @@ def print_verdicts(result: RescoredFile) -> None:
     console.print(
         f"difference, {SCORER_LABEL} minus {result.input_label}: {100 * figures.diff:+.2f} points (95% CI "
         f"{100 * figures.diff_ci_low:+.2f} to "
-        f"{100 * figures.diff_ci_high:+.2f}), exact McNemar p = {figures.p_value:.3g}",
+        f"{100 * figures.diff_ci_high:+.2f}), {figures.test} p = {figures.p_value:.3g}",
         highlight=False,
     )
     console.print(figures.verdict, soft_wrap=True, highlight=False)
     if audit.unpaired:
-        console.print(f"left out: {audit.unpaired} task(s) failed, or have no verdict in the input", highlight=False)
+        what = "sample(s)" if sampled else "task(s)"
+        console.print(f"left out: {audit.unpaired} {what} failed, or have no verdict in the input", highlight=False)
     if not audit.changed:
         return
     changed = Table(title=f"Changed decisions ({len(audit.changed)})")

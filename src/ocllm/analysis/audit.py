@@ -187,7 +187,21 @@ def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
     figures = tally.paired(label)
     if figures is None:
         return []
-    n = figures.n_paired
+    sampled = figures.mcnemar_p is None  # a task's samples (inspect's epochs) paired as one task, by their shares
+    n = len(tally.old_verdicts) if sampled else figures.n_paired
+    if sampled:
+        difference = (
+            f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, the mean of the "
+            f"{figures.n_paired} tasks' differences of shares correct; 95% t interval clustered on tasks "
+            f"{100 * figures.diff_ci_low:+.2f} to {100 * figures.diff_ci_high:+.2f}; {figures.test} p = "
+            f"{figures.p_value:.3g} ({figures.b_wins} task(s) with a higher share here, {figures.a_wins} in the input)."
+        )
+    else:
+        difference = (
+            f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, paired bootstrap "
+            f"95% CI {100 * figures.diff_ci_low:+.2f} to {100 * figures.diff_ci_high:+.2f}; exact McNemar p = "
+            f"{figures.p_value:.3g} ({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input)."
+        )
     lines = [
         f"## {_cell(label)} against {SCORER_LABEL}",
         "",
@@ -198,16 +212,17 @@ def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
         f"| {SCORER_LABEL} | {figures.b_correct}/{n} | {100 * figures.b_accuracy:.2f}% "
         f"| {100 * figures.b_ci_low:.1f}-{100 * figures.b_ci_high:.1f}% |",
         "",
-        f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, paired bootstrap "
-        f"95% CI {100 * figures.diff_ci_low:+.2f} to {100 * figures.diff_ci_high:+.2f}; exact McNemar p = "
-        f"{figures.p_value:.3g} ({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input).",
+        *([f"Counted in samples, of {figures.n_paired} tasks; the intervals are clustered on tasks.", ""]
+          if sampled else []),
+        difference,
         "",
         _cell(figures.verdict),
         "",
-    ]
+    ]  # fmt: skip
     if tally.unpaired:
+        what = "sample(s)" if sampled else "task(s)"
         lines += [
-            f"{tally.unpaired} task(s) are left out of these figures: the request failed, or the input recorded "
+            f"{tally.unpaired} {what} are left out of these figures: the request failed, or the input recorded "
             "no verdict for them.",
             "",
         ]
