@@ -328,3 +328,38 @@ def test_an_audit_pairs_a_task_s_samples_as_one_task() -> None:
     assert figures.p_value == pytest.approx(sps.ttest_1samp(d, 0).pvalue)
     once = paired_by_task(["a", "b", "c"], [True, False, True], [True, True, True], "tool", "ocllm")
     assert once.test == "exact McNemar" and once.n_paired == 3
+
+
+def test_retry_errors_reruns_only_the_failed_samples(sim: SimServer, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert run_cli(sim.base_url, out, "--samples", "3") == 0
+    lines = (out / "samples.jsonl").read_text().splitlines()
+    # Sample 1 of the first task failed (as a request that ran out of attempts records it).
+    failed = json.loads(lines[len(lines) // 3])
+    assert failed["sample"] == 1
+    lines[len(lines) // 3] = json.dumps(
+        {"task_id": failed["task_id"], "sample": 1, "error": "HTTP 503 after 4 attempts", "error_kind": "http_status"}
+    )
+    (out / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    before = json.loads((out / "manifest.json").read_text())["requests"]
+    assert run_cli(sim.base_url, out, "--samples", "3", "--retry-errors") == 0
+    after = samples_of(out)
+    assert len(after) == len(lines) and not any(s.get("error") for s in after)
+    assert sorted((s["task_id"], s.get("sample", 0)) for s in after) == sorted(
+        (json.loads(line)["task_id"], json.loads(line).get("sample", 0)) for line in lines
+    )
+    assert after[-1]["task_id"] == failed["task_id"] and after[-1]["sample"] == 1  # the one re-run, appended
+    assert json.loads((out / "manifest.json").read_text())["requests"] == before + 1
+
+
+def test_matrix_samples_sets_every_lane_s_samples(sim: SimServer, tmp_path: Path) -> None:
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(
+        f'[defaults]\nbase_url = "{sim.base_url}"\nsuite = "smoke"\ntemperature = 0.6\n'
+        '[lanes.one]\nmodel = "sim-baseline"\n[lanes.two]\nmodel = "sim-reasoning"\nsamples_per_task = 5\n'
+    )
+    assert main(["matrix", str(lanes), "--out", str(tmp_path / "m"), "--samples", "2"]) == 0
+    for name in ("one", "two"):
+        manifest = json.loads((tmp_path / "m" / name / "manifest.json").read_text())
+        assert manifest["lane"]["samples_per_task"] == 2  # the flag wins over the lane's own
+        assert {s.get("sample", 0) for s in samples_of(tmp_path / "m" / name)} == {0, 1}
