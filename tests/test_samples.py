@@ -363,3 +363,19 @@ def test_matrix_samples_sets_every_lane_s_samples(sim: SimServer, tmp_path: Path
         manifest = json.loads((tmp_path / "m" / name / "manifest.json").read_text())
         assert manifest["lane"]["samples_per_task"] == 2  # the flag wins over the lane's own
         assert {s.get("sample", 0) for s in samples_of(tmp_path / "m" / name)} == {0, 1}
+
+
+def test_another_tool_s_epochs_are_paired_as_tasks_on_the_run_page(tmp_path: Path) -> None:
+    # inspect_ai's fixture log ran 2 epochs: its verdicts against this scorer's pair each task's shares, and the
+    # counts are of samples, said as such (review of issue 21).
+    logs = sorted((Path(__file__).parent / "fixtures" / "inspect" / "0.3.285").glob("*.eval"))
+    doc = msgspec.to_builtins(run_report_doc(logs[0], from_format="inspect"))
+    figures = doc["tool_verdicts"]
+    both = [t for t in doc["tasks"] if isinstance(t["previous"].get("correct"), bool) and t["correct"] is not None]
+    assert figures["a_samples"] == figures["b_samples"] == len(both)
+    assert figures["n_paired"] == len({t["task_id"] for t in both}) < len(both)
+    assert figures["a_correct"] == sum(t["previous"]["correct"] for t in both)
+    assert main(["report", "--from", "inspect", str(logs[0]), "-o", str(tmp_path / "r")]) == 0
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    assert f"| inspect_ai | {figures['a_correct']}/{len(both)} |" in markdown
+    assert f"On the {figures['n_paired']} tasks both decided ({len(both)} samples)" in markdown

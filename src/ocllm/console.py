@@ -366,7 +366,7 @@ def print_verdicts(result: RescoredFile) -> None:
     if audit is None or figures is None:
         return
     sampled = figures.mcnemar_p is None  # epochs of a task paired as one task (paired.paired_by_task)
-    n = len(audit.old_verdicts) if sampled else figures.n_paired  # the correct counts are of samples then
+    n = figures.a_samples if sampled else figures.n_paired  # the correct counts are of samples then
     both = f"{n} samples of {figures.n_paired} tasks" if sampled else f"{n} tasks"
     table = Table(title=f"{result.input_label} against {SCORER_LABEL} ({both} both decided)")
     for column in ("verdicts of", "correct", "accuracy", "95% CI"):

@@ -146,6 +146,10 @@ class Paired(msgspec.Struct, kw_only=True):
     p_value: float = 1.0
     samples_per_task_a: int = 1
     samples_per_task_b: int = 1
+    # With repeated samples: each side's scored samples on the paired tasks (what a_correct and b_correct are of);
+    # 0 with one sample per task, where they are of n_paired.
+    a_samples: int = 0
+    b_samples: int = 0
     diff_stderr: float | None = None  # of the mean per-task difference, clustered on tasks (None: under 2 tasks)
     # The same clustered on category, a second level of clustering (None: under 2 categories); `verdict` says so
     # where it is larger and its interval holds no difference while the task-level one does.

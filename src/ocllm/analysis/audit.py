@@ -188,7 +188,7 @@ def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
     if figures is None:
         return []
     sampled = figures.mcnemar_p is None  # a task's samples (inspect's epochs) paired as one task, by their shares
-    n = len(tally.old_verdicts) if sampled else figures.n_paired
+    n = figures.a_samples if sampled else figures.n_paired
     if sampled:
         difference = (
             f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, the mean of the "

@@ -235,6 +235,7 @@ def _sampled_paired_figures(
         label_b,
         categories=[samples[0].category for samples in a],
         correct=(sum(t.correct is True for s in a for t in s), sum(t.correct is True for s in b for t in s)),
+        scored=(sum(map(len, a)), sum(map(len, b))),
     )
     figures.a_no_answer = sum(t.no_answer for s in a for t in s)
     figures.b_no_answer = sum(t.no_answer for s in b for t in s)

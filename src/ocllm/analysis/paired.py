@@ -47,6 +47,7 @@ def paired_by_task(
         label_b,
         correct=(sum(ca), sum(cb)),
         sides=sides,
+        scored=(len(ca), len(cb)),
     )
 
 
@@ -109,9 +110,11 @@ def sampled_paired_figures(
     categories: Sequence[Hashable] | None = None,
     correct: tuple[int, int] = (0, 0),
     sides: str = "lane",
+    scored: tuple[int, int] = (0, 0),
 ) -> Paired:
     """Task i's share of correct samples on each side (`shares_a[i]`, `shares_b[i]`), with `samples` the most
-    samples per task of each side and `correct` each side's count of correct samples: the mean per-task
+    samples per task of each side, `correct` each side's count of correct samples and `scored` of scored ones: the
+    mean per-task
     difference, its task-clustered standard error, t interval and test."""
     n = len(shares_a)
     differences = [b - a for a, b in zip(shares_a, shares_b, strict=True)]
@@ -151,6 +154,8 @@ def sampled_paired_figures(
         verdict=verdict,
         samples_per_task_a=samples[0],
         samples_per_task_b=samples[1],
+        a_samples=scored[0],
+        b_samples=scored[1],
         **spread.fields(),
     )
 

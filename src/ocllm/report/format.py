@@ -323,7 +323,7 @@ def is_sampled(figures: Mapping[str, Any]) -> bool:
 
 def comparison_sampled(doc: Mapping[str, Any]) -> bool:
     """A comparison that paired per-task shares of several samples (the paired t test), not one verdict a side."""
-    return doc.get("test") == "paired t" or any(
+    return doc.get("test", "exact McNemar") != "exact McNemar" or any(
         int(doc.get(f"samples_per_task_{side}") or 1) > 1 for side in ("a", "b")
     )
 

@@ -377,18 +377,32 @@ def _tool_verdicts_md(doc: Mapping[str, Any]) -> list[str]:
     if not figures:
         return [*lines, f"{cell(tool)} recorded no verdict for these tasks.", ""]
     n = figures["n_paired"]
+    sampled = comparison_sampled(figures)  # epochs of a task: counts of samples, shares of tasks paired
+
+    def of(side: str) -> int:
+        return int(figures.get(f"{side}_samples") or n) if sampled else n
+
     rows = [
-        [label, f"{figures[f'{side}_correct']}/{n}", pct(figures[f"{side}_accuracy"]),
+        [label, f"{figures[f'{side}_correct']}/{of(side)}", pct(figures[f"{side}_accuracy"]),
          interval(figures[f"{side}_ci_low"], figures[f"{side}_ci_high"])]
         for label, side in ((cell(tool), "a"), (SCORER_LABEL, "b"))
     ]  # fmt: skip
+    if sampled:
+        pairs = (
+            f"- On the {n} tasks both decided ({of('a')} samples): {SCORER_LABEL}'s share of correct samples is "
+            f"higher on {figures['b_wins']}, {cell(tool)}'s on {figures['a_wins']}; {test_text(figures)}."
+        )
+    else:
+        pairs = (
+            f"- On the {n} tasks both decided: {SCORER_LABEL} right where {cell(tool)} is wrong on "
+            f"{figures['b_wins']}, the reverse on {figures['a_wins']}; {test_text(figures)}."
+        )
     lines += [
         f"> **{cell(figures['verdict'], 1000)}**",
         "",
         *_table(["", "correct", "accuracy", "95% interval"], rows, "lrrr"),
         "",
-        f"- On the {n} tasks both decided: {SCORER_LABEL} right where {cell(tool)} is wrong on {figures['b_wins']}, "
-        f"the reverse on {figures['a_wins']}; {test_text(figures)}.",
+        pairs,
         "",
     ]
     changed = [t for t in doc.get("tasks") or [] if _changed_task(t)]
