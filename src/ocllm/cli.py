@@ -254,8 +254,10 @@ def report(
     console.print(summary_table(doc.label, doc.summary))
     if doc.tool_verdicts is not None:  # another tool's results: its verdicts beside ours, as rescore --from says
         f = doc.tool_verdicts
+        # With epochs (a task's samples paired as one task) the counts are of samples.
+        of_a, of_b = (f.a_samples, f.b_samples) if f.mcnemar_p is None else (f.n_paired, f.n_paired)
         console.print(
-            f"{doc.tool}: {f.a_correct}/{f.n_paired}   ocllm's scorer: {f.b_correct}/{f.n_paired}   "
+            f"{doc.tool}: {f.a_correct}/{of_a}   ocllm's scorer: {f.b_correct}/{of_b}   "
             f"changed decisions: {doc.summary['changed']}"
         )
     for path in write_run_report(doc, folder):

@@ -114,8 +114,7 @@ def sampled_paired_figures(
 ) -> Paired:
     """Task i's share of correct samples on each side (`shares_a[i]`, `shares_b[i]`), with `samples` the most
     samples per task of each side, `correct` each side's count of correct samples and `scored` of scored ones: the
-    mean per-task
-    difference, its task-clustered standard error, t interval and test."""
+    mean per-task difference, its task-clustered standard error, t interval and test."""
     n = len(shares_a)
     differences = [b - a for a, b in zip(shares_a, shares_b, strict=True)]
     spread = _Spread(differences, categories)
