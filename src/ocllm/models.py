@@ -43,6 +43,8 @@ class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
     case_sensitive: bool = False
     # A math task's relative tolerance, for measured quantities: a stated number within it of the gold is equal.
     tolerance: float | None = None
+    # An instructions task's IFEval instructions, each {"id": ..., "kwargs": {...}} (scoring/instructions/).
+    instructions: list[dict[str, Any]] | None = None
     # The prompt exactly as sent, when a saved run recorded it; the scorer reads its format
     # instruction to recognise placeholders the model echoes back.
     prompt: str | None = None

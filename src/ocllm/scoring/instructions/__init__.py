@@ -1,0 +1,31 @@
+"""Instructions tasks: IFEval's verifiable instructions (25 kinds), each checked against the visible answer with
+what it measured, strictly and by IFEval's loose rule."""
+
+from __future__ import annotations
+
+from ocllm.scoring.instructions import fields, render
+from ocllm.scoring.instructions.decide import decide_instructions
+from ocllm.scoring.instructions.decision import InstructionsDecision
+from ocllm.scoring.instructions.tally import InstructionsTally
+from ocllm.scoring.task_type import TaskType
+
+TASK_TYPE = TaskType(
+    name="instructions",
+    label="instruction following",
+    decide=decide_instructions,
+    decision_type=InstructionsDecision,
+    gold=lambda task: None,
+    check_suite_line=fields.check_suite_line,
+    saved_task_fields=fields.saved_task_fields,
+    record_fields=fields.record_fields,
+    template_setting="instructions_template",
+    default_template=fields.DEFAULT_TEMPLATE,
+    template_placeholders=fields.PLACEHOLDERS,
+    required_placeholders=("question",),
+    prompt=fields.prompt,
+    expected_text=render.expected_text,
+    extracted_text=render.extracted_text,
+    evidence_lines=render.evidence_lines,
+    extracts_answer=False,
+    new_tally=InstructionsTally,
+)

@@ -1,0 +1,67 @@
+"""An instructions task's own fields: its list of IFEval instructions, each an id and its keyword arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ocllm.errors import InputError
+from ocllm.models import Task
+from ocllm.scoring.instructions.checks import CHECKS, checked_kwargs
+
+DEFAULT_TEMPLATE = "{question}"  # IFEval's prompts state their instructions themselves
+PLACEHOLDERS = ("question",)
+
+
+def instructions_problem(value: object) -> str | None:
+    """What is wrong with a task's `instructions` (I5: an unknown id is refused, never passed), or None."""
+    if not isinstance(value, list) or not value:
+        return "an instructions task needs a non-empty list of {\"id\": ..., \"kwargs\": {...}}"
+    for number, item in enumerate(value, start=1):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            return f"instruction {number} is not an object with an \"id\""
+        check = CHECKS.get(item["id"])
+        if check is None:
+            return f"instruction {number}: unknown instruction id {item['id']!r} (IFEval's 25 ids are known)"
+        kwargs = item.get("kwargs", {})
+        if kwargs is None:
+            kwargs = {}
+        if not isinstance(kwargs, dict):
+            return f"instruction {number} ({item['id']}): kwargs is not an object"
+        try:
+            checked_kwargs(check, kwargs)
+        except ValueError as exc:
+            return f"instruction {number}: {exc}"
+        unknown = sorted(set(item) - {"id", "kwargs"})
+        if unknown:
+            return f"instruction {number} ({item['id']}): unknown field {unknown[0]!r}"
+    return None
+
+
+def _normal(value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each instruction as {id, kwargs}, kwargs without nulls: one canonical form for suites and records."""
+    return [
+        {"id": item["id"], "kwargs": {k: v for k, v in (item.get("kwargs") or {}).items() if v is not None}}
+        for item in value
+    ]
+
+
+def check_suite_line(where: str, row: dict[str, Any]) -> None:
+    problem = instructions_problem(row.get("instructions"))
+    if problem is not None:
+        raise InputError(f"{where}: field 'instructions': {problem}")
+    row["instructions"] = _normal(row["instructions"])
+
+
+def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
+    problem = instructions_problem(row.get("instructions"))
+    if problem is not None:
+        raise InputError(f"{where} has instructions that cannot be checked: {problem}")
+    return {"instructions": _normal(row["instructions"])}
+
+
+def record_fields(task: Task) -> dict[str, Any]:
+    return {"instructions": task.instructions}
+
+
+def prompt(task: Task, template: str) -> str:
+    return template.format(question=task.question)

@@ -1,0 +1,60 @@
+"""What an instructions run's summary adds: IFEval's four figures (prompt and instruction level, strict and loose)
+and, per instruction kind, how often it was followed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ocllm.models import Decision
+
+
+class InstructionsTally:
+    def __init__(self) -> None:
+        self.prompts = self.prompts_strict = self.prompts_loose = 0
+        self.instructions = self.instructions_strict = self.instructions_loose = 0
+        self.empty = 0
+        self.by_kind: dict[str, list[int]] = {}  # id -> [given, followed strictly, followed loosely]
+
+    def add(self, decision: Decision) -> None:
+        if decision.correct is None:
+            return  # a failed request: no answer was checked
+        verdicts = getattr(decision, "verdicts", [])
+        self.prompts += 1
+        self.prompts_strict += decision.correct is True
+        self.prompts_loose += getattr(decision, "correct_loose", False) is True
+        self.empty += decision.ambiguity == "empty_answer"
+        for verdict in verdicts:
+            self.instructions += 1
+            self.instructions_strict += verdict.followed
+            self.instructions_loose += verdict.followed_loose
+            counts = self.by_kind.setdefault(verdict.id, [0, 0, 0])
+            counts[0] += 1
+            counts[1] += verdict.followed
+            counts[2] += verdict.followed_loose
+
+    def figures(self) -> dict[str, Any]:
+        def share(part: int, whole: int) -> float | None:
+            return round(part / whole, 6) if whole else None
+
+        return {
+            "prompt_level_strict": share(self.prompts_strict, self.prompts),
+            "prompt_level_loose": share(self.prompts_loose, self.prompts),
+            "instruction_level_strict": share(self.instructions_strict, self.instructions),
+            "instruction_level_loose": share(self.instructions_loose, self.instructions),
+            "prompts": self.prompts,
+            "instructions": self.instructions,
+            "empty_answers": self.empty,
+            "by_instruction": {
+                kind: {"given": given, "followed": strict, "followed_loose": loose,
+                       "strict": share(strict, given), "loose": share(loose, given)}
+                for kind, (given, strict, loose) in sorted(self.by_kind.items())
+            },
+        }  # fmt: skip
+
+    def notices(self) -> list[str]:
+        if not self.empty:
+            return []
+        return [
+            f"{self.empty} instructions answer(s) were empty (no visible text after <think> blocks were removed): "
+            "they follow no instruction, and each decision says so (ambiguity empty_answer)"
+        ]

@@ -1,0 +1,97 @@
+"""Instructions tasks (issue 22): the room's rules I1-I5 (visible answer only, empty answers, IFEval's loose
+variants, truncation, unknown ids refused), on answers written here. Each instruction kind's own checks are
+tested in tests/test_instruction_checks.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ocllm.cli import main
+from ocllm.models import Sample, Task
+from ocllm.scoring import decide
+from ocllm.scoring.instructions.decide import loose_variants
+from ocllm.suites import load_suite
+
+NO_COMMA = {"id": "punctuation:no_comma", "kwargs": {}}
+
+
+def task(*instructions: dict) -> Task:
+    return Task(id="t", type="instructions", question="Write.", instructions=list(instructions), category="c")
+
+
+def test_only_the_visible_answer_is_checked() -> None:
+    # I1: a comma inside <think> or in the reasoning field is not the answer's.
+    d = decide(task(NO_COMMA), Sample(task_id="t", content="<think>first, second</think>Leaves fall", reasoning="a, b"))
+    assert d.correct is True and d.correct_loose is True and d.instructions_followed == [True]
+    assert d.verdicts[0].measured == "no comma" and d.answer_characters == len("Leaves fall")
+
+
+def test_an_empty_answer_follows_nothing_and_says_so() -> None:
+    # I2: all reasoning, no visible text: every instruction is not followed, with its own ambiguity class.
+    d = decide(task(NO_COMMA, NO_COMMA), Sample(task_id="t", content="<think>thinking</think>  ", reasoning="x"))
+    assert d.correct is False and d.correct_loose is False and d.rule == "empty_answer"
+    assert d.ambiguity == "empty_answer" and d.instructions_followed == [False, False]
+    assert all(v.measured == "empty answer: nothing to check" for v in d.verdicts)
+    assert "the visible answer is empty" in d.reason and "reasoning is not checked" in d.reason
+
+
+def test_the_loose_variants_are_ifeval_s_eight_in_its_order() -> None:
+    variants = dict(loose_variants("Sure!\n**Body**, text\nEnd."))
+    assert list(variants) == [
+        "as_is", "as_is_no_asterisks", "no_first_line", "no_last_line", "no_first_and_last_line",
+        "no_first_line_no_asterisks", "no_last_line_no_asterisks", "no_first_and_last_line_no_asterisks",
+    ]  # fmt: skip
+    assert variants["no_first_line"] == "**Body**, text\nEnd."
+    assert variants["no_last_line"] == "Sure!\n**Body**, text"
+    assert variants["no_first_and_last_line"] == "**Body**, text"
+    assert variants["no_first_and_last_line_no_asterisks"] == "Body, text"
+
+
+def test_a_loose_pass_names_the_variant_and_what_it_measured() -> None:
+    d = decide(task(NO_COMMA), Sample(task_id="t", content="Here it is, then:\nLeaves fall softly"))
+    assert d.correct is False and d.correct_loose is True
+    verdict = d.verdicts[0]
+    assert verdict.followed is False and verdict.measured == "1 comma(s), the first at 10"
+    assert verdict.loose_variant == "no_first_line" and verdict.loose_measured == "no comma"
+
+
+def test_a_truncated_answer_is_checked_as_it_stands_and_flagged() -> None:
+    d = decide(task(NO_COMMA), Sample(task_id="t", content="Leaves fall", finish_reason="length"))
+    assert d.correct is True and d.truncated is True and "checked as it stands" in d.reason
+
+
+def suite_line(tmp_path: Path, instructions: object) -> Path:
+    path = tmp_path / "suite.jsonl"
+    line = {"id": "t", "type": "instructions", "question": "Write.", "category": "c", "instructions": instructions}
+    path.write_text(json.dumps(line) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("instructions", "said"),
+    [
+        ([{"id": "detectable_format:made_up", "kwargs": {}}], "unknown instruction id 'detectable_format:made_up'"),
+        ([], "needs a non-empty list"),
+        ([{"kwargs": {}}], "is not an object with an \"id\""),
+        ([{"id": "punctuation:no_comma", "kwargs": {"num_words": 3}}], "takes no argument 'num_words'"),
+        ([{"id": "punctuation:no_comma", "kwargs": []}], "kwargs is not an object"),
+    ],
+)
+def test_a_suite_with_an_instruction_that_cannot_be_checked_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], instructions: object, said: str
+) -> None:
+    # I5: refused when the suite is read, never passed.
+    path = suite_line(tmp_path, instructions)
+    assert main(["run", "--suite", str(path), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                 "--out", str(tmp_path / "r")]) == 2  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ocllm: error: ") and said in err[0]
+    assert not (tmp_path / "r").exists()
+
+
+def test_null_arguments_are_absent_as_in_hugging_face_s_copy_of_ifeval(tmp_path: Path) -> None:
+    path = suite_line(tmp_path, [{"id": "punctuation:no_comma", "kwargs": {"num_words": None, "relation": None}}])
+    assert load_suite(str(path)).tasks[0].instructions == [{"id": "punctuation:no_comma", "kwargs": {}}]
