@@ -95,3 +95,28 @@ def test_a_suite_with_an_instruction_that_cannot_be_checked_is_refused(
 def test_null_arguments_are_absent_as_in_hugging_face_s_copy_of_ifeval(tmp_path: Path) -> None:
     path = suite_line(tmp_path, [{"id": "punctuation:no_comma", "kwargs": {"num_words": None, "relation": None}}])
     assert load_suite(str(path)).tasks[0].instructions == [{"id": "punctuation:no_comma", "kwargs": {}}]
+
+
+def test_the_summary_has_ifeval_s_four_figures_and_the_report_draws_them(tmp_path: Path) -> None:
+    rows = [("i1", "Leaves fall softly"), ("i2", "Sure, here:\nLeaves fall softly"), ("i3", "<think>hm</think>")]
+    records = [
+        {"task_id": tid, "task_type": "instructions", "category": "ifeval", "instructions": [NO_COMMA],
+         "raw_content": content, "finish_reason": "stop"}
+        for tid, content in rows
+    ]  # fmt: skip
+    source = tmp_path / "m.json"
+    source.write_text(json.dumps({"lane": "L", "tasks": records}))
+    out = tmp_path / "out.json"
+    assert main(["rescore", str(source), "-o", str(out)]) == 0
+    details = json.loads(out.read_text())["summary"]["by_type"]["instructions"]["details"]
+    # i1 follows strictly; i2 only once its first line is dropped; i3 is empty and follows nothing.
+    assert details["prompt_level_strict"] == pytest.approx(1 / 3)
+    assert details["prompt_level_loose"] == pytest.approx(2 / 3)
+    assert details["instruction_level_strict"] == pytest.approx(1 / 3) and details["empty_answers"] == 1
+    assert details["by_instruction"]["punctuation:no_comma"]["given"] == 3
+    assert main(["report", str(source), "-o", str(tmp_path / "r")]) == 0
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    assert "prompt level: strict 33.3%, loose 66.7%" in markdown and "### Instructions by kind" in markdown
+    assert "| punctuation:no_comma | 3 | 1 (33.3%) | 2 (66.7%) |" in markdown
+    assert "not followed: 1 comma(s), the first at 4; loose: followed with no first line (no comma)" in markdown
+    assert "Instructions by kind" in (tmp_path / "r" / "report.html").read_text()

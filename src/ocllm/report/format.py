@@ -10,7 +10,7 @@ from typing import Any
 
 from ocllm.analysis.metrics import gave_no_answer
 from ocllm.scoring import mcq, task_types
-from ocllm.scoring.task_type import TaskType
+from ocllm.scoring.task_type import DetailTable, TaskType
 
 _MCQ = mcq.TASK_TYPE
 
@@ -122,9 +122,23 @@ def type_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], 
     rows = []
     for name, figures in sorted(by_type.items()):
         known = task_types.TASK_TYPES.get(name)
-        details = "; ".join(_detail(key, value) for key, value in (figures.get("details") or {}).items())
+        own = figures.get("details") or {}
+        if known is not None and known.detail_words is not None:
+            details = known.detail_words(own)
+        else:
+            details = "; ".join(_detail(key, value) for key, value in own.items())
         rows.append((known.label if known else name, figures, details))
     return rows
+
+
+def type_tables(summary: Mapping[str, Any]) -> list[DetailTable]:
+    """The tables task types draw of their own figures (IFEval's per instruction kind), in type name order."""
+    tables: list[DetailTable] = []
+    for name, figures in sorted((summary.get("by_type") or {}).items()):
+        known = task_types.TASK_TYPES.get(name)
+        if known is not None:
+            tables += known.detail_tables(figures.get("details") or {})
+    return tables
 
 
 def _detail(key: str, value: object) -> str:

@@ -80,6 +80,7 @@ from ocllm.report.format import (
     test_p,
     test_text,
     type_rows,
+    type_tables,
     verdict_of,
     wrong_answers,
 )
@@ -837,6 +838,7 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         sampled=_sampled_view(summary) if sampled else None,
         charts=run_charts(doc),
         type_rows=type_rows(summary),
+        type_tables=type_tables(summary),
         breakdowns=[
             ("extraction method", "method", _breakdown(summary.get("by_method") or {})),
             ("found in", "source", _breakdown(summary.get("by_source") or {})),

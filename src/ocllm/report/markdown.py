@@ -59,6 +59,7 @@ from ocllm.report.format import (
     test_p,
     test_text,
     type_rows,
+    type_tables,
     verdict_of,
     wrong_answers,
 )
@@ -246,8 +247,12 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         ]
     lines += _table(header, rows, "l" + "r" * (len(header) - 1))
     if types := type_rows(summary):
-        rows = [[*_scope_row(label, c), cell(details or "—", 200)] for label, c, details in types]
-        lines += ["", "## By task type", "", *_table(["task type", *header[1:], "its own figures"], rows, "lrrrrrrl")]
+        rows = [[*_scope_row(label, c), cell(details or "—", 300)] for label, c, details in types]
+        base = header[1:7]  # the scope columns _scope_row fills (a sampled run's pass@k columns are the categories')
+        lines += ["", "## By task type", "", *_table(["task type", *base, "its own figures"], rows, "lrrrrrrl")]
+    for table in type_tables(summary):
+        rows = [[cell(value, 200) for value in row] for row in table.rows]
+        lines += ["", f"### {table.title}", "", *_table(table.header, rows, "l" + "r" * (len(table.header) - 1))]
     lines += ["", "## How answers were found", ""]
     lines += _counts_table("Extraction method", "method", summary.get("by_method") or {})
     lines += _counts_table("Extraction source", "source", summary.get("by_source") or {})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ocllm.models import Decision, Policy, Sample, Task
 
@@ -53,6 +53,18 @@ def _no_evidence(_record: Record) -> list[tuple[str, str]]:
     return []
 
 
+class DetailTable(NamedTuple):
+    """A table a type draws of its own summary figures (instructions: IFEval's figures per instruction kind)."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+
+
+def _no_tables(_details: Mapping[str, Any]) -> list[DetailTable]:
+    return []
+
+
 @dataclass(frozen=True, kw_only=True)
 class TaskType:
     name: str  # the suite line's `type`, a decision's `task_type`
@@ -76,6 +88,10 @@ class TaskType:
     expected_text: Callable[[Record], str] = _gold_as_written
     extracted_text: Callable[[Record], str] = _answer_as_stated
     evidence_lines: Callable[[Record], list[tuple[str, str]]] = _no_evidence
+    # Reports: the type's own summary figures (`by_type[type].details`) in one line of words (None: each figure as
+    # "name value"), and any tables of them.
+    detail_words: Callable[[Mapping[str, Any]], str] | None = None
+    detail_tables: Callable[[Mapping[str, Any]], list[DetailTable]] = _no_tables
     option_count: Callable[[Task], int | None] = _no_option_count  # for the chance level; None: no chance level
     # True: an answer is extracted from the text (no answer = nothing extracted). False: the whole visible text
     # is the answer (no answer = no visible text), and a pass is judged on the text as it stands (a cut text too).

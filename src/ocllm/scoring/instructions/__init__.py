@@ -26,6 +26,8 @@ TASK_TYPE = TaskType(
     expected_text=render.expected_text,
     extracted_text=render.extracted_text,
     evidence_lines=render.evidence_lines,
+    detail_words=render.detail_words,
+    detail_tables=render.detail_tables,
     extracts_answer=False,
     new_tally=InstructionsTally,
 )

@@ -3,7 +3,42 @@ instruction's verdict with what its check measured."""
 
 from __future__ import annotations
 
-from ocllm.scoring.task_type import Record
+from collections.abc import Mapping
+from typing import Any
+
+from ocllm.scoring.task_type import DetailTable, Record
+
+
+def _pct(value: object) -> str:
+    return f"{100 * value:.1f}%" if isinstance(value, int | float) and not isinstance(value, bool) else "—"
+
+
+def detail_words(details: Mapping[str, Any]) -> str:
+    """IFEval's four figures in one line, as its papers report them."""
+    said = (
+        f"prompt level: strict {_pct(details.get('prompt_level_strict'))}, loose "
+        f"{_pct(details.get('prompt_level_loose'))}; instruction level: strict "
+        f"{_pct(details.get('instruction_level_strict'))}, loose {_pct(details.get('instruction_level_loose'))} "
+        f"({details.get('instructions', 0)} instructions in {details.get('prompts', 0)} prompts)"
+    )
+    if details.get("empty_answers"):
+        said += f"; {details['empty_answers']} empty answer(s), which follow nothing"
+    return said
+
+
+def detail_tables(details: Mapping[str, Any]) -> list[DetailTable]:
+    """Each instruction kind: how often it was given and followed, strictly and loosely."""
+    kinds = details.get("by_instruction") or {}
+    if not kinds:
+        return []
+    rows = [
+        [kind, str(f.get("given", 0)), f"{f.get('followed', 0)} ({_pct(f.get('strict'))})",
+         f"{f.get('followed_loose', 0)} ({_pct(f.get('loose'))})"]
+        for kind, f in sorted(kinds.items())
+        if isinstance(f, Mapping)
+    ]  # fmt: skip
+    header = ["instruction", "given", "followed (strict)", "followed (loose)"]
+    return [DetailTable("Instructions by kind", header, rows)]
 
 
 def expected_text(record: Record) -> str:
