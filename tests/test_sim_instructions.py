@@ -1,0 +1,61 @@
+"""The simulator's answers to instructions tasks (issue 22): an answer drawn as right follows its instruction and
+one drawn as wrong breaks it, for every one of IFEval's 25 kinds, as this project's checks read them."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ocllm.models import Sample, Task
+from ocllm.scoring import decide
+from ocllm.scoring.instructions.checks import CHECKS
+from ocllm.sim.instruction_answers import instructions_answer
+
+# One instruction of each kind, with arguments as IFEval's input_data.jsonl gives them.
+KINDS: dict[str, dict[str, object]] = {
+    "keywords:existence": {"keywords": ["lantern", "harbor"]},
+    "keywords:frequency": {"keyword": "harbor", "frequency": 3, "relation": "at least"},
+    "keywords:forbidden_words": {"forbidden_words": ["very", "really"]},
+    "keywords:letter_frequency": {"letter": "q", "let_frequency": 4, "let_relation": "at least"},
+    "language:response_language": {"language": "de"},
+    "length_constraints:number_sentences": {"num_sentences": 5, "relation": "less than"},
+    "length_constraints:number_paragraphs": {"num_paragraphs": 3},
+    "length_constraints:number_words": {"num_words": 120, "relation": "at least"},
+    "length_constraints:nth_paragraph_first_word": {"num_paragraphs": 3, "nth_paragraph": 2, "first_word": "harbor"},
+    "detectable_content:number_placeholders": {"num_placeholders": 2},
+    "detectable_content:postscript": {"postscript_marker": "P.S."},
+    "detectable_format:number_bullet_lists": {"num_bullets": 3},
+    "detectable_format:constrained_response": {},
+    "detectable_format:number_highlighted_sections": {"num_highlights": 2},
+    "detectable_format:multiple_sections": {"section_spliter": "Section", "num_sections": 3},
+    "detectable_format:json_format": {},
+    "detectable_format:title": {},
+    "combination:two_responses": {},
+    "combination:repeat_prompt": {"prompt_to_repeat": "Write a short note about a harbor."},
+    "startend:end_checker": {"end_phrase": "Is there anything else I can help with?"},
+    "startend:quotation": {},
+    "change_case:capital_word_frequency": {"capital_frequency": 3, "capital_relation": "at least"},
+    "change_case:english_capital": {},
+    "change_case:english_lowercase": {},
+    "punctuation:no_comma": {},
+}
+
+
+def test_every_kind_of_ifeval_is_here() -> None:
+    assert set(KINDS) == set(CHECKS) and len(KINDS) == 25
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("correct", [True, False])
+def test_a_drawn_answer_follows_or_breaks_its_instruction(kind: str, correct: bool) -> None:
+    if kind not in CHECKS:
+        pytest.fail(f"{kind} has no check registered")
+    task = Task(
+        id="t", type="instructions", question="Write a short note about a harbor.", category="c",
+        instructions=[{"id": kind, "kwargs": KINDS[kind]}],
+    )  # fmt: skip
+    for seed in range(5):
+        content, reasoning = instructions_answer(random.Random(seed), task, correct=correct, reasoning=True)
+        d = decide(task, Sample(task_id="t", content=content, reasoning=reasoning))
+        assert d.correct is correct, (kind, seed, content, d.verdicts[0].measured)
