@@ -799,3 +799,74 @@ def test_n_a_sampled_lane_asks_each_task_three_times_and_repeats(llama_server: L
     assert comparison["test"] == "paired t" and comparison["n_paired"] == 12
     assert (comparison["samples_per_task_a"], comparison["samples_per_task_b"]) == (1, 3)
     assert len(comparison["task_differences"]) == 12
+
+
+# --- o. an instructions lane: IFEval's checks on a real model's answers (issue 22) -------------------------------
+
+
+def instructions_task(task_id: str, question: str, *instructions: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"id": task_id, "type": "instructions", "question": question, "category": "ifeval",
+            "instructions": [{"id": i, "kwargs": k} for i, k in instructions]}  # fmt: skip
+
+
+INSTRUCTION_TASKS = [
+    instructions_task("commas", "Describe a cat in two sentences. Do not use commas.", ("punctuation:no_comma", {})),
+    instructions_task(
+        "words",
+        "Write about the sea in fewer than 40 words, all in lowercase letters.",
+        ("length_constraints:number_words", {"num_words": 40, "relation": "less than"}),
+        ("change_case:english_lowercase", {}),
+    ),
+    instructions_task(
+        "keywords",
+        "Write a short note that mentions the words apple and river. End with the phrase 'Bye now.'",
+        ("keywords:existence", {"keywords": ["apple", "river"]}),
+        ("startend:end_checker", {"end_phrase": "Bye now."}),
+    ),
+    instructions_task(
+        "bullets",
+        "List exactly three fruits as markdown bullet points, like * apple.",
+        ("detectable_format:number_bullet_lists", {"num_bullets": 3}),
+    ),
+]
+
+
+def test_o_an_instructions_lane_records_each_instruction_s_measured_verdict(
+    llama_server: LlamaServer, tmp_path: Path
+) -> None:
+    suite = write_suite(tmp_path / "suite.jsonl", INSTRUCTION_TASKS)
+    out = tmp_path / "run"
+    result = ocllm(*run_args(llama_server, suite, out, "--max-tokens", "96"))
+    assert result.returncode == 0, said(result)
+    samples = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(samples, INSTRUCTION_TASKS)
+    by_id = {t["id"]: t for t in INSTRUCTION_TASKS}
+    # The prompt is the question (IFEval's prompts state their instructions), sent as it stands.
+    for sample in samples:
+        assert sample["request"]["messages"][-1]["content"] == by_id[sample["task_id"]]["question"]
+    metrics = read_json(out / "metrics.json")
+    for record in metrics["tasks"]:
+        asked = by_id[record["task_id"]]["instructions"]
+        verdicts = record["verdicts"]
+        assert [v["id"] for v in verdicts] == [i["id"] for i in asked]
+        assert record["instructions_followed"] == [v["followed"] for v in verdicts]
+        assert record["correct"] is all(record["instructions_followed"])
+        assert record["correct_loose"] is all(v["followed_loose"] for v in verdicts)
+        assert all(isinstance(v["measured"], str) and v["measured"] for v in verdicts)
+        # Each verdict follows from what was measured on the visible answer, checked again here.
+        content = next(s for s in samples if s["task_id"] == record["task_id"])["content"] or ""
+        for verdict in verdicts:
+            if verdict["id"] == "punctuation:no_comma":
+                assert verdict["followed"] is ("," not in content)
+    details = metrics["summary"]["by_type"]["instructions"]["details"]
+    assert details["prompts"] == len(INSTRUCTION_TASKS)
+    assert details["instructions"] == sum(len(t["instructions"]) for t in INSTRUCTION_TASKS)
+    assert details["prompt_level_strict"] == pytest.approx(metrics["summary"]["accuracy"])
+    fresh = tmp_path / "fresh.json"
+    assert ocllm("rescore", str(out), "-o", str(fresh)).returncode == 0
+    again = {t["task_id"]: t for t in read_json(fresh)["tasks"]}
+    for record in metrics["tasks"]:
+        assert again[record["task_id"]]["verdicts"] == record["verdicts"]
+    made = ocllm("report", str(out), "-o", str(tmp_path / "report"))
+    assert made.returncode == 0, said(made)
+    assert "Instructions by kind" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
