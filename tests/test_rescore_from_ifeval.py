@@ -139,3 +139,15 @@ def test_a_renamed_ifeval_task_is_read_by_the_shape_of_its_docs(tmp_path: Path) 
     document, _ = rescore(tmp_path, samples_file(tmp_path / "lm", ifeval_lines()[:2], task="my_instructions"))
     assert [t["task_id"] for t in document["tasks"]] == ["my_instructions/1001", "my_instructions/1162"]
     assert [t["correct"] for t in document["tasks"]] == [True, False]
+
+
+def test_with_repeats_each_response_is_a_sample_and_lm_evals_verdict_is_the_docs(tmp_path: Path) -> None:
+    # repeats: 2 -> resps [[r1, r2]]; ifeval's process_results scores the filter's first response only, once per doc.
+    repeated = {**line(0, doc(1001, "Describe a river without commas."), PLAIN, [True], [True]),
+                "resps": [[PLAIN, WITH_COMMA]]}  # fmt: skip
+    document, _ = rescore(tmp_path, samples_file(tmp_path / "lm", [repeated]))
+    samples = [(t["task_id"], t["sample"], t["correct"]) for t in document["tasks"]]
+    assert samples == [("ifeval/1001", 0, True), ("ifeval/1001", 1, False)]  # the second response has commas
+    for record in document["tasks"]:
+        assert record["previous"]["correct"] is True
+        assert record["previous"]["verdict_of"] == "task" and record["previous"]["repeats"] == 2
