@@ -386,7 +386,7 @@ def run(
 
 @app.command(name="import")
 @click.argument(
-    "fmt", metavar="FORMAT", type=click.Choice(["mmlu", "mmlu-pro", "gpqa", "arc", "gsm8k", "math", "aime"])
+    "fmt", metavar="FORMAT", type=click.Choice(["mmlu", "mmlu-pro", "gpqa", "arc", "gsm8k", "math", "aime", "ifeval"])
 )
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The suite (JSONL) to write.")
@@ -413,7 +413,8 @@ def import_suite(
     skip_bad: bool,
     force: bool,
 ) -> None:
-    """Turn dataset files on disk (MMLU, MMLU-Pro, GPQA, ARC, GSM8K, MATH, AIME; CSV, Parquet, JSONL) into a suite.
+    """Turn dataset files on disk (MMLU, MMLU-Pro, GPQA, ARC, GSM8K, MATH, AIME, IFEval; CSV, Parquet, JSONL) into a
+    suite.
 
     Reads local files only. A PATH may be a folder: every file of the format inside, in sorted order. The
     same files and seed give a byte-identical suite; a larger N keeps every task of a smaller one."""

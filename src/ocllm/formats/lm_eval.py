@@ -18,7 +18,8 @@ the tool's verdict is the task's, not any one sample's: it is kept under `previo
 A doc this scorer cannot score (one option, no options to be found, no response text) is reported as
 unscorable, with why, and the other docs are read; a line that is not an lm-eval line refuses the file.
 
-The math tasks (gsm8k, minerva_math, aime and their variants) become math tasks: lm_eval_math.py."""
+The math tasks (gsm8k, minerva_math, aime and their variants) become math tasks: lm_eval_math.py; ifeval (and docs
+that are IFEval's rows) instructions tasks: lm_eval_ifeval.py."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from typing import Any, NamedTuple
 
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
-from ocllm.formats import lm_eval_math
+from ocllm.formats import lm_eval_ifeval, lm_eval_math
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import (
     NotScorable,
@@ -253,7 +254,11 @@ def _record(
     if not isinstance(response, str):
         what = "resps[0][0]" if len(responses) <= 1 else "it"
         raise NotScorable(task_id, where, f"{what} is not the text of a response")
-    # A math task by its name is read as one; a doc of another name only when it has no options to be found.
+    # IFEval's docs by the task's name or their own fields (lm_eval_ifeval.py); a math task by its name is read as
+    # one, a doc of another name only when it has no options to be found.
+    if lm_eval_ifeval.is_ifeval(task, row.get("doc")):
+        ifeval = lm_eval_ifeval.record(where, task_id, task, row, response, index, _prompt(row.get("arguments")))
+        return _of_the_task(ifeval, len(responses))
     kind = lm_eval_math.by_name(task)
     if kind is None:
         try:

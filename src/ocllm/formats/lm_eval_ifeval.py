@@ -1,0 +1,74 @@
+"""lm-eval's `ifeval` task (and any task whose docs are IFEval's rows): a doc's line -> an instructions task, the
+response lm-eval kept, and lm-eval's four metrics under `previous`.
+
+The doc is the Hugging Face row lm-eval loaded (`key`, `prompt`, `instruction_id_list`, `kwargs`, every argument
+of every instruction in each kwargs object, null where unused), read as `ocllm import ifeval` reads the dataset:
+the same instructions, and the same id (`ifeval/<key>`, the task's name then IFEval's key, not lm-eval's row
+number), so that an lm-eval run and a run of the imported suite compare task by task. A doc whose instructions
+this scorer cannot check (an unknown id, arguments an instruction does not take) is unscorable, with why.
+
+ifeval's `process_results` returns four values, which the evaluator writes into the line beside the doc:
+`prompt_level_strict_acc` and `prompt_level_loose_acc` (one bool), `inst_level_strict_acc` and
+`inst_level_loose_acc` (a bool per instruction, in the doc's order). `previous.correct` is the strict prompt-level
+one (as this scorer's `correct` is), `correct_loose` the loose one, `instructions_followed(_loose)` the lists, and
+`metrics` all four as written. lm-eval logs no extraction for ifeval (it has no filter: `filtered_resps` is the
+response), so `previous` names none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ocllm.formats.records import SavedRecord
+from ocllm.formats.tool_records import NotScorable, verdict_of
+from ocllm.importers.ifeval_dataset import instructions_of, key_of
+from ocllm.models import Sample, Task
+
+METRICS = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
+VERDICT_METRIC = "prompt_level_strict_acc"
+
+
+def is_ifeval(task: str, doc: Any) -> bool:
+    """Read as ifeval: lm-eval's task by its name, or a doc of another task that is an IFEval row by its fields
+    (no multiple-choice or math doc has an `instruction_id_list`)."""
+    return task.startswith("ifeval") or (isinstance(doc, dict) and "instruction_id_list" in doc)
+
+
+def record(
+    where: str, task_id: str, task: str, row: dict[str, Any], response: str, index: int, prompt: str | None
+) -> SavedRecord:
+    """Sample `index` of the doc (its `index`-th response), with lm-eval's verdicts on the doc. `task_id` is the
+    reader's `<task>/<doc_id>`, used only where the doc has no key to name it by."""
+    doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
+    key = key_of(doc.get("key"))
+    if key is not None:
+        task_id = f"{task}/{key}"
+    if "instruction_id_list" not in doc:
+        raise NotScorable(task_id, where, "the doc has no instruction_id_list (not an IFEval row)")
+    instructions, problem = instructions_of(doc.get("instruction_id_list"), doc.get("kwargs"))
+    if instructions is None:
+        raise NotScorable(task_id, where, f"instructions this scorer cannot check: {problem}")
+    question = doc.get("prompt")
+    built = Task(id=task_id, type="instructions", question=question if isinstance(question, str) else "",
+                 instructions=instructions, category=task, prompt=prompt)  # fmt: skip
+    metrics = {name: row[name] for name in METRICS if name in row}
+    previous = {
+        "tool": "lm-eval",
+        "filter": row.get("filter") if isinstance(row.get("filter"), str) else "none",
+        "extraction_method": f"lm-eval metric {VERDICT_METRIC}",
+        "correct": verdict_of(metrics.get(VERDICT_METRIC)),
+        "correct_loose": verdict_of(metrics.get("prompt_level_loose_acc")),
+        "instructions_followed": _verdicts(metrics.get("inst_level_strict_acc")),
+        "instructions_followed_loose": _verdicts(metrics.get("inst_level_loose_acc")),
+        "metric": VERDICT_METRIC,
+        "metric_value": metrics.get(VERDICT_METRIC),
+        "metrics": metrics,
+    }
+    return SavedRecord(built, Sample(task_id=task_id, sample=index, content=response), previous, {})
+
+
+def _verdicts(value: Any) -> list[bool | None] | None:
+    """A per-instruction list as verdicts (true/false, or 1/0); None where lm-eval wrote no list."""
+    if not isinstance(value, list):
+        return None
+    return [verdict_of(item) for item in value]
