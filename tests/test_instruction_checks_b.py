@@ -53,7 +53,7 @@ CASES: list[tuple[str, dict[str, Any], str, bool, str]] = [
     ("detectable_format:number_highlighted_sections", {"num_highlights": 2}, "*one* and *two*", True,
      "highlighted sections: 2, needed at least 2 (*one*, *two*)"),
     ("detectable_format:number_highlighted_sections", {"num_highlights": 2}, "**bold** and *it*", True,
-     "highlighted sections: 2, needed at least 2 (*it*, **bold**)"),
+     "highlighted sections: 2, needed at least 2 (**bold**, *it*)"),
     ("detectable_format:number_highlighted_sections", {"num_highlights": 3}, "*a* *b* *c*", True,
      "highlighted sections: 3, needed at least 3 (*a*, *b*, *c*)"),
     ("detectable_format:number_highlighted_sections", {"num_highlights": 2}, "*one* only", False,

@@ -34,6 +34,7 @@ def capital_words(text: str) -> list[str]:
 
 
 def _capital_frequency(text: str, kwargs: Mapping[str, Any]) -> Measured:
+    """Words in all capitals against the relation. Differs from IFEval in the tokenizer only (no NLTK)."""
     relation, wanted = kwargs["capital_relation"], kwargs["capital_frequency"]
     words = capital_words(text)
     measured = f"capital words: {len(words)}, needed {relation} {wanted}"
@@ -65,6 +66,7 @@ def _wrong_case(c: str, upper: bool) -> bool:
 
 
 def _all_case(text: str, upper: bool) -> Measured:
+    """All capitals (or all lowercase) and English. Differs from IFEval: English by the A-Z share, not langdetect."""
     name, other = ("capitals", "lowercase") if upper else ("lowercase", "capital")
     whole = text.isupper() if upper else text.islower()
     if not whole:

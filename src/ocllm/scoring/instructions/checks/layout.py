@@ -29,6 +29,7 @@ _IFEVAL_DASH_BULLET = re.compile(r"^\s*-.*$", re.MULTILINE)
 
 
 def _bullets(text: str, kwargs: Mapping[str, Any]) -> Measured:
+    """Exactly `num_bullets` markdown bullets. Differs from IFEval on lines that are no bullets (module docstring)."""
     wanted = kwargs["num_bullets"]
     found = len(_BULLET.findall(text))
     measured = f"bullets: {found}, needed exactly {wanted}"
@@ -57,8 +58,9 @@ _DOUBLE_HIGHLIGHT = re.compile(r"\*\*[^\n*]*\*\*")
 def _highlights(text: str, kwargs: Mapping[str, Any]) -> Measured:
     wanted = kwargs["num_highlights"]
     # A `**bold**` span is seen by the double pattern only: the single one finds its two empty `**` ends.
-    spans = [m for m in _SINGLE_HIGHLIGHT.findall(text) if m.strip("*").strip()]
-    spans += [m for m in _DOUBLE_HIGHLIGHT.findall(text) if m[2:-2].strip()]
+    found = [m for m in _SINGLE_HIGHLIGHT.finditer(text) if m[0].strip("*").strip()]
+    found += [m for m in _DOUBLE_HIGHLIGHT.finditer(text) if m[0][2:-2].strip()]
+    spans = [m[0] for m in sorted(found, key=lambda m: m.start())]  # in the answer's order, for the evidence
     measured = f"highlighted sections: {len(spans)}, needed at least {wanted}"
     if spans:
         shown = ", ".join(spans[:3]) + (", ..." if len(spans) > 3 else "")
