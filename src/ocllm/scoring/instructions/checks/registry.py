@@ -43,6 +43,8 @@ class Check:
     run: Callable[[str, Mapping[str, Any]], Measured]  # (the answer's text, the checked kwargs) -> verdict
     # Arguments IFEval's data carries for this instruction but that the check does not read (kept, not refused).
     ignored: tuple[str, ...] = field(default=())
+    # What else is wrong with arguments of the right kinds (an empty keyword, a paragraph past the last), or None.
+    validate: Callable[[Mapping[str, Any]], str | None] | None = None
 
 
 def checked_kwargs(check: Check, kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,6 +74,9 @@ def checked_kwargs(check: Check, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         if param.minimum is not None and isinstance(value, int) and value < param.minimum:
             raise ValueError(f"{check.id}: argument {param.name!r} is {value}, less than {param.minimum}")
         out[param.name] = value
+    problem = check.validate(out) if check.validate is not None else None
+    if problem is not None:
+        raise ValueError(f"{check.id}: {problem}")
     return out
 
 
