@@ -73,8 +73,8 @@ def _compose(rng: random.Random, task: Task, plan: dict[str, tuple[dict[str, Any
         return plan.get(kind)
 
     avoid_letter = ""
-    if (letter := wants("keywords:letter_frequency")) and letter[0].get("let_relation") == "less than":
-        avoid_letter = str(letter[0].get("letter", "")).lower()
+    if letter := wants("keywords:letter_frequency"):
+        avoid_letter = str(letter[0].get("letter", "")).lower()  # counted exactly: added below, never in the body
 
     # -- the body: paragraphs of sentences, sized by the length instructions ------------------------------------
     sentences, words_each = 4, 8
@@ -122,10 +122,9 @@ def _compose(rng: random.Random, task: Task, plan: dict[str, tuple[dict[str, Any
     if (spec := wants("keywords:letter_frequency")) is not None:
         letter, n = str(spec[0].get("letter", "z")).lower(), int(spec[0].get("let_frequency", 1))
         at_least = spec[0].get("let_relation", "at least") == "at least"
-        if at_least != spec[1]:
-            extra.append(letter * (n + 1))
-        elif spec[1]:  # "less than", broken: the letter well past the limit
-            extra.append(letter * (n + 2))
+        count = n + 1 if at_least != spec[1] else max(0, n - 1)  # past the bound, or short of it
+        if count:
+            extra.append(letter * count)
     if (spec := wants("keywords:forbidden_words")) is not None and spec[1]:
         extra += [str(w) for w in (spec[0].get("forbidden_words") or [])[:1]]
     if extra:
