@@ -222,6 +222,12 @@ def test_an_old_harness_file_with_json_tasks_is_rescored_through_the_cli(tmp_pat
     again = tmp_path / "again.json"
     assert main(["rescore", str(out), "-o", str(again)]) == 0
     assert [t["rule"] for t in json.loads(again.read_text())["tasks"]] == ["valid", "schema_violation", "not_json"]
+    # The report draws each decision's evidence: the block read, the violation with its path, the parse error.
+    assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert r"schema: $.items\[0\].price: -1 is less than the minimum of 0" in md  # Markdown escapes brackets
+    assert "parse error: Expecting value at line 1, column 1 (char 0; content char 0)" in md
+    assert "block: fenced (json), content chars 8-34" in md
 
 
 def test_a_run_against_the_simulator_says_its_plain_sentence_is_not_json(tmp_path: Path) -> None:
