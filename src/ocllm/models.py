@@ -45,6 +45,8 @@ class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
     tolerance: float | None = None
     # An instructions task's IFEval instructions, each {"id": ..., "kwargs": {...}} (scoring/instructions/).
     instructions: list[dict[str, Any]] | None = None
+    # A json task's JSON Schema the answer's value must be valid against; None: any JSON value (scoring/json_answer/).
+    schema: dict[str, Any] | None = None
     # The prompt exactly as sent, when a saved run recorded it; the scorer reads its format
     # instruction to recognise placeholders the model echoes back.
     prompt: str | None = None

@@ -870,3 +870,55 @@ def test_o_an_instructions_lane_records_each_instruction_s_measured_verdict(
     made = ocllm("report", str(out), "-o", str(tmp_path / "report"))
     assert made.returncode == 0, said(made)
     assert "Instructions by kind" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+
+
+# --- p. a json lane: one JSON value, a schema, the evidence (issue 22, task type json) -------------------------
+
+JSON_SCHEMA = {"type": "object", "required": ["name", "age"],
+               "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}}}  # fmt: skip
+JSON_TASKS = [
+    {"id": "person", "type": "json", "category": "json", "schema": JSON_SCHEMA,
+     "question": 'Reply with only a JSON object with keys "name" (a string) and "age" (an integer), nothing else.'},
+    {"id": "list", "type": "json", "category": "json",
+     "question": "Reply with only a JSON array of the numbers 1, 2 and 3, nothing else."},
+    {"id": "prose", "type": "json", "category": "json", "question": "Say hello in one short sentence."},
+]  # fmt: skip
+
+
+def test_p_a_json_lane_is_decided_with_its_evidence(llama_server: LlamaServer, tmp_path: Path) -> None:
+    # The tiny model's score does not matter: each decision's evidence is checked against the raw content with
+    # Python's own json module, the summary has the type's figures, a rescore agrees, the report draws it.
+    suite, out = write_suite(tmp_path / "suite.jsonl", JSON_TASKS), tmp_path / "run"
+    lanes = write_lanes(tmp_path / "lanes.toml", llama_server, suite, max_tokens=64,
+                        json_template="{question} Schema, if any: {schema}")  # fmt: skip
+    result = ocllm("run", "--config", str(lanes), "--lane", "L", "--out", str(out))
+    assert result.returncode == 0, said(result)
+    samples = {s["task_id"]: s for s in read_jsonl(out / "samples.jsonl")}
+    assert_each_task_once(list(samples.values()), JSON_TASKS)
+    assert samples["person"]["request"]["messages"][-1]["content"].endswith(json.dumps(JSON_SCHEMA))
+    for task_id, d in metrics_tasks(out).items():
+        raw = samples[task_id]["content"] or ""
+        assert d["task_type"] == "json" and isinstance(d["correct"], bool) and d["reason"]
+        if d["rule"] in ("empty_answer", "several_blocks", "not_a_json_block"):
+            assert d["correct"] is False and d["extracted_final_answer"] is None
+            continue
+        text = raw[d["block"]["start"] : d["block"]["end"]]  # spans index the raw content
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            assert d["rule"] == "not_json" and d["parse_error"]["offset"] == exc.pos, (task_id, raw)
+            assert (d["parse_error"]["line"], d["parse_error"]["column"]) == (exc.lineno, exc.colno)
+            continue
+        assert d["parsed"] is True and json.loads(d["extracted_final_answer"]) == value
+        assert d["correct"] is (d["rule"] in ("valid", "parsed")) and (d["valid"] is None) == (task_id != "person")
+    summary = read_json(out / "metrics.json")["summary"]
+    assert summary["by_type"]["json"]["details"]["answers"] == len(JSON_TASKS)
+    fresh = tmp_path / "fresh.json"
+    assert ocllm("rescore", str(out), "-o", str(fresh)).returncode == 0
+    again = {t["task_id"]: t for t in read_json(fresh)["tasks"]}
+    for task_id, ran in metrics_tasks(out).items():
+        for key in ("extracted_final_answer", "correct", "rule", "block", "parse_error", "violations"):
+            assert ran.get(key) == again[task_id].get(key), (task_id, key)
+    made = ocllm("report", str(out), "-o", str(tmp_path / "report"))
+    assert made.returncode == 0, said(made)
+    assert "## How each answer was checked" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")

@@ -1,0 +1,42 @@
+"""A json task's own field: its optional JSON Schema, checked when the suite (or a saved record) is read."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ocllm.errors import InputError
+from ocllm.models import Task
+from ocllm.scoring.json_answer.schema import schema_problem
+
+# The task's question states what JSON to write; a lane may show the schema too with {schema}.
+DEFAULT_TEMPLATE = "{question}"
+PLACEHOLDERS = ("question", "schema")
+
+
+def check_suite_line(where: str, row: dict[str, Any]) -> None:
+    if row.get("schema") is None:
+        row.pop("schema", None)
+        return
+    problem = schema_problem(row["schema"])
+    if problem is not None:
+        raise InputError(f"{where}: field 'schema': {problem}")
+
+
+def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
+    schema = row.get("schema")
+    if schema is None:
+        return {}
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise InputError(f"{where} has a schema that cannot be used: {problem}")
+    return {"schema": schema}
+
+
+def record_fields(task: Task) -> dict[str, Any]:
+    return {"schema": task.schema}
+
+
+def prompt(task: Task, template: str) -> str:
+    shown = "" if task.schema is None else json.dumps(task.schema, ensure_ascii=False)
+    return template.format(question=task.question, schema=shown)

@@ -1,0 +1,136 @@
+"""A json task's schema: checked once when the suite is read, then each answer's value validated against it by
+`jsonschema`. Never a network call: references are followed inside the schema (and to the meta-schemas jsonschema
+ships) only; any other is refused when the suite is read (rule J6)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
+from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.protocols import Validator
+from jsonschema_specifications import REGISTRY as META_SCHEMAS
+
+from ocllm.scoring.json_answer.decision import MAX_VIOLATIONS, SchemaViolation
+
+DEFAULT = jsonschema.Draft202012Validator  # a schema without `$schema` is read as Draft 2020-12
+_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+_MESSAGE_LIMIT = 300  # a violation's message names the value, which may be large
+
+
+_DRAFTS: dict[type[Validator], str] = {
+    jsonschema.Draft3Validator: "3", jsonschema.Draft4Validator: "4", jsonschema.Draft6Validator: "6",
+    jsonschema.Draft7Validator: "7", jsonschema.Draft201909Validator: "2019-09",
+    jsonschema.Draft202012Validator: "2020-12",
+}  # fmt: skip
+
+
+def draft_of(validator: type[Validator]) -> str:
+    """ "2020-12", "7", ...: the draft a validator class implements."""
+    return _DRAFTS.get(validator, validator.__name__)
+
+
+def validator_class(schema: dict[str, Any]) -> type[Validator] | None:
+    """The validator its `$schema` names (Draft 2020-12 without one); None for a `$schema` jsonschema does not know."""
+    if "$schema" not in schema:
+        return DEFAULT
+    return jsonschema.validators.validator_for(schema, default=None)  # type: ignore[arg-type]
+
+
+def schema_problem(schema: object) -> str | None:
+    """What makes `schema` unusable (not a JSON Schema by its draft's meta-schema, an unknown `$schema`, a reference
+    that would be fetched or that does not resolve), or None."""
+    if not isinstance(schema, dict):
+        return "a JSON Schema object is expected"
+    cls = validator_class(schema)
+    if cls is None:
+        return f"unknown $schema {schema['$schema']!r} (drafts 3, 4, 6, 7, 2019-09 and 2020-12 are known)"
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(map(str, exc.absolute_path))
+        return f"not a valid JSON Schema (draft {draft_of(cls)}): {_short(exc.message)}" + (
+            f" at /{where}" if where else ""
+        )
+    nested_ids = any(where for where, _ in _keyword_values(schema, ("$id", "id")))
+    resolver = _offline_resolver(schema, cls)
+    for where, ref in _keyword_values(schema, _REF_KEYWORDS):
+        if not isinstance(ref, str):
+            continue
+        if not ref.startswith("#") and ref.rstrip("#") not in _META_URIS:
+            return (
+                f"$ref {ref!r} at {where or '/'} is not followed: ocllm resolves references inside the schema only "
+                "(#/$defs/..., #anchor) and never fetches one"
+            )
+        if ref.startswith("#") and not nested_ids:
+            try:
+                resolver.lookup(ref)
+            except referencing.exceptions.Unresolvable:
+                return f"$ref {ref!r} at {where or '/'} does not resolve inside the schema"
+    return None
+
+
+def validator_of(schema: dict[str, Any], cls: type[Validator] | None = None) -> Validator:
+    """A validator that never fetches: its registry holds the meta-schemas jsonschema ships and nothing else (the
+    default one would download an unknown reference)."""
+    cls = cls or validator_class(schema) or DEFAULT
+    return cls(schema, registry=referencing.Registry())  # type: ignore[call-arg]
+
+
+def _offline_resolver(schema: dict[str, Any], cls: type[Validator]) -> referencing.Resolver[Any]:
+    """A resolver of references inside the schema itself (where a reference without `$id`s in between lands)."""
+    specification = referencing.jsonschema.specification_with(
+        str(cls.META_SCHEMA.get("$schema", "")), default=referencing.jsonschema.DRAFT202012
+    )
+    base = "urn:ocllm:schema"
+    return referencing.Registry().with_resource(base, specification.create_resource(schema)).resolver(base)
+
+
+def violations(validator: Validator, value: Any) -> tuple[list[SchemaViolation], int]:
+    """Every way `value` breaks the schema, in a stable order (by path in the value, then keyword): the first
+    MAX_VIOLATIONS, and how many more there were. Raises referencing's Unresolvable for a reference that does not
+    resolve (suites refuse those first; a nested `$id` can hide one)."""
+    errors = sorted(validator.iter_errors(value), key=_order)
+    kept = [
+        SchemaViolation(
+            path=error.json_path,
+            message=_short(error.message),
+            keyword=str(error.validator),
+            schema_path="/" + "/".join(map(str, error.absolute_schema_path)),
+        )
+        for error in errors[:MAX_VIOLATIONS]
+    ]
+    return kept, max(0, len(errors) - MAX_VIOLATIONS)
+
+
+# What validating raises for a reference that does not resolve (jsonschema wraps referencing's own error in it).
+UNRESOLVABLE = referencing.exceptions.Unresolvable
+
+
+def _order(error: ValidationError) -> tuple[tuple[tuple[int, int, str], ...], str, str]:
+    # By place in the value, an array's items by number ($[2] before $[10]), then keyword and message.
+    place = tuple((1, 0, e) if isinstance(e, str) else (0, e, "") for e in error.absolute_path)
+    return (place, str(error.validator), error.message)
+
+
+def _short(message: str) -> str:
+    return message if len(message) <= _MESSAGE_LIMIT else message[: _MESSAGE_LIMIT - 1] + "…"
+
+
+def _keyword_values(node: Any, keywords: tuple[str, ...], where: str = "") -> Iterator[tuple[str, Any]]:
+    """(where, value) of every occurrence of the keywords in the schema, `where` a JSON pointer ("" for the root)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in keywords:
+                yield where, value
+            yield from _keyword_values(value, keywords, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _keyword_values(value, keywords, f"{where}/{index}")
+
+
+_META_URIS = frozenset(uri.rstrip("#") for uri in META_SCHEMAS)
