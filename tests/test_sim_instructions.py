@@ -59,3 +59,18 @@ def test_a_drawn_answer_follows_or_breaks_its_instruction(kind: str, correct: bo
         content, reasoning = instructions_answer(random.Random(seed), task, correct=correct, reasoning=True)
         d = decide(task, Sample(task_id="t", content=content, reasoning=reasoning))
         assert d.correct is correct, (kind, seed, content, d.verdicts[0].measured)
+
+
+def test_every_demo_formats_task_is_answered_right_when_drawn_right_and_wrong_when_not() -> None:
+    # The shipped demo-formats suite (instructions, several at once, and json tasks with schemas): what `make demo`
+    # shows must be what the scorer finds.
+    from ocllm.sim.json_answers import json_answer
+    from ocllm.suites import load_suite
+
+    for task in load_suite("demo-formats").tasks:
+        draw = json_answer if task.type == "json" else instructions_answer
+        for seed in range(6):
+            for correct in (True, False):
+                content, reasoning = draw(random.Random(seed), task, correct=correct, reasoning=seed % 2 == 0)
+                d = decide(task, Sample(task_id=task.id, content=content, reasoning=reasoning))
+                assert d.correct is correct, (task.id, seed, correct, content, d.reason)

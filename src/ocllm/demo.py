@@ -5,7 +5,8 @@ pointing at it is written beside the results, both lanes are run and scored thro
 then compared (Markdown, HTML and comparison.json) and reported, and every path written is printed.
 Two math lanes run the `demo-math` suite (free-form answers, boxed and otherwise) apart from them, in
 out/demo/math/, so that the comparison and the matrix stay those of the multiple-choice demo; two sampled lanes
-ask each of its tasks four times (out/demo/sampled/, compared in out/demo/sampled_comparison/).
+ask each of its tasks four times (out/demo/sampled/, compared in out/demo/sampled_comparison/); two format lanes
+run the `demo-formats` suite (IFEval-like instructions and JSON answers with a schema) into out/demo/formats/.
 Pointing the same lanes at a real server is a matter of changing `base_url` and `model` in that file
 (see README.md).
 """
@@ -99,6 +100,27 @@ reasoning = "native"
 """
 
 
+# Format lanes (issue 22): the shipped demo-formats suite, IFEval-like instructions (each instruction's verdict and
+# what it measured) and JSON answers checked against a schema, reasoning off and on.
+FORMAT_LANES = """\
+# Written by `make demo`: instructions and json lanes of the demo-formats suite, against the same SIMULATOR.
+[defaults]
+base_url = "{base_url}"
+suite = "demo-formats"
+concurrency = 16
+max_tokens = 4096
+
+[lanes.G_formats_baseline]
+model = "sim-baseline"
+reasoning = "off"
+
+[lanes.H_formats_reasoning]
+model = "sim-reasoning"
+reasoning = "native"
+stream = true
+"""
+
+
 # Lanes whose server ocllm starts itself (the simulator as the managed command, as vLLM would be), shares
 # between the two lanes, and stops after them.
 MANAGED_LANES = """\
@@ -125,7 +147,8 @@ def main(out: Path = Path("out/demo")) -> int:
     runs = out / "runs"
     math_runs = out / "math"
     sampled_runs = out / "sampled"
-    for earlier in (runs, out / "imported_run", out / "managed", math_runs, sampled_runs):
+    format_runs = out / "formats"
+    for earlier in (runs, out / "imported_run", out / "managed", math_runs, sampled_runs, format_runs):
         if earlier.exists():
             shutil.rmtree(earlier)  # the demo starts afresh each time
     out.mkdir(parents=True, exist_ok=True)
@@ -159,6 +182,11 @@ def main(out: Path = Path("out/demo")) -> int:
         console.print(f"[bold]Sampled lanes[/bold] (4 samples of each task): {escape(str(sampled_file))}")
         for name, lane in load_lanes(sampled_file).items():
             print_run_result(run_lane(lane, sampled_runs / name))
+        formats_file = out / "format_lanes.toml"
+        formats_file.write_text(FORMAT_LANES.format(base_url=sim.base_url), encoding="utf-8")
+        console.print(f"[bold]Format lanes[/bold] (instructions and JSON): {escape(str(formats_file))}")
+        for name, lane in load_lanes(formats_file).items():
+            print_run_result(run_lane(lane, format_runs / name))
     console.print("simulator stopped")
     _managed_lanes(console, out)
 
@@ -176,6 +204,8 @@ def main(out: Path = Path("out/demo")) -> int:
     console_comparison(sampled)
     written += write_comparison(sampled, out / "sampled_comparison")
     for lane_dir in sorted(sampled_runs.iterdir()):
+        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+    for lane_dir in sorted(format_runs.iterdir()):
         written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
     for path in written:
         console.print(f"wrote {escape(str(path))}")

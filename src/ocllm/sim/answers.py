@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ocllm.models import Task
 from ocllm.sim.config import SIM_LABEL
 from ocllm.sim.instruction_answers import instructions_answer
+from ocllm.sim.json_answers import json_answer
 from ocllm.sim.math_answers import math_answer
 from ocllm.sim.suite_index import LETTERS, parse_options
 
@@ -31,6 +32,8 @@ def draft_answer(
     """The answer to `prompt` (asking `task`, if the suite has it): right when `correct`, where right is known."""
     if task is not None and task.type == "required_substrings":
         return _substrings_answer(rng, task, correct=correct, reasoning=reasoning)
+    if task is not None and task.type == "json":
+        return Draft(*json_answer(rng, task, correct=correct, reasoning=reasoning))
     if task is not None and task.type == "instructions":
         return Draft(*instructions_answer(rng, task, correct=correct, reasoning=reasoning))
     if task is not None and task.type == "math":
