@@ -120,3 +120,53 @@ def test_the_summary_has_ifeval_s_four_figures_and_the_report_draws_them(tmp_pat
     assert "| punctuation:no_comma | 3 | 1 (33.3%) | 2 (66.7%) |" in markdown
     assert "not followed: 1 comma(s), the first at 4; loose: followed with no first line (no comma)" in markdown
     assert "Instructions by kind" in (tmp_path / "r" / "report.html").read_text()
+
+
+# --- review of issue 22: hostile and degenerate answers, other copies of IFEval's data ---------------------------
+
+
+def test_degenerate_answers_are_counted_right_in_one_pass() -> None:
+    # A small model's runs of dots, a megabyte of one-line prose, numbers on one line: each read once (these took
+    # minutes to hours when a run of marks was tried from each of its dots). The counts are the rules'.
+    from ocllm.scoring.instructions.text import count_sentences
+
+    assert count_sentences("Thinking" + "." * 200_000 + "done") == 1
+    assert count_sentences("Word one. " * 100_000) == 100_000
+    assert count_sentences("My answer is no. Cats are not dogs.") == 2  # IFEval's own fixed answer ends one
+    assert count_sentences("See No. 5 for details. Then stop.") == 2  # "No." before a number does not
+    sentences = {"id": "length_constraints:number_sentences", "kwargs": {"num_sentences": 2, "relation": "less than"}}
+    d = decide(task(sentences), Sample(task_id="t", content="My answer is no. Cats are not dogs."))
+    assert d.correct is False and d.verdicts[0].measured.startswith("sentences: 2")
+
+
+def test_a_run_of_blank_lines_does_not_stall_the_bullet_count() -> None:
+    bullets = {"id": "detectable_format:number_bullet_lists", "kwargs": {"num_bullets": 1}}
+    d = decide(task(bullets), Sample(task_id="t", content="intro\n" + "\n" * 200_000 + "* x"))
+    assert d.correct is True and d.verdicts[0].measured == "bullets: 1, needed exactly 1"
+
+
+def test_arguments_as_other_copies_of_ifeval_write_them(tmp_path: Path) -> None:
+    # lm-eval and IFEval drop empty arguments; a copy written through pandas has 3.0 for 3.
+    highlights = {"id": "detectable_format:number_highlighted_sections", "kwargs": {"num_highlights": 3.0,
+                                                                                  "keywords": [], "end_phrase": ""}}
+    path = suite_line(tmp_path, [highlights])
+    assert load_suite(str(path)).tasks[0].instructions == [
+        {"id": "detectable_format:number_highlighted_sections", "kwargs": {"num_highlights": 3}}
+    ]
+
+
+def test_an_empty_answer_cut_at_max_tokens_says_so() -> None:
+    cut = Sample(task_id="t", content="<think>long reasoning, never closed", finish_reason="length")
+    d = decide(task(NO_COMMA), cut)
+    assert d.rule == "empty_answer" and d.truncated is True and "cut at max_tokens" in d.reason
+
+
+def test_placeholders_are_found_as_ifeval_s_pattern_finds_them_in_one_pass() -> None:
+    import re
+
+    from ocllm.scoring.instructions.checks.content import placeholders
+
+    pattern = re.compile(r"\[.*?\]")  # IFEval's
+    for text in ["[a] and [b]", "[[a]] [", "x [a\n] [b] [c", "[]", "[ [ [ ] ]", "no brackets"]:
+        assert placeholders(text) == pattern.findall(text), text
+    assert placeholders("[" * 200_000) == []  # quadratic for the pattern: read once here

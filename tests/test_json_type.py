@@ -251,3 +251,35 @@ def test_the_template_may_show_the_schema() -> None:
     assert json_type.prompt(task({"type": "object"}), template) == 'Give JSON.\n\nValid against: {"type": "object"}'
     assert json_type.prompt(task(), template) == "Give JSON.\n\nValid against: "
     assert json_type.prompt(task(), json_type.default_template) == "Give JSON."
+
+
+# --- review of issue 22: hostile answers -------------------------------------------------------------------------
+
+
+def test_a_value_nested_too_deeply_for_a_recursive_schema_is_not_credited_nor_a_crash() -> None:
+    from ocllm.models import Sample, Task
+    from ocllm.scoring import decide
+
+    tree = {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}}
+    task = Task(id="t", type="json", question="A tree.", schema=tree, category="c")
+    # 400 levels parse but exhaust the validator's recursion; 5,000 are too deep to parse at all.
+    for depth, rule in ((400, "too_deep_to_validate"), (5_000, "not_json")):
+        text = '{"children": [' * depth + "{}" + "]}" * depth
+        d = decide(task, Sample(task_id="t", content=text))
+        assert d.correct is False and d.rule == rule, (depth, d.reason)
+
+
+def test_hostile_texts_get_their_positions_in_one_pass() -> None:
+    from ocllm.scoring.json_answer.extract import fenced_blocks, parse
+
+    # A string that never closes, after a NaN: the NaN's position, found in one pass.
+    text = '[NaN] "' + '\\"' * 100_000
+    parsed = parse(text)
+    assert not parsed.ok and parsed.offset == 1 and "NaN is not JSON" in parsed.message
+    # A fence line of 200,000 characters is read once.
+    # (a backtick in its info string: no opening fence; the last line opens one that never closes)
+    assert [b.label for b in fenced_blocks("```" + "a" * 200_000 + "`\n{}\n```")] == [""]
+    assert [b.label for b in fenced_blocks("```json extra words\n{}\n```")] == ["json"]
+    # A number past a float's range is no JSON value (json would read it as Infinity).
+    big = parse('{"a": 1e400}')
+    assert not big.ok and big.offset == 6 and "past the range of a number" in big.message

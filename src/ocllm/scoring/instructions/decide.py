@@ -8,7 +8,7 @@ from typing import Any
 
 from ocllm.models import Policy, Sample, Task
 from ocllm.scoring.instructions.checks import CHECKS, checked_kwargs
-from ocllm.scoring.instructions.checks.registry import Measured
+from ocllm.scoring.instructions.checks.registry import Measured, present
 from ocllm.scoring.instructions.decision import InstructionsDecision, InstructionVerdict, LooseVariant
 from ocllm.scoring.regions import split_regions
 
@@ -40,7 +40,8 @@ def decide_instructions(task: Task, sample: Sample, policy: Policy) -> Instructi
             rule="empty_answer",
             reason="the visible answer is empty"
             + (" (the reasoning is not checked)" if sample.reasoning else "")
-            + f": none of the {len(instructions)} instruction(s) is followed",
+            + f": none of the {len(instructions)} instruction(s) is followed"
+            + ("; the answer was cut at max_tokens (finish_reason: length)" if truncated else ""),
             instructions_followed=[False] * len(instructions),
             instructions_followed_loose=[False] * len(instructions),
             verdicts=verdicts,
@@ -81,7 +82,9 @@ def _unchecked(item: dict[str, Any]) -> InstructionVerdict:
 
 
 def _kwargs(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in (item.get("kwargs") or {}).items() if v is not None}
+    check = CHECKS.get(item["id"])
+    kwargs = item.get("kwargs") or {}
+    return present(check, kwargs) if check is not None else {k: v for k, v in kwargs.items() if v is not None}
 
 
 def _verdict(item: dict[str, Any], text: str) -> InstructionVerdict:

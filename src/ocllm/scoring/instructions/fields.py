@@ -38,10 +38,10 @@ def instructions_problem(value: object) -> str | None:
 
 
 def _normal(value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each instruction as {id, kwargs}, kwargs without nulls: one canonical form for suites and records."""
+    """Each instruction as {id, kwargs}, its arguments as checked (nulls and empty unused ones dropped, 3.0 read as
+    3): one canonical form for suites and records."""
     return [
-        {"id": item["id"], "kwargs": {k: v for k, v in (item.get("kwargs") or {}).items() if v is not None}}
-        for item in value
+        {"id": item["id"], "kwargs": checked_kwargs(CHECKS[item["id"]], item.get("kwargs") or {})} for item in value
     ]
 
 

@@ -14,7 +14,8 @@ writes the rules that model applies to ordinary prose instead, so a count needs 
   `LEADING_ABBREVIATIONS`), after a single letter other than "I" (an initial: `J. Smith`), after a dotted acronym
   (`U.S.`), nor after a number that opens a line (a list marker: `1. Mix the flour`). After an abbreviation that
   closes a phrase (`etc.`, `Inc.`, `Jr.`: `TRAILING_ABBREVIATIONS`) it ends one only when the next word starts with
-  a capital letter. Both lists are matched case-insensitively.
+  a capital letter. Both lists are matched case-insensitively. `No.` is an abbreviation only before a number
+  (`No. 5`): "My answer is no." ends a sentence.
 - An ellipsis (`...` or `…`) ends a sentence only when the next word starts with a capital letter or a digit.
 - A line break alone ends nothing (a heading or a bullet without a full stop runs into the next sentence), as in
   punkt.
@@ -30,7 +31,7 @@ import re
 LEADING_ABBREVIATIONS = frozenset(
     {
         "mr", "mrs", "ms", "dr", "prof", "st", "mt", "rev", "hon", "gen", "col", "capt", "lt", "sgt", "vs", "e.g",
-        "i.e", "cf", "approx", "fig", "no", "vol", "pp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+        "i.e", "cf", "approx", "fig", "vol", "pp", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
         "sept", "oct", "nov", "dec",
     }
 )  # fmt: skip
@@ -39,7 +40,11 @@ TRAILING_ABBREVIATIONS = frozenset({"etc", "inc", "ltd", "co", "corp", "jr", "sr
 
 _WORD = re.compile(r"\w+")
 # A run of sentence-ending marks, the closing quotes or brackets after it, then whitespace or the end of the text.
-_END = re.compile(r"[.!?…]+[\"'”’)\]*_]*(?=\s|$)")
+# A run starts only where no mark precedes it, and is taken whole (possessive): a long run of dots followed by a
+# letter is tried once, not once from each of its dots (that was quadratic).
+_END = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’)\]*_]*+(?=\s|$)")
+# What follows a sentence's end: spaces, then opening quotes, brackets and markup, spaces, then its first character.
+_NEXT = re.compile(r"\s*[\"'“‘(\[*_#>-]*\s*(.)?", re.DOTALL)
 _DOTTED = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]?")  # U.S / e.g / a.b.c (the final dot is the mark itself)
 
 
@@ -80,8 +85,9 @@ def count_sentences(text: str) -> int:
 
 def _ends_sentence(text: str, match: re.Match[str]) -> bool:
     marks = match.group().rstrip("\"'”’)]*_")
-    following = text[match.end() :].lstrip().lstrip("\"'“‘([*_#>-").lstrip()
-    capital_next = not following or following[0].isupper() or following[0].isdigit()
+    nxt = _NEXT.match(text, match.end())
+    first = nxt.group(1) if nxt is not None else None  # read in place: copying the rest was quadratic
+    capital_next = first is None or first.isupper() or first.isdigit()
     if marks.startswith("...") or marks.startswith("…"):
         return capital_next
     if marks != ".":
@@ -92,6 +98,9 @@ def _ends_sentence(text: str, match: re.Match[str]) -> bool:
     bare = token.lower()
     if bare in LEADING_ABBREVIATIONS:
         return False
+    if bare == "no":
+        # "No. 5" abbreviates "number"; "My answer is no." (IFEval's own fixed answer) ends a sentence.
+        return first is None or not first.isdigit()
     if bare in TRAILING_ABBREVIATIONS:
         return capital_next
     if len(token) == 1 and token.isalpha() and token != "I":
@@ -111,5 +120,8 @@ def _token_before(text: str, end: int) -> str:
 
 
 def _opens_line(text: str, at: int) -> bool:
-    line_start = text.rfind("\n", 0, at) + 1
-    return not text[line_start:at].strip(" \t*-")
+    """Only spaces, tabs, `*` and `-` stand between the line's start and `at`: read backwards from `at`, stopping
+    at the first other character (looking back to the line's start for every number was quadratic on one line)."""
+    while at > 0 and text[at - 1] in " \t*-":
+        at -= 1
+    return at == 0 or text[at - 1] == "\n"

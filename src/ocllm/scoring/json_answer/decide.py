@@ -90,6 +90,11 @@ def decide_json(task: Task, sample: Sample, policy: Policy) -> JsonDecision:
         return JsonDecision(**decided, correct=False, rule="schema_unresolvable", schema_draft=draft,
                             reason=f"the schema's reference does not resolve offline ({exc}): the value was not "
                                    "checked; the schema is at fault, not the answer" + cut)  # fmt: skip
+    except RecursionError:
+        # A recursive schema ($ref: "#") and a value nested hundreds deep: the validator recurses once per level.
+        return JsonDecision(**decided, correct=False, rule="too_deep_to_validate", schema_draft=draft,
+                            reason=f"{where} is JSON nested too deeply to validate against the schema: not "
+                                   "credited" + cut)  # fmt: skip
     if not found:
         return JsonDecision(**decided, correct=True, rule="valid", valid=True, schema_draft=draft,
                             reason=f"{where} is one JSON value, valid against the schema (draft {draft})" + cut)

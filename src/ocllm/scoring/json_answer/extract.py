@@ -4,6 +4,7 @@ it gives (rule J4: Python's json module, strict RFC 8259: no NaN or Infinity).""
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -12,11 +13,12 @@ from ocllm.scoring.regions import Piece
 
 # A fence is a line of its own: up to 3 spaces, 3 or more backticks, an optional info string (CommonMark's rule,
 # backticks only). A closing fence has at least as many backticks and nothing else.
-_OPENING = re.compile(r"^ {0,3}(`{3,})[ \t]*([^`\s]*)[^`]*$")
+# (The info string is its first word; what follows it is taken in one non-overlapping step, so a long line is read
+# once, not once per split point.)
+_OPENING = re.compile(r"^ {0,3}(`{3,})[ \t]*+([^`\s]*+)(?:[ \t][^`]*+)?$")
 _CLOSING = re.compile(r"^ {0,3}(`{3,})[ \t]*$")
 JSON_LABELS = ("", "json")  # the info strings a JSON block may carry (case aside)
 # A JSON string, to skip while looking for the NaN or Infinity json.loads would have taken.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_JSON_CONSTANT = re.compile(r"-?Infinity|NaN")
 
 
@@ -85,14 +87,28 @@ def _refuse_constant(name: str) -> Any:
     raise _NotJson(name)
 
 
+class _TooLarge(ValueError):
+    pass
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):
+        raise _TooLarge(literal)
+    return value
+
+
 def parse(text: str) -> Parsed:
     """The JSON value of `text`, or why it is none and where (json.loads's own message and position)."""
     try:
-        return Parsed(json.loads(text, parse_constant=_refuse_constant), ok=True)
+        # A number past a float's range (1e400) would be read as inf, which is no JSON value either.
+        return Parsed(json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float), ok=True)
     except json.JSONDecodeError as exc:
         return Parsed(message=exc.msg, offset=exc.pos)
     except _NotJson as exc:
         return Parsed(message=f"{exc} is not JSON (RFC 8259 has no NaN or Infinity)", offset=_constant_at(text))
+    except _TooLarge as exc:
+        return Parsed(message=f"{exc} is past the range of a number", offset=max(text.find(str(exc)), 0))
     except RecursionError:
         return Parsed(message="nested too deeply to read", offset=0)
     except ValueError as exc:  # an integer past Python's limit of digits
@@ -100,10 +116,22 @@ def parse(text: str) -> Parsed:
 
 
 def _constant_at(text: str) -> int:
-    """Where the first NaN or Infinity outside a string stands (json.loads does not say)."""
-    outside = _STRING.sub(lambda m: " " * len(m.group(0)), text)
-    found = _NOT_JSON_CONSTANT.search(outside)
-    return found.start() if found else 0
+    """Where the first NaN or Infinity outside a string stands (json.loads does not say): one pass that knows
+    whether it is inside a string (a pattern for strings backtracked quadratically on one that never closes)."""
+    inside = escaped = False
+    for at, char in enumerate(text):
+        if inside:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                inside = False
+        elif char == '"':
+            inside = True
+        elif char in "-IN" and (found := _NOT_JSON_CONSTANT.match(text, at)) is not None:
+            return found.start()
+    return 0
 
 
 def line_and_column(text: str, offset: int) -> tuple[int, int]:

@@ -9,12 +9,26 @@ from typing import Any
 from ocllm.scoring.instructions.checks.registry import Check, Measured, Param
 
 # IFEval's placeholder: "[" then the fewest characters up to "]" on the same line ("[name]", also "[]" and "[1]").
-_PLACEHOLDER = re.compile(r"\[.*?\]")
 _SHOWN = 3  # placeholders named in the evidence
 
 
+def placeholders(text: str) -> list[str]:
+    """What IFEval's `\\[.*?\\]` finds (from a `[` to the next `]` on its line), found in one pass: on a line with a
+    `[` and no `]` after it the pattern tried every `[` to the line's end, quadratic on a line of brackets."""
+    found: list[str] = []
+    for line in text.split("\n"):
+        at = line.find("[")
+        while at >= 0:
+            end = line.find("]", at + 1)
+            if end < 0:
+                break  # no `]` after this `[`, so none after a later one either
+            found.append(line[at : end + 1])
+            at = line.find("[", end + 1)
+    return found
+
+
 def _number_placeholders(text: str, kwargs: Mapping[str, Any]) -> Measured:
-    found = _PLACEHOLDER.findall(text)
+    found = placeholders(text)
     wanted = kwargs["num_placeholders"]
     named = ", ".join(found[:_SHOWN]) + (", ..." if len(found) > _SHOWN else "")
     shown = f" ({named})" if found else ""

@@ -47,11 +47,18 @@ class Check:
     validate: Callable[[Mapping[str, Any]], str | None] | None = None
 
 
+def present(check: Check, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments given: without nulls (Hugging Face's copy of IFEval writes every argument of every
+    instruction, null where unused), and without an empty value (`[]`, `""`, `0`) of an argument this instruction
+    does not take, which IFEval's and lm-eval's readers drop too. Anything else stays, to be checked."""
+    known = {p.name for p in check.params} | set(check.ignored)
+    return {k: v for k, v in kwargs.items() if v is not None and (k in known or v)}
+
+
 def checked_kwargs(check: Check, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The instruction's arguments checked against its params: a problem raises ValueError with one line saying
-    it. Arguments given as null are absent (Hugging Face's copy of IFEval writes every argument of every
-    instruction, null where unused); an argument the instruction does not take is refused."""
-    given = {k: v for k, v in kwargs.items() if v is not None}
+    it. Arguments absent by `present` are absent; any other argument the instruction does not take is refused."""
+    given = present(check, kwargs)
     known = {p.name for p in check.params} | set(check.ignored)
     unknown = sorted(set(given) - known)
     if unknown:
@@ -64,6 +71,8 @@ def checked_kwargs(check: Check, kwargs: Mapping[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"{check.id} needs the argument {param.name!r}")
             continue
         value = given[param.name]
+        if int in param.kinds and isinstance(value, float) and value.is_integer():
+            value = int(value)  # 3.0 for 3: a copy of the data written through pandas
         if isinstance(value, bool) or not isinstance(value, param.kinds):
             names = " or ".join(k.__name__ for k in param.kinds)
             raise ValueError(f"{check.id}: argument {param.name!r} is {value!r}, not {names}")
