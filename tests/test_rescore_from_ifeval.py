@@ -111,6 +111,9 @@ def test_lm_eval_ifeval_samples_are_rescored_with_its_four_metrics_beside(tmp_pa
     # One decision changed: the answer whose <think> block held the commas.
     assert document["summary"]["changed"] == 1
     assert "ifeval/1187" in audit
+    # The changed decision reads in the type's words, on both sides (not as a letter that is "none").
+    row = next(line for line in audit.splitlines() if "ifeval/1187" in line and "|" in line)
+    assert "0 of 1 followed" in row and "1 of 1 followed" in row, row
 
 
 def test_a_doc_with_an_unknown_instruction_is_left_out_with_why(tmp_path: Path) -> None:

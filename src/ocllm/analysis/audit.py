@@ -6,6 +6,8 @@ from collections import Counter
 from itertools import accumulate
 from typing import Any
 
+import msgspec
+
 from ocllm.documents import Paired, UnscorableRecord
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision
@@ -62,7 +64,14 @@ class AuditTally:
             self.unpaired += 1
         if verdict is not None and verdict != d.correct:
             self.changed.append(
-                (d.task_id, d.expected_answer or "-", _old_extraction(previous), _new_extraction(d), d.rule, d.reason)
+                (
+                    d.task_id,
+                    d.expected_answer or "-",
+                    _old_extraction(previous, d.task_type),
+                    _new_extraction(d),
+                    d.rule,
+                    d.reason,
+                )
             )
         extracted = previous.get("extracted_final_answer")
         if previous.get("correct") is False and extracted is not None and extracted == record.task.answer:
@@ -255,8 +264,15 @@ def _fraction(correct: int, total: int) -> str:
     return f"{correct}/{total} ({pct:.2f}%)"
 
 
-def _old_extraction(previous: dict[str, Any]) -> str:
-    letter = previous.get("extracted_final_answer") or "none"
+def _answer_in_words(record: dict[str, Any], task_type: str) -> str:
+    """The answer a record states, in its type's words (a letter, a number, "2 of 3 followed"); "none" for none."""
+    known = task_types.TASK_TYPES.get(task_type)
+    said = known.extracted_text(record) if known is not None else record.get("extracted_final_answer")
+    return "none" if said in (None, "", "—") else str(said)
+
+
+def _old_extraction(previous: dict[str, Any], task_type: str) -> str:
+    letter = _answer_in_words(previous, task_type)
     raw = previous.get("tool_answer")
     if previous.get("extracted_final_answer") is None and isinstance(raw, str) and raw.strip():
         letter += f" ({_quoted(raw)})"  # what another tool took, when it is not a letter
@@ -272,7 +288,7 @@ def _old_extraction(previous: dict[str, Any]) -> str:
 
 
 def _new_extraction(d: Decision) -> str:
-    letter = d.extracted_final_answer or "none"
+    letter = _answer_in_words(msgspec.to_builtins(d), d.task_type)
     verdict = {True: "correct", False: "incorrect"}.get(d.correct, "error")
     amb = f", {d.ambiguity}" if d.ambiguity != "none" else ""
     return f"{letter} via {d.extraction_method} from {d.extraction_source}{amb} → {verdict}"
