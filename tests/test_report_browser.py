@@ -88,7 +88,24 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             ),
             out / "comparison-sampled",
         )[-1],
+        # Instructions and json tasks (issue 22): each instruction's verdict and measure, a JSON answer's evidence.
+        "run-formats": write_run_report(run_report_doc(formats_file(out)), out / "run-formats")[-1],
     }
+
+
+def formats_file(folder: Path) -> Path:
+    """A metrics file of one instructions task and one json task, in the old harness's record format."""
+    words = {"id": "length_constraints:number_words", "kwargs": {"num_words": 5, "relation": "at least"}}
+    records = [
+        {"task_id": "if1", "task_type": "instructions", "category": "ifeval", "finish_reason": "stop",
+         "instructions": [{"id": "punctuation:no_comma", "kwargs": {}}, words],
+         "raw_content": "Sure, here it is:\nThe river runs slowly past the stone bridge"},
+        {"task_id": "js1", "task_type": "json", "category": "json", "finish_reason": "stop",
+         "schema": {"type": "object", "required": ["name"]}, "raw_content": '```json\n{"age": 3}\n```'},
+    ]  # fmt: skip
+    path = folder / "formats.json"
+    path.write_text(json.dumps({"lane": "F", "tasks": records}))
+    return path
 
 
 def long_lane_names() -> dict[str, Any]:
@@ -372,3 +389,19 @@ def test_sampled_pages_draw_their_pass_at_k_curve_and_histograms_quietly(
     page.wait_for_timeout(50)
     assert opened.problems == []
     assert opened.dialogs == []
+
+
+@pytest.mark.parametrize("opened", ["run-formats"], indirect=True)
+def test_an_instructions_and_a_json_task_open_to_their_evidence(opened: Watched) -> None:
+    page = opened.page
+    assert "Instructions by kind" in page.locator("#task-types").inner_text()
+    row = page.locator('details.task[data-task-id="if1"]')
+    row.locator(":scope > summary").click()
+    text = row.inner_text()
+    # The comma of the first line breaks no_comma as the answer stands; without that line it is followed.
+    assert "punctuation:no_comma" in text and "1 comma(s), the first at 4" in text and "no first line" in text
+    assert "words: 12, needed at least 5" in text
+    json_row = page.locator('details.task[data-task-id="js1"]')
+    json_row.locator(":scope > summary").click()
+    assert "'name' is a required property" in json_row.inner_text()
+    assert opened.problems == []
