@@ -83,3 +83,18 @@ def shared_audit() -> Path:
     if not (SHARED_AUDIT / "lane_b_native_reasoning_metrics.json").exists():
         pytest.skip("../shared/fixtures/audit is not present")
     return SHARED_AUDIT
+
+
+def assert_instructions_refused(tmp: Path, capsys: pytest.CaptureFixture[str], instructions: object, said: str) -> None:
+    """A suite of one instructions task with these `instructions` is refused when `ocllm run` reads it: one line
+    naming the problem, exit code 2, no run folder."""
+    from ocllm.cli import main
+
+    path = tmp / "suite.jsonl"
+    line = {"id": "t", "type": "instructions", "question": "Write.", "category": "c", "instructions": instructions}
+    path.write_text(json.dumps(line) + "\n")
+    assert main(["run", "--suite", str(path), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                 "--out", str(tmp / "r")]) == 2  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ocllm: error: ") and said in err[0], err
+    assert not (tmp / "r").exists()

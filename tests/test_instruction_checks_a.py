@@ -5,13 +5,12 @@ Every count below is counted by hand in the answer beside it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import assert_instructions_refused
 
-from ocllm.cli import main
 from ocllm.models import Sample, Task
 from ocllm.scoring import decide
 from ocllm.scoring.instructions.checks import CHECKS, checked_kwargs
@@ -490,11 +489,4 @@ def test_postscript_through_decide() -> None:
 def test_bad_arguments_are_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], instruction: dict[str, Any], said: str
 ) -> None:
-    path = tmp_path / "suite.jsonl"
-    line = {"id": "t", "type": "instructions", "question": "Write.", "category": "c", "instructions": [instruction]}
-    path.write_text(json.dumps(line) + "\n")
-    assert main(["run", "--suite", str(path), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-                 "--out", str(tmp_path / "r")]) == 2  # fmt: skip
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("ocllm: error: ") and said in err[0], err
-    assert not (tmp_path / "r").exists()
+    assert_instructions_refused(tmp_path, capsys, [instruction], said)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import assert_instructions_refused
 
 from ocllm.cli import main
 from ocllm.models import Sample, Task
@@ -84,12 +85,7 @@ def test_a_suite_with_an_instruction_that_cannot_be_checked_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], instructions: object, said: str
 ) -> None:
     # I5: refused when the suite is read, never passed.
-    path = suite_line(tmp_path, instructions)
-    assert main(["run", "--suite", str(path), "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
-                 "--out", str(tmp_path / "r")]) == 2  # fmt: skip
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("ocllm: error: ") and said in err[0]
-    assert not (tmp_path / "r").exists()
+    assert_instructions_refused(tmp_path, capsys, instructions, said)
 
 
 def test_null_arguments_are_absent_as_in_hugging_face_s_copy_of_ifeval(tmp_path: Path) -> None:
