@@ -861,3 +861,45 @@ def test_a_final_failure_is_not_counted_as_a_retry(server: FaultServer) -> None:
     (sample,) = run_in_turn(settings(server, max_attempts=3), 1)
     assert sample.error is not None and sample.attempts == 3
     assert sample.retry_reasons == {"HTTP 503": 2}  # the third failure is the error itself, not a retry
+
+
+# --- tool calls (issue 23): recorded as the server gave them, streamed fragments joined ----------------------------
+
+CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+
+
+def test_a_non_streamed_answer_s_tool_calls_are_kept_verbatim(server: FaultServer) -> None:
+    body = {"id": "r", "model": "qwen3", "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": None, "tool_calls": [CALL, {**CALL, "id": "call_2"}]}}]}
+    server.script(Reply(json=body))
+    sample = run(settings(server))
+    assert sample.error is None and sample.finish_reason == "tool_calls"
+    assert sample.tool_calls == [CALL, {**CALL, "id": "call_2"}] and sample.content is None
+
+
+def test_streamed_tool_call_fragments_are_joined_by_their_index(server: FaultServer) -> None:
+    # As vLLM streams them: the first fragment of each call has its index, id and name, the next ones pieces of the
+    # arguments; two calls interleaved.
+    def chunk(fragments: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
+        return {"id": "r", "model": "qwen3", "choices": [{"index": 0, "delta": {"tool_calls": fragments},
+                                                          "finish_reason": finish}]}  # fmt: skip
+
+    events = [
+        chunk([{"index": 0, "id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]),
+        chunk([{"index": 0, "function": {"arguments": '{"city": '}}]),
+        chunk([{"index": 1, "id": "call_b", "type": "function", "function": {"name": "get_time"}}]),
+        chunk([{"index": 0, "function": {"arguments": '"Paris"}'}}, {"index": 1, "function": {"arguments": "{}"}}]),
+        chunk([], finish="tool_calls"),
+    ]
+    server.script(Stream(parts=[sse(*events)]))
+    sample = run(settings(server, stream=True))
+    assert sample.error is None and sample.finish_reason == "tool_calls" and sample.ttft_s is not None
+    assert sample.tool_calls == [
+        {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+        {"id": "call_b", "type": "function", "function": {"name": "get_time", "arguments": "{}"}},
+    ]
+
+
+def test_an_answer_without_calls_records_none(server: FaultServer) -> None:
+    server.script(Reply(json=completion("FINAL: B")))
+    assert run(settings(server)).tool_calls is None

@@ -45,6 +45,11 @@ class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
     tolerance: float | None = None
     # An instructions task's IFEval instructions, each {"id": ..., "kwargs": {...}} (scoring/instructions/).
     instructions: list[dict[str, Any]] | None = None
+    # A tool_call task's OpenAI tools ({"type": "function", "function": {"name", "description", "parameters"}}),
+    # sent with its request, and the calls it expects ({"name", "arguments": {param: [acceptable values]}}; [] for
+    # none: the model should call nothing).
+    tools: list[dict[str, Any]] | None = None
+    expected_calls: list[dict[str, Any]] | None = None
     # A json task's JSON Schema the answer's value must be valid against; None: any JSON value (scoring/json_answer/).
     schema: dict[str, Any] | None = None
     # The prompt exactly as sent, when a saved run recorded it; the scorer reads its format
@@ -61,6 +66,10 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     sample: int = 0
     content: str | None = None
     reasoning: str | None = None
+    # The structured calls of the answer, as the server gave them: `message.tool_calls` verbatim, or, streamed,
+    # the `delta.tool_calls` fragments assembled by their index ({"id", "type", "function": {"name",
+    # "arguments"}}, the arguments text joined). None when the answer had none.
+    tool_calls: list[dict[str, Any]] | None = None
     # Which response field held the reasoning ("reasoning_content" or "reasoning"): vLLM renamed it.
     reasoning_field: str | None = None
     finish_reason: str | None = None

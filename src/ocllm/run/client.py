@@ -305,12 +305,14 @@ class _Response:
     response_id: str | None = None
     latency_s: float | None = None
     ttft_s: float | None = None
+    tool_calls: list[dict[str, Any]] | None = None
 
     def to_sample(self, task_id: str, *, attempts: int, request: dict[str, Any]) -> Sample:
         return Sample(
             task_id=task_id,
             content=self.content,
             reasoning=self.reasoning,
+            tool_calls=self.tool_calls,
             reasoning_field=self.reasoning_field,
             finish_reason=self.finish_reason,
             usage=self.usage,
@@ -485,9 +487,12 @@ def _parse_completion(raw: bytes, started: float, api_key: str | None) -> _Respo
         return _malformed(f"choices[0] has no message: {_excerpt(raw, api_key)}")
     content = message.get("content")
     reasoning, reasoning_field = _pick_reasoning(message)
+    calls = message.get("tool_calls")
     return _Response(
         content=content if isinstance(content, str) else None,
         reasoning=reasoning,
+        # Verbatim: the structured calls are what an agent would execute, so they are kept as the server gave them.
+        tool_calls=calls if isinstance(calls, list) and calls else None,
         reasoning_field=reasoning_field,
         finish_reason=_str_or_none(choice.get("finish_reason")),
         usage=doc["usage"] if isinstance(doc.get("usage"), dict) else None,
@@ -562,6 +567,7 @@ class _Delta(msgspec.Struct):
     content: str | None = None
     reasoning_content: str | None = None
     reasoning: str | None = None
+    tool_calls: list[Any] | None = None
 
 
 class _Choice(msgspec.Struct):
@@ -597,6 +603,7 @@ class _StreamAccumulator:
         self._usage: dict[str, Any] | None = None
         self._model: str | None = None
         self._response_id: str | None = None
+        self._tool_calls = ToolCallFragments()
         self.done = False
 
     def handle(self, data: str) -> _Failure | None:
@@ -641,6 +648,8 @@ class _StreamAccumulator:
                 self._reasoning.append(reasoning)
                 if reasoning and self._ttft_s is None:
                     self._mark_first_token(reasoning)
+            if delta.tool_calls:
+                self._mark_first_token(self._tool_calls.add(delta.tool_calls))
         if choice.finish_reason is not None:
             self.finish_reason = choice.finish_reason
         return None
@@ -679,6 +688,8 @@ class _StreamAccumulator:
                     self._reasoning, self._reasoning_field = [], name
                 self._reasoning.append(reasoning)
                 self._mark_first_token(reasoning)
+            if isinstance(delta.get("tool_calls"), list):
+                self._mark_first_token(self._tool_calls.add(delta["tool_calls"]))
         finish_reason = _str_or_none(choice.get("finish_reason"))
         if finish_reason is not None:
             self.finish_reason = finish_reason
@@ -699,7 +710,44 @@ class _StreamAccumulator:
             response_id=self._response_id,
             latency_s=time.perf_counter() - self._started,
             ttft_s=self._ttft_s,
+            tool_calls=self._tool_calls.calls(),
         )
+
+
+class ToolCallFragments:
+    """A streamed answer's `delta.tool_calls`, joined into calls as OpenAI's clients join them: the fragments of
+    one call share its `index`; the first carries its id, type and function name, the next ones pieces of
+    `function.arguments`, which are concatenated in order (a name sent in pieces is joined the same way)."""
+
+    def __init__(self) -> None:
+        self._by_index: dict[int, dict[str, Any]] = {}
+
+    def add(self, fragments: list[Any]) -> str:
+        """Take one delta's fragments; return the text they added (for the time to the first token)."""
+        added = []
+        for position, fragment in enumerate(fragments):
+            if not isinstance(fragment, dict):
+                continue
+            index = fragment.get("index")
+            index = index if isinstance(index, int) and not isinstance(index, bool) else position
+            call = self._by_index.setdefault(index, {"id": None, "type": "function", "function": {}})
+            if isinstance(fragment.get("id"), str) and fragment["id"]:
+                call["id"] = fragment["id"]
+            if isinstance(fragment.get("type"), str):
+                call["type"] = fragment["type"]
+            function = fragment.get("function")
+            if isinstance(function, dict):
+                for key in ("name", "arguments"):
+                    piece = function.get(key)
+                    if isinstance(piece, str):
+                        call["function"][key] = call["function"].get(key, "") + piece
+                        added.append(piece)
+        return "".join(added)
+
+    def calls(self) -> list[dict[str, Any]] | None:
+        if not self._by_index:
+            return None
+        return [self._by_index[index] for index in sorted(self._by_index)]
 
 
 # --- small pieces ----------------------------------------------------------------------------------------------

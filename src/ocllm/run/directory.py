@@ -43,7 +43,7 @@ RUN_FORMAT = "ocllm-run/1"
 # Lane settings that change what the model is asked; a resumed run must not mix two of them.
 OUTPUT_SETTINGS = (
     "model", *TEMPLATE_SETTINGS, "system_prompt", "temperature", "top_p",
-    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields",
+    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields", "tool_choice",
 )  # fmt: skip
 
 _DEFAULTS = {f.name: f.default for f in msgspec.structs.fields(Lane) if f.default is not msgspec.NODEFAULT}

@@ -54,6 +54,9 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # so a sampled run repeats. avg@k, pass@k and maj@k are taken over the k samples.
     samples_per_task: int = 1
     reasoning: Literal["off", "native"] = "off"
+    # Sent with a task that gives tools (tool_call tasks): "auto" lets the model choose, "required" makes it call
+    # one, "none" forbids calls (OpenAI's values; vLLM needs --enable-auto-tool-choice for "auto").
+    tool_choice: Literal["auto", "required", "none"] = "auto"
     # How `reasoning` reaches the server: as chat_template_kwargs.enable_thinking (vLLM, SGLang, llama.cpp
     # read it), or not at all, for servers that reject unknown fields (then use a system prompt or extra_body).
     reasoning_switch: Literal["chat_template_kwargs", "none"] = "chat_template_kwargs"

@@ -31,6 +31,10 @@ def request_body(task: Task, lane: Lane, sample: int = 0) -> dict[str, Any]:
     # Qwen3, Nemotron and DeepSeek templates read. Servers that do not know it ignore it.
     if lane.reasoning_switch == "chat_template_kwargs":
         body["chat_template_kwargs"] = {"enable_thinking": lane.reasoning == "native"}
+    own = task_types.of(task.type).request_fields(task)
+    body.update(own)
+    if "tools" in own:
+        body["tool_choice"] = lane.tool_choice  # how freely the model may call them (the lane's; "auto" by default)
     for key, value in lane.extra_body.items():
         if isinstance(value, dict) and isinstance(body.get(key), dict):
             body[key] = {**body[key], **value}

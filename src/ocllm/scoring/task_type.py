@@ -65,6 +65,10 @@ def _no_tables(_details: Mapping[str, Any]) -> list[DetailTable]:
     return []
 
 
+def _no_request_fields(_task: Task) -> dict[str, Any]:
+    return {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class TaskType:
     name: str  # the suite line's `type`, a decision's `task_type`
@@ -84,6 +88,8 @@ class TaskType:
     template_placeholders: tuple[str, ...]  # what its template may use; the first ones listed must appear
     required_placeholders: tuple[str, ...]
     prompt: Callable[[Task, str], str]  # the user message: the task through the lane's template
+    # What its request carries besides the messages (a tool_call task's `tools`); the lane's extra_body still wins.
+    request_fields: Callable[[Task], dict[str, Any]] = _no_request_fields
     # Reports: the gold and the answer as words, and any evidence of the type's own as (label, text) lines.
     expected_text: Callable[[Record], str] = _gold_as_written
     extracted_text: Callable[[Record], str] = _answer_as_stated
