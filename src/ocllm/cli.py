@@ -386,7 +386,9 @@ def run(
 
 @app.command(name="import")
 @click.argument(
-    "fmt", metavar="FORMAT", type=click.Choice(["mmlu", "mmlu-pro", "gpqa", "arc", "gsm8k", "math", "aime", "ifeval"])
+    "fmt",
+    metavar="FORMAT",
+    type=click.Choice(["mmlu", "mmlu-pro", "gpqa", "arc", "gsm8k", "math", "aime", "ifeval", "bfcl"]),
 )
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The suite (JSONL) to write.")
@@ -401,6 +403,13 @@ def run(
 )
 @click.option("--category", help="Give every task this category; the dataset's own goes to `subset`.")
 @click.option("--skip-bad", is_flag=True, help="Leave bad rows out (counted) instead of failing.")
+@click.option(
+    "--answers",
+    "answers",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="bfcl: the possible-answer file(s) or folder of the questions (repeatable).",
+)
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 def import_suite(
     fmt: str,
@@ -411,25 +420,27 @@ def import_suite(
     seed: int,
     category: str | None,
     skip_bad: bool,
+    answers: tuple[Path, ...],
     force: bool,
 ) -> None:
-    """Turn dataset files on disk (MMLU, MMLU-Pro, GPQA, ARC, GSM8K, MATH, AIME, IFEval; CSV, Parquet, JSONL) into a
-    suite.
+    """Turn dataset files on disk (MMLU, MMLU-Pro, GPQA, ARC, GSM8K, MATH, AIME, IFEval, BFCL; CSV, Parquet, JSONL)
+    into a suite.
 
     Reads local files only. A PATH may be a folder: every file of the format inside, in sorted order. The
     same files and seed give a byte-identical suite; a larger N keeps every task of a smaller one."""
     from ocllm.console import print_import
     from ocllm.files.atomic import atomic_write_bytes
     from ocllm.files.output_guard import SUITE, check_output
-    from ocllm.importers import Selection, dataset_files, import_tasks
+    from ocllm.importers import Selection, answer_files, dataset_files, import_tasks
     from ocllm.suites import canonical_jsonl
 
     if per_category is not None and limit is not None:
         raise click.UsageError("--per-category and --limit cannot be used together")
     if category is not None and not category.strip():
         raise click.UsageError("--category needs a name")
-    check_output(output, SUITE, dataset_files(fmt, list(paths)), force=force)
-    imported = import_tasks(fmt, list(paths), Selection(per_category, limit, seed, category), skip_bad=skip_bad)
+    check_output(output, SUITE, dataset_files(fmt, list(paths)) + answer_files(list(answers)), force=force)
+    selection = Selection(per_category, limit, seed, category)
+    imported = import_tasks(fmt, list(paths), selection, skip_bad=skip_bad, answers=list(answers))
     atomic_write_bytes(output, canonical_jsonl(imported.tasks))
     print_import(imported, output)
 

@@ -217,7 +217,8 @@ def print_import(imported: Imported, output: Path) -> None:
         table.add_row(category, subset, str(count))
     console.print(table)
     letters: dict[str, int] = {}
-    mcq = [task for task in tasks if task_types.of(task.type).option_count(task)]  # golds that are letters
+    # Golds that are letters; a type whose room is not registered (yet) has none.
+    mcq = [task for task in tasks if task.type in task_types.TASK_TYPES and task_types.of(task.type).option_count(task)]
     for task in mcq:
         letters[task.answer or "?"] = letters.get(task.answer or "?", 0) + 1
     if mcq:

@@ -14,7 +14,7 @@ import msgspec
 
 from ocllm.errors import InputError
 from ocllm.importers.datasets import DATASETS, BadRow
-from ocllm.importers.rows import files_of
+from ocllm.importers.rows import JSONL, files_of
 from ocllm.importers.sampling import limited, per_category
 from ocllm.models import Task
 
@@ -34,11 +34,19 @@ class Imported(NamedTuple):
     skipped: list[str]  # each bad row left out: where, and what is wrong
 
 
-def import_tasks(fmt: str, paths: list[Path], selection: Selection, *, skip_bad: bool = False) -> Imported:
+def import_tasks(
+    fmt: str, paths: list[Path], selection: Selection, *, skip_bad: bool = False, answers: list[Path] | None = None
+) -> Imported:
     """Every row of the files as a task (a bad row fails the import, or with `skip_bad` is left out), then
-    the seeded sample of them."""
+    the seeded sample of them. `answers`: the files holding the golds, for a layout that keeps them apart (bfcl)."""
     dataset = DATASETS[fmt]
     files = dataset_files(fmt, paths)
+    task_of = dataset.task
+    if answers:
+        if dataset.with_answers is None:
+            takes = ", ".join(name for name, d in DATASETS.items() if d.with_answers is not None)
+            raise InputError(f"--answers is for {takes}; {fmt} files hold their own golds")
+        task_of = dataset.with_answers(answers)
     tasks: list[Task] = []
     first_at: dict[str, str] = {}
     skipped: list[str] = []
@@ -48,7 +56,7 @@ def import_tasks(fmt: str, paths: list[Path], selection: Selection, *, skip_bad:
         for row in dataset.rows(file):
             read += 1
             try:
-                task = dataset.task(row, selection.seed, seen)
+                task = task_of(row, selection.seed, seen)
                 if task.id in first_at:
                     raise BadRow(f"duplicate id {task.id!r} (first at {first_at[task.id]})")
             except BadRow as exc:
@@ -74,6 +82,11 @@ def dataset_files(fmt: str, paths: list[Path]) -> list[Path]:
         if file.suffix.lower() not in dataset.suffixes:
             raise InputError(f"{file}: a {fmt} file is {' or '.join(dataset.suffixes)}")
     return files
+
+
+def answer_files(paths: list[Path]) -> list[Path]:
+    """The files `--answers` names (those inside its folders too): inputs, which -o must never replace."""
+    return files_of(paths, JSONL)
 
 
 def _sampled(tasks: list[Task], selection: Selection) -> list[Task]:

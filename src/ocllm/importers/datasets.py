@@ -3,7 +3,8 @@
 A row that cannot be a task raises BadRow with what is wrong; the caller names the file and the row.
 Ids name their source (`mmlu-pro/70`, `gpqa/recXXXX`, `arc/Mercury_1000`, `mmlu/anatomy/3`), so that
 suites imported from different datasets can be concatenated and keep unique ids. The math datasets' layouts
-(gsm8k, math, aime) are in math_datasets.py, IFEval's in ifeval_dataset.py, registered here with the rest.
+(gsm8k, math, aime) are in math_datasets.py, IFEval's in ifeval_dataset.py, BFCL's in bfcl_dataset.py, registered
+here with the rest.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ocllm.errors import InputError
+from ocllm.importers.bfcl_dataset import BFCL_DATASETS
 from ocllm.importers.ifeval_dataset import IFEVAL_DATASETS
 from ocllm.importers.layout import BadRow, Dataset
 from ocllm.importers.layout import field as _field
@@ -203,4 +205,5 @@ DATASETS: dict[str, Dataset] = {
     "arc": Dataset(PARQUET + JSONL, read_rows, _arc_task),
     **MATH_DATASETS,  # gsm8k, math, aime: importers/math_datasets.py
     **IFEVAL_DATASETS,  # ifeval: importers/ifeval_dataset.py
+    **BFCL_DATASETS,  # bfcl: importers/bfcl_dataset.py
 }

@@ -21,6 +21,9 @@ class Dataset(NamedTuple):
     suffixes: tuple[str, ...]
     rows: Callable[[Path], Iterator[Row]]
     task: Callable[[Row, int, Counter[str]], Task]  # (row, seed, rows seen per subject so far)
+    # For a layout whose golds are in files of their own (BFCL's possible answers): the task function that
+    # takes them from those files (`--answers`). None: the layout takes no such files.
+    with_answers: Callable[[list[Path]], Callable[[Row, int, Counter[str]], Task]] | None = None
 
 
 def field(row: Row, name: str) -> Any:
