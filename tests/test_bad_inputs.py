@@ -998,3 +998,36 @@ def test_issue_21_samples_bad_input_is_one_line_and_exit_2(
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], lines
     assert not (tmp_path / "r").exists() and not (tmp_path / "m").exists()
+
+
+# --- issue 23: ocllm import bfcl (its --answers files) ---------------------------------------------------------
+
+
+def bfcl_import(tmp: Path, *flags: str) -> list[str]:
+    question = {"id": "simple_0", "question": [[{"role": "user", "content": "Hi"}]],
+                "function": [{"name": "f", "parameters": {"type": "dict", "properties": {}}}]}  # fmt: skip
+    source = tmp / "BFCL_v3_simple.json"
+    source.write_text(json.dumps(question) + "\n", encoding="utf-8")
+    return ["import", "bfcl", str(source), "-o", str(tmp / "out.jsonl"), *flags]
+
+
+ISSUE_23_BFCL_CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "--answers that does not exist": (
+        lambda tmp: bfcl_import(tmp, "--answers", str(tmp / "nowhere")), "nowhere: no such file or folder"
+    ),
+    "--answers a folder without answers": (
+        lambda tmp: bfcl_import(tmp, "--answers", str(tmp)), "BFCL_v3_simple.json: row 1: not a BFCL possible answer"
+    ),
+    "a question without --answers": (lambda tmp: bfcl_import(tmp), "needs its possible answer: give --answers"),
+}
+
+
+@pytest.mark.parametrize("case", list(ISSUE_23_BFCL_CASES), ids=list(ISSUE_23_BFCL_CASES))
+def test_issue_23_bfcl_import_bad_input_is_one_line_and_exit_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build, message = ISSUE_23_BFCL_CASES[case]
+    assert main(build(tmp_path)) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ocllm: error: ") and message in lines[0], lines
+    assert not (tmp_path / "out.jsonl").exists()
