@@ -481,3 +481,11 @@ def test_a_request_with_malformed_tools_is_refused_as_vllm_refuses_it() -> None:
             urllib.request.urlopen(post, timeout=10)
     assert caught.value.code == 400
     assert "tools" in json.loads(caught.value.read())["error"]["message"]
+
+
+def test_an_answer_cut_off_while_thinking_makes_no_call() -> None:
+    config = SimConfig(models={"sim-reasoning": 1.0}, tasks=TASKS, truncation_rate=1.0)
+    with SimServer(config) as server:
+        for stream in (False, True):
+            sample = ask(server, body(SIMPLE, "sim-reasoning"), stream=stream)
+            assert sample.finish_reason == "length" and sample.tool_calls is None and not sample.content
