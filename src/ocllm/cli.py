@@ -610,6 +610,20 @@ def plan(
 )
 @click.option("--seed", type=Bounded("--seed", int), default=0, show_default=True)
 @click.option("--suite", "suites", multiple=True, help="Suites whose gold answers it knows (default: shipped).")
+@click.option(
+    "--tool-parser",
+    type=click.Choice(["structured", "none", "reasoning"]),
+    default="structured",
+    show_default=True,
+    help="Where tool calls go: message.tool_calls, text in the content (no parser), or text in the reasoning.",
+)
+@click.option(
+    "--tool-format",
+    type=click.Choice(["mixed", "hermes", "json", "mistral", "llama", "pythonic"]),
+    default="mixed",
+    show_default=True,
+    help="How a tool call written as text is written (mixed: one drawn per answer).",
+)
 def serve_sim(host: str, port: int, models: tuple[str, ...], suites: tuple[str, ...], **settings: Any) -> None:
     """Serve the built-in SIMULATOR (a fake vLLM-like server; it runs no model) on loopback."""
     from ocllm.sim import SimConfig, serve

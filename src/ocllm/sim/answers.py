@@ -1,6 +1,6 @@
 """The text of a simulated answer: a multiple-choice pick with its working or reasoning, a list of required
-items, a math answer (`math_answers`), or a plain sentence for a prompt the simulator does not know; and a
-trace cut off mid-sentence.
+items, a math answer (`math_answers`), the calls of a tool answer (`tool_answers`), or a plain sentence for a
+prompt the simulator does not know; and a trace cut off mid-sentence.
 
 Every random choice comes from the `random.Random` handed in, so the same draws give the same text.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from ocllm.models import Task
 from ocllm.sim.config import SIM_LABEL
@@ -16,20 +17,34 @@ from ocllm.sim.instruction_answers import instructions_answer
 from ocllm.sim.json_answers import json_answer
 from ocllm.sim.math_answers import math_answer
 from ocllm.sim.suite_index import LETTERS, parse_options
+from ocllm.sim.tool_answers import ToolSetting, tool_answer
 
 
 @dataclass(frozen=True)
 class Draft:
-    """The text of an answer: what the model says, and what it thought (None in non-reasoning mode)."""
+    """The text of an answer: what the model says (None when it only called tools), what it thought (None in
+    non-reasoning mode), and the calls the server returns structured (name and arguments; None when none)."""
 
-    content: str
+    content: str | None
     reasoning: str | None
+    tool_calls: list[tuple[str, dict[str, Any]]] | None = None
 
 
 def draft_answer(
-    rng: random.Random, task: Task | None, prompt: str, model: str, *, correct: bool, reasoning: bool
+    rng: random.Random,
+    task: Task | None,
+    prompt: str,
+    model: str,
+    *,
+    correct: bool,
+    reasoning: bool,
+    tools: ToolSetting | None = None,
 ) -> Draft:
-    """The answer to `prompt` (asking `task`, if the suite has it): right when `correct`, where right is known."""
+    """The answer to `prompt` (asking `task`, if the suite has it): right when `correct`, where right is known.
+    A tool_call task, or a request offering tools for a prompt the simulator does not know, gets a tool answer."""
+    if tools is not None and ((task is not None and task.type == "tool_call") or (task is None and tools.offered)):
+        answer = tool_answer(rng, task, tools, correct=correct, reasoning=reasoning)
+        return Draft(answer.content, answer.reasoning, answer.calls)
     if task is not None and task.type == "required_substrings":
         return _substrings_answer(rng, task, correct=correct, reasoning=reasoning)
     if task is not None and task.type == "json":

@@ -18,6 +18,12 @@ MAX_MODEL_LEN = 32768
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 # The server kinds whose identifying routes the simulator can answer (ocllm/server_kind.py asks for them).
 MIMICS = ("llama.cpp", "vllm", "sglang", "ollama")
+# Where a tool call the model makes arrives (`tool_answers` says more): "structured" in `message.tool_calls`, as a
+# server with a tool parser gives it; "none" as text in the content, as a server without one does; "reasoning" as
+# text inside the reasoning field, as a reasoning parser that swallows the call does.
+TOOL_PARSERS = ("structured", "none", "reasoning")
+# How a call written as text is written: one format for every answer, or "mixed", one drawn per answer.
+TOOL_FORMATS = ("mixed", "hermes", "json", "mistral", "llama", "pythonic")
 
 
 def _default_models() -> dict[str, float]:
@@ -38,6 +44,8 @@ class SimConfig:
     # Answer the route that marks this kind of server (llama.cpp's /props, ...), so that ocllm takes it for one;
     # None: no such route, a server of no known kind. The answers stay the simulator's.
     mimic: str | None = None
+    tool_parser: str = "structured"  # one of TOOL_PARSERS
+    tool_format: str = "mixed"  # one of TOOL_FORMATS
 
     def __post_init__(self) -> None:
         # The CLI builds this from flags, so a bad value is the user's error: OcllmError, one line, exit 2.
@@ -57,6 +65,12 @@ class SimConfig:
             raise OcllmError(f"simulator: reasoning_field must be {choices}, got {self.reasoning_field!r}")
         if self.mimic is not None and self.mimic not in MIMICS:
             raise OcllmError(f"simulator: mimic must be one of {', '.join(MIMICS)}, got {self.mimic!r}")
+        if self.tool_parser not in TOOL_PARSERS:
+            choices = ", ".join(TOOL_PARSERS)
+            raise OcllmError(f"simulator: tool_parser must be one of {choices}, got {self.tool_parser!r}")
+        if self.tool_format not in TOOL_FORMATS:
+            choices = ", ".join(TOOL_FORMATS)
+            raise OcllmError(f"simulator: tool_format must be one of {choices}, got {self.tool_format!r}")
         # Callers may pass a list of str paths; normalise so the frozen value is always a tuple of Paths.
         object.__setattr__(self, "suites", tuple(Path(p) for p in self.suites))
         object.__setattr__(self, "models", dict(self.models))

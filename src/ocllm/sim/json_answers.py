@@ -67,6 +67,11 @@ def _two_blocks(rng: random.Random, _schema: dict[str, Any], value: Any) -> str:
     return f"First try:\n```json\n{text}\n```\nOr, better:\n```json\n{text}\n```"
 
 
+def schema_value(rng: random.Random, schema: Any) -> Any:
+    """A value that fits `schema`, for the keywords this module knows (a tool call's made-up arguments use it too)."""
+    return _value(rng, schema, depth=0)
+
+
 def _value(rng: random.Random, schema: Any, *, depth: int) -> Any:
     """A value that fits `schema`, for the keywords this module knows."""
     if not isinstance(schema, dict) or depth > 6:

@@ -35,6 +35,10 @@ class ChatRequest:
     # 0.0 asks for the greedy answer: what the request says when it sends no usable temperature (see below).
     temperature: float = 0.0
     seed: int | None = None  # None: no seed, or one that is no integer
+    # The tools offered (OpenAI function tools; () when none) and how freely the model may call them ("auto",
+    # "none", "required", or an object naming one function; None when not sent, which means "auto").
+    tools: tuple[dict[str, Any], ...] = ()
+    tool_choice: str | dict[str, Any] | None = None
 
 
 def parse_request(body: Any, models: dict[str, float]) -> ChatRequest:
@@ -69,6 +73,12 @@ def parse_request(body: Any, models: dict[str, float]) -> ChatRequest:
         reasoning = bool(kwargs.get("enable_thinking")) or bool(kwargs.get("thinking"))
     else:
         reasoning = "reasoning" in model
+    tools = body.get("tools")
+    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools)):
+        raise RequestError(400, "BadRequestError", "'tools' must be a list of tool objects")
+    tool_choice = body.get("tool_choice")
+    if tool_choice is not None and tool_choice not in _TOOL_CHOICES and not isinstance(tool_choice, dict):
+        raise RequestError(400, "BadRequestError", "'tool_choice' must be 'auto', 'none', 'required' or an object")
     return ChatRequest(
         model=model,
         messages=messages,
@@ -78,7 +88,12 @@ def parse_request(body: Any, models: dict[str, float]) -> ChatRequest:
         include_usage=bool(stream_options.get("include_usage")),
         temperature=_temperature(body.get("temperature")),
         seed=_seed(body.get("seed")),
+        tools=tuple(tools or ()),
+        tool_choice=tool_choice,
     )
+
+
+_TOOL_CHOICES = ("auto", "none", "required")
 
 
 def _temperature(value: Any) -> float:

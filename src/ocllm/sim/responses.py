@@ -29,7 +29,10 @@ def _usage(completion: Completion) -> dict[str, Any]:
 def completion_body(completion: Completion, *, created: int, reasoning_field: str) -> dict[str, Any]:
     """A non-streaming `chat.completion` body, shaped like vLLM's."""
     # vLLM with a reasoning parser always sends the field, null when the model did not think.
-    message = {"role": "assistant", "content": completion.content, reasoning_field: completion.reasoning}
+    message: dict[str, Any] = {"role": "assistant", "content": completion.content}
+    message[reasoning_field] = completion.reasoning
+    if completion.tool_calls:
+        message["tool_calls"] = completion.tool_calls  # content null beside them, as vLLM's tool parsers leave it
     return {
         "id": completion.response_id,
         "object": "chat.completion",
@@ -65,7 +68,14 @@ def stream_chunks(
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks += [chunk({reasoning_field: piece}) for piece in split_pieces(completion.reasoning or "")]
-    chunks += [chunk({"content": piece}) for piece in split_pieces(completion.content)]
+    chunks += [chunk({"content": piece}) for piece in split_pieces(completion.content or "")]
+    for index, call in enumerate(completion.tool_calls or []):
+        # As vLLM streams a call: its index, id, type and name first, then the arguments text in pieces.
+        function = call["function"]
+        head = {"index": index, "id": call["id"], "type": call["type"], "function": {"name": function["name"]}}
+        chunks.append(chunk({"tool_calls": [head]}))
+        for piece in split_pieces(function["arguments"]):
+            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
     chunks.append(chunk({}, completion.finish_reason))
     if include_usage:
         chunks.append(

@@ -10,6 +10,7 @@ request without a seed draws afresh (`sampling` says how, and how a task's sampl
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from ocllm.sim.config import MAX_MODEL_LEN, SimConfig
 from ocllm.sim.requests import ChatRequest, last_user_text, message_text
 from ocllm.sim.sampling import latent_chance, request_digest, sample_digest, seeded
 from ocllm.sim.suite_index import SuiteIndex
+from ocllm.sim.tool_answers import ToolSetting, wire_calls
 from ocllm.suites import load_suite
 
 
@@ -29,12 +31,13 @@ class Completion:
 
     response_id: str
     model: str
-    content: str
+    content: str | None  # None when the answer is only tool calls, or all went into the reasoning
     reasoning: str | None  # None in non-reasoning mode
     finish_reason: str
     prompt_tokens: int
     completion_tokens: int
     reasoning_tokens: int | None  # None in non-reasoning mode
+    tool_calls: list[dict[str, Any]] | None = None  # as `message.tool_calls` holds them; None when none
 
 
 class Simulator:
@@ -67,14 +70,20 @@ class Simulator:
 
         prompt = last_user_text(request.messages)
         task = self.index.find(prompt)
-        draft = draft_answer(rng, task, prompt, request.model, correct=correct, reasoning=request.reasoning)
+        tools = ToolSetting(request.tools, request.tool_choice, self.config.tool_parser, self.config.tool_format)
+        draft = draft_answer(
+            rng, task, prompt, request.model, correct=correct, reasoning=request.reasoning, tools=tools
+        )
 
         content, reasoning, finish_reason = draft.content, draft.reasoning, "stop"
+        calls = wire_calls(draft.tool_calls, digest) if draft.tool_calls else None
+        if calls:
+            finish_reason = "tool_calls"
         if truncated and reasoning is not None:
-            content, reasoning, finish_reason = "", cut_mid_sentence(rng, reasoning), "length"
+            content, reasoning, finish_reason, calls = "", cut_mid_sentence(rng, reasoning), "length", None
 
         prompt_tokens = _prompt_tokens(request.messages)
-        content_tokens = _approx_tokens(content)
+        content_tokens = _approx_tokens(content or "") + (_approx_tokens(json.dumps(calls)) if calls else 0)
         reasoning_tokens: int | None = None
         if finish_reason == "length":
             # The model spent its whole budget thinking: vLLM's default budget is what the context leaves.
@@ -96,6 +105,7 @@ class Simulator:
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             reasoning_tokens=reasoning_tokens,
+            tool_calls=calls,
         )
 
 
