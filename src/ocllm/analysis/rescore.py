@@ -49,6 +49,7 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
     if raw_outputs:
         out["raw_content"] = sample.content
         out["raw_reasoning"] = sample.reasoning
+    out["tool_calls"] = sample.tool_calls
     out["finish_reason"] = sample.finish_reason
     out["usage"] = sample.usage
     out["latency_s"] = sample.latency_s
