@@ -49,6 +49,8 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
     if raw_outputs:
         out["raw_content"] = sample.content
         out["raw_reasoning"] = sample.reasoning
+    if sample.tool_calls is not None:  # a tool call answer's structured calls (kept off every other record)
+        out["tool_calls"] = sample.tool_calls
     out["finish_reason"] = sample.finish_reason
     out["usage"] = sample.usage
     out["latency_s"] = sample.latency_s

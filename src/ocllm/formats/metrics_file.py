@@ -170,6 +170,7 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
         sample=index_of_sample,
         content=row.get("raw_content"),
         reasoning=row.get("raw_reasoning"),
+        tool_calls=row.get("tool_calls") if isinstance(row.get("tool_calls"), list) else None,
         finish_reason=row.get("finish_reason"),
         usage=row.get("usage"),
         latency_s=row.get("latency_s"),

@@ -20,7 +20,7 @@ from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Policy
 from ocllm.run.bounds import SEED_MAX, out_of_range
 from ocllm.run.servers import ServerSettings, settings_problems
-from ocllm.scoring import instructions, json_answer, mcq, substrings, task_types
+from ocllm.scoring import instructions, json_answer, mcq, substrings, task_types, tool_call
 from ocllm.scoring import math as math_type
 
 _LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
@@ -45,6 +45,7 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     math_template: str = math_type.TASK_TYPE.default_template
     instructions_template: str = instructions.TASK_TYPE.default_template
     json_template: str = json_answer.TASK_TYPE.default_template
+    tool_template: str = tool_call.TASK_TYPE.default_template
     system_prompt: str | None = None
     temperature: float | None = 0.0
     top_p: float | None = None

@@ -5,14 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from ocllm.models import Decision
-from ocllm.scoring import instructions, json_answer, math, mcq, substrings
+from ocllm.scoring import instructions, json_answer, math, mcq, substrings, tool_call
 from ocllm.scoring.task_type import TaskType, TypeTally
 
 __all__ = ["NAMES", "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "extracts_answer", "of"]
 
 TASK_TYPES: dict[str, TaskType] = {
     t.name: t
-    for t in (mcq.TASK_TYPE, substrings.TASK_TYPE, math.TASK_TYPE, instructions.TASK_TYPE, json_answer.TASK_TYPE)
+    for t in (mcq.TASK_TYPE, substrings.TASK_TYPE, math.TASK_TYPE, instructions.TASK_TYPE, json_answer.TASK_TYPE,
+              tool_call.TASK_TYPE)
 }
 NAMES = tuple(TASK_TYPES)
 # The lane settings holding each type's prompt template ("prompt_template", "math_template", ...).

@@ -1,0 +1,35 @@
+"""Tool call tasks: the model is given OpenAI tools and must call the expected ones with acceptable arguments (BFCL's
+AST checker's rules); only calls in the structured `tool_calls` field count, and calls the server's parser dropped
+(written as text in the content or the reasoning) are found, named by format and counted apart."""
+
+from __future__ import annotations
+
+from ocllm.scoring.task_type import TaskType
+from ocllm.scoring.tool_call import fields, render
+from ocllm.scoring.tool_call.decide import decide_tool_call, gold
+from ocllm.scoring.tool_call.decision import ToolCallDecision
+from ocllm.scoring.tool_call.tally import ToolCallTally
+
+TASK_TYPE = TaskType(
+    name="tool_call",
+    label="tool call",
+    decide=decide_tool_call,
+    decision_type=ToolCallDecision,
+    gold=gold,
+    check_suite_line=fields.check_suite_line,
+    saved_task_fields=fields.saved_task_fields,
+    record_fields=fields.record_fields,
+    template_setting="tool_template",
+    default_template=fields.DEFAULT_TEMPLATE,
+    template_placeholders=fields.PLACEHOLDERS,
+    required_placeholders=("question",),
+    prompt=fields.prompt,
+    request_fields=lambda task: {"tools": task.tools},
+    expected_text=render.expected_text,
+    extracted_text=render.extracted_text,
+    evidence_lines=render.evidence_lines,
+    detail_words=render.detail_words,
+    detail_tables=render.detail_tables,
+    extracts_answer=True,
+    new_tally=ToolCallTally,
+)

@@ -1,0 +1,97 @@
+"""A tool_call task's own fields: its OpenAI tools and the calls it expects, checked when the suite (or a saved
+record) is read: each tool a function with a JSON-Schema object of parameters, each expected call naming a tool and
+only parameters of its schema, each with a non-empty list of acceptable values."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ocllm.errors import InputError
+from ocllm.models import Task
+
+DEFAULT_TEMPLATE = "{question}"  # the tools travel in the request's `tools`; a lane may show them too with {tools}
+PLACEHOLDERS = ("question", "tools")
+
+
+def tools_problem(tools: object) -> str | None:
+    if not isinstance(tools, list) or not tools:
+        return 'a tool_call task needs a non-empty list of {"type": "function", "function": {...}} tools'
+    seen: set[str] = set()
+    for number, tool in enumerate(tools, start=1):
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(tool.get("function"), dict):
+            return f'tool {number} is not {{"type": "function", "function": {{...}}}} (an OpenAI function tool)'
+        function = tool["function"]
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            return f"tool {number} has no function name"
+        if name in seen:
+            return f"tool {number}: the name {name!r} is used twice"
+        seen.add(name)
+        parameters = function.get("parameters", {"type": "object", "properties": {}})
+        if not isinstance(parameters, dict) or parameters.get("type", "object") not in ("object", "dict"):
+            return f"tool {number} ({name}): parameters is not a JSON Schema object"
+        properties = parameters.get("properties", {})
+        if not isinstance(properties, dict) or not all(isinstance(v, dict) for v in properties.values()):
+            return f"tool {number} ({name}): parameters.properties is not an object of schemas"
+        required = parameters.get("required", [])
+        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+            return f"tool {number} ({name}): parameters.required is not a list of names"
+        unknown = [r for r in required if r not in properties]
+        if unknown:
+            return f"tool {number} ({name}): required parameter {unknown[0]!r} is not among its properties"
+    return None
+
+
+def expected_problem(expected: object, tools: list[dict[str, Any]]) -> str | None:
+    if not isinstance(expected, list):
+        return 'expected_calls must be a list of {"name": ..., "arguments": {param: [acceptable values]}} ([]: none)'
+    by_name = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
+    for number, call in enumerate(expected, start=1):
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            return f'expected call {number} is not an object with a "name"'
+        unknown = sorted(set(call) - {"name", "arguments"})
+        if unknown:
+            return f"expected call {number}: unknown field {unknown[0]!r}"
+        if call["name"] not in by_name:
+            return f"expected call {number} names {call['name']!r}, which is none of the task's tools"
+        arguments = call.get("arguments", {})
+        if not isinstance(arguments, dict):
+            return f"expected call {number} ({call['name']}): arguments is not an object"
+        properties = by_name[call["name"]].get("properties") or {}
+        for param, values in arguments.items():
+            if param not in properties:
+                return f"expected call {number} ({call['name']}): {param!r} is not a parameter of its schema"
+            if not isinstance(values, list) or not values:
+                return (f"expected call {number} ({call['name']}): {param!r} must be a non-empty list of acceptable "
+                        "values")  # fmt: skip
+    return None
+
+
+def _checked(where: str, row: dict[str, Any], said: str) -> dict[str, Any]:
+    problem = tools_problem(row.get("tools"))
+    if problem is None:
+        problem = expected_problem(row.get("expected_calls"), row["tools"])
+        if problem is None:
+            expected = [{"name": c["name"], "arguments": c.get("arguments") or {}} for c in row["expected_calls"]]
+            return {"tools": row["tools"], "expected_calls": expected}
+        raise InputError(f"{where}{said}'expected_calls': {problem}")
+    raise InputError(f"{where}{said}'tools': {problem}")
+
+
+def check_suite_line(where: str, row: dict[str, Any]) -> None:
+    if "expected_calls" not in row:
+        raise InputError(f"{where}: missing field 'expected_calls' (a tool_call task's expected calls; [] for none)")
+    row.update(_checked(where, row, ": field "))
+
+
+def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
+    return _checked(where, row, " has a field that cannot be used: ")
+
+
+def record_fields(task: Task) -> dict[str, Any]:
+    return {"tools": task.tools, "expected_calls": task.expected_calls}
+
+
+def prompt(task: Task, template: str) -> str:
+    return template.format(question=task.question, tools=json.dumps(task.tools or [], ensure_ascii=False))
