@@ -489,3 +489,35 @@ def test_an_answer_cut_off_while_thinking_makes_no_call() -> None:
         for stream in (False, True):
             sample = ask(server, body(SIMPLE, "sim-reasoning"), stream=stream)
             assert sample.finish_reason == "length" and sample.tool_calls is None and not sample.content
+
+
+# --- the scorer reads what the simulator writes (the room of issue 23 and the simulator together) ------------------
+
+ROOM_FORMAT = {"hermes": "hermes", "json": "json", "mistral": "mistral", "llama": "llama_python_tag",
+               "pythonic": "pythonic"}  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("task", [SIMPLE, PARALLEL, NUMBERS], ids=lambda t: t.id)
+def test_the_scorer_finds_each_format_the_simulator_writes_and_judges_it_as_the_structured_call(
+    fmt: str, task: Task
+) -> None:
+    from ocllm.scoring import decide
+
+    with sim(accuracy=1.0, tool_format=fmt) as structured_server, sim(
+        accuracy=1.0, tool_format=fmt, tool_parser="none"
+    ) as text_server:  # fmt: skip
+        made = decide(task, ask(structured_server, body(task)))
+        dropped = decide(task, ask(text_server, body(task)))
+    assert made.call_source == "tool_calls" and made.correct is True, made.reason
+    # The same calls as text: never credited, but found, in their format, and right had the server parsed them.
+    assert dropped.call_source == "content" and dropped.correct is False, dropped.reason
+    assert dropped.call_format == ROOM_FORMAT[fmt] and dropped.correct_if_parsed is True, dropped.reason
+
+
+def test_calls_in_the_reasoning_are_found_there() -> None:
+    from ocllm.scoring import decide
+
+    with sim(accuracy=1.0, tool_parser="reasoning", tool_format="hermes") as server:
+        d = decide(SIMPLE, ask(server, body(SIMPLE, model="sim-reasoning")))
+    assert d.call_source == "reasoning" and d.correct is False and d.correct_if_parsed is True

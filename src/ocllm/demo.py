@@ -6,7 +6,9 @@ then compared (Markdown, HTML and comparison.json) and reported, and every path 
 Two math lanes run the `demo-math` suite (free-form answers, boxed and otherwise) apart from them, in
 out/demo/math/, so that the comparison and the matrix stay those of the multiple-choice demo; two sampled lanes
 ask each of its tasks four times (out/demo/sampled/, compared in out/demo/sampled_comparison/); two format lanes
-run the `demo-formats` suite (IFEval-like instructions and JSON answers with a schema) into out/demo/formats/.
+run the `demo-formats` suite (IFEval-like instructions and JSON answers with a schema) into out/demo/formats/; two
+tool lanes run `demo-tools` against a simulator with a tool parser and one without (out/demo/tools/, compared in
+out/demo/tools_comparison/: the calls the second server dropped).
 Pointing the same lanes at a real server is a matter of changing `base_url` and `model` in that file
 (see README.md).
 """
@@ -17,6 +19,7 @@ import json
 import shutil
 import socket
 import sys
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -121,6 +124,24 @@ stream = true
 """
 
 
+# Tool lanes (issue 23): the shipped demo-tools suite against a server whose tool parser works and against one
+# without it (the simulator's tool_parser = "none": every call arrives as text in the content), the same model:
+# the comparison shows the calls the second server dropped.
+TOOL_LANES = """\
+# Written by `make demo`: tool lanes of the demo-tools suite; two SIMULATORS, with and without a tool parser.
+[defaults]
+suite = "demo-tools"
+concurrency = 16
+model = "sim-baseline"
+
+[lanes.I_tools_parsed]
+base_url = "{parsed}"
+
+[lanes.J_tools_no_parser]
+base_url = "{unparsed}"
+"""
+
+
 # Lanes whose server ocllm starts itself (the simulator as the managed command, as vLLM would be), shares
 # between the two lanes, and stops after them.
 MANAGED_LANES = """\
@@ -148,7 +169,8 @@ def main(out: Path = Path("out/demo")) -> int:
     math_runs = out / "math"
     sampled_runs = out / "sampled"
     format_runs = out / "formats"
-    for earlier in (runs, out / "imported_run", out / "managed", math_runs, sampled_runs, format_runs):
+    tool_runs = out / "tools"
+    for earlier in (runs, out / "imported_run", out / "managed", math_runs, sampled_runs, format_runs, tool_runs):
         if earlier.exists():
             shutil.rmtree(earlier)  # the demo starts afresh each time
     out.mkdir(parents=True, exist_ok=True)
@@ -187,6 +209,12 @@ def main(out: Path = Path("out/demo")) -> int:
         console.print(f"[bold]Format lanes[/bold] (instructions and JSON): {escape(str(formats_file))}")
         for name, lane in load_lanes(formats_file).items():
             print_run_result(run_lane(lane, format_runs / name))
+        with SimServer(replace(config, tool_parser="none")) as unparsed:
+            tools_file = out / "tool_lanes.toml"
+            tools_file.write_text(TOOL_LANES.format(parsed=sim.base_url, unparsed=unparsed.base_url), encoding="utf-8")
+            console.print(f"[bold]Tool lanes[/bold] (with and without a tool parser): {escape(str(tools_file))}")
+            for name, lane in load_lanes(tools_file).items():
+                print_run_result(run_lane(lane, tool_runs / name))
     console.print("simulator stopped")
     _managed_lanes(console, out)
 
@@ -206,6 +234,11 @@ def main(out: Path = Path("out/demo")) -> int:
     for lane_dir in sorted(sampled_runs.iterdir()):
         written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
     for lane_dir in sorted(format_runs.iterdir()):
+        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+    tools = compare_runs(load_scored(tool_runs / "I_tools_parsed"), load_scored(tool_runs / "J_tools_no_parser"))
+    console_comparison(tools)
+    written += write_comparison(tools, out / "tools_comparison")
+    for lane_dir in sorted(tool_runs.iterdir()):
         written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
     for path in written:
         console.print(f"wrote {escape(str(path))}")
