@@ -53,6 +53,10 @@ def console_comparison(doc: Comparison) -> None:
     console.print(table)
     if doc.diff_stderr is not None:
         console.print(spread_line(doc), soft_wrap=True, highlight=False)
+    from ocllm.report.format import type_detail_rows  # each lane's own figures per type (a tool lane's dropped calls)
+
+    for label, kind, words in type_detail_rows([(doc.a.label, doc.a.type_details), (doc.b.label, doc.b.type_details)]):
+        console.print(f"{label}, {kind}: {words}", soft_wrap=True, highlight=False)
     console.print(f"no answer: A {doc.a_no_answer}, B {doc.b_no_answer} (of the paired tasks each got wrong)")
     console.print(doc.verdict, soft_wrap=True, highlight=False)
     if doc.only_in_a or doc.only_in_b:

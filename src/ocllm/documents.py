@@ -168,6 +168,9 @@ class Side(msgspec.Struct, kw_only=True):
     serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
     tool: str | None = None  # the other tool whose results the side is (rescore --from, compare --from)
     settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
+    # Each task type's own figures of this side (its summary's by_type details: a tool lane's dropped calls); {}
+    # when the side was not re-scored.
+    type_details: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
 
 
 class FlipSide(msgspec.Struct, kw_only=True):
@@ -241,6 +244,7 @@ class MatrixLane(Estimate, kw_only=True):
     serving: Serving | None = None  # None: the run did not record its wall time
     chance: float | None = None  # accuracy at random on its tasks (mean of 1/options; None: no MCQ task)
     settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
+    type_details: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)  # as Side.type_details
 
 
 class Matrix(msgspec.Struct, kw_only=True):

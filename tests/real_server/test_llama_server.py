@@ -922,3 +922,52 @@ def test_p_a_json_lane_is_decided_with_its_evidence(llama_server: LlamaServer, t
     made = ocllm("report", str(out), "-o", str(tmp_path / "report"))
     assert made.returncode == 0, said(made)
     assert "## How each answer was checked" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+
+
+# --- q. a tool lane: calls recorded and classified (issue 23) -----------------------------------------------------
+
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "Get the current weather for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}  # fmt: skip
+TOOL_TASKS = [
+    {"id": "weather", "type": "tool_call", "category": "simple", "question": "What is the weather in Paris?",
+     "tools": [WEATHER_TOOL], "expected_calls": [{"name": "get_weather", "arguments": {"city": ["Paris"]}}]},
+    {"id": "weather_oslo", "type": "tool_call", "category": "simple", "question": "Use the tool: weather in Oslo.",
+     "tools": [WEATHER_TOOL], "expected_calls": [{"name": "get_weather", "arguments": {"city": ["Oslo"]}}]},
+    {"id": "no_tool", "type": "tool_call", "category": "irrelevance", "question": "Say hello in French.",
+     "tools": [WEATHER_TOOL], "expected_calls": []},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_q_a_tool_lane_records_and_classifies_every_call(
+    llama_server: LlamaServer, tmp_path: Path, stream: bool
+) -> None:
+    # llama-server --jinja (as the fixture starts it) parses calls with its chat template: any verdict, but every
+    # answer's calls are recorded where they arrived, and classified.
+    suite = write_suite(tmp_path / "suite.jsonl", TOOL_TASKS)
+    out = tmp_path / "run"
+    extra = ("--stream",) if stream else ()
+    result = ocllm(*run_args(llama_server, suite, out, "--max-tokens", "64", *extra))
+    assert result.returncode == 0, said(result)
+    samples = {s["task_id"]: s for s in read_jsonl(out / "samples.jsonl")}
+    assert set(samples) == {t["id"] for t in TOOL_TASKS}
+    for sample in samples.values():
+        assert sample["request"]["tools"] == [WEATHER_TOOL] and sample["request"]["tool_choice"] == "auto"
+    for record in read_json(out / "metrics.json")["tasks"]:
+        sample = samples[record["task_id"]]
+        calls = sample.get("tool_calls") or []
+        assert record["call_source"] in ("tool_calls", "content", "reasoning", "none")
+        # Only a structured call can be credited; the source says where the calls came from.
+        if calls:
+            assert record["call_source"] == "tool_calls"
+            for call in calls:
+                assert isinstance(call["function"]["name"], str) and isinstance(call["function"]["arguments"], str)
+        else:
+            assert record["call_source"] != "tool_calls"
+            if record["task_id"] != "no_tool":
+                assert record["correct"] is False
+        if record["call_source"] in ("content", "reasoning"):
+            assert record["correct"] is False and isinstance(record["correct_if_parsed"], bool)
+    details = read_json(out / "metrics.json")["summary"]["by_type"]["tool_call"]["details"]
+    assert isinstance(details, dict) and details

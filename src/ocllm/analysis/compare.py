@@ -24,7 +24,7 @@ from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired,
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
 from ocllm.formats.tools import format_of_run, read_tool_files, recognise
-from ocllm.models import Decision, Policy
+from ocllm.models import Decision
 from ocllm.scoring import SCORER_VERSION, decide, task_types
 
 
@@ -65,6 +65,7 @@ class ScoredRun(NamedTuple):
     notices: tuple[str, ...] = ()  # what a reader must know about the input's format
     origin: Path | None = None  # where another tool's results were read from (a rescored document's source)
     settings: dict[str, str] | None = None  # what it ran with (run_settings.run_settings); None: the input does not say
+    type_details: dict[str, dict[str, Any]] | None = None  # each type's own figures (re-scored runs only)
 
 
 class LoadedRun(NamedTuple):
@@ -121,8 +122,15 @@ def load_scored(
     chosen = policy_of(saved, overrides)
     tasks: dict[str, list[ScoredTask]] = {}
     serving = ServingTally()
+    own = task_types.TypeTallies()  # each type's own figures (a tool lane's dropped calls), from the decisions
     for record in saved.records:
-        tasks.setdefault(record.task.id, []).append(_scored_task(record, chosen) if rescore else _as_recorded(record))
+        if rescore:
+            decision = decide(record.task, record.sample, chosen)
+            own.add(decision)
+            scored = scored_task(record, decision)
+        else:
+            scored = _as_recorded(record)
+        tasks.setdefault(record.task.id, []).append(scored)
         serving.add(record.sample)
     label = run_label(saved.meta, path)
     expected = saved.meta.tasks_in_suite
@@ -133,15 +141,14 @@ def load_scored(
     origin = Path(saved.meta.origin) if loaded.tool and saved.meta.origin else None
     notices = tuple(loaded.notices)
     settings = run_settings(path, {"lane_settings": saved.meta.lane_settings})
-    return ScoredRun(label, path, tasks, rescore, missing, in_suite, timing, loaded.tool, notices, origin, settings)
+    return ScoredRun(
+        label, path, tasks, rescore, missing, in_suite, timing, loaded.tool, notices, origin, settings,
+        own.figures() if rescore else None,
+    )  # fmt: skip
 
 
 def _usage(record: SavedRecord) -> tuple[int | None, int | None]:
     return token_counts(record.sample.usage)
-
-
-def _scored_task(record: SavedRecord, policy: Policy) -> ScoredTask:
-    return scored_task(record, decide(record.task, record.sample, policy))
 
 
 def _n_options(record: SavedRecord) -> int | None:
@@ -297,6 +304,7 @@ def _side(run: ScoredRun) -> Side:
         serving=run.serving,
         tool=run.tool,
         settings=run.settings or {},
+        type_details=run.type_details or {},
     )
 
 

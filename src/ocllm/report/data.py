@@ -164,6 +164,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 serving=run.serving,
                 chance=chance_level(t.n_options for t in tasks),
                 settings=run.settings or {},
+                type_details=run.type_details or {},
             )
         )
     lanes.sort(key=lambda lane: lane.accuracy, reverse=True)

@@ -131,6 +131,24 @@ def type_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], 
     return rows
 
 
+def type_detail_rows(sides: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[list[str]]:
+    """Each side's own figures per task type (a tool lane's calls dropped by the server's parser), as rows of
+    (side, type, the figures in words): what a comparison or a matrix shows beside the accuracy, so that a lane
+    that changes only a server flag shows what moved."""
+    rows = []
+    for label, details in sides:
+        for name, own in sorted((details or {}).items()):
+            known = task_types.TASK_TYPES.get(name)
+            if not own:
+                continue
+            if known is not None and known.detail_words is not None:
+                words = known.detail_words(own)
+            else:
+                words = "; ".join(_detail(key, value) for key, value in own.items())
+            rows.append([label, known.label if known else name, words])
+    return rows
+
+
 def type_tables(summary: Mapping[str, Any]) -> list[DetailTable]:
     """The tables task types draw of their own figures (IFEval's per instruction kind), in type name order."""
     tables: list[DetailTable] = []

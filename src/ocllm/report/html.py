@@ -79,6 +79,7 @@ from ocllm.report.format import (
     test_header,
     test_p,
     test_text,
+    type_detail_rows,
     type_rows,
     type_tables,
     verdict_of,
@@ -168,6 +169,7 @@ def environment() -> jinja2.Environment:
         points_interval=points_interval,
         # The words of repeated samples (format.py): which test, which interval, what could not be detected.
         sampled_comparison=comparison_sampled,
+        type_detail_rows=type_detail_rows,
         test_text=test_text,
         test_header=test_header,
         test_p=test_p,
@@ -955,4 +957,5 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
         resolved_note=RESOLVED_NOTE,
         scorer_version=", ".join(sorted(versions)),
         settings_rows=_settings_rows([(lane["label"], lane.get("settings")) for lane in lanes_in]),
+        type_details_rows=type_detail_rows([(lane["label"], lane.get("type_details")) for lane in lanes_in]),
     )

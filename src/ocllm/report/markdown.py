@@ -58,6 +58,7 @@ from ocllm.report.format import (
     test_header,
     test_p,
     test_text,
+    type_detail_rows,
     type_rows,
     type_tables,
     verdict_of,
@@ -572,6 +573,7 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
     if doc.get("by_type"):
         header = ["task type", *_category_header(doc)[1:]]
         lines += ["## By task type", "", *_table(header, _category_rows(doc, "by_type"), "lrrrrrrrrl"), ""]
+    lines += _type_details_md([(a, doc["a"].get("type_details")), (b, doc["b"].get("type_details"))])
     lines += _differences_md(doc)
     flips = doc.get("flips") or []
     lines += [f"## Flipped tasks ({len(flips)})", ""]
@@ -622,6 +624,14 @@ def comparison_markdown(doc: Mapping[str, Any]) -> str:
     if serving:
         lines += ["", *serving]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _type_details_md(sides: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
+    """Each lane's own figures per task type (type_detail_rows), when any lane has some."""
+    rows = [[cell(v, 600) for v in row] for row in type_detail_rows(sides)]
+    if not rows:
+        return []
+    return ["", "## Each task type's own figures", "", *_table(["lane", "task type", "figures"], rows, "lll"), ""]
 
 
 def _tool_of(side: Mapping[str, Any]) -> str:
@@ -713,6 +723,7 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
                 for c in scopes
             ]
             lines += _table([head, *[cell(lane["label"]) for lane in lanes]], rows, "l" + "r" * len(lanes))
+    lines += _type_details_md([(lane["label"], lane.get("type_details")) for lane in lanes])
     if sampled:
         note = f"With samples per task above 1 the accuracy is avg@k and its interval the {interval_name(True)}"
         lines += ["", note + "; correct counts samples."]
