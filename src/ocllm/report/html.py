@@ -169,7 +169,6 @@ def environment() -> jinja2.Environment:
         points_interval=points_interval,
         # The words of repeated samples (format.py): which test, which interval, what could not be detected.
         sampled_comparison=comparison_sampled,
-        type_detail_rows=type_detail_rows,
         test_text=test_text,
         test_header=test_header,
         test_p=test_p,
@@ -888,7 +887,8 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
     lane_colours = charts.lane_colours([doc["a"]["label"], doc["b"]["label"]])
     resources = doc["resources"]
     columns = [(doc["a"]["label"], resources.get("a")), (doc["b"]["label"], resources.get("b"))]
-    speed = [(side["label"], side.get("serving")) for side in (doc["a"], doc["b"])]
+    sides = (doc["a"], doc["b"])
+    speed = [(side["label"], side.get("serving")) for side in sides]
     return _render(
         "comparison.html.j2",
         doc=doc,
@@ -906,7 +906,8 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
         serving_rows=serving_rows(speed) if serving_recorded_by(speed) else [],
         serving_notes=_serving_notes(speed),
         endpoint_tables=[(label, rows) for label, serving in speed if (rows := endpoint_rows(serving))],
-        settings_rows=_settings_rows([(side["label"], side.get("settings")) for side in (doc["a"], doc["b"])]),
+        settings_rows=_settings_rows([(side["label"], side.get("settings")) for side in sides]),
+        type_details_rows=type_detail_rows([(side["label"], side.get("type_details")) for side in sides]),
     )
 
 
