@@ -903,3 +903,40 @@ def test_streamed_tool_call_fragments_are_joined_by_their_index(server: FaultSer
 def test_an_answer_without_calls_records_none(server: FaultServer) -> None:
     server.script(Reply(json=completion("FINAL: B")))
     assert run(settings(server)).tool_calls is None
+
+
+def fragments_joined(*deltas: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    from ocllm.run.client import ToolCallFragments
+
+    joined = ToolCallFragments()
+    for delta in deltas:
+        joined.add(delta)
+    return joined.calls()
+
+
+def test_streamed_calls_of_servers_that_stray_from_openai_s_shape_are_joined_right() -> None:
+    # (review of issue 23) A name sent whole on every fragment, as some gateways do: kept once.
+    assert fragments_joined(
+        [{"index": 0, "id": "c1", "function": {"name": "get", "arguments": '{"a":'}}],
+        [{"index": 0, "id": "c1", "function": {"name": "get", "arguments": "1}"}}],
+    ) == [{"id": "c1", "type": "function", "function": {"name": "get", "arguments": '{"a":1}'}}]
+    # No index (Gemini-compatible servers): a new id opens the next call.
+    assert [c["function"] for c in fragments_joined(
+        [{"id": "c1", "function": {"name": "a", "arguments": "{}"}}],
+        [{"id": "c2", "function": {"name": "b", "arguments": "{}"}}],
+    ) or []] == [{"name": "a", "arguments": "{}"}, {"name": "b", "arguments": "{}"}]  # fmt: skip
+    # Index 0 for every call, ids telling them apart.
+    assert len(fragments_joined(
+        [{"index": 0, "id": "c1", "function": {"name": "a", "arguments": "{}"}}],
+        [{"index": 0, "id": "c2", "function": {"name": "b", "arguments": "{}"}}],
+    ) or []) == 2  # fmt: skip
+    # Arguments sent as an object: kept as its JSON text.
+    assert fragments_joined([{"index": 0, "id": "c", "function": {"name": "a", "arguments": {"x": 1}}}]) == [
+        {"id": "c", "type": "function", "function": {"name": "a", "arguments": '{"x": 1}'}}
+    ]
+    # A name in pieces before its arguments is still joined.
+    assert fragments_joined(
+        [{"id": "c", "function": {"name": "get_"}}],
+        [{"function": {"name": "weather"}}],
+        [{"function": {"arguments": "{}"}}],
+    ) == [{"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]

@@ -362,3 +362,31 @@ def test_a_rescored_record_keeps_its_calls_and_its_verdict(tmp_path: Path) -> No
     assert again["calls"][0]["argument_checks"][0]["problem"] == "wrong_value"
     assert task_types.of("tool_call").evidence_lines(again)  # a report draws its evidence
     assert main(["report", str(tmp_path / "again.json"), "-o", str(tmp_path / "rep")]) == 0
+
+
+# --- review of issue 23: hostile and odd text -------------------------------------------------------------------
+
+
+def test_hostile_text_is_read_once_and_never_crashes_a_decision() -> None:
+    from ocllm.scoring.tool_call.text_calls import find_text_calls
+
+    # An integer past Python's limit of digits inside the arguments: no call, not an exception that ends the run.
+    huge = '{"name": "get_weather", "arguments": "{\\"city\\": ' + "9" * 5000 + '}"}'
+    assert find_text_calls(huge) == []
+    # Degenerate answers of a megabyte: each search reads them once (these took minutes; no time is asserted).
+    assert find_text_calls("<tool_call>" * 90_000) == []
+    assert find_text_calls("[TOOL_CALLS]" * 83_000) == []
+    assert find_text_calls("[f(" * 200 + "a" * 1_000_000 + "]" * 200) == []
+
+
+def test_a_tag_named_in_the_prose_does_not_hide_the_block_after_it() -> None:
+    from ocllm.scoring.tool_call.text_calls import find_text_calls
+
+    block = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    text = "I will use a <tool_call> tag.\n" + block
+    calls = find_text_calls(text)
+    assert [(c.name, c.arguments, c.format) for c in calls] == [("get_weather", {"city": "Paris"}, "hermes")]
+    cut = 'Calling now.\n<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}'  # cut before the tag
+    assert [c.format for c in find_text_calls(cut)] == ["hermes"]
+    typed = '{"type": "function", "name": "get_weather", "parameters": {"city": "Paris"}}'
+    assert [(c.name, c.format) for c in find_text_calls(typed)] == [("get_weather", "json")]

@@ -156,8 +156,24 @@ def _right_call(rng: random.Random, expected: dict[str, Any]) -> Call:
         given = [value for value in values if value != ""]
         if not given or ("" in values and rng.random() < 0.5):
             continue  # "" among the acceptable values: it may be left out
-        arguments[param] = rng.choice(given)
+        arguments[param] = _drawn(rng, rng.choice(given))
     return str(expected.get("name")), arguments
+
+
+def _drawn(rng: random.Random, acceptable: Any) -> Any:
+    """A value that one acceptable value stands for: BFCL writes a dict argument's acceptable values as a dict of
+    lists of acceptable values per key (and a list of such dicts likewise), so one option is drawn per key, down."""
+    if isinstance(acceptable, dict):
+        drawn = {}
+        for key, options in acceptable.items():
+            values = options if isinstance(options, list) else [options]
+            given = [v for v in values if v != ""]
+            if given and not ("" in values and rng.random() < 0.5):
+                drawn[key] = rng.choice(given)
+        return drawn
+    if isinstance(acceptable, list) and acceptable and all(isinstance(item, dict) for item in acceptable):
+        return [_drawn(rng, item) for item in acceptable]
+    return acceptable
 
 
 def _made_up_call(rng: random.Random, tool: dict[str, Any]) -> Call:

@@ -15,14 +15,21 @@ from typing import Any, NamedTuple
 
 from ocllm.scoring.tool_call.decision import CallFormat
 
-_HERMES = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+_HERMES_OPEN, _HERMES_CLOSE = "<tool_call>", "</tool_call>"
 _MISTRAL = "[TOOL_CALLS]"
 _MISTRAL_NAMED = re.compile(r"\s*([A-Za-z_][\w.\-]*)\[ARGS\]")  # the newer form: name[ARGS]{...}
 _PYTHON_TAG = "<|python_tag|>"
 _LLAMA_END = re.compile(r"<\|eom_id\|>|<\|eot_id\|>")
-_JSON_CALL = re.compile(r'\[\s*\{\s*"name"\s*:|\{\s*"name"\s*:')
+# A call object starts with its name, or with its type or id before it ({"type": "function", "name": ...}).
+_JSON_CALL = re.compile(r'\[\s*\{\s*"(?:name|type|id)"\s*:|\{\s*"(?:name|type|id)"\s*:')
+_SPACE = re.compile(r"\s*")
 _PY_CALLS = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")
-_TRIES = 200  # starts tried per format and piece, and closing brackets tried per Python-syntax start
+_TRIES = 200  # starts tried per format and piece
+# What one piece may cost: a Python-syntax call list longer than this is not read, and an answer longer than
+# _LONG gets fewer JSON decodes (each may read to the end of the text).
+_PY_SPAN = 20_000
+_LONG = 200_000
+_LONG_TRIES = 10
 _DECODER = json.JSONDecoder()
 
 
@@ -51,7 +58,7 @@ def _as_call(value: object, fmt: CallFormat, start: int, end: int) -> TextCall |
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # JSONDecodeError, or an integer past Python's limit of digits
             return None
     if not isinstance(arguments, dict) or set(value) - {"name", "arguments", "parameters", "id", "type"}:
         return None
@@ -73,21 +80,33 @@ def _calls_of(value: object, fmt: CallFormat, start: int, end: int) -> list[Text
 
 
 def _hermes(text: str) -> list[TextCall]:
+    """`<tool_call>{...}</tool_call>` blocks. Each closing tag takes the body after the last opening tag before it
+    (a tag named in the prose earlier is not a block's start); an opening tag with no closing tag after it is a
+    block cut at the end of the answer, read to the end. Found with `str.find`: each character is looked at once."""
     found: list[TextCall] = []
-    for number, match in enumerate(_HERMES.finditer(text)):
-        if number >= _TRIES:
-            break
-        body = match.group(1)
+    at = text.find(_HERMES_OPEN)
+    tries = 0
+    while at != -1 and tries < _TRIES:
+        tries += 1
+        close = text.find(_HERMES_CLOSE, at)
+        end = len(text) if close == -1 else close
+        start = text.rfind(_HERMES_OPEN, at, end)  # the last opening tag before the close
+        body = text[start + len(_HERMES_OPEN) : end]
         decoded = _decode(body, len(body) - len(body.lstrip()))
         if decoded is not None and not body[decoded[1] :].strip():
-            found += _calls_of(decoded[0], "hermes", match.start(), match.end())
+            found += _calls_of(decoded[0], "hermes", start, end if close == -1 else close + len(_HERMES_CLOSE))
+        if close == -1:
+            break  # no closing tag after this one, nor after any later one
+        at = text.find(_HERMES_OPEN, close + len(_HERMES_CLOSE))
     return found
 
 
 def _mistral(text: str) -> list[TextCall]:
     found: list[TextCall] = []
     at = text.find(_MISTRAL)
-    while at != -1 and len(found) < _TRIES:
+    tries = 0
+    while at != -1 and tries < _TRIES:
+        tries += 1
         after = at + len(_MISTRAL)
         named = _MISTRAL_NAMED.match(text, after)
         if named:
@@ -95,7 +114,8 @@ def _mistral(text: str) -> list[TextCall]:
             if decoded is not None:
                 found += _calls_of({"name": named.group(1), "arguments": decoded[0]}, "mistral", at, decoded[1])
         else:
-            decoded = _decode(text, len(text) - len(text[after:].lstrip()))
+            space = _SPACE.match(text, after)  # read in place: copying the rest at each marker was quadratic
+            decoded = _decode(text, space.end() if space else after)
             if decoded is not None:
                 found += _calls_of(decoded[0], "mistral", at, decoded[1])
         at = text.find(_MISTRAL, after)
@@ -134,8 +154,9 @@ def _llama(text: str) -> list[TextCall]:
 def _bare_json(text: str) -> list[TextCall]:
     found: list[TextCall] = []
     covered = 0
+    tries = _LONG_TRIES if len(text) > _LONG else _TRIES  # each decode may read to the end of a long text
     for number, match in enumerate(_JSON_CALL.finditer(text)):
-        if number >= _TRIES:
+        if number >= tries:
             break
         if match.start() < covered:
             continue
@@ -153,16 +174,37 @@ def _pythonic(text: str) -> list[TextCall]:
     for number, match in enumerate(_PY_CALLS.finditer(text)):
         if number >= _TRIES:
             break
-        closer = match.end()
-        for _ in range(_TRIES):
-            closer = text.find("]", closer)
-            if closer == -1:
-                break
-            calls = _python_calls(text[match.start() : closer + 1], "pythonic", match.start(), closer + 1)
-            if calls:
-                return calls
-            closer += 1
+        closer = _matching_bracket(text, match.start())
+        if closer == -1:
+            continue
+        calls = _python_calls(text[match.start() : closer + 1], "pythonic", match.start(), closer + 1)
+        if calls:
+            return calls
     return []
+
+
+def _matching_bracket(text: str, start: int) -> int:
+    """Where the `]` closing the `[` at `start` stands, brackets nested and strings skipped; -1 when it does not
+    close within _PY_SPAN characters. One scan per start, and one parse of what it spans."""
+    depth, quote, escaped = 0, "", False
+    for at in range(start, min(len(text), start + _PY_SPAN)):
+        char = text[at]
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "[({":
+            depth += 1
+        elif char in "])}":
+            depth -= 1
+            if depth == 0:
+                return at if char == "]" else -1
+    return -1
 
 
 def _python_calls(source: str, fmt: CallFormat, start: int, end: int) -> list[TextCall]:
