@@ -29,7 +29,7 @@ def decide_tool_call(task: Task, sample: Sample, policy: Policy) -> ToolCallDeci
     cut = _CUT if truncated else ""
     base: dict[str, Any] = {
         "task_id": task.id, "task_type": task.type, "category": task.category, "expected_answer": gold(task),
-        "truncated": truncated, "expected_calls": len(expected),
+        "truncated": truncated, "expected_call_count": len(expected),
     }  # fmt: skip
     structured = sample.tool_calls if isinstance(sample.tool_calls, list) else []
     if structured:

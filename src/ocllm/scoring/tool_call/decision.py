@@ -82,7 +82,7 @@ class ToolCallDecision(Decision, kw_only=True):
     call_source: CallSource = "none"
     call_format: CallFormat | None = None
     correct_if_parsed: bool | None = None  # for calls found only as text: the verdict they would have had
-    expected_calls: int = 0
+    expected_call_count: int = 0  # how many calls the task expects (0: none should be made)
     calls: list[CallCheck] = msgspec.field(default_factory=list)
     calls_left_out: int = 0
     # Calls found as text in the other fields while the structured field had some: counted, never decided on.
