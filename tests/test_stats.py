@@ -91,8 +91,11 @@ def test_bootstrap_edge_cases() -> None:
     low, high = paired_bootstrap_diff([False, True] * 100, [False, True] * 100)
     assert high == pytest.approx(1 - 0.025 ** (1 / 200)) and high < 0.02
     assert paired_bootstrap_diff([], []) == (0.0, 0.0)
-    low, high = paired_bootstrap_diff([False] * 10, [True] * 10)  # every pair won by B
-    assert low == high == 1.0
+    # Every pair won by B: the resamples all say +1, a zero-width interval that claimed certainty (it did before
+    # issue 23's review). The exact bound: with q = 1 - 0.025^(1/10) of pairs that might go the other way, down
+    # to 1 - 2q.
+    low, high = paired_bootstrap_diff([False] * 10, [True] * 10)
+    assert high == 1.0 and low == pytest.approx(1 - 2 * (1 - 0.025 ** (1 / 10)))
     with pytest.raises(ValueError):
         paired_bootstrap_diff([True], [])
 
@@ -171,3 +174,15 @@ def test_the_sentence_says_which_difference_its_interval_is() -> None:
     text = describe_difference(-0.025, Interval(-0.10, 0.05), 0.6, "lane_a", "lane_b")
     assert text.startswith("lane_a scores 2.5 points higher than lane_b")
     assert "(95% CI for lane_a minus lane_b: -5.0 to +10.0 points" in text
+
+
+def test_pairs_that_all_differ_the_same_way_get_the_exact_bound_not_a_zero_width_interval() -> None:
+    from ocllm.analysis.stats import paired_bootstrap_diff
+
+    # One task, B right where A is wrong: every resample says +1, which claims certainty from one task.
+    low, high = paired_bootstrap_diff([False], [True])
+    q = 1 - 0.025 ** (1 / 1)
+    assert (low, high) == (pytest.approx(1 - 2 * q), pytest.approx(1.0)) and low < 0 < high
+    low, high = paired_bootstrap_diff([True] * 10, [False] * 10)
+    q = 1 - 0.025 ** (1 / 10)
+    assert (low, high) == (pytest.approx(-1.0), pytest.approx(-1 + 2 * q))

@@ -61,6 +61,13 @@ def paired_bootstrap_diff(
         # rate of disagreement is below 1 - (alpha/2)^(1/n) (exact, Clopper-Pearson), and so is |diff|.
         bound = 1.0 - ((1.0 - confidence) / 2) ** (1.0 / n)
         return Interval(-bound, bound)
+    if (diff == diff[0]).all():
+        # Every pair differs the same way: every resample gives the same mean, again a zero-width interval. With n
+        # pairs that all agree on it, the share that would not is below q = 1 - (alpha/2)^(1/n) (exact), and such a
+        # pair moves the mean by at most its distance to -1 or +1.
+        d = float(diff[0])
+        q = 1.0 - ((1.0 - confidence) / 2) ** (1.0 / n)
+        return Interval(max(-1.0, d - q * (1 + d)), min(1.0, d + q * (1 - d)))
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     # Resampled in blocks to bound memory on large suites.
