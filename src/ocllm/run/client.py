@@ -719,8 +719,8 @@ class ToolCallFragments:
     """A streamed answer's `delta.tool_calls`, joined into calls as OpenAI's clients join them: the fragments of
     one call share its `index`; the first carries its id, type and function name, the next ones pieces of
     `function.arguments`, which are concatenated in order. Servers that stray from this are read too:
-    - a fragment without an index continues the call opened last, unless it brings a new id (or a name while that
-      call has one): then it opens the next call (Gemini-compatible servers send no index);
+    - a fragment without an index continues the call opened last, unless it brings a new id, or a new name once
+      that call's arguments have begun: then it opens the next call (Gemini-compatible servers send no index);
     - a fragment whose id differs from the one its index holds opens a new call (some gateways send index 0 for
       every call);
     - a name sent whole on every fragment is kept once; a name sent in pieces is joined;
@@ -773,8 +773,8 @@ class ToolCallFragments:
         if last is None or (fresh_id and last["id"] not in (None, fresh_id)):
             return self._open()
         name = function.get("name")
-        held = last["function"]
-        if isinstance(name, str) and name and name != held.get("name") and held.get("arguments"):
+        current = last["function"]
+        if isinstance(name, str) and name and name != current.get("name") and current.get("arguments"):
             return self._open()
         return last
 
