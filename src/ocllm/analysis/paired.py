@@ -14,6 +14,7 @@ from collections.abc import Hashable, Sequence
 
 from ocllm.analysis.clustered import ClusteredMean, clustered_mean, interval, t_test_p
 from ocllm.analysis.power import minimum_detectable_effect
+from ocllm.analysis.sampled import share_interval
 from ocllm.analysis.stats import Interval, describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
 from ocllm.documents import Paired
 
@@ -187,14 +188,8 @@ def _difference_test(differences: Sequence[float], on_tasks: ClusteredMean) -> t
 
 
 def _share_interval(shares: Sequence[float], mean: ClusteredMean) -> Interval:
-    """A side's mean share of correct samples: the t interval; where every task's share is the same (a standard
-    error of 0 would claim certainty) Wilson's over tasks, each task one trial; with under two tasks, the whole
-    range."""
-    if mean.clusters < 2:
-        return Interval(0.0, 1.0)
-    if not _all_same(shares):
-        return interval(mean)
-    return wilson(round(mean.mean * mean.clusters), mean.clusters)
+    """A side's mean share of correct samples (sampled.share_interval, the shares told equal within _SAME)."""
+    return share_interval(mean, same=_all_same(shares))
 
 
 def _task_mean(shares: Sequence[float]) -> ClusteredMean:

@@ -147,12 +147,24 @@ def accuracy_interval(correct: int, scored: int, samples_per_task: int, stderr: 
 
     if samples_per_task <= 1:
         return wilson(correct, scored)
-    if stderr is None or tasks < 2:
-        return Interval(0.0, 1.0)  # one task's samples say nothing of the tasks it stands for
+    if stderr is None:
+        return Interval(0.0, 1.0)  # under two tasks: no standard error
     mean = correct / scored if scored else 0.0
-    if stderr <= 1e-12:  # every task's share the same (a float sum may leave 1e-17 for 0)
-        return wilson(round(mean * tasks), tasks)
-    return interval(ClusteredMean(mean, stderr, tasks, scored))
+    # Every task's share the same: a float sum may leave 1e-17 for the 0 it is.
+    return share_interval(ClusteredMean(mean, stderr, tasks, scored), same=stderr <= 1e-12)
+
+
+def share_interval(estimate: ClusteredMean, *, same: bool) -> Interval:
+    """The interval of a mean of tasks' shares clustered on tasks: the t interval; with under two tasks the whole
+    range (one task's samples say nothing of the tasks it stands for); where every task's share is the same
+    (`same`: the standard error is 0 and would claim certainty) Wilson's over tasks, each task one trial."""
+    from ocllm.analysis.stats import Interval, wilson
+
+    if estimate.clusters < 2:
+        return Interval(0.0, 1.0)
+    if same:
+        return wilson(round(estimate.mean * estimate.clusters), estimate.clusters)
+    return interval(estimate)
 
 
 def summary_interval(figures: Figures) -> Interval:
