@@ -62,3 +62,28 @@ def test_statement_inside_think_block_never_decides() -> None:
     d = mcq("<think>The answer is FINAL: D for sure</think>", answer="D")
     assert d.correct is False
     assert d.ambiguity == "answer_only_in_reasoning"
+
+
+# gpt-oss's harmony format, left in the content by a server or a tool that did not parse it.
+def test_harmony_channels_in_the_content_split_at_the_final_channel() -> None:
+    content = "<|channel|>analysis<|message|>Maybe FINAL: A<|end|><|start|>assistant<|channel|>final<|message|>FINAL: C"
+    r = split_regions(content, None)
+    assert texts(r.visible) == ["FINAL: C"]
+    assert texts(r.reasoning) == ["<|channel|>analysis<|message|>Maybe FINAL: A"]
+    assert content[r.visible[0].offset :] == "FINAL: C"
+    assert mcq(content, answer="C").extracted_final_answer == "C"
+
+
+def test_harmony_decoded_without_its_tokens_splits_at_assistantfinal() -> None:
+    content = "analysisWe compare the options. FINAL: A? No.assistantfinalFINAL: C"
+    r = split_regions(content, None)
+    assert texts(r.visible) == ["FINAL: C"]
+    assert texts(r.reasoning) == ["analysisWe compare the options. FINAL: A? No."]
+
+
+def test_harmony_analysis_without_a_final_channel_is_all_reasoning() -> None:
+    r = split_regions("analysisWe need to compare 12 and", None)
+    assert (texts(r.visible), texts(r.reasoning)) == ([], ["analysisWe need to compare 12 and"])
+    # Prose that opens with the word is no harmony: "analysis of" has no capital after it.
+    r = split_regions("analysis of the data gives FINAL: B", None)
+    assert texts(r.visible) == ["analysis of the data gives FINAL: B"]

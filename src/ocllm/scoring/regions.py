@@ -14,6 +14,27 @@ Field = Literal["content", "reasoning"]
 _THINK_TAG = re.compile(r"</?think>", re.IGNORECASE)
 
 
+# gpt-oss's harmony format in the content: the analysis channel, then the final one. With its special tokens kept
+# ("<|channel|>analysis<|message|>…<|end|><|start|>assistant<|channel|>final<|message|>…"), or flattened when a
+# server or tool decoded without them ("analysisWe need to…assistantfinalThe answer is 18.").
+_HARMONY_ANALYSIS = re.compile(r"^\s*(?:<\|start\|>assistant)?<\|channel\|>analysis<\|message\|>")
+_HARMONY_FINAL = re.compile(r"(?:<\|end\|>)?(?:<\|start\|>assistant)?<\|channel\|>final<\|message\|>")
+_FLAT_ANALYSIS = re.compile(r"^\s*analysis(?=[A-Z*#\\$\"'(\[])")
+_FLAT_FINAL = "assistantfinal"
+
+
+def _harmony_final(content: str) -> tuple[int, int | None] | None:
+    """Where a harmony analysis ends and its final message starts (None: never reached), or None when the content
+    is not in the harmony format."""
+    if _HARMONY_ANALYSIS.match(content):
+        finals = list(_HARMONY_FINAL.finditer(content))
+        return (finals[-1].start(), finals[-1].end()) if finals else (len(content), None)
+    if _FLAT_ANALYSIS.match(content):
+        at = content.rfind(_FLAT_FINAL)
+        return (at, at + len(_FLAT_FINAL)) if at != -1 else (len(content), None)
+    return None
+
+
 class Piece(NamedTuple):
     field: Field
     offset: int  # where `text` starts in the raw field
@@ -35,6 +56,13 @@ def split_regions(content: str | None, reasoning: str | None, *, think_prefilled
     if reasoning:
         thinking.append(Piece("reasoning", 0, reasoning))
     if not content:
+        return Regions(visible, thinking)
+    harmony = _harmony_final(content)
+    if harmony is not None:
+        analysis_end, final_start = harmony
+        thinking.append(Piece("content", 0, content[:analysis_end]))
+        if final_start is not None and final_start < len(content):
+            visible.append(Piece("content", final_start, content[final_start:]))
         return Regions(visible, thinking)
 
     tags = [(m.start(), m.end(), m.group(0)[1] == "/") for m in _THINK_TAG.finditer(content)]
