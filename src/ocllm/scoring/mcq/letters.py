@@ -240,6 +240,8 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
             return None  # the first letter of a word
         if nxt in "'’-" and after + 1 < n and text[after + 1].isalnum():
             return None  # a contraction ("I'm") or a compound ("B-cell")
+        if nxt in "_^":
+            return None  # a symbol with a subscript or a power: the "(f" of "\\[ (f_1 \\ast f_2)(t) = … \\]"
     end = after
     closed = 0
     bracketed = False  # closed by ")" or "]": "(H)", "**[H]**"
