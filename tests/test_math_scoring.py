@@ -304,7 +304,12 @@ def test_the_salvage_never_applies_to_truncated_output() -> None:
 
 
 def test_the_salvage_needs_a_single_number_on_the_last_line() -> None:
+    d = decide("Adding up:\n3 and 15 make 18", "18")
+    assert (d.extracted_final_answer, d.rule) == (None, "no_statement")
+    # Working that ends in its value is a result line (M2e), not the salvage; working that does not add up is none.
     d = decide("Adding up:\n3 + 15 = 18", "18")
+    assert (d.extracted_final_answer, d.extraction_method, d.correct) == ("18", "result_line", True)
+    d = decide("Adding up:\n3 + 15 = 19", "19")
     assert (d.extracted_final_answer, d.rule) == (None, "no_statement")
 
 

@@ -5,6 +5,7 @@ docs/scoring.md, "Math tasks: the order in which rules apply", states every rule
 
 from __future__ import annotations
 
+import re
 from typing import Literal, NamedTuple
 
 from ocllm.models import Policy, Sample, Task
@@ -24,6 +25,7 @@ _KIND_LABELS = {
     "hashes": "####",
     "answer_is": "The answer is",
     "answer_label": "Answer:",
+    "result_line": "result on the last line",
     "last_number": "last-number",
 }
 
@@ -39,7 +41,9 @@ class _Pick(NamedTuple):
 def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
     """Score one sample of one math task under a policy."""
     gold_as_given = task.answer
-    gold, gold_steps = normalise(gold_as_given) if gold_as_given is not None else (None, [])
+    gold, gold_steps = (
+        normalise(gold_as_given, dozens=counts_dozens(task.question)) if gold_as_given is not None else (None, [])
+    )
     if not gold:
         gold = None  # an empty gold is no gold: nothing is compared with it
     if sample.error is not None:
@@ -119,12 +123,17 @@ def _decision(
     error: str | None = None,
 ) -> MathDecision:
     statement = pick.statement if pick.credited else None
-    answer, steps = normalise(statement.value) if statement is not None else (None, [])
+    dozens = counts_dozens(task.question)
+    answer, steps = normalise(statement.value, dozens=dozens) if statement is not None else (None, [])
     rule, ambiguity, reason = pick.rule, pick.ambiguity, pick.reason
     verdict = Verdict("none", "not_compared", "no answer to compare")
     if answer is not None and gold is not None:
         verdict = compare(answer, gold, task.tolerance)
-        units = (dropped_unit(statement.value), dropped_unit(task.answer or "")) if statement is not None else (None,)
+        units = (
+            (dropped_unit(statement.value, dozens), dropped_unit(task.answer or "", dozens))
+            if statement is not None
+            else (None,)
+        )
         if verdict.outcome == "equal" and None not in units and units[0] != units[1]:
             # The values agree once their units are dropped, but the units differ: 5 cm is not 5 m.
             verdict = Verdict("structure", "different", f"the units differ: {units[0]} against the gold's {units[1]}")
@@ -163,6 +172,14 @@ def _decision(
         comparison_detail=verdict.detail,
         verifier=verdict.verifier,
     )
+
+
+_DOZENS_ASKED = re.compile(r"\bdozens?\b", re.IGNORECASE)
+
+
+def counts_dozens(question: str | None) -> bool:
+    """Whether the question speaks of dozens, so that an answer's "dozen(s)" may be its unit (rule M4)."""
+    return bool(question) and _DOZENS_ASKED.search(question or "") is not None
 
 
 def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pick:

@@ -11,9 +11,11 @@ from ocllm.models import Decision
 
 # What a statement is, strongest first (docs/scoring.md, math rule M2): the kind is what is ranked;
 # last_number is the weak salvage of rule M7.
-MathKind = Literal["boxed", "final", "hashes", "answer_is", "answer_label", "last_number"]
+MathKind = Literal["boxed", "final", "hashes", "answer_is", "answer_label", "result_line", "last_number"]
 # The extraction_method a decision records: the kind that decided, or the weak salvage, or none.
-MathMethod = Literal["boxed", "final", "hashes", "answer_is", "answer_label", "last_number", "none"]
+MathMethod = Literal[
+    "boxed", "final", "hashes", "answer_is", "answer_label", "result_line", "last_number", "none"
+]  # fmt: skip
 MathRule = Literal[
     "final_statement", "conflict_last", "conflict_strict", "reasoning_fallback", "answer_only_in_reasoning",
     "no_statement", "last_number_salvage", "symbolic_check_killed", "equivalence_undecided", "request_error",

@@ -8,6 +8,7 @@ import re
 from fractions import Fraction
 from typing import NamedTuple
 
+from ocllm.scoring.math.braces import top_level_items
 from ocllm.scoring.math.decision import Comparator, Comparison
 from ocllm.scoring.math.symbolic import check
 
@@ -16,9 +17,6 @@ _SLASH = re.compile(r"^([-+]?\d+)/([-+]?\d+)$")
 _LATEX_FRACTION = re.compile(r"^([-+]?)\\frac\{([-+]?\d+)\}\{([-+]?\d+)\}$")
 _LONGEST_NUMBER = 4000
 _PLUS_MINUS = re.compile(r"\\(?:pm|mp)(?![a-zA-Z])|±|∓")
-# Brackets that open and close an interval or a tuple.
-_OPENERS = "([{"
-_CLOSERS = ")]}"
 
 
 class Verdict(NamedTuple):
@@ -42,20 +40,6 @@ def exact_number(text: str) -> Fraction | None:
         value = Fraction(int(m.group(2)), int(m.group(3)))
         return -value if m.group(1) == "-" else value
     return None
-
-
-def top_level_items(text: str) -> int:
-    """How many comma-separated items the text lists outside any bracket: "3,5,7" is 3, "(1,2)" is 1."""
-    depth = 0
-    items = 1
-    for ch in text:
-        if ch in _OPENERS:
-            depth += 1
-        elif ch in _CLOSERS:
-            depth = max(0, depth - 1)
-        elif ch == "," and depth == 0:
-            items += 1
-    return items
 
 
 def compare(answer: str, gold: str, tolerance: float | None = None) -> Verdict:

@@ -7,6 +7,10 @@ import functools
 import re
 from collections.abc import Callable
 
+from ocllm.scoring.math.arithmetic import evaluate, rounds_to
+from ocllm.scoring.math.braces import top_level_items
+from ocllm.scoring.math.words import DOZEN, MATH_WORDS, MEASURE_WORDS, PHRASE_WORDS, SHARE_WORDS, VALUE_WORDS
+
 # \\[4pt] in a matrix or an aligned block: a row break with extra vertical space. Its bracket is a length,
 # not math: math-verify reads "1 \\[4pt] 2" as 1 and 4*p*t*2.
 _ROW_SPACING = re.compile(r"\\\\\s*\[\s*-?\d*\.?\d+\s*(?:pt|em|ex|mm|cm|in|bp|mu|pc|sp)\s*\]")
@@ -19,6 +23,14 @@ _ROOT_SIGN = re.compile(
 )
 # A multiple-choice letter in a MATH gold: "\text{(C)}" unwrapped is "(C)", the letter C.
 _CHOICE_LETTER = re.compile(r"^\s*\(([A-Z])\)\s*$")
+# Typography in the words around a value, as gpt-oss writes nearly every answer: non-breaking and narrow spaces,
+# non-breaking hyphens, zero-width characters, curly quotes. Applied after digit groups are read (a narrow space
+# between digits is a thousands separator there), so that "60 % of the students in hip‑hop" reads as words.
+TYPOGRAPHY = str.maketrans(
+    {"\u2010": "-", "\u2011": "-", "\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " ", "\u2002": " ",
+     "\u2003": " ", "\u2004": " ", "\u2005": " ", "\u2006": " ", "\u2008": " ", "\u200a": " ", "\u2018": "'",
+     "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u200b": None, "\u2060": None, "\ufeff": None, "\u00ad": None}
+)  # fmt: skip
 _DISPLAY_STYLE = re.compile(r"\\(?:displaystyle|textstyle|scriptstyle)\b\s*")
 # \left( \right], \bigl( ...: sizing commands before a delimiter; \left. and \right. are invisible delimiters.
 _LEFT_RIGHT = re.compile(r"\\(?:left|right|[bB]igg?[lr]?)\s*(\.|(?=[()\[\]|]|\\[{}|]|\\[lr]?[vV]ert|\\lang|\\rang))")
@@ -48,35 +60,10 @@ _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textrm|mbox|mathrm|mathbf)\s*\{([^
 _NUMBER_THEN_WORDS = re.compile(
     r"^(-?\d[\d,]*(?:\.\d+)?|-?\d*\.\d+|\\frac\{\d+\}\{\d+\})\s+([A-Za-z]{2}[A-Za-z .\-/']*(?:\^\d)?)$"
 )
-_MATH_WORDS = frozenset({"pi", "sqrt", "i", "e", "log", "ln", "sin", "cos", "tan", "mod", "times", "cdot", "and", "or"})
-# Words after a number that change its value or say it is not the value: never dropped as a unit. Scale words
-# ("5 million", "5\text{k}"), operations ("5 squared"), fraction words ("5 tenths"), relations and bounds
-# ("5 less than x", "5 at most"), signs ("5 below zero"), and the words that join a value to more math.
-_VALUE_WORDS = frozenset(
-    {
-        "k", "K", "M", "B", "G", "T", "bn", "mn", "mln", "mil", "mill", "thousand", "thousands", "million", "millions",
-        "billion", "billions", "trillion", "trillions", "quadrillion", "hundred", "hundreds", "dozen", "dozens",
-        "score", "gross", "grand", "lakh", "lakhs", "crore", "crores", "thou", "squared", "cubed", "square",
-        "cube", "factorial", "reciprocal", "reciprocals", "inverse", "root", "roots", "power", "powers", "th",
-        "half", "halves", "third", "thirds", "fourth", "fourths", "quarter", "quarters", "fifth", "fifths",
-        "sixth", "sixths", "seventh", "sevenths", "eighth", "eighths", "ninth", "ninths", "tenth", "tenths",
-        "hundredth", "hundredths", "thousandth", "thousandths", "millionth", "millionths", "percent",
-        "negative", "positive", "minus", "plus", "below", "above", "under", "over", "less", "more", "fewer",
-        "greater", "smaller", "larger", "than", "at", "most", "least", "to", "of", "times", "divided", "by",
-        "not", "or", "but", "and", "no", "nor", "approximately", "about", "roughly", "nearly", "almost", "around",
-        "up", "exactly", "only", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-        "ten", "twenty", "exponent", "mod", "modulo", "equals", "equal", "is", "if", "when",
-        "where", "with", "without", "off", "ago", "earlier", "later", "before", "after", "short", "extra",
-        "left", "remaining", "total", "each", "cent", "cents", "pence",
-    }
-)  # fmt: skip
-
 _TRAILING_ZEROS = re.compile(r"(?<![\d.])(\d+)\.0+(?![\d])")
 _PLAIN_GROUPING = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _MIXED_LATEX = re.compile(r"^(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}$")
 _MIXED_PLAIN = re.compile(r"^(-?)(\d+)\s+(\d+)/(\d+)$")
-# "x = 5", "f(100) = 199", "\lim_{x\to\infty} f(x) = 0": one equals sign, its left side no relation.
-ASSIGNMENT = re.compile(r"^(?P<name>[^=<>]+?)\s*=\s*(?P<value>[^=]+)$")
 # "x \in [1, 2)", "x \in \{1, 2\}": one name, and the set or interval it is in.
 _MEMBERSHIP = re.compile(r"^\s*[A-Za-z]\s*\\in(?![a-zA-Z])\s*(?P<value>\S.*)$", re.DOTALL)
 _RELATION_WORDS = re.compile(r"\\(?:le|ge|leq|geq|lt|gt|ne|neq|approx|equiv|sim|in)(?![a-zA-Z])")
@@ -123,26 +110,34 @@ def _spaces(match: re.Match[str]) -> str:
     return " " if keep else ""
 
 
-def _is_unit(words: str, *, short_ok: bool) -> bool:
-    """Whether the words after a number are plainly a unit or a counted noun ("apples", "hours per day", "cm"):
-    none a value word nor a math word, and (outside \\text{}) none of one or two letters, which read as
-    variables ("5 xy"). `short_ok`: in \\text{}, a short word is a unit symbol ("5\\text{ m}")."""
+def _is_unit(words: str, *, short_ok: bool, dozens: bool = False) -> bool:
+    """Whether the words after a number are a unit phrase that names what is counted ("apples", "hours per day",
+    "cm", "bags of flour in the first month", "square metres", "dozens"), not a change of value (words.py):
+    no value word nor math word, except the phrase words after the first word, "square"/"cubic" before a unit, and
+    "dozen(s)" with nothing but "of …" after it; and (outside \\text{}) no first word of one or two letters, which
+    reads as a variable ("5 xy"). `short_ok`: in \\text{}, a short word is a unit symbol ("5\\text{ m}")."""
     parts = [w.strip(".'") for w in re.split(r"[\s\-/]+", words) if w.strip(".'")]
     if not parts:
         return False
     for i, word in enumerate(parts):
-        if word == "per" and 0 < i < len(parts) - 1:
-            continue  # it joins two units: "5 hours per day"
-        if word in _VALUE_WORDS or word.lower() in _VALUE_WORDS or word.lower() in _MATH_WORDS:
+        lower = word.lower()
+        rest = parts[i + 1 :]
+        if lower in SHARE_WORDS or (i > 0 and lower in PHRASE_WORDS) or lower == "of":
+            continue  # "$255 each month", "5 bags of flour", "18 apples left", "60 % of the students"
+        if lower in MEASURE_WORDS and rest and rest[0].lower() not in VALUE_WORDS | MATH_WORDS | PHRASE_WORDS:
+            continue  # "60 square metres"
+        if dozens and lower in DOZEN and (not rest or rest[0].lower() == "of"):
+            continue  # "7 dozens", "3 dozens of eggs", where the question counts dozens
+        if word in VALUE_WORDS or lower in VALUE_WORDS or lower in MATH_WORDS:
             return False
         if len(word) <= 2 and not short_ok:
             return False
     return True
 
 
-def _unit_words(text: str) -> str:
+def _unit_words(text: str, dozens: bool = False) -> str:
     m = _NUMBER_THEN_WORDS.match(text.strip())
-    if not m or not _is_unit(m.group(2), short_ok=False):
+    if not m or not _is_unit(m.group(2), short_ok=False, dozens=dozens):
         return text
     return m.group(1)
 
@@ -165,35 +160,77 @@ def _mixed_number(text: str) -> str:
 
 
 _CONTROL_WORDS = re.compile(r"\\[a-zA-Z]+")
+# What names no variable inside a value: an environment's name (\begin{pmatrix}), an aside in \text{}.
+_NOT_VARIABLES = re.compile(r"\\(?:begin|end)\{[A-Za-z*]+\}|\\(?:text|mbox|mathrm|textrm)\s*\{[^{}]*\}")
+# An equals sign, not one of <=, >=, ==, !=.
+_EQUALS = re.compile(r"(?<![<>=!])=(?!=)")
 
 
 def assignment_value(text: str) -> str | None:
-    """The value of "x = 5", "n = \\frac{3}{2}", "f(100) = 199": one equals sign, a left side that is no list nor
-    relation, and a value naming no variable; and the set of "x \\in [1, 2)". "y = 2x + 3" is an equation and
-    stays one (its name is part of the answer); "x = 5, y = 3" is a pair."""
+    """The value an equation states as the answer (rule M3, "left sides"), or None when it states none:
+    - one name and its value: "x = 5", "n = \\frac{3}{2}", "f(100) = 199", "\\mathbf{u} = \\begin{pmatrix}…", and
+      the set of "x \\in [1, 2)"; one name and a list of values, "x = 2, 4, 6";
+    - a tuple of names and a tuple of as many values, "(a,b,c) = (2,7,-4)";
+    - working that ends in its value: a side of numbers only that equals the value ("10 * 10 = 100",
+      "\\frac{3}{8} = 0.375"), also where it rounds to the places written ("100/3 = 33.33");
+    - a chain of equals signs that ends in a value ("PQ\\cdot PR = mn = 312"), its sides of numbers agreeing.
+    Never: an equation ("2x = 5", "x + 1 = 5", "y = 2x + 3", whose right side names a variable), working whose
+    sides disagree ("10 * 10 = 110"), a pair "x = 5, y = 3", or a relation other than equality."""
     member = _MEMBERSHIP.match(text)
     if member is not None:
         return member.group("value").strip()
-    m = ASSIGNMENT.match(text)
-    if m is None or "," in text or _RELATION_WORDS.search(text) or not _names_one_thing(m.group("name")):
+    if _RELATION_WORDS.search(text) or re.search(r"[<>≤≥≠≈]", text):
         return None
-    value = m.group("value").strip()
-    if not value or re.search(r"[A-Za-z]", _CONTROL_WORDS.sub("", value)):
+    sides = [side.strip() for side in _EQUALS.split(text)]
+    if len(sides) < 2 or not all(sides):
         return None
+    value, before = sides[-1], sides[:-1]
+    if _names_variable(value) or any(top_level_items(side) > 1 for side in before):
+        return None  # "x = y + 1"; "x = 5, y = 3" is a pair
+    listed = top_level_items(value) > 1
+    if listed and not (len(before) == 1 and _names_one_thing(before[0])):
+        return None  # only "x = 2, 4, 6" lists the values of one name
+    exact = None if listed else evaluate(value)
+    for side in before:
+        worth = evaluate(side)
+        if worth is not None:
+            if exact is None or not rounds_to(worth, value):
+                return None  # working whose sides disagree states nothing
+        elif len(before) == 1 and not (_names_one_thing(side) or _names_tuple(side, value)):
+            return None  # an equation: "2x = 5", "x + 1 = 5"
     return value
+
+
+def _names_variable(value: str) -> bool:
+    return re.search(r"[A-Za-z]", _CONTROL_WORDS.sub("", _NOT_VARIABLES.sub("", value))) is not None
 
 
 _GREEK = (
     "alpha|beta|gamma|delta|epsilon|varepsilon|zeta|eta|theta|vartheta|iota|kappa|lambda|mu|nu|xi|pi|rho|sigma|"
     "tau|upsilon|phi|varphi|chi|psi|omega|Gamma|Delta|Theta|Lambda|Xi|Pi|Sigma|Phi|Psi|Omega"
 )
-# One symbol: a letter or a Greek letter, optionally subscripted (a_{37}, x_1) and primed (x', y^{\prime}).
-_SYMBOL = rf"(?:[A-Za-z]|\\(?:{_GREEK})(?![a-zA-Z]))(?:_\{{[^{{}}]*\}}|_[A-Za-z0-9])?(?:'+|\^\{{?\\prime\}}?)?"
+# One symbol: a letter or a Greek letter, optionally subscripted (a_{37}, x_1) and primed (x', y^{\prime}); a
+# letter in bold or with an arrow, bar or hat (\mathbf{u}, \vec{v}, \overline{AB}); a segment of two capitals
+# (AB); an angle (\angle ABC).
+_SYMBOL = (
+    rf"(?:[A-Za-z]|[A-Z]{{2}}|\\(?:{_GREEK})(?![a-zA-Z])"
+    r"|\\(?:mathbf|vec|boldsymbol|bm|overline|overrightarrow|hat|bar|tilde)\s*\{[A-Za-z]{1,3}\}|\\angle\s*[A-Z]{1,3})"
+    r"(?:_\{[^{}]*\}|_[A-Za-z0-9])?(?:'+|\^\{?\\prime\}?)?"
+)
 # A left side that names one thing: one symbol, or a function (or its inverse) applied to arguments, perhaps
 # under a limit: "x", "a_{37}", "f(100)", "h^{-1}(x)", "\lim_{x\to\infty} f(x)".
 _ONE_NAME = re.compile(
     rf"^\s*(?:\\lim_\{{[^{{}}]*\}}\s*)?{_SYMBOL}(?:\s*\^\s*\{{\s*-\s*1\s*\}}|\^-1)?(?:\s*\([^()]*\))?\s*$"
 )
+_NAMES = re.compile(rf"^\s*\(\s*{_SYMBOL}(?:\s*,\s*{_SYMBOL})+\s*\)\s*$")
+
+
+def _names_tuple(side: str, value: str) -> bool:
+    """"(a,b,c)" before "(2,7,-4)": a tuple of names, and a bracketed value of as many entries."""
+    inner = value.strip()
+    if _NAMES.match(side) is None or len(inner) < 2 or inner[0] not in "([" or inner[-1] not in ")]":
+        return False
+    return top_level_items(side.strip()[1:-1]) == top_level_items(inner[1:-1])
 
 
 def _names_one_thing(side: str) -> bool:
@@ -213,10 +250,10 @@ def _frac_braces(text: str) -> str:
     return text
 
 
-def _text_units(text: str) -> str:
+def _text_units(text: str, dozens: bool = False) -> str:
     while True:
         m = _TEXT_UNIT.search(text)
-        if m is None or not _is_unit(m.group("words"), short_ok=True):
+        if m is None or not _is_unit(m.group("words"), short_ok=True, dozens=dozens):
             return text
         text = text[: m.start()]
 
@@ -236,6 +273,7 @@ STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("left_right", lambda s: _LEFT_RIGHT.sub("", s)),
     ("dfrac", lambda s: _DFRAC.sub(r"\\frac", s)),
     ("thousands_separator", lambda s: _LATEX_GROUPING.sub("", s)),
+    ("typography", lambda s: s.translate(TYPOGRAPHY)),
     ("spacing", lambda s: _SPACING.sub(" ", s)),
     ("currency", lambda s: _CURRENCY.sub("", s)),
     ("degrees", lambda s: _DEGREES.sub("", s)),
@@ -255,38 +293,48 @@ STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
 
 
 _UNIT_STEPS = ("text_units", "unit_words")
+# When the question counts dozens ("How many dozen eggs …?"), "7 dozens" states 7: the chain with dozen as a unit.
+_DOZEN_STEPS = tuple(
+    (name, {"text_units": lambda s: _text_units(s, True), "unit_words": lambda s: _unit_words(s, True)}.get(name, step))
+    for name, step in STEPS
+)
+# Where a unit's name ends and the words about what it counts begin: "bags" of "bags of flour in the first month".
+_UNIT_NAME_ENDS = (PHRASE_WORDS | SHARE_WORDS | {"for", "the", "with"}) - {"per"}
 
 
 @functools.lru_cache(maxsize=8192)
-def dropped_unit(text: str) -> str | None:
-    """The unit the chain dropped from the text ("cm" of `5\text{ cm}`, "meters" of `5 meters`), in one spelling
-    (no \text{}, braces or spaces, lower case, no plural s), or None when it dropped none. The values are compared
-    without their units; two units that differ make the comparison "different" (decide.py)."""
+def dropped_unit(text: str, dozens: bool = False) -> str | None:
+    """The unit the chain dropped from the text ("cm" of `5\text{ cm}`, "meters" of `5 meters`, "bags" of `5 bags
+    of flour`), in one spelling (no \text{}, braces or spaces, lower case, no plural s), or None when it dropped
+    none. The values are compared without their units; two units that differ make the comparison "different"
+    (decide.py)."""
     removed = []
-    for name, step in STEPS:
+    for name, step in _DOZEN_STEPS if dozens else STEPS:
         after = step(text)
         if name in _UNIT_STEPS and after != text:
             removed.append(text.strip()[len(after.strip()) :])
         text = after
     if not removed:
         return None
-    unit = _TEXT_WRAPPER.sub(r"\1", " ".join(removed))
-    unit = re.sub(r"[\s{}]+", "", unit).lower()
+    words = _TEXT_WRAPPER.sub(r"\1", " ".join(removed)).split()
+    cut = next((i for i, word in enumerate(words) if i > 0 and word.lower() in _UNIT_NAME_ENDS), len(words))
+    unit = re.sub(r"[\s{}]+", "", "".join(words[:cut])).lower()
     return unit[:-1] if len(unit) > 3 and unit.endswith("s") else unit
 
 
-def normalise(text: str) -> tuple[str, list[str]]:
-    """The answer through the chain, and the names of the steps that changed it, in order."""
-    normalised, applied = _normalise(text)
+def normalise(text: str, *, dozens: bool = False) -> tuple[str, list[str]]:
+    """The answer through the chain, and the names of the steps that changed it, in order. `dozens`: the question
+    counts dozens, so "dozen(s)" after a number is its unit."""
+    normalised, applied = _normalise(text, dozens)
     return normalised, list(applied)
 
 
 # Values repeat (the same gold for every sample of a task, the same placeholders in every reasoning): the chain
 # is a pure function of the text, so its results are kept.
 @functools.lru_cache(maxsize=8192)
-def _normalise(text: str) -> tuple[str, tuple[str, ...]]:
+def _normalise(text: str, dozens: bool = False) -> tuple[str, tuple[str, ...]]:
     applied: list[str] = []
-    for name, step in STEPS:
+    for name, step in _DOZEN_STEPS if dozens else STEPS:
         after = step(text)
         if after != text:
             if name not in applied:

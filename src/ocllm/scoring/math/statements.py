@@ -5,16 +5,21 @@ field, the value it states, and the reading notes that shaped it, whether or not
 from __future__ import annotations
 
 import bisect
+import json
 import re
+from fractions import Fraction
 from typing import NamedTuple
 
+from ocllm.scoring.math.arithmetic import evaluate, rounds_to
 from ocllm.scoring.math.braces import brace_pairs
 from ocllm.scoring.math.decision import MathCandidate, MathKind
 from ocllm.scoring.math.normalise import assignment_value, normalise, strip_delimiters
 from ocllm.scoring.regions import Field, Piece
 
 # Strength of each kind, strongest first: the strongest kind present decides (rule M2).
-RANK: dict[str, int] = {"boxed": 1, "final": 2, "hashes": 3, "answer_is": 4, "answer_label": 5, "last_number": 9}
+RANK: dict[str, int] = {
+    "boxed": 1, "final": 2, "hashes": 3, "answer_is": 4, "answer_label": 5, "result_line": 6, "last_number": 9
+}  # fmt: skip
 
 _BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
 _BOX_SPACE = re.compile(r"\\boxed[ \t]+([^\s${}]+)")  # "\boxed 5", as some models write it
@@ -24,7 +29,8 @@ _MARKER_PATTERNS = {
     "final": r"\bfinal[ \t]*[*_]*[ \t]*[:：]|\bfinal[ \t]+answer\b(?:[ \t]*[*_]*[ \t]*(?:[:：]|is\b[ \t]*:?)"
     r"|[ \t]*[*_#]*[ \t]*(?=\r?\n|$))",
     # #### 18 (GSM8K), only before a value: "#### Step 2" is a markdown heading
-    "hashes": r"^[ \t]*####[ \t]*(?=[-+$\d\\.])",
+    # "#### 18" also after a sentence on its line ("… = 260.#### 260"): only a heading stands first on its line
+    "hashes": r"(?:^[ \t]*|(?<=[.!:;)\s]))####[ \t]*(?=[-+$\d\\.]|<[ \t]*\d|(?:\*\*|__)[ \t]*[-+$\d])",
     # The answer is 18, So the correct answer is 18, the answer (arabic numerals) is 18: one aside in parentheses
     "answer_is": r"\b(?:the[ \t]+)?(?:correct[ \t]+|right[ \t]+)?answer(?:[ \t]*\([^()\n]{1,40}\))?[ \t]+is\b[ \t]*:?",
     # Answer: 18, **Answer:** $26, **Answer: 26**, at the start of a line
@@ -60,7 +66,7 @@ def marker_matches(text: str) -> list[_Marker]:
             if word == "final":
                 starts = [("final", at)]
             elif word == "####":
-                starts = [("hashes", line_start)]
+                starts = [("hashes", line_start), ("hashes", at)]
             else:
                 before = _BEFORE_ANSWER.search(lower, max(line_start, at - 40), at)
                 prefixed = before.start() if before else at
@@ -82,7 +88,8 @@ def marker_matches(text: str) -> list[_Marker]:
 # Where a value stated in running text ends: a sentence's full stop (not a decimal point), a semicolon, or the
 # reason that follows it ("18 because ...").
 _VALUE_END = re.compile(
-    r"\.(?=\s|$)|;|,?[ \t]+(?:because|since|as|which|so|given|for|when|where|if)\b|,[ \t]+(?:and|but|so|thus)\b",
+    r"\.(?=\s|$|[\"'”’)\]])|;|,?[ \t]+(?:because|since|as|which|so|given|for|when|where|if)\b"
+    r"|,[ \t]+(?:and|but|so|thus)\b|,[ \t]+(?:not|rather[ \t]+than)\b",
     re.IGNORECASE,
 )
 # Placeholders of a format instruction: "\boxed{}", "\boxed{answer}", "Final answer: <your answer>".
@@ -108,21 +115,50 @@ _TAKEN_BACK = re.compile(
 _NUMBER = re.compile(r"(?<![\w.^_])-?\$?\d[\d,]*(?:\.\d+)?(?![\d\w])")
 # A last line that denies or bounds its number states no value to salvage: "Not 5", "x > 5", "at most 5".
 _NOT_A_VALUE = re.compile(
-    r"\bnot\b|n't\b|\\neq?\b|≠|[<>≤≥]|\\[lg]eq?\b|\bexceed"
+    r"\bnot\b|n't\b|\bcannot\b|\bnever\b|\\neq?\b|≠|[<>≤≥]|\\[lg]eq?\b|\bexceed"
     r"|\bat[ \t]+(?:least|most)\b|\b(?:more|less|fewer)[ \t]+than\b",
     re.IGNORECASE,
 )
 
 
+# Typography read as the plain character it stands for (rule M4's `typography`), one character for one, so that
+# every span found in the scanned text is the same span of the raw field: "Final\u00a0answer:", "hip\u2011hop".
+_SCAN = str.maketrans(
+    {"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ",
+     "\u2005": " ", "\u2006": " ", "\u2008": " ", "\u200a": " ", "\u2010": "-", "\u2011": "-"}
+)  # fmt: skip
+
+
+# GSM8K's calculator annotations, "$<<9*2=18>>18": the tool's working, not the model's words, read as blanks.
+_CALCULATOR = re.compile(r"<<[^<>\n]{0,200}>>")
+
+
+def scanned(pieces: list[Piece]) -> list[Piece]:
+    """The pieces with their typography read plainly and calculator annotations blanked (same lengths, same
+    offsets)."""
+    return [
+        Piece(p.field, p.offset, _CALCULATOR.sub(lambda m: " " * len(m.group(0)), p.text.translate(_SCAN)))
+        for p in pieces
+    ]
+
+
 def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> list[MathCandidate]:
     """Every statement in the pieces of one region, in reading order within each piece."""
+    raw = {(p.field, p.offset): p.text for p in pieces}
+    pieces = scanned(pieces)
     found: list[MathCandidate] = []
     for piece in pieces:
         boxes = _boxes(piece, region)
         found.extend(boxes)
         found.extend(_markers(piece, region, boxes))
+        found.extend(_json_answers(piece, region, boxes))
     if (label := _last_line_label(pieces, region, found)) is not None:
         found.append(label)
+    if (result := _result_line(pieces, region, found)) is not None:
+        found.append(result)
+    for c in found:  # the statement as written, in the raw field's own characters
+        offset, text = next((o, t) for (f, o), t in raw.items() if f == c.field and o <= c.start <= o + len(t))
+        c.text = text[c.start - offset : c.end - offset]
     found.sort(key=lambda c: (c.field != "reasoning", c.start) if region == "reasoning" else (0, c.start))
     for c in found:
         _mark_examples(c, pieces, prompt)
@@ -132,7 +168,7 @@ def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> l
 def last_number(pieces: list[Piece], region: Field, statements: list[MathCandidate]) -> MathCandidate | None:
     """The weak salvage (rule M7): the one number of the region's last non-empty line, when it holds one only.
     Numbers inside statements (examples, statements taken back) are not there to salvage."""
-    for piece in reversed(pieces):
+    for piece in reversed(scanned(pieces)):
         stripped = piece.text.rstrip()
         if not stripped:
             continue
@@ -258,6 +294,36 @@ def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[Ma
     return found
 
 
+# {"reasoning": "…", "answer": "5"}: the answer field of a JSON reply, as a prompt that asks for JSON gets it.
+_JSON_ANSWER = re.compile(
+    r'"(?:final_answer|answer)"[ \t]*:[ \t]*(?:"(?P<string>(?:[^"\\\n]|\\.){0,2000})"|(?P<number>-?\d[\d.,]*))'
+)
+
+
+def _json_answers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[MathCandidate]:
+    """An `answer_label` statement for each "answer" field of JSON in the text (reading `json_field`), its string
+    read as JSON reads it ("\\\\frac{1}{2}" states \\frac{1}{2}); a box inside it is the box's statement."""
+    found = []
+    if '"answer"' not in piece.text and '"final_answer"' not in piece.text:
+        return found
+    for m in _JSON_ANSWER.finditer(piece.text):
+        group = "string" if m.group("string") is not None else "number"
+        start, end = piece.offset + m.start(), piece.offset + m.end()
+        if any(start <= b.start < end for b in boxes):
+            continue
+        raw = m.group(group)
+        try:
+            value = json.loads(f'"{raw}"') if group == "string" else raw
+        except ValueError:
+            value = raw  # a backslash JSON does not allow ("\frac" written once): the text as it stands
+        if not value.strip():
+            continue
+        candidate = _candidate("answer_label", region, piece.field, start, end, m.group(0), value)
+        candidate.reading.insert(0, "json_field")
+        found.append(candidate)
+    return found
+
+
 _NEXT_LINE = re.compile(r"\n[ \t]*(\S[^\n]*)")
 
 
@@ -318,6 +384,18 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
     while True:
         before = value
         value = value.strip()
+        inner = _bold_value(value)
+        if inner is not None:
+            value = inner
+            _note(notes, "bold_value")
+        unmarked = re.sub(r"^#{4}[ \t]*(?=\S)", "", value)
+        if unmarked != value:  # "### Final Answer:" then "#### 18": the GSM8K marker inside the value
+            value = unmarked
+            _note(notes, "hashes")
+        angled = re.fullmatch(r"<[ \t]*([^<>\s][^<>]*?)[ \t]*>", value)
+        if angled is not None:  # "#### <48>": the brackets of a format's "<answer>" kept around the value
+            value = angled.group(1)
+            _note(notes, "angle_brackets")
         unbolded = re.sub(r"^(?:\*\*|__|\*)+|(?:\*\*|__|\*)+$", "", value).strip()
         if unbolded != value:
             value = unbolded
@@ -341,6 +419,22 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
             _note(notes, "assignment")
         if value == before:
             return value, notes
+
+
+_INNER_BOLD = re.compile(r"\*\*([^*\n]+?)\*\*|(?<![\w_])__([^_\n]+?)__(?![\w_])")
+
+
+def _bold_value(value: str) -> str | None:
+    """The bold value inside a statement's words ("Each bus carries **48 pupils** on both trips" states
+    "48 pupils"): the bold spans that hold a number, all stating the same text, and no number outside them."""
+    spans = [m for m in _INNER_BOLD.finditer(value) if re.search(r"\d", m.group(1) or m.group(2))]
+    if not spans or (spans[0].start() == 0 and spans[-1].end() == len(value)):
+        return None  # no bold number, or bold around all of it (the unbolding below takes that)
+    outside = _INNER_BOLD.sub(" ", value)
+    inners = {(m.group(1) or m.group(2)).strip() for m in spans}
+    if re.search(r"\d", outside) or len(inners) != 1:
+        return None
+    return inners.pop()
 
 
 def _note(notes: list[str], note: str) -> None:
@@ -372,7 +466,7 @@ def _mark_examples(c: MathCandidate, pieces: list[Piece], prompt: str | None) ->
     local = c.start - piece.offset
     before = piece.text[max(0, local - 40) : local]
     plain = re.sub(r"\\text\{([^{}]*)\}", r"\1", c.value).strip().lower()
-    if plain in _PLACEHOLDERS:
+    if plain in _PLACEHOLDERS or re.fullmatch(r"[_.…\s]+|<[^<>]*>|\[[a-z ]*\]", plain):
         c.example = True
         c.reading.append("placeholder")
     elif _EXAMPLE_BEFORE.search(before):
@@ -386,3 +480,127 @@ def _mark_examples(c: MathCandidate, pieces: list[Piece], prompt: str | None) ->
     if _TAKEN_BACK.search(after):
         c.withdrawn = True
         c.reading.append("withdrawn")
+
+
+# ---- the result on the last line (rule M2e) --------------------------------------------------------------------
+
+# Math spans of a line: \( … \), \[ … \], $$ … $$, $ … $ (a $ before a digit and a space-free run is money:
+# "$12 + $30" holds no math span).
+_MATH_SPAN = re.compile(
+    r"\\\((?P<a>.*?)\\\)|\\\[(?P<b>.*?)\\\]|\$\$(?P<c>.*?)\$\$|(?<![\\$])\$(?!\s*\d)(?P<d>[^$\n]+?)(?<!\\)\$", re.DOTALL
+)
+_BOLD_SPAN = re.compile(r"\*\*(?P<inner>[^*\n]+?)\*\*|(?<![\w_])__(?P<inner2>[^_\n]+?)__(?![\w_])")
+# The value after the last equals sign of prose working: a number, perhaps money, bold, a percent or a fraction.
+_PROSE_RESULT = re.compile(
+    r"[ \t]*(?:\*\*|__)?[ \t]*(?:\\?\$)?[ \t]*(?P<value>-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)|\\[dt]?frac\{\d+\}\{\d+\})"
+    r"(?:[ \t]*(?:\\?%))?(?:\*\*|__)?"
+)
+_CHAIN_GOES_ON = re.compile(r"[ \t]*(?:[-+*/×÷^·]|\\(?:times|cdot|div))[ \t]*[\d(\\$]")
+# The longest last line read: a result is stated in one sentence or a short paragraph, not a page.
+_RESULT_LINE_LIMIT = 600
+# Decoration after the answer: a markdown rule, an empty bold.
+_DECORATION = re.compile(r"^[ \t]*(?:[-*_=]{3,}|\*\*\s*\*\*)[ \t]*$")
+
+
+def _result_line(pieces: list[Piece], region: Field, found: list[MathCandidate]) -> MathCandidate | None:
+    """A `result_line` statement (rule M2e): on the region's last non-empty line of prose (or its closing display
+    block), the value after the last equals sign of working whose sides agree, or of a one-name assignment, else
+    the one bold value; nothing when the line asks, denies or bounds (as M7), or is already a statement's."""
+    line = _last_line(pieces)
+    if line is None:
+        return None
+    piece, start, text = line
+    if len(text) > _RESULT_LINE_LIMIT or "?" in text or _NOT_A_VALUE.search(_without_math(text)):
+        return None
+    at = piece.offset + start
+    if any(c.field == piece.field and c.end > at and c.start < at + len(text) for c in found):
+        return None  # the line holds a statement already ("The answer is 45 + 52 = 97."): that one decides
+    picked = _chain_result(text) or _bold_result(text)
+    if picked is None:
+        return None
+    value_start, value_end, reading = picked
+    candidate = _candidate(
+        "result_line", region, piece.field, at, at + value_end, text[:value_end], text[value_start:value_end]
+    )
+    candidate.reading.insert(0, reading)
+    return candidate
+
+
+def _last_line(pieces: list[Piece]) -> tuple[Piece, int, str] | None:
+    """The last non-empty line of the region (decoration skipped), or the display block it closes."""
+    for piece in reversed(pieces):
+        stripped = piece.text.rstrip()
+        while stripped:
+            line_start = stripped.rfind("\n") + 1
+            line = stripped[line_start:]
+            if _DECORATION.match(line):
+                stripped = stripped[:line_start].rstrip()
+                continue
+            closing = line.strip()
+            if closing in ("\\]", "$$"):
+                opener = "\\[" if closing == "\\]" else "$$"
+                begin = stripped.rfind(opener, 0, line_start)
+                if begin == -1:
+                    return None
+                line_start = stripped.rfind("\n", 0, begin) + 1
+                return piece, line_start, stripped[line_start:]
+            return piece, line_start, line
+    return None
+
+
+def _without_math(text: str) -> str:
+    return _MATH_SPAN.sub(" ", text)
+
+
+def _chain_result(text: str) -> tuple[int, int, str] | None:
+    """The value at the end of the line's last equation: in math, what the assignment rule gives (its sides of
+    numbers agreeing, or one name); in prose, the number after the last "=" when the working before it equals it."""
+    last_equals = text.rfind("=")
+    if last_equals == -1:
+        return None
+    for m in _MATH_SPAN.finditer(text):
+        if m.start() < last_equals < m.end():
+            inner = next(n for n in "abcd" if m.group(n) is not None)
+            _, reading = strip_statement(text[m.start(inner) : m.end(inner)])
+            if "assignment" not in reading:
+                return None  # an equation, or working whose sides disagree
+            return m.start(inner), m.end(inner), "chain_result"
+    result = _PROSE_RESULT.match(text, last_equals + 1)
+    if result is None or _CHAIN_GOES_ON.match(text, result.end()):
+        return None
+    previous = text.rfind("=", 0, last_equals)
+    working = _working_suffix(text[previous + 1 : last_equals])
+    exact = evaluate(result.group("value"))
+    if working is None or exact is None or not rounds_to(working, result.group("value")):
+        return None
+    return result.start(), result.end(), "chain_result"
+
+
+_WORKING_START = re.compile(r"(?<![\w.,])(?=[(\\$]|-?\d)")
+
+
+def _working_suffix(side: str) -> Fraction | None:
+    """The value of the arithmetic the side ends with, after its words: "Adding the three weeks: 45 + 52 + 61"
+    is worth 158; "So 2x" and "the total" are no arithmetic."""
+    for m in _WORKING_START.finditer(side):
+        worth = evaluate(side[m.start() :])
+        if worth is not None:
+            return worth
+    return None
+
+
+def _bold_result(text: str) -> tuple[int, int, str] | None:
+    """The line's bold value that holds a number, when there is one, or when all such state one value; a bold
+    label ("**Step 3:**") is no value."""
+    spans = []
+    for m in _BOLD_SPAN.finditer(text):
+        inner = (m.group("inner") or m.group("inner2") or "").strip()
+        if re.search(r"\d", inner) and not inner.endswith((":", "：")):
+            spans.append(m)
+    if not spans:
+        return None
+    values = {normalise(strip_statement(m.group(0))[0])[0] for m in spans}
+    if len(values) != 1:
+        return None  # "**5** boys and **7** girls": which one is the answer is not said
+    last = spans[-1]
+    return last.start(), last.end(), "bold_result"
