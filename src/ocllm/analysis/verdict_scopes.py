@@ -66,10 +66,6 @@ class VerdictScopes:
         self.add(d.task_type, tool_task, d.task_id, record.previous_verdict, d.correct)
 
     @property
-    def paired_samples(self) -> int:
-        return len(self.old)
-
-    @property
     def unpaired_samples(self) -> int:
         return sum(self.unpaired.values())
 
