@@ -216,3 +216,22 @@ def test_another_tools_files_without_from_get_one_line_naming_the_flag(
         err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
         assert len(err) == 1 and err[0].startswith("ocllm: error: "), err
         assert f"--from {name}" in err[0], err
+
+
+def test_runs_with_no_task_in_common_show_no_statistic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28, section 4: no p-value, difference or test is drawn on 0 paired tasks."""
+    a = mmlu_pro_folder(tmp_path / "a")
+    b = tmp_path / "b"
+    b.mkdir()
+    records = json.loads((a / "math_result.json").read_text())
+    write_json(b / "math_result.json", [{**r, "question_id": r["question_id"] + 1000} for r in records])
+    capsys.readouterr()
+    assert main(["compare", "--from", "mmlu-pro", str(a), str(b), "-o", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.strip().strip("│").split("│")[0].strip() == "all")
+    cells = [c.strip() for c in row.strip().strip("│").split("│")]
+    assert cells[1:3] == ["0/0", "0/0"] and cells[5:] == ["-", "-"]
+    md = (tmp_path / "c" / "comparison.md").read_text()
+    assert "no test (no paired task)" in md and "p = 1" not in md
+    page = (tmp_path / "c" / "comparison.html").read_text()
+    assert "exact McNemar p</div><div class=\"value\">n/a<" in page

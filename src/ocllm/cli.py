@@ -23,9 +23,11 @@ from ocllm.console import (
     console_matrix,
     print_notice,
     print_notices,
+    print_report_verdicts,
     print_run_result,
     print_verdicts,
     summary_table,
+    truncated_words,
 )
 from ocllm.documents import Summary
 from ocllm.errors import Interrupted, OcllmError
@@ -142,7 +144,10 @@ def rescore(
     print_notices(result.notices)
     print_verdicts(result)
     console.print(summary_table(title, summary))
-    console.print(f"changed decisions: {summary.changed}   {answers_line(summary)}")
+    console.print(
+        f"changed decisions: {summary.changed}   {answers_line(summary)}   truncated: {truncated_words(summary)}",
+        soft_wrap=True,
+    )
     console.print(f"wrote {output}")
     if report is not None:
         console.print(f"wrote {report}")
@@ -252,14 +257,9 @@ def report(
     doc = run_report_doc(run_path, overrides, from_format, filter_name)
     print_notices(doc.notices)
     console.print(summary_table(doc.label, doc.summary))
+    console.print(f"truncated: {truncated_words(doc.summary)}", soft_wrap=True, highlight=False)
     if doc.tool_verdicts is not None:  # another tool's results: its verdicts beside ours, as rescore --from says
-        f = doc.tool_verdicts
-        # With epochs (a task's samples paired as one task) the counts are of samples.
-        of_a, of_b = (f.a_samples, f.b_samples) if f.mcnemar_p is None else (f.n_paired, f.n_paired)
-        console.print(
-            f"{doc.tool}: {f.a_correct}/{of_a}   ocllm's scorer: {f.b_correct}/{of_b}   "
-            f"changed decisions: {doc.summary['changed']}"
-        )
+        print_report_verdicts(doc)
     for path in write_run_report(doc, folder):
         console.print(f"wrote {path}")
 

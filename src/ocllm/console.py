@@ -10,11 +10,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ocllm.documents import Comparison, Matrix, Paired, Serving, Summary, as_summary
+from ocllm.analysis import verdict_words
+from ocllm.analysis.notices import truncation_words
+from ocllm.analysis.verdict_scopes import SCORER_LABEL
+from ocllm.documents import Comparison, InputVerdicts, Matrix, Paired, RunReport, Serving, Summary, as_summary
 from ocllm.report.format import rate
 from ocllm.scoring import task_types
 
@@ -47,8 +51,9 @@ def console_comparison(doc: Comparison) -> None:
             f"{100 * f.b_accuracy:.1f}%" if sampled else f"{f.b_correct}/{f.n_paired}",
             str(f.a_wins),
             str(f.b_wins),
-            f"{f.p_value:.3g}",
-            f"{100 * f.diff:+.1f} ({100 * f.diff_ci_low:+.1f} to {100 * f.diff_ci_high:+.1f})",
+            # No paired task in a scope: no statistic on nothing.
+            f"{f.p_value:.3g}" if f.n_paired else "-",
+            f"{100 * f.diff:+.1f} ({100 * f.diff_ci_low:+.1f} to {100 * f.diff_ci_high:+.1f})" if f.n_paired else "-",
         )
     console.print(table)
     if doc.diff_stderr is not None:
@@ -102,7 +107,7 @@ def print_run_result(result: RunResult) -> None:
     sent = "samples" if result.lane.samples_per_task > 1 else "tasks"
     retries = result.requests - result.ran
     console.print(
-        f"{answers_line(summary)}   truncated: {summary.truncated}   missing: {summary.missing} (never ran)"
+        f"{answers_line(summary)}   truncated: {truncated_words(summary)}   missing: {summary.missing} (never ran)"
         f"   {sent} this run: {result.ran} ({result.requests} requests, {retries} retries{resent})",
         soft_wrap=True,  # one line to grep in a log, however narrow the terminal
     )
@@ -152,6 +157,12 @@ def spread_line(doc: Paired) -> str:
             f"   smallest difference detectable with 80% power: {100 * doc.minimum_detectable_effect:.1f} points"
         )
     return line
+
+
+def truncated_words(summary: Summary | dict[str, Any]) -> str:
+    """The summary's truncated answers, or "not recorded" where no answer recorded a finish_reason."""
+    summary = as_summary(summary)
+    return truncation_words(summary.truncated, summary.finish_reasons, summary.scored)
 
 
 def answers_line(summary: Summary) -> str:
@@ -363,33 +374,16 @@ CHANGED_SHOWN = 30  # changed decisions listed on the terminal; the audit (--rep
 
 def print_verdicts(result: RescoredFile) -> None:
     """What a rescore of someone's results is for: their own accuracy on these tasks beside this scorer's,
-    whether the difference is more than chance, and each task whose verdict changed, with the rule."""
-    from ocllm.analysis.audit import SCORER_LABEL
-
+    whether the difference is more than chance, per task type and per the tool's task within a type (each its
+    own headline; the pooled figures of several types labelled as pooled, untested), and each task whose
+    verdict changed, with the rule."""
     audit = result.audit
-    figures = audit.paired(result.input_label) if audit is not None else None
-    if audit is None or figures is None:
+    verdicts = audit.scopes(result.input_label) if audit is not None else None
+    if audit is None or verdicts is None:
         return
-    sampled = figures.mcnemar_p is None  # epochs of a task paired as one task (paired.paired_by_task)
-    n = figures.a_samples if sampled else figures.n_paired  # the correct counts are of samples then
-    both = f"{n} samples of {figures.n_paired} tasks" if sampled else f"{n} tasks"
-    table = Table(title=f"{result.input_label} against {SCORER_LABEL} ({both} both decided)")
-    for column in ("verdicts of", "correct", "accuracy", "95% CI"):
-        table.add_column(column, justify="left" if column == "verdicts of" else "right", no_wrap=True)
-    for label, correct, accuracy, low, high in (
-        (result.input_label, figures.a_correct, figures.a_accuracy, figures.a_ci_low, figures.a_ci_high),
-        (SCORER_LABEL, figures.b_correct, figures.b_accuracy, figures.b_ci_low, figures.b_ci_high),
-    ):
-        table.add_row(label, f"{correct}/{n}", f"{100 * accuracy:.2f}%", f"{100 * low:.1f}-{100 * high:.1f}%")
-    console.print(table)
-    console.print(
-        f"difference, {SCORER_LABEL} minus {result.input_label}: {100 * figures.diff:+.2f} points (95% CI "
-        f"{100 * figures.diff_ci_low:+.2f} to "
-        f"{100 * figures.diff_ci_high:+.2f}), {figures.test} p = {figures.p_value:.3g}",
-        highlight=False,
-    )
-    console.print(figures.verdict, soft_wrap=True, highlight=False)
+    print_verdict_scopes(verdicts)
     if audit.unpaired:
+        sampled = verdicts.pooled is not None and verdict_words.sampled(verdicts.pooled)
         what = "sample(s)" if sampled else "task(s)"
         console.print(f"left out: {audit.unpaired} {what} failed, or have no verdict in the input", highlight=False)
     if not audit.changed:
@@ -402,6 +396,59 @@ def print_verdicts(result: RescoredFile) -> None:
     console.print(changed)
     if len(audit.changed) > CHANGED_SHOWN:
         console.print(f"... and {len(audit.changed) - CHANGED_SHOWN} more: the audit (--report) lists them all")
+
+
+def print_report_verdicts(doc: RunReport) -> None:
+    """`report` of another tool's results: its verdicts beside ours in one line, as rescore --from counts them;
+    per task type and task, with each one's sentence, when the tasks are of several."""
+    changed = f"changed decisions: {doc.summary.get('changed', 0)}"
+    scoped = doc.summary.get("input_verdicts")
+    verdicts = msgspec.convert(scoped, InputVerdicts) if scoped else None
+    if verdicts is not None and len(verdict_words.scope_lines(verdicts)) > 1:
+        print_verdict_scopes(verdicts)
+        console.print(changed)
+        return
+    f = doc.tool_verdicts
+    assert f is not None
+    a, b = verdict_words.counted(f, "a"), verdict_words.counted(f, "b")
+    console.print(f"{doc.tool}: {a}   {SCORER_LABEL}: {b}   {changed}", highlight=False)
+
+
+def print_verdict_scopes(verdicts: InputVerdicts) -> None:
+    """One row per task type and per the tool's task within it, then each one's own sentence: the headlines.
+    The pool of several types comes last, named as pooled, with no test and no sentence."""
+    label = verdicts.label
+    lines = verdict_words.scope_lines(verdicts)
+    pooled = verdicts.pooled
+    sampled = pooled is not None and verdict_words.sampled(pooled)
+    both = "samples" if sampled else "tasks"
+    title = f"{label} against {SCORER_LABEL}" + (", per task type" if len(lines) > 1 else f": {lines[0].name}")
+    if pooled is not None:
+        n = pooled.a_samples if sampled else pooled.n_paired
+        title += f" ({n} {both}{f' of {pooled.n_paired} tasks' if sampled else ''} both decided)"
+    table = Table(title=title)
+    for column in ("scope", both, label, SCORER_LABEL, f"{SCORER_LABEL} minus {label} (95% CI)", "test"):
+        table.add_column(column, justify="left" if column == "scope" else "right", no_wrap=column != "scope")
+    for line in lines:
+        f = line.paired
+        if f is None or not f.n_paired:  # nothing paired: no figure, no statistic
+            table.add_row(line.name, "0", "-", "-", "-", "no statistic")
+            continue
+        n = f.a_samples if verdict_words.sampled(f) else f.n_paired
+        table.add_row(
+            line.name,
+            str(n),
+            f"{verdict_words.counted(f, 'a')} ({100 * f.a_accuracy:.2f}%)",
+            f"{verdict_words.counted(f, 'b')} ({100 * f.b_accuracy:.2f}%)",
+            verdict_words.difference(f) if line.kind != "pooled" else f"{100 * f.diff:+.2f} points (pooled)",
+            verdict_words.test_words(f) if line.kind != "pooled" else "not tested (pooled)",
+        )
+    console.print(table)
+    for line in lines:
+        if (said := verdict_words.headline(line, label)) is not None:
+            console.print(said, soft_wrap=True, highlight=False)
+    if note := verdict_words.pooled_note(verdicts):
+        console.print(note, soft_wrap=True, highlight=False)
 
 
 def print_notices(notices: list[str]) -> None:

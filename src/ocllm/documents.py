@@ -84,7 +84,13 @@ class Summary(Figures, kw_only=True):
     by_ambiguity: dict[str, int] = msgspec.field(default_factory=dict)
     by_method: dict[str, int] = msgspec.field(default_factory=dict)
     by_source: dict[str, int] = msgspec.field(default_factory=dict)
-    truncated: int = 0
+    # Answers cut off at max_tokens (finish_reason "length"), counted among the answers that recorded a finish
+    # reason. None: no answer recorded one (lm-eval's samples, the MMLU-Pro scripts' results), so whether any was
+    # cut off is not recorded, which 0 would misstate.
+    truncated: int | None = 0
+    # Answered samples (not failed requests) whose finish_reason was recorded; None in documents written before it
+    # was counted. Fewer than the answered: truncation is known only for these.
+    finish_reasons: int | None = None
     changed: int = 0  # decisions whose verdict differs from the input's own
     tasks_in_suite: int = 0
     missing: int = 0  # tasks of the suite that never ran
@@ -99,6 +105,9 @@ class Summary(Figures, kw_only=True):
     accuracy_stderr_category: float | None = None
     # Each task's samples, with samples_per_task > 1: how many were right and whether they agree.
     by_task: dict[str, TaskAgreement] = msgspec.field(default_factory=dict)
+    # The input's own verdicts against this scorer's, per task type and per the tool's task (rescore only; None
+    # when the input recorded no verdict, and in a run's metrics.json).
+    input_verdicts: InputVerdicts | None = None
 
     @property
     def all_answered(self) -> bool:
@@ -158,6 +167,31 @@ class Paired(msgspec.Struct, kw_only=True):
     # The smallest difference a comparison of this size detects with 80% power at the 5% level (two-sided):
     # (z_0.975 + z_0.8) * diff_stderr. None where the standard error is 0 (the sides never disagree).
     minimum_detectable_effect: float | None = None
+
+
+class ScopeVerdicts(msgspec.Struct, kw_only=True):
+    """The input's verdicts (side A) against this scorer's (side B) on one scope of a rescore: a task type, or one
+    of the other tool's own tasks within a type (lm-eval's gsm8k and minerva_math500 are both math)."""
+
+    paired: Paired | None = None  # None when no sample of the scope was paired: no statistic is drawn on nothing
+    unpaired: int = 0  # samples of the scope left out: the request failed, or the input recorded no verdict
+
+
+class TypeVerdicts(ScopeVerdicts, kw_only=True):
+    """A task type's verdicts, and each of the tool's own tasks of that type apart."""
+
+    by_task: dict[str, ScopeVerdicts] = msgspec.field(default_factory=dict)  # in name order; {}: the tool names none
+
+
+class InputVerdicts(msgspec.Struct, kw_only=True):
+    """Another tool's (or a saved run's) own verdicts against this scorer's, per task type and per the tool's task
+    within a type: each is a headline of its own, since a letter, a number and an instruction are scored by rules
+    of different kinds. `pooled` is over every type; with several types it is labelled as pooled, never a headline."""
+
+    label: str  # whose verdicts side A is: the tool ("lm-eval"), or "the input"
+    by_type: dict[str, TypeVerdicts] = msgspec.field(default_factory=dict)  # in name order
+    pooled: Paired | None = None  # every paired sample of every type (None: none was paired)
+    unpaired: int = 0
 
 
 class Side(msgspec.Struct, kw_only=True):

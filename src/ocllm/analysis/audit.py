@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 from collections import Counter
-from itertools import accumulate
 from typing import Any
 
 import msgspec
 
-from ocllm.documents import Paired, UnscorableRecord
+from ocllm.analysis import verdict_words
+from ocllm.analysis.notices import truncation_words
+from ocllm.analysis.verdict_scopes import SCORER_LABEL, ToolTask, VerdictScopes
+from ocllm.documents import InputVerdicts, Paired, UnscorableRecord
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision
 from ocllm.scoring import task_types
 
-SCORER_LABEL = "ocllm's scorer"
+__all__ = ["SCORER_LABEL", "AuditTally", "left_out_sentence", "render_audit"]
 
 
 class AuditTally:
     """What the audit reports, gathered one task at a time: counts per scope, and the few tasks it names
     (changed decisions, inconsistent inputs, different extractions), never every task's output."""
 
-    def __init__(self) -> None:
+    def __init__(self, tool_task: ToolTask | None = None) -> None:
         self.overall = [0, 0, 0]  # [old correct, new correct, tasks]
         self.categories: dict[str, list[int]] = {}  # the same per category
         self.has_old = False
@@ -30,17 +32,12 @@ class AuditTally:
         self.with_reasoning = 0
         self.reasoning_statements = 0
         self.truncated = 0
+        self.finish_reasons = 0  # answered samples that recorded a finish_reason: truncation is known for these
+        self.answered = 0
         self.counts: dict[str, Counter[str]] = {key: Counter() for key in ("ambiguity", "method", "source", "rule")}
-        # The input's verdict and this scorer's, one byte each, for every task both decided: the paired figures.
-        self.old_verdicts = bytearray()
-        self.new_verdicts = bytearray()
-        # 1 where a verdict starts another task than the one before: a task's samples come together (every reader
-        # yields them so), and are paired as one task. A byte a verdict, not an id.
-        self.new_task = bytearray()
-        self._last_task: str | None = None
+        # The input's verdict and this scorer's for every sample both decided, by task type and the tool's task.
+        self.verdicts = VerdictScopes(tool_task)
         self.failed = 0  # tasks whose request failed: left out of the totals
-        self.unpaired = 0  # tasks one side left undecided: a failed request, or no verdict in the input
-        self._paired: dict[str, Paired] = {}  # computed once (a bootstrap), for the audit and the console
         self.unscorable: list[UnscorableRecord] = []  # records the reader left out, in no figure (set at the end)
 
     def add(self, record: SavedRecord, d: Decision) -> None:
@@ -55,13 +52,7 @@ class AuditTally:
                 figures[1] += new
                 figures[2] += 1
         verdict = record.previous_verdict  # None: none, or the whole task's (lm-eval's filter over repeats)
-        if verdict is not None and d.correct is not None:
-            self.old_verdicts.append(verdict)
-            self.new_verdicts.append(d.correct)
-            self.new_task.append(d.task_id != self._last_task)
-            self._last_task = d.task_id
-        else:
-            self.unpaired += 1
+        self.verdicts.add_decided(record, d)
         if verdict is not None and verdict != d.correct:
             self.changed.append(
                 (
@@ -82,24 +73,27 @@ class AuditTally:
         self.with_reasoning += bool(d.reasoning_statements)
         self.reasoning_statements += d.reasoning_statements
         self.truncated += d.truncated
+        if record.sample.error is None:
+            self.answered += 1
+            self.finish_reasons += record.sample.finish_reason is not None
         for key, value in (("ambiguity", d.ambiguity), ("method", d.extraction_method),
                            ("source", d.extraction_source), ("rule", d.rule)):  # fmt: skip
             self.counts[key][value] += 1
 
-    def paired(self, label: str) -> Paired | None:
-        """The input's verdicts (side A, called `label`) against this scorer's (side B) on the tasks both
-        decided; None when the input recorded no verdict."""
-        if not self.old_verdicts:
-            return None
-        if label not in self._paired:
-            # Imported here: SciPy costs 70 MB of memory, and a rescore streams its tasks in far less.
-            from ocllm.analysis.paired import paired_by_task
+    @property
+    def unpaired(self) -> int:
+        """Samples one side left undecided: a failed request, or no verdict in the input."""
+        return self.verdicts.unpaired_samples
 
-            old = [bool(v) for v in self.old_verdicts]
-            new = [bool(v) for v in self.new_verdicts]
-            tasks = list(accumulate(self.new_task))  # a number per task, the same for its samples
-            self._paired[label] = paired_by_task(tasks, old, new, label, SCORER_LABEL, sides="scoring")
-        return self._paired[label]
+    def scopes(self, label: str) -> InputVerdicts | None:
+        """The input's verdicts (side A, called `label`) against this scorer's (side B) on the samples both
+        decided, per task type and the tool's task; None when the input recorded no verdict."""
+        return self.verdicts.figures(label)
+
+    def paired(self, label: str) -> Paired | None:
+        """The pooled figures over every type (the headline only where there is one type)."""
+        scopes = self.scopes(label)
+        return scopes.pooled if scopes is not None else None
 
 
 LEFT_OUT_SHOWN = 10  # unscorable records named in the one sentence; the audit's table and the document list all
@@ -180,7 +174,8 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], in
         + "; a different extraction with the same verdict is not counted as a changed decision.",
         f"- {tally.with_reasoning} task(s) hold final-answer statements in their reasoning "
         f"({tally.reasoning_statements} in all); they are counted here and never raise an ambiguity.",
-        f"- Truncated responses (`finish_reason: length`): {tally.truncated}.",
+        f"- Truncated responses (`finish_reason: length`): "
+        f"{truncation_words(tally.truncated, tally.finish_reasons, tally.answered)}.",
         "",
     ]
     lines += _count_table("Ambiguity classes", "ambiguity", tally.counts["ambiguity"])
@@ -192,13 +187,48 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], in
 
 def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
     """What a user asks first: the input's own accuracy on these tasks beside the re-scored one, and whether
-    the difference is more than chance (the same figures `compare` gives for two lanes)."""
-    figures = tally.paired(label)
-    if figures is None:
+    the difference is more than chance (the same figures `compare` gives for two lanes), per task type and per
+    the tool's task within a type; the pooled figures, with several types, last and named as pooled."""
+    verdicts = tally.scopes(label)
+    if verdicts is None:
         return []
-    sampled = figures.mcnemar_p is None  # a task's samples (inspect's epochs) paired as one task, by their shares
-    n = figures.a_samples if sampled else figures.n_paired
-    if sampled:
+    lines = verdict_words.scope_lines(verdicts)
+    several = len(lines) > 1
+    out = [f"## {_cell(label)} against {SCORER_LABEL}" + (", per task type" if several else ""), ""]
+    if several:
+        out += [
+            f"Each task type, and each of {_cell(label)}'s tasks within a type, has its own figures and test: "
+            "their rules, golds and prompts differ, and one figure over them all would say nothing of any one.",
+            "",
+        ]
+    for line in lines:
+        out += _scope_section(line, label, several)
+    if note := verdict_words.pooled_note(verdicts):
+        out += [_cell(note), ""]
+    if tally.unpaired:
+        sampled = verdicts.pooled is not None and verdict_words.sampled(verdicts.pooled)
+        what = "sample(s)" if sampled else "task(s)"
+        out += [
+            f"{tally.unpaired} {what} are left out of these figures: the request failed, or the input recorded "
+            "no verdict for them.",
+            "",
+        ]
+    return out
+
+
+def _scope_section(line: verdict_words.ScopeLine, label: str, titled: bool) -> list[str]:
+    """One scope's sides, difference and verdict (the pool's without a test: it is no headline)."""
+    title = [f"### {_cell(line.name)}", ""] if titled else []
+    figures = line.paired
+    if figures is None or not figures.n_paired:
+        return [*title, _cell(verdict_words.no_statistic(line.unpaired, label)) + ".", ""]
+    sampled = verdict_words.sampled(figures)  # a task's samples (inspect's epochs) paired as one task, by shares
+    if line.kind == "pooled":
+        difference = (
+            f"Difference ({SCORER_LABEL} minus {_cell(label)}), pooled: {100 * figures.diff:+.2f} points "
+            f"({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input); not tested."
+        )
+    elif sampled:
         difference = (
             f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, the mean of the "
             f"{figures.n_paired} tasks' differences of shares correct; 95% t interval clustered on tasks "
@@ -212,29 +242,21 @@ def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
             f"{figures.p_value:.3g} ({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input)."
         )
     lines = [
-        f"## {_cell(label)} against {SCORER_LABEL}",
-        "",
+        *title,
         "| verdicts of | correct | accuracy | 95% CI |",
         "|---|---|---|---|",
-        f"| {_cell(label)} | {figures.a_correct}/{n} | {100 * figures.a_accuracy:.2f}% "
+        f"| {_cell(label)} | {verdict_words.counted(figures, 'a')} | {100 * figures.a_accuracy:.2f}% "
         f"| {100 * figures.a_ci_low:.1f}-{100 * figures.a_ci_high:.1f}% |",
-        f"| {SCORER_LABEL} | {figures.b_correct}/{n} | {100 * figures.b_accuracy:.2f}% "
+        f"| {SCORER_LABEL} | {verdict_words.counted(figures, 'b')} | {100 * figures.b_accuracy:.2f}% "
         f"| {100 * figures.b_ci_low:.1f}-{100 * figures.b_ci_high:.1f}% |",
         "",
         *([f"Counted in samples, of {figures.n_paired} tasks; the intervals are clustered on tasks.", ""]
           if sampled else []),
         difference,
         "",
-        _cell(figures.verdict),
-        "",
     ]  # fmt: skip
-    if tally.unpaired:
-        what = "sample(s)" if sampled else "task(s)"
-        lines += [
-            f"{tally.unpaired} {what} are left out of these figures: the request failed, or the input recorded "
-            "no verdict for them.",
-            "",
-        ]
+    if line.kind != "pooled":
+        lines += [_cell(figures.verdict), ""]
     return lines
 
 

@@ -51,6 +51,7 @@ class ScoredTask(NamedTuple):
     method: str | None = None
     task_type: str = "mcq"
     sample: int = 0  # which of the task's samples
+    finish_reason: bool = True  # the answer recorded a finish_reason (lm-eval's and MMLU-Pro's do not)
 
 
 class ScoredRun(NamedTuple):
@@ -178,6 +179,7 @@ def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:
         method=d.extraction_method,
         task_type=record.task.type,
         sample=record.sample.sample,
+        finish_reason=record.sample.finish_reason is not None,
     )
 
 
@@ -216,6 +218,7 @@ def _as_recorded(record: SavedRecord) -> ScoredTask:
         method=str(method) if isinstance(method, str) else None,
         task_type=record.task.type,
         sample=record.sample.sample,
+        finish_reason=record.sample.finish_reason is not None,
     )
 
 
@@ -267,10 +270,13 @@ def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
             "values": [float(v) for v in values],
         }
 
+    answered = [t for t in tasks if t.error is None]
+    known = not answered or any(t.finish_reason for t in answered)
     return {
         "tasks": len(tasks),
         "errors": sum(t.error is not None for t in tasks),
-        "truncated": sum(t.truncated for t in tasks),
+        # None where no answer recorded a finish_reason: whether any was cut off is not known, and 0 would say none.
+        "truncated": sum(t.truncated for t in tasks) if known else None,
         "completion_tokens": dist([t.completion_tokens for t in tasks if t.completion_tokens is not None]),
         "reasoning_tokens": dist([t.reasoning_tokens for t in tasks if t.reasoning_tokens is not None]),
         "latency_s": dist([t.latency_s for t in tasks if t.latency_s is not None]),

@@ -83,6 +83,9 @@ class Tally:
 
     def __init__(self) -> None:
         self.total = self.correct = self.errors = self.truncated = self.no_answer = 0
+        # Answered samples seen, and those of them that recorded a finish_reason: truncation is known only there.
+        self.answered = self.finish_reasons = 0
+        self._saw_samples = False
         self._categories: dict[str, dict[str, Any]] = {}
         self._types: dict[str, dict[str, Any]] = {}
         self._type_tallies = task_types.TypeTallies()
@@ -91,8 +94,14 @@ class Tally:
         self._source: Counter[str] = Counter()
         self._sampled = SampledTally()
 
-    def add(self, d: Decision) -> None:
+    def add(self, d: Decision, sample: Sample | None = None) -> None:
+        """Count one decision; with its `sample`, also whether the answer recorded a finish_reason."""
         self.total += 1
+        if sample is not None:
+            self._saw_samples = True
+            if sample.error is None:
+                self.answered += 1
+                self.finish_reasons += sample.finish_reason is not None
         self.correct += d.correct is True
         self.errors += d.error is not None
         self.truncated += d.truncated
@@ -139,7 +148,9 @@ class Tally:
             by_ambiguity=dict(self._ambiguity.most_common()),
             by_method=dict(self._method.most_common()),
             by_source=dict(self._source.most_common()),
-            truncated=self.truncated,
+            # No answer recorded a finish_reason: whether any was cut off is unknown, not none (None, not 0).
+            truncated=None if self._saw_samples and self.answered and not self.finish_reasons else self.truncated,
+            finish_reasons=self.finish_reasons if self._saw_samples else None,
         )
 
 

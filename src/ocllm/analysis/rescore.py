@@ -12,6 +12,7 @@ from ocllm import __version__
 from ocllm.analysis.audit import AuditTally, left_out_sentence, render_audit
 from ocllm.analysis.metrics import ServingTally, Tally
 from ocllm.analysis.notices import NoticeTally
+from ocllm.analysis.verdict_scopes import input_verdicts
 from ocllm.documents import MetricsDocument, Summary, UnscorableRecord
 from ocllm.errors import OcllmError
 from ocllm.files.atomic import atomic_write_text, atomic_writer, pretty_json
@@ -60,6 +61,13 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
     return out
 
 
+def input_label_of(meta: RunMeta) -> str:
+    """What the input's own verdicts are called: the other tool whose results it is (read with --from, or a
+    document rescored from them), else "the input"."""
+    tool = format_of_run(meta.run_format)
+    return tool.tool if tool is not None else "the input"
+
+
 def changed(record: SavedRecord, decision: Decision) -> bool:
     old = record.previous_verdict
     return old is not None and old != decision.correct
@@ -71,13 +79,17 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
     decisions = [decide(r.task, r.sample, policy) for r in saved.records]
     tally, notices, serving = Tally(), NoticeTally(policy), ServingTally()
     for record, decision in zip(saved.records, decisions, strict=True):
-        tally.add(decision)
+        tally.add(decision, record.sample)
         notices.add(record.sample, decision, record.task)
         serving.add(record.sample)
     n_changed = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
-    foreign = format_of_run(saved.meta.run_format) is not None  # another tool's: this project cannot rerun it
-    summary, said = _closing(tally, notices, n_changed, saved.meta, policy, not foreign, saved.meta.unscorable)
+    tool = format_of_run(saved.meta.run_format)  # another tool's: this project cannot rerun it
+    summary, said = _closing(tally, notices, n_changed, saved.meta, policy, tool is None, saved.meta.unscorable)
     summary.serving = serving.serving(saved.meta.timing)
+    # As `rescore` writes it: the input's verdicts against ours, per task type and the tool's task.
+    summary.input_verdicts = input_verdicts(
+        saved.records, decisions, input_label_of(saved.meta), tool.task_of if tool is not None else None
+    )
     document = MetricsDocument(
         format=OUTPUT_FORMAT,
         harness_version=__version__,
@@ -180,7 +192,16 @@ def rescore_file(
     # A document rescored from another tool's file keeps what it left out, and its failures stay not rerunnable.
     foreign = format_of_run(meta.run_format) is not None
     return write_rescored(
-        input_path, meta, records, policy, output_path, report_path, rerunnable=not foreign, unscorable=meta.unscorable
+        input_path,
+        meta,
+        records,
+        policy,
+        output_path,
+        report_path,
+        input_label=input_label_of(meta),
+        rerunnable=not foreign,
+        unscorable=meta.unscorable,
+        verdicts=True,
     )
 
 
@@ -214,6 +235,7 @@ def rescore_tool_files(
         rerunnable=False,  # another tool's results: this project's --retry-errors cannot run them again
         title=f"{run.format.name}: {title}",
         unscorable=run.unscorable,  # filled while the records are read
+        verdicts=True,
     )
 
 
@@ -243,6 +265,7 @@ def write_rescored(
     title: str | None = None,
     rerunnable: bool = True,
     unscorable: list[UnscorableRecord] | None = None,
+    verdicts: bool = False,
 ) -> RescoredFile:
     """The streaming writer itself: also what a run's metrics.json is written with (`source` replacing the
     document's source fields it names; `decided` giving the decisions the run already took, under the
@@ -250,8 +273,11 @@ def write_rescored(
     metrics.json, whose raw outputs are in samples.jsonl and are named there by `source.raw_outputs`;
     `input_notices` what a reader must know about the input's format, `input_label` what its own verdicts are
     called, `title` what the audit is headed with, and `rerunnable` whether this project can run its failed
-    tasks again; `unscorable` the records the reader left out, complete once `records` is read through)."""
-    tally, notices, audit, serving = Tally(), NoticeTally(policy), AuditTally(), ServingTally()
+    tasks again; `unscorable` the records the reader left out, complete once `records` is read through; `verdicts`
+    whether the summary holds the input's own verdicts against this scorer's, as a rescore's does)."""
+    tool = format_of_run(meta.run_format)  # another tool's: its task of each id, to pair each task apart
+    audit = AuditTally(tool.task_of if tool is not None else None)
+    tally, notices, serving = Tally(), NoticeTally(policy), ServingTally()
     n_changed = 0
     with atomic_writer(output_path) as out:
         out.write(b'{\n  "format": ' + _json(OUTPUT_FORMAT) + b',\n  "harness_version": ' + _json(__version__))
@@ -259,7 +285,7 @@ def write_rescored(
         out.write(b',\n  "source": ' + _indented(document_source, 2) + b',\n  "tasks": [')
         for index, record in enumerate(records):
             decision = (decided and decided(record)) or decide(record.task, record.sample, policy)
-            tally.add(decision)
+            tally.add(decision, record.sample)
             notices.add(record.sample, decision, record.task)
             audit.add(record, decision)
             serving.add(record.sample)
@@ -271,6 +297,8 @@ def write_rescored(
         summary, said = _closing(tally, notices, n_changed, meta, policy, rerunnable, unscorable)
         audit.unscorable = summary.unscorable_records
         summary.serving = serving.serving(meta.timing)
+        if verdicts:  # the input's verdicts against ours, per type and task, beside the console's and the audit's
+            summary.input_verdicts = audit.scopes(input_label)
         said = [*(input_notices or []), *said]
         out.write((b"\n  ]" if tally.total else b"]") + b',\n  "summary": ' + _indented(summary, 2))
         out.write(b',\n  "notices": ' + _indented(said, 2) + b"\n}\n")

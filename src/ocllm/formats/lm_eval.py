@@ -123,6 +123,12 @@ def task_name(path: Path) -> str:
     return _TIMESTAMP.sub("", stem.removeprefix("samples_")) or stem
 
 
+def task_of(task_id: str) -> str | None:
+    """The lm-eval task a task id of this reader is of: ids are `<task>/<doc_id>`, the task named by its file."""
+    task, slash, _ = task_id.partition("/")
+    return task if slash and task else None
+
+
 def read(
     path: Path, filter_name: str | None = None, qualify_ids: bool = False
 ) -> Iterator[SavedRecord | UnscorableRecord]:

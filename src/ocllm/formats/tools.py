@@ -28,6 +28,9 @@ class ToolFormat(NamedTuple):
     read: Callable[[Path, str | None, bool], Iterator[SavedRecord | UnscorableRecord]]
     # Run-level facts (model, task, planned size) from the files, and what a reader must know about them.
     describe: Callable[[list[Path]], tuple[dict[str, Any], list[str]]]
+    # Which of the tool's own tasks a task id is of (lm-eval's `gsm8k/12` -> `gsm8k`), so that each is paired on
+    # its own; None where the ids do not say (an MMLU-Pro result file is a subject, not a task).
+    task_of: Callable[[str], str | None] = lambda _task_id: None
 
 
 class ToolRun(NamedTuple):
@@ -107,7 +110,13 @@ def _by_name(files_in: Callable[[Path], list[Path]]) -> Callable[[Path], tuple[l
 
 FORMATS: dict[str, ToolFormat] = {
     "lm-eval": ToolFormat(
-        "lm-eval", "lm-eval", _by_name(lm_eval.files_in), "samples_*.jsonl files", lm_eval.read, _lm_eval_facts
+        "lm-eval",
+        "lm-eval",
+        _by_name(lm_eval.files_in),
+        "samples_*.jsonl files",
+        lm_eval.read,
+        _lm_eval_facts,
+        lm_eval.task_of,
     ),
     "mmlu-pro": ToolFormat(
         "mmlu-pro",

@@ -12,7 +12,6 @@ from typing import Any
 
 import msgspec
 
-from ocllm.analysis.audit import SCORER_LABEL
 from ocllm.analysis.compare import (
     ScoredRun,
     ScoredTask,
@@ -25,14 +24,12 @@ from ocllm.analysis.compare import (
 )
 from ocllm.analysis.metrics import chance_level, tally_categories
 from ocllm.analysis.notices import incomplete_notice
-from ocllm.analysis.paired import paired_by_task
 from ocllm.analysis.rescore import PolicyOverrides, policy_of, rescore_run
 from ocllm.analysis.run_settings import run_settings
 from ocllm.analysis.sampled import SampledTally, accuracy_interval, vote
-from ocllm.documents import Estimate, Matrix, MatrixLane, Paired, RunReport
+from ocllm.documents import Estimate, Matrix, MatrixLane, RunReport
 from ocllm.errors import InputError
-from ocllm.formats import SavedRecord
-from ocllm.models import Decision, Task
+from ocllm.models import Task
 from ocllm.report.format import scored
 from ocllm.scoring import task_types
 
@@ -84,6 +81,11 @@ def run_report_doc(
     summary["by_type"] = {k: _with_interval(v) for k, v in summary.get("by_type", {}).items()}
     # The accuracy of answering at random, drawn on the accuracy charts.
     summary["chance"] = chance_level(_options(r.task) for r in saved.records)
+    # The other tool's verdicts against ours (per task type and the tool's task, as rescore --from gives them): what
+    # the pages draw; none for this project's own runs.
+    verdicts = metrics.summary.input_verdicts if loaded.tool is not None else None
+    if verdicts is None:
+        summary.pop("input_verdicts", None)
     return RunReport(
         harness_version=metrics.harness_version,
         label=run_label(saved.meta, path),
@@ -94,25 +96,9 @@ def run_report_doc(
         resources=resources_of([scored_task(r, d) for r, d in zip(saved.records, result.decisions, strict=True)]),
         tasks=metrics.tasks,
         tool=loaded.tool,
-        tool_verdicts=_tool_verdicts(loaded.tool, saved.records, result.decisions),
+        tool_verdicts=verdicts.pooled if verdicts is not None else None,  # over every type (the pages say so)
         settings=run_settings(path, metrics.source),
     )
-
-
-def _tool_verdicts(tool: str | None, records: list[SavedRecord], decisions: list[Decision]) -> Paired | None:
-    """The other tool's verdicts (A) against this scorer's (B) on the tasks both decided, as the audit of
-    `rescore --from` sets them; None for this project's own runs, or when the tool recorded no verdict."""
-    if tool is None:
-        return None
-    pairs = [
-        (r.task.id, r.previous_verdict, d.correct)
-        for r, d in zip(records, decisions, strict=True)
-        if r.previous_verdict is not None and d.correct is not None
-    ]
-    if not pairs:
-        return None
-    tasks, old, new = ([pair[i] for pair in pairs] for i in range(3))
-    return paired_by_task(tasks, old, new, tool, SCORER_LABEL, sides="scoring")  # a task's epochs are one task
 
 
 def _by_type(tasks: list[ScoredTask]) -> dict[str, Estimate]:

@@ -8,7 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
+from ocllm.analysis import verdict_words
 from ocllm.analysis.metrics import gave_no_answer
+from ocllm.analysis.notices import truncation_parts, truncation_words
+from ocllm.documents import InputVerdicts
 from ocllm.scoring import mcq, task_types
 from ocllm.scoring.task_type import DetailTable, TaskType
 
@@ -188,7 +193,7 @@ def resource_rows(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> li
     """Resource figures side by side, one column per run: [figure name, value per run...] (plain text)."""
     rows: list[list[str]] = []
     for key, name in (("tasks", "tasks"), ("errors", "errors (failed requests)"), ("truncated", "truncated")):
-        rows.append([name, *[count((res or {}).get(key)) for _, res in columns]])
+        rows.append([name, *[_resource_count(res, key) for _, res in columns]])
     for key, name, integer in RESOURCE_FIGURES:
         dists = [(res or {}).get(key) for _, res in columns]
         if not any(dists):
@@ -199,6 +204,13 @@ def resource_rows(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> li
                 [f"{name}, {'median' if stat == 'p50' else stat}", *[resource_value(d, stat, integer) for d in dists]]
             )
     return rows
+
+
+def _resource_count(resources: Mapping[str, Any] | None, key: str) -> str:
+    value = (resources or {}).get(key)
+    if key == "truncated" and value is None and resources and resources.get("tasks"):
+        return "not recorded"  # no answer recorded a finish_reason (resources_of): not 0
+    return count(value)
 
 
 def partly_recorded(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[tuple[str, list[str]]]:
@@ -390,7 +402,10 @@ def test_name(doc: Mapping[str, Any]) -> str:
 
 
 def test_p(doc: Mapping[str, Any]) -> float | None:
-    """A comparison's p value: `p_value`, or for documents written before it the exact McNemar p."""
+    """A comparison's p value: `p_value`, or for documents written before it the exact McNemar p. None with no
+    paired task: no statistic is drawn on nothing."""
+    if doc.get("n_paired") == 0:
+        return None
     value = doc.get("p_value")
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
@@ -399,6 +414,8 @@ def test_p(doc: Mapping[str, Any]) -> float | None:
 
 def test_text(doc: Mapping[str, Any]) -> str:
     """`exact McNemar p = 0.0313`, `paired t p = 0.0199`, `paired t p < 0.001`."""
+    if doc.get("n_paired") == 0:
+        return "no test (no paired task)"
     text = p_value(test_p(doc))
     return f"{test_name(doc)} p {text}" if text.startswith("<") else f"{test_name(doc)} p = {text}"
 
@@ -532,3 +549,56 @@ def share_counts(summary: Mapping[str, Any]) -> list[tuple[str, int]]:
 def difference_counts(doc: Mapping[str, Any]) -> list[tuple[str, int]]:
     """A sampled comparison's tasks per difference of shares, B - A (its histogram's counts); none otherwise."""
     return _counted(doc.get("task_differences") or [], points) if comparison_sampled(doc) else []
+
+
+# --- Another tool's verdicts, per task type and task ---------------------------------------------------------
+
+
+def verdict_scope_rows(summary: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The rows both renderers draw of a report's `input_verdicts`, where it holds more than one scope (a type
+    with several of the tool's tasks, or several types): each type and task with its own figures, test and
+    sentence, the pool of several types last with neither. [] where there is one scope: the pooled figures are
+    that scope's, drawn as they always were."""
+    raw = summary.get("input_verdicts")
+    if not raw:
+        return []
+    verdicts = msgspec.convert(raw, InputVerdicts)
+    lines = verdict_words.scope_lines(verdicts)
+    if len(lines) < 2:
+        return []
+    rows = []
+    for line in lines:
+        f = line.paired
+        pooled = line.kind == "pooled"
+        said = {"name": line.name, "kind": line.kind, "headline": verdict_words.headline(line, verdicts.label) or ""}
+        if f is None or not f.n_paired:  # nothing paired: no figure, no statistic
+            rows.append({**said, "tasks": "0", "a": "-", "b": "-", "difference": "-", "test": "no statistic"})
+            continue
+        rows.append(
+            {
+                **said,
+                "tasks": str(f.n_paired),
+                "a": f"{verdict_words.counted(f, 'a')} ({pct(f.a_accuracy)})",
+                "b": f"{verdict_words.counted(f, 'b')} ({pct(f.b_accuracy)})",
+                "difference": f"{points(f.diff)} (pooled)" if pooled else
+                f"{points(f.diff)} ({points_interval(f.diff_ci_low, f.diff_ci_high)})",
+                "test": "not tested (pooled)" if pooled else verdict_words.test_words(f),
+            }
+        )  # fmt: skip
+    return rows
+
+
+def pooled_verdicts_note(summary: Mapping[str, Any]) -> str | None:
+    raw = summary.get("input_verdicts")
+    return verdict_words.pooled_note(msgspec.convert(raw, InputVerdicts)) if raw else None
+
+
+def truncated_text(summary: Mapping[str, Any]) -> str:
+    """A summary's truncated answers, "not recorded" where no answer recorded a finish_reason."""
+    return truncation_words(summary.get("truncated", 0), summary.get("finish_reasons"), scored(summary))
+
+
+def truncated_kpi(summary: Mapping[str, Any]) -> tuple[str, str]:
+    """The run page's truncated figure and the line under it."""
+    value, of = truncation_parts(summary.get("truncated", 0), summary.get("finish_reasons"), scored(summary))
+    return value, of or "finish_reason: length"

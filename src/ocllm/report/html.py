@@ -62,6 +62,7 @@ from ocllm.report.format import (
     pct,
     points,
     points_interval,
+    pooled_verdicts_note,
     resolved_rows,
     resolved_sentence,
     resource_rows,
@@ -79,10 +80,12 @@ from ocllm.report.format import (
     test_header,
     test_p,
     test_text,
+    truncated_kpi,
     type_detail_rows,
     type_rows,
     type_tables,
     verdict_of,
+    verdict_scope_rows,
     wrong_answers,
 )
 from ocllm.scoring import task_types
@@ -826,6 +829,10 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         script=filter_script(),
         doc=_with_defaults(doc, {"label": "run", "tool": None, "tool_verdicts": None}),
         scorer_label=SCORER_LABEL,
+        # From the summary as written: the defaults below would turn a truncation not recorded (None) into 0.
+        truncated=truncated_kpi(doc["summary"]),
+        verdict_scopes=verdict_scope_rows(doc["summary"]),
+        pooled_note=pooled_verdicts_note(doc["summary"]),
         changed_tasks=[_index_row(t) for t in all_tasks if _changed(t)],
         index_rows=index_rows,
         task_total=len(all_tasks),

@@ -42,6 +42,7 @@ from ocllm.report.format import (
     pct,
     points,
     points_interval,
+    pooled_verdicts_note,
     resolved_rows,
     resolved_sentence,
     resource_rows,
@@ -58,10 +59,12 @@ from ocllm.report.format import (
     test_header,
     test_p,
     test_text,
+    truncated_text,
     type_detail_rows,
     type_rows,
     type_tables,
     verdict_of,
+    verdict_scope_rows,
     wrong_answers,
 )
 
@@ -219,7 +222,7 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
                 ["wrong", str(wrong_answers(summary))],
                 ["no answer (nothing extracted)", str(summary.get("no_answer", 0))],
                 ["errors (failed requests, not scored)", str(summary.get("errors", 0))],
-                ["truncated (finish_reason: length)", str(summary.get("truncated", 0))],
+                ["truncated (finish_reason: length)", truncated_text(summary)],
                 ["run complete", _completeness(summary)],
                 *([[f"decisions changed from {_whose(doc)}", str(summary["changed"])]] if "changed" in summary else []),
                 ["scorer", cell(scorer.get("version", "n/a"))],
@@ -382,6 +385,8 @@ def _tool_verdicts_md(doc: Mapping[str, Any]) -> list[str]:
     lines = [f"## {cell(tool)}'s verdicts against {SCORER_LABEL}", ""]
     if not figures:
         return [*lines, f"{cell(tool)} recorded no verdict for these tasks.", ""]
+    if scopes := verdict_scope_rows(doc.get("summary") or {}):  # several types or tasks: each its own headline
+        return [*lines, *_verdict_scopes_md(doc, tool, scopes), *_changed_md(doc, tool)]
     n = figures["n_paired"]
     sampled = comparison_sampled(figures)  # epochs of a task: counts of samples, shares of tasks paired
 
@@ -411,8 +416,31 @@ def _tool_verdicts_md(doc: Mapping[str, Any]) -> list[str]:
         pairs,
         "",
     ]
+    return [*lines, *_changed_md(doc, tool)]
+
+
+def _verdict_scopes_md(doc: Mapping[str, Any], tool: str, scopes: list[dict[str, str]]) -> list[str]:
+    """Each task type and each of the tool's tasks within it: its figures, its test and its sentence; the pool of
+    several types last, named as pooled, untested."""
+    header = ["scope", "tasks", cell(tool), SCORER_LABEL, f"{SCORER_LABEL} minus {cell(tool)} (95% interval)", "test"]
+    rows = [[cell(r["name"]), r["tasks"], r["a"], r["b"], r["difference"], r["test"]] for r in scopes]
+    lines = [
+        f"Per task type and per {cell(tool)} task: each has its own figures and test, since their rules, golds and "
+        "prompts differ.",
+        "",
+        *_table(header, rows, "lrrrrr"),
+        "",
+    ]
+    lines += [f"- **{cell(r['name'])}**: {cell(r['headline'].removeprefix(r['name'] + ': '), 1000)}"
+              for r in scopes if r["headline"]]  # fmt: skip
+    if note := pooled_verdicts_note(doc.get("summary") or {}):
+        lines += ["", cell(note, 1000)]
+    return [*lines, ""]
+
+
+def _changed_md(doc: Mapping[str, Any], tool: str) -> list[str]:
     changed = [t for t in doc.get("tasks") or [] if _changed_task(t)]
-    lines += [f"### Changed decisions ({len(changed)})", ""]
+    lines = [f"### Changed decisions ({len(changed)})", ""]
     if not changed:
         return [*lines, "No decision changed.", ""]
     rows = [
