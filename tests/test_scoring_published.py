@@ -317,3 +317,45 @@ def test_the_pronoun_before_a_verb_stays_prose(content: str) -> None:
     article far more often than a letter after a verb."""
     d = mcq(content, answer="A", n_options=10)
     assert d.extracted_final_answer is None, d.reason
+
+
+# --- Issue 28, items 6-7: shapes of published MMLU-Pro outputs (gpt-4o, MiniMax) ---------------------------------
+
+EXEMPLAR_PROMPT = (
+    'The following are multiple choice questions (with answers). Finish with "the answer is (X)".\n\n'
+    "Question: Which gas is inert?\nOptions: A. oxygen B. argon\nAnswer: Let's think step by step. "
+    "Argon is a noble gas. The answer is (B).\n\n"
+    "Question: How many sides has a decagon?\nOptions: A. 8 J. 10\nAnswer: Let's think step by step. "
+    "Deca means ten. The answer is (J).\n\n"
+    "Question: What is 7 * 12?\nOptions: " + " ".join(f"{c}. {v}" for c, v in zip("ABCDEFGHIJ", TEN, strict=True))
+    + "\nAnswer: Let's think step by step."
+)
+
+
+def test_a_formula_after_a_marker_names_no_letter() -> None:
+    content = "The final answer is:\n\\[ (f_1 \\ast f_2)(t) = \\int_0^t f_1(s) f_2(t-s)\\,ds \\]\nThe answer is (A)."
+    d = mcq(content, options=TEN, answer="A")
+    assert (d.extracted_final_answer, d.ambiguity) == ("A", "none"), d.reason
+    assert mcq("Final answer: \\(x_1 + x_2\\)", options=TEN, answer="A").extracted_final_answer is None
+
+
+def test_restated_exemplar_answers_are_examples_and_the_own_answer_decides() -> None:
+    content = (
+        "Argon is a noble gas. The answer is (B).\n\nQuestion: How many sides has a decagon?\n"
+        "Deca means ten. The answer is (J).\n\nNow our question: 7 * 12 = 84, which corresponds to option G."
+    )
+    d = mcq(content, options=TEN, answer="G", prompt=EXEMPLAR_PROMPT)
+    assert (d.extracted_final_answer, d.ambiguity, d.hedged) == ("G", "none", False), d.reason
+    assert ["exemplar_answer" in c.reading for c in d.candidates][:2] == [True, True]
+
+
+@pytest.mark.parametrize(
+    ("content", "letter"),
+    [
+        ("The answer is (B). Then the answer is (J).", "J"),  # the last statement is always the model's own
+        ("7 * 12 = 84. The answer is (G).", "G"),
+        ("The answer is (G). 84 matches option G.", "G"),
+    ],
+)
+def test_exemplar_letters_do_not_hide_the_models_own_answer(content: str, letter: str) -> None:
+    assert mcq(content, options=TEN, answer=letter, prompt=EXEMPLAR_PROMPT).extracted_final_answer == letter

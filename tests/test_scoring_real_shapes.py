@@ -295,7 +295,7 @@ def test_value_counter_examples(content: str, options: list[str]) -> None:
     [
         ("No option matches exactly. The closest option is (G).", "G", True),
         ("Our estimate is 1.9 m, so option B is the closest.", "B", True),
-        ("Our estimate is 2.6, which corresponds to option C.", "C", True),
+        ("Our estimate is 2.6, which corresponds to option C.", "C", False),
         ("Weighing the four statements, the correct statement is:\nC. o2", "C", False),
         ("The most accurate option is (C).", "C", False),
         ("The other three ignore drag.\n\n(C) is the correct answer.", "C", False),

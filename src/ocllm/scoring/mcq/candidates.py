@@ -35,6 +35,7 @@ class TaskContext(NamedTuple):
     valid: frozenset[str]  # the option letters
     placeholders: frozenset[str]  # letters the prompt uses as placeholders, none of them an option
     longest_option: int = 0  # no stated value much longer than this can equal an option
+    exemplar_letters: tuple[str, ...] = ()  # the letters a few-shot prompt's exemplars state, in order
 
     @property
     def option_keys(self) -> tuple[ValueKey, ...]:

@@ -50,6 +50,7 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     if not _keep_own_question(found, sample.content or "", ctx.options, task.question):
         _drop_invented_questions(found, sample.content or "")
     other_questions = mark_other_questions(found, sample.content or "", task.prompt)
+    mark_exemplar_answers(found, ctx.exemplar_letters)
     # Echoes of the prompt's placeholder ("The answer is (X)") and statements the model took back are
     # kept as evidence, and never decide.
     visible = [c for c in found if not _ignored(c)]
@@ -246,6 +247,23 @@ def mark_other_questions(found: list[Candidate], content: str, prompt: str | Non
     return [] if rest else [n for n in answered if n != own]
 
 
+def mark_exemplar_answers(found: list[Candidate], exemplar_letters: tuple[str, ...]) -> None:
+    """The prompt's few-shot exemplars answered again before the model's own answer (R3g): when the visible
+    letters open with two or more statements naming, in order, the letters the exemplars state, those statements
+    get the reading `exemplar_answer` and never decide. The last statement is the model's own and never one."""
+    if len(exemplar_letters) < 2:
+        return
+    firm = [c for c in found if c.field == "content" and c.letters and not c.hedged and not _ignored(c)]
+    run = 0
+    for c, letter in zip(firm[:-1], exemplar_letters, strict=False):
+        if c.kind not in ("answer", "final_answer", "final_colon") or c.letters != [letter]:
+            break
+        run += 1
+    if run >= 2:
+        for c in firm[:run]:
+            c.reading.append("exemplar_answer")
+
+
 def _label_of(content: str, pos: int, labels: list[tuple[int, str, bool]]) -> str | None:
     """The number of the label whose block holds `pos`: a "Question N" label's paragraph, or the line of a
     "N." label."""
@@ -313,6 +331,7 @@ def _ignored(candidate: Candidate) -> bool:
         or candidate.withdrawn
         or "after_invented_question" in candidate.reading
         or "for_another_question" in candidate.reading
+        or "exemplar_answer" in candidate.reading
     )
 
 

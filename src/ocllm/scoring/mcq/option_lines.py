@@ -18,7 +18,7 @@ _OPTION_CLAIM = re.compile(
     r"(?P<how_a>(?i:correct|right|best|closest))\b(?:[ \t]+(?i:answer|option|choice)\b)?"
     r"|(?:^|(?<=[.:!?,;][ \t])|(?<=\n))(?:\*\*)?(?:\((?P<b>[A-Z])\)|(?P<c>[A-Z]))(?:\*\*)?[ \t]+is[ \t]+the[ \t]+"
     r"(?:(?P<how_b>correct|right|best|closest)[ \t]+)?answer\b"
-    r"|\b(?P<how_d>(?i:corresponds|corresponding))[ \t]+to[ \t]+(?i:option|choice|answer)[ \t]+"
+    r"|\b(?P<how_d>(?i:corresponds|corresponding|matches))[ \t]+(?:to[ \t]+|with[ \t]+)?(?i:option|choice|answer)[ \t]+"
     r"\(?(?P<d>[A-Za-z])\)?(?![A-Za-z])",
 )
 LINE = re.compile(r"[^\n]*\S[^\n]*")  # a line that is not blank
@@ -33,12 +33,14 @@ def find_option_claims(pieces: list[Piece], region: Region, ctx: TaskContext) ->
     found = []
     for piece in pieces:
         lower = piece.text.lower()
-        if " is " not in lower and "correspond" not in lower:
+        if " is " not in lower and "correspond" not in lower and "matches" not in lower:
             continue
         for m in _OPTION_CLAIM.finditer(piece.text):
             letter = (m.group("a") or m.group("b") or m.group("c") or m.group("d")).upper()
             how = (m.group("how_a") or m.group("how_b") or m.group("how_d") or "").lower()
-            hedged = how in ("closest", "corresponds", "corresponding") or hypothetical(piece.text, m.start())
+            # "…, which corresponds to option G" names the option a value was found to be: a statement (R3g
+            # of issue 28); "the closest option is" stays a hedge.
+            hedged = how == "closest" or hypothetical(piece.text, m.start())
             statement = Found([letter], m.start(), m.end())
             found.append(make_candidate(statement, "option_claim", region, piece, ctx, hedged=hedged))
     return found

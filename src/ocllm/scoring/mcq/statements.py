@@ -125,12 +125,15 @@ def _task_context(options: tuple[str, ...], prompt: str | None) -> TaskContext:
     longest = max((len(o) for o in options), default=0)
     valid = frozenset(option_letters(len(options)))
     named: set[str] = set(_CONVENTIONAL_PLACEHOLDERS)
+    exemplars: list[str] = []
     if prompt:
         plain = TaskContext(options_list, valid, frozenset(), longest)
         for candidate in find_statements([Piece("content", 0, prompt)], "content", plain, check_restated=False):
             named.update(candidate.letters)
+            if len(candidate.letters) == 1 and candidate.letters[0] in valid:
+                exemplars.append(candidate.letters[0])  # "… The answer is (B)." closing a few-shot exemplar
     # A letter that is a real option is never a placeholder: it may be the model's answer.
-    return TaskContext(options_list, valid, frozenset(named - valid), longest)
+    return TaskContext(options_list, valid, frozenset(named - valid), longest, tuple(exemplars))
 
 
 def find_statements(
