@@ -56,6 +56,9 @@ def test_a_result_on_the_last_line_is_a_weak_named_statement(content: str, gold:
         "It cannot be 2 + 3 = **5**.",  # a denial states nothing
         "So 2x = 10 and the rest follows.",  # an equation, not working
         "Then \\(x + 1 = 68\\).",  # an equation in math
+        "The roots are $x = 2$ or $x = 68$.",  # two assignments: which is the result is not said
+        "The total is 30 + 38 = 68 dollars, and she keeps 8.",  # a second value after the result
+        "\\(30 + 38 = 68\\) tiles, 12 of them broken.",
     ],
 )
 def test_a_last_line_that_states_no_result_gives_none(content: str) -> None:
@@ -151,6 +154,7 @@ def test_left_sides_that_name_something_else_than_one_symbol(content: str, gold:
         ("\\boxed{x = 5, y = 3}", "5"),
         ("\\boxed{(a,b)=(2,7,-4)}", "(2,7,-4)"),  # two names, three values
         ("\\boxed{y = 2x + 3}", "3"),
+        ("\\boxed{x = 2 \\text{ or } x = 3}", "3"),  # two solutions, not a chain
     ],
 )
 def test_equations_and_disagreeing_working_are_no_answer(content: str, gold: str) -> None:

@@ -198,6 +198,8 @@ def assignment_value(text: str) -> str | None:
                 return None  # working whose sides disagree states nothing
         elif len(before) == 1 and not (_names_one_thing(side) or _names_tuple(side, value)):
             return None  # an equation: "2x = 5", "x + 1 = 5"
+        elif len(before) > 1 and re.search(r"\d", side):
+            return None  # in a chain, a side of names ("mn") or of numbers; "x = 2 \text{ or } x = 3" is neither
     return value
 
 

@@ -495,6 +495,9 @@ _PROSE_RESULT = re.compile(
     r"[ \t]*(?:\*\*|__)?[ \t]*(?:\\?\$)?[ \t]*(?P<value>-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)|\\[dt]?frac\{\d+\}\{\d+\})"
     r"(?:[ \t]*(?:\\?%))?(?:\*\*|__)?"
 )
+# Another number after the result, outside brackets ("= 42 dollars, and she keeps 8"): the line states two values.
+# An aside in brackets is no second value ("**72 litres** (about 19 gallons)").
+_NUMBER_AFTER = re.compile(r"(?:[^\d(\n]|\([^()\n]*\))*\d")
 _CHAIN_GOES_ON = re.compile(r"[ \t]*(?:[-+*/×÷^·]|\\(?:times|cdot|div))[ \t]*[\d(\\$]")
 # The longest last line read: a result is stated in one sentence or a short paragraph, not a page.
 _RESULT_LINE_LIMIT = 600
@@ -558,15 +561,18 @@ def _chain_result(text: str) -> tuple[int, int, str] | None:
     last_equals = text.rfind("=")
     if last_equals == -1:
         return None
-    for m in _MATH_SPAN.finditer(text):
+    spans = list(_MATH_SPAN.finditer(text))
+    for m in spans:
         if m.start() < last_equals < m.end():
+            if sum("=" in span.group(0) for span in spans) > 1 or _NUMBER_AFTER.match(text, m.end()):
+                return None  # "$x = 2$ or $x = 3$", "… = 312\) tiles, 12 of them broken": which is the result?
             inner = next(n for n in "abcd" if m.group(n) is not None)
             _, reading = strip_statement(text[m.start(inner) : m.end(inner)])
             if "assignment" not in reading:
                 return None  # an equation, or working whose sides disagree
             return m.start(inner), m.end(inner), "chain_result"
     result = _PROSE_RESULT.match(text, last_equals + 1)
-    if result is None or _CHAIN_GOES_ON.match(text, result.end()):
+    if result is None or _CHAIN_GOES_ON.match(text, result.end()) or _NUMBER_AFTER.match(text, result.end()):
         return None
     previous = text.rfind("=", 0, last_equals)
     working = _working_suffix(text[previous + 1 : last_equals])
