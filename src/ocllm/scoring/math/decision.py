@@ -24,7 +24,7 @@ MathAmbiguity = Literal[
 ]  # fmt: skip
 # Which comparison decided (math rule M5): in the order they are tried; "none" when nothing was compared.
 Comparator = Literal["string", "number", "tolerance", "structure", "symbolic", "none"]
-# "killed": the symbolic check ran past its limit and was killed; never correct.
+# "killed": the symbolic check reached its CPU-time (or memory) limit and was stopped; never correct.
 Comparison = Literal["equal", "different", "undecided", "killed", "not_compared"]
 
 

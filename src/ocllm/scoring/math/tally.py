@@ -1,5 +1,5 @@
 """What a math run's summary adds to the common figures: how its answers were compared, and the checks that
-decided nothing (a symbolic check killed at its limit, an equivalence left undecided), shown apart."""
+decided nothing (a symbolic check stopped at its CPU-time limit, an equivalence left undecided), shown apart."""
 
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ class MathTally:
         notices = []
         if self.killed:
             notices.append(
-                f"{self.killed} math answer(s) could not be checked: the symbolic check ran past its "
-                f"{SYMBOLIC_LIMIT_S:g} s limit and was killed (not credited; counted apart as symbolic_checks_killed)"
+                f"{self.killed} math answer(s) could not be checked: the symbolic check reached its "
+                f"{SYMBOLIC_LIMIT_S:g} s CPU-time limit (not decided, not credited; counted apart as "
+                "symbolic_checks_killed)"
             )
         if self.undecided:
             notices.append(
