@@ -520,6 +520,13 @@ def test_a_symbolic_check_that_never_ends_is_killed_and_the_next_one_runs() -> N
     assert (after.comparison, after.correct) == ("equal", True)
 
 
+def test_a_power_tower_is_screened_and_never_sent_to_the_symbolic_check() -> None:
+    d = decide("\\boxed{9^{9^{9^{9}}}}", "1")
+    assert (d.comparator, d.comparison, d.correct) == ("screen", "undecided", False)
+    assert (d.rule, d.ambiguity) == ("equivalence_undecided", "equivalence_undecided")
+    assert d.comparison_detail.startswith("the answer is not sent to the symbolic check: the power tower ")
+
+
 def test_the_symbolic_check_runs_from_a_thread() -> None:
     results: list[str] = []
     thread = threading.Thread(target=lambda: results.append(check("\\sqrt{2}/2", "\\frac{1}{\\sqrt{2}}").outcome))
@@ -550,10 +557,13 @@ def _decide_in_worker(content: str, gold: str) -> tuple[str, bool | None]:
 
 @pytest.mark.parametrize("method", ["spawn", "fork"])
 def test_the_symbolic_check_runs_in_a_process_pool_worker(method: str) -> None:
-    check("x", "x+0")  # a worker of this process exists before a fork: the forked child must not use it
+    # A child of this process exists before a fork (a pair no test asked before, so the cache cannot answer it):
+    # the forked worker must not use it. The worker's own checks are pairs this process never asked either: a
+    # forked worker inherits this process's cache, and would otherwise answer from it.
+    check("x", f"x+{len(method)}")
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context(method)) as pool:
-        assert pool.submit(_decide_in_worker, "$\\boxed{(x+1)^2}$", "x^2+2x+1").result() == ("equal", True)
-        assert pool.submit(_decide_in_worker, _COSTLY, "2").result() == ("killed", False)
+        assert pool.submit(_decide_in_worker, "$\\boxed{(y+1)^2}$", "y^2+2y+1").result() == ("equal", True)
+        assert pool.submit(_decide_in_worker, "\\boxed{(x+1)^{3002}}", "2").result() == ("killed", False)
 
 
 # ---- the decision record -------------------------------------------------------------------------------------
