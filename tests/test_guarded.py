@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ocllm.scoring import guarded
 from ocllm.scoring.guarded import Limits, Result, Service, run_once
 
 TESTS = Path(__file__).resolve().parent
@@ -62,6 +63,14 @@ def test_one_long_c_call_is_stopped_at_its_cpu_time_limit_too() -> None:
     # pow(9, 9**9) holds the child's interpreter for minutes: nothing in the child could stop it, the parent does.
     result = run_once("guarded_helpers:big_power", (), Limits(cpu_s=1))
     assert (result.status, result.limit, result.detail) == ("limit", "cpu", "reached its CPU-time limit of 1 s")
+
+
+def test_without_proc_rlimit_cpu_stops_the_child_in_the_same_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The parent reads no CPU time (as on a system without /proc): the child's own RLIMIT_CPU, a second past the
+    # limit, ends it with SIGXCPU, and the result is the one the parent's count gives.
+    monkeypatch.setattr(guarded, "_cpu_seconds", lambda pid: None)
+    result = run_once("guarded_helpers:spin", (), Limits(cpu_s=1))
+    assert result == Result("limit", None, "reached its CPU-time limit of 1 s", "cpu")
 
 
 def test_memory_past_the_limit_is_the_memory_limit_reached() -> None:

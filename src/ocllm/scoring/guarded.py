@@ -167,7 +167,11 @@ class Service:
         return child
 
     def _forget(self) -> None:
-        # In a forked child: the parent's child process and lock are not this process's.
+        # In a forked child: the parent's child process and lock are not this process's (its copy of the
+        # connection is closed; the parent's stays open).
+        if self._child is not None:
+            with contextlib.suppress(OSError):
+                self._child.conn.close()
         self._child = None
         self._lock = threading.Lock()
 
@@ -210,18 +214,18 @@ class _Child:
         try:
             self.conn.send((function, args, limits.cpu_s, limits.reply_bytes))
         except OSError:
-            return self._died()
+            return self._died(limits)
         seen, progressed = start, time.monotonic()
         while True:
             try:
                 if self.conn.poll(_POLL_S):
                     break
             except OSError:
-                return self._died()
+                return self._died(limits)
             now = _cpu_seconds(self.process.pid)
             if now is None:
                 if self.process.poll() is not None:
-                    return self._died()
+                    return self._died(limits)
                 continue  # no /proc here: the child's RLIMIT_CPU is the limit
             if start is not None and now - start >= limits.cpu_s:
                 self.kill()
@@ -234,7 +238,7 @@ class _Child:
         try:
             status, value, used = pickle.loads(self.conn.recv_bytes())
         except (EOFError, OSError):
-            return self._died()
+            return self._died(limits)
         if used >= limits.cpu_s:
             return _cpu_limit(limits)  # it answered, but only after using its limit: the same verdict as killed
         if status == "done":
@@ -255,12 +259,14 @@ class _Child:
             self.process.wait(5)
         self.conn.close()
 
-    def _died(self) -> Result:
+    def _died(self, limits: Limits) -> Result:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(5)
         code = self.process.returncode
         if code == -signal.SIGXCPU:
-            return Result("limit", detail="reached its CPU-time limit", limit="cpu")  # RLIMIT_CPU, /proc unread
+            # RLIMIT_CPU ended it: no /proc here, or the parent was not given the CPU to look in time (a loaded
+            # machine). The same limit reached, in the same words.
+            return _cpu_limit(limits)
         how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
         return Result("lost", detail=f"its process died ({how})")
 
