@@ -1,4 +1,5 @@
-"""The math scorer: `decide_math(task, sample, policy) -> MathDecision`, pure but for the symbolic worker process.
+"""The math scorer: `decide_math(task, sample, policy) -> MathDecision`, pure but for the symbolic check's guarded
+child process.
 
 docs/scoring.md, "Math tasks: the order in which rules apply", states every rule (M1-M8) this package applies.
 """
@@ -220,7 +221,7 @@ def _verdict_sentence(verdict: Verdict, gold: str) -> str:
         "equal": f"equal to the gold {_short(gold)!r}",
         "different": f"not the gold {_short(gold)!r}",
         "undecided": f"undecided against the gold {_short(gold)!r}, so not credited",
-        "killed": f"the check against the gold {_short(gold)!r} was killed at its time limit, so not credited",
+        "killed": f"the check against the gold {_short(gold)!r} was stopped at its limit, so not credited",
         "not_compared": "not compared",
     }[verdict.outcome]
     return f"{outcome} ({verdict.comparator}: {verdict.detail})"

@@ -25,8 +25,9 @@ MathAmbiguity = Literal[
     "symbolic_check_killed", "equivalence_undecided",
 ]  # fmt: skip
 # Which comparison decided (math rule M5): in the order they are tried; "none" when nothing was compared.
-Comparator = Literal["string", "number", "tolerance", "structure", "symbolic", "none"]
-# "killed": the symbolic check ran past its limit and was killed; never correct.
+# "screen": a value too large to evaluate, not sent to the symbolic check (M6); its outcome is "undecided".
+Comparator = Literal["string", "number", "tolerance", "structure", "screen", "symbolic", "none"]
+# "killed": the symbolic check reached its CPU-time (or memory) limit and was stopped; never correct.
 Comparison = Literal["equal", "different", "undecided", "killed", "not_compared"]
 
 

@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from ocllm.scoring.math.braces import top_level_items
 from ocllm.scoring.math.decision import Comparator, Comparison
+from ocllm.scoring.math.screen import screen
 from ocllm.scoring.math.symbolic import check
 
 _INTEGER_OR_DECIMAL = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)$")
@@ -66,6 +67,11 @@ def compare(answer: str, gold: str, tolerance: float | None = None) -> Verdict:
     guard = _structure(answer, gold)
     if guard is not None:
         return Verdict("structure", "different", guard)
+    for side, text in (("answer", answer), ("gold", gold)):
+        # A value too large to evaluate is never sent: the check would only run into its limit, at length.
+        screened = screen(text)
+        if screened is not None:
+            return Verdict("screen", "undecided", f"the {side} is not sent to the symbolic check: {screened.detail}")
     result = check(gold, answer, tolerance)
     return Verdict("symbolic", result.outcome, result.detail, result.verifier)
 

@@ -1,13 +1,16 @@
-"""The symbolic step of math equivalence (docs/scoring.md, math rule M6): math-verify in a worker process with
-a hard wall-clock limit.
+"""The symbolic step of math equivalence (docs/scoring.md, math rule M6): math-verify in a guarded child process
+(`scoring/guarded.py`) with a limit on the CPU time each check uses, never on the wall clock.
 
 math-verify's own timeouts use signal.alarm, which works only in a main thread, and some inputs hang it
-regardless (a power tower, 9^{9^{9^{9}}}). So the check runs in one long-lived child process per process
-(a "spawn" child: safe from threads, and from the workers of a ProcessPoolExecutor), reached through a Pipe.
-As with any spawn child, the program's main module is imported again in the child: a script that scores math
-keeps its work under `if __name__ == "__main__":` (the `ocllm` entry point and pytest do).
-A check that has not answered within SYMBOLIC_LIMIT_S is SIGKILLed; the next call starts a fresh child. Its
-outcome is "killed", which is never "equal".
+regardless. So the check runs in one long-lived child per process, which the guarded service starts (from any
+thread, in a worker of a process pool, in a daemonic process) and kills with its process group. A check that has
+used SYMBOLIC_LIMIT_S of CPU time is stopped; its outcome is "killed", which is never "equal", and the next check
+starts a fresh child. Values too large to evaluate at all are screened before they get here
+(`scoring/math/screen.py`).
+
+Results are kept in a bounded cache in this process, keyed by the normalised gold and answer, the tolerance and the
+limit: a check that always gives the same verdict (same inputs, same CPU limit) need not be run twice, so 5,000
+copies of one costly answer cost one check. Only a check that could not run at all is not kept.
 
 Whatever math-verify says "equal" is confirmed in the child by an exact check of our own (`_confirm`), because
 math-verify's numeric comparison rounds: it calls 1/2004! and 1/2006! equal, and 0.333333 equal to 1/3.
@@ -15,17 +18,20 @@ math-verify's numeric comparison rounds: it calls 1/2004! and 1/2006! equal, and
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import re
 import threading
-from multiprocessing.connection import Connection
+from collections import Counter, OrderedDict
 from typing import Any, Literal, NamedTuple
 
-# The wall-clock limit of one symbolic check, in seconds (docs/scoring.md). Starting the child and importing
-# math-verify is not counted: it has its own limit.
+from ocllm.scoring.guarded import Limits, Result, Service
+
+# The CPU-time limit of one symbolic check, in seconds (docs/scoring.md). Starting the child, importing
+# math-verify and warming it up is not counted: that has its own limit.
 SYMBOLIC_LIMIT_S = 5.0
-STARTUP_LIMIT_S = 120.0
+STARTUP_LIMIT_S = 60.0
+# How many checks the cache keeps (the least recently used go first); a key longer than this is not kept.
+CACHE_SIZE = 8192
+_CACHE_KEY_CHARS = 20_000
 
 Outcome = Literal["equal", "different", "undecided", "killed"]
 
@@ -36,128 +42,99 @@ class SymbolicResult(NamedTuple):
     verifier: str | None  # "math-verify 0.9.0", or None when it never answered
 
 
-class _Worker:
-    """One child process serving checks, and the pipe to it."""
-
-    def __init__(self) -> None:
-        context = multiprocessing.get_context("spawn")
-        self.conn, child_end = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child_end,), name="ocllm-symbolic", daemon=True)
-        self.process.start()
-        child_end.close()
-        self.owner = os.getpid()
-        if not self.conn.poll(STARTUP_LIMIT_S):
-            self.kill()
-            raise RuntimeError(f"the symbolic worker did not start within {STARTUP_LIMIT_S:g} s")
-        kind, payload = self.conn.recv()
-        if kind != "ready":
-            self.kill()
-            raise RuntimeError(f"the symbolic worker could not import math-verify: {payload}")
-        self.verifier: str = payload
-
-    def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()  # SIGKILL: a hung sympy call ignores anything gentler
-        self.process.join(5)
-        self.conn.close()
-
-
-_lock = threading.Lock()
-_worker: _Worker | None = None
-
-
-def _forget_after_fork() -> None:
-    # A forked child inherits its parent's handle to the worker (and maybe a held lock): neither is its own.
-    global _worker, _lock
-    _worker = None
-    _lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_after_fork)
+_service = Service(
+    "symbolic", startup=f"{__name__}:_start", startup_limits=Limits(cpu_s=STARTUP_LIMIT_S, stall_s=STARTUP_LIMIT_S)
+)
+_cache: OrderedDict[tuple[str, str, float | None, float], SymbolicResult] = OrderedDict()
+_cache_lock = threading.Lock()
+# What this process asked of the child: checks sent, and checks answered from the cache (for tests and profiles).
+counts: Counter[str] = Counter()
 
 
 def check(gold: str, answer: str, tolerance: float | None = None, limit_s: float = SYMBOLIC_LIMIT_S) -> SymbolicResult:
     """Whether math-verify, confirmed by the exact check, finds `answer` equal to `gold` (both normalised)."""
-    global _worker
-    with _lock:
-        if _worker is not None and (_worker.owner != os.getpid() or not _worker.process.is_alive()):
-            _worker = None
-        if _worker is None:
-            try:
-                _worker = _Worker()
-            except (RuntimeError, OSError, AssertionError) as exc:
-                # AssertionError: a daemonic process (a multiprocessing.Pool worker) may not have children.
-                return SymbolicResult("undecided", f"the symbolic check could not run: {exc}", None)
-        worker = _worker
-        try:
-            worker.conn.send((gold, answer, tolerance))
-            answered = worker.conn.poll(limit_s)
-            reply = worker.conn.recv() if answered else None
-        except (EOFError, OSError):
-            worker.kill()
-            _worker = None
-            return SymbolicResult("undecided", "the symbolic worker died during the check", worker.verifier)
-        if reply is None:
-            worker.kill()
-            _worker = None
-            return SymbolicResult(
-                "killed", f"the symbolic check ran past its {limit_s:g} s limit and was killed", worker.verifier
-            )
-        outcome, detail = reply
-        return SymbolicResult(outcome, detail, worker.verifier)
+    key = (gold, answer, tolerance, limit_s)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            counts["cache_hits"] += 1
+            return _cache[key]
+    counts["checks"] += 1
+    result = _service.call(f"{__name__}:_check_in_child", (gold, answer, tolerance), Limits(cpu_s=limit_s))
+    symbolic = _symbolic_result(result, _service.startup_value if result.status != "lost" else None)
+    if result.status != "lost" and len(gold) + len(answer) <= _CACHE_KEY_CHARS:
+        with _cache_lock:
+            _cache[key] = symbolic
+            if len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+    return symbolic
 
 
-# ---- the child ----------------------------------------------------------------------------------------------
+def clear_cache() -> None:
+    """Forget every cached check (tests that count checks start from here)."""
+    with _cache_lock:
+        _cache.clear()
 
 
-def _serve(conn: Connection) -> None:
-    """The child's loop: import math-verify once, then answer (gold, answer, tolerance) triples."""
-    _exit_with_parent()
+def _symbolic_result(result: Result, verifier: str | None) -> SymbolicResult:
+    if result.status == "done":
+        outcome, detail = result.value
+        return SymbolicResult(outcome, detail, verifier)
+    if result.status == "limit":
+        return SymbolicResult("killed", f"the symbolic check {result.detail} and was killed", verifier)
+    if result.status == "raised":
+        return SymbolicResult("undecided", f"the symbolic check failed: {result.detail}", verifier)
+    return SymbolicResult("undecided", f"the symbolic check could not run: {result.detail}", verifier)
+
+
+# ---- in the child --------------------------------------------------------------------------------------------
+
+# Checks run once in each new child, outside any check's limit: sympy imports much of itself on first use, and
+# that CPU time belongs to the child's start, not to whichever check happens to come first.
+_WARM_UP = (
+    ("x^2+2x+1", "(x+1)^2"),
+    ("\\{1,2,3\\}", "\\{3,2,1\\}"),
+    ("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}"),
+    ("(1,2)", "(2,1)"),
+    ("[1,2)", "[1,2)"),
+    ("\\begin{pmatrix}1\\\\2\\end{pmatrix}", "\\begin{bmatrix}1\\\\2\\end{bmatrix}"),
+    ("x=5", "5"),
+    ("0.5", "\\frac{1}{2}"),
+)
+
+
+def _start() -> str:
+    """Import math-verify and warm it up; the verifier's name and version."""
+    import logging
+    from importlib.metadata import version
+
+    import math_verify  # noqa: F401  (slow to import: done here, once, in the child only)
+
+    logging.getLogger("math_verify").setLevel(logging.CRITICAL)
+    for gold, answer in _WARM_UP:
+        _compare(gold, answer, None)
+    return f"math-verify {version('math-verify')}"
+
+
+def _check_in_child(gold: str, answer: str, tolerance: float | None) -> tuple[Outcome, str]:
+    from sympy.core.cache import clear_cache as clear_sympy_cache
+
+    # sympy caches what it computed: cleared first, the CPU a check uses does not depend on the checks before it.
+    clear_sympy_cache()
     try:
-        import logging
-        from importlib.metadata import version
-
-        import math_verify  # noqa: F401  (slow to import: done here, once, in the child only)
-
-        logging.getLogger("math_verify").setLevel(logging.CRITICAL)
-        conn.send(("ready", f"math-verify {version('math-verify')}"))
-    except Exception as exc:  # the parent reports it; nothing else can
-        conn.send(("broken", f"{type(exc).__name__}: {exc}"))
-        return
-    while True:
-        try:
-            gold, answer, tolerance = conn.recv()
-        except (EOFError, OSError):
-            return
-        try:
-            reply = _compare(gold, answer, tolerance)
-        except Exception as exc:
-            reply = ("undecided", f"the symbolic check failed: {type(exc).__name__}: {exc}")
-        conn.send(reply)
-
-
-def _exit_with_parent() -> None:
-    """A parent killed outright (SIGKILL) cannot kill its child: a thread of the child's own ends it when the
-    parent is gone, so that a check stuck in sympy does not go on alone (best effort: a long C-level big-integer
-    operation holds the interpreter until it returns)."""
-    import time
-
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="ocllm-symbolic-parent-watch", daemon=True).start()
+        return _compare(gold, answer, tolerance)
+    except MemoryError:
+        raise  # the memory limit: the guarded child reports it as such
+    except Exception as exc:
+        return "undecided", f"the symbolic check failed: {type(exc).__name__}: {exc}"
 
 
 def _compare(gold: str, answer: str, tolerance: float | None) -> tuple[Outcome, str]:
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
     config = [LatexExtractionConfig(), ExprExtractionConfig()]
-    # Our limit is the wall clock around the child; math-verify's signal-based ones are turned off so that a
-    # slow step is killed as a whole rather than read as "not equal".
+    # Our limit is the CPU time of the child; math-verify's signal-based ones are turned off so that a slow step
+    # is killed as a whole rather than read as "not equal".
     parsed_gold = parse(f"${gold}$", extraction_config=config, parsing_timeout=None)
     parsed_answer = parse(f"${answer}$", extraction_config=config, parsing_timeout=None)
     if not parsed_gold or not parsed_answer:
