@@ -706,7 +706,7 @@ def test_m_a_math_lane_is_decided_with_its_evidence(llama_server: LlamaServer, t
     for task_id, d in decided.items():
         assert d["task_type"] == "math" and d["expected_answer"] == by_id[task_id]["answer"]
         assert isinstance(d["correct"], bool) and d["rule"] and d["reason"]
-        assert d["comparator"] in ("string", "number", "tolerance", "structure", "symbolic", "none")
+        assert d["comparator"] in ("string", "number", "tolerance", "structure", "screen", "symbolic", "none")
         assert d["comparison"] in ("equal", "different", "undecided", "killed", "not_compared")
         assert d["gold_normalised"] is not None
         assert d["correct"] is (d["comparison"] == "equal")
@@ -719,7 +719,8 @@ def test_m_a_math_lane_is_decided_with_its_evidence(llama_server: LlamaServer, t
             assert raw[deciding["start"] : deciding["end"]] == deciding["text"]  # spans index the raw field
     summary = read_json(out / "metrics.json")["summary"]
     assert set(summary["by_type"]) == {"math"} and summary["by_type"]["math"]["total"] == len(MATH_TASKS)
-    assert set(summary["by_type"]["math"]["details"]) == {"symbolic_checks_killed", "undecided", "decided_by"}
+    details = set(summary["by_type"]["math"]["details"])
+    assert details == {"symbolic_checks_killed", "undecided", "screened", "decided_by"}
     fresh = tmp_path / "fresh.json"
     rescored = ocllm("rescore", str(out), "-o", str(fresh))
     assert rescored.returncode == 0, said(rescored)
