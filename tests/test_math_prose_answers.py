@@ -4,6 +4,9 @@ their reading (no false credit). Every text was written for these tests."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from ocllm.models import Policy, Sample, Task
@@ -213,3 +216,30 @@ def test_markers_where_real_outputs_put_them(content: str, gold: str) -> None:
 def test_a_format_template_is_no_answer() -> None:
     d = decide('Reply as {"reasoning": "...", "answer": "___"}', "7")
     assert d.extracted_final_answer is None
+
+
+# ---- the review's probes (tests/data/review_28_probes.jsonl): 182 outputs written to break these rules ------------
+
+PROBES = [json.loads(line) for line in (Path(__file__).parent / "data" / "review_28_probes.jsonl").open()]
+# Wrong answers the scorer still credits, each a documented limit (docs/scoring.md, "What is still missed"): the
+# name on the left is never compared with what was asked; a paragraph opening "Wait, I need to …" with no phrase
+# that takes the answer back; a phrase that takes it back more than 80 characters after it.
+KNOWN_FALSE_CREDITS = {"eq_x_not_asked", "hashes_then_wait_correction", "taken_back_that_is_wrong_far"}
+
+
+@pytest.mark.parametrize("probe", [p for p in PROBES if not p["human_correct"]], ids=lambda p: p["id"])
+def test_no_probe_a_careful_reader_fails_is_credited(probe: dict[str, object]) -> None:
+    d = decide(str(probe["content"]), str(probe["gold"]), question=str(probe["question"] or "q"),
+               finish_reason=str(probe["finish_reason"] or "stop"))  # fmt: skip
+    if probe["id"] in KNOWN_FALSE_CREDITS:
+        assert d.correct is True, "a known false credit is fixed: take it off the list and out of the docs"
+    else:
+        assert d.correct is False, (probe["note"], d.extracted_final_answer, d.reason)
+
+
+def test_every_probe_is_decided_without_an_error() -> None:
+    # "25 m²": a superscript digit is a digit to str.isdigit, and once crashed the screen.
+    for probe in PROBES:
+        d = decide(str(probe["content"]), str(probe["gold"]), finish_reason=str(probe["finish_reason"] or "stop"))
+        assert d.rule, probe["id"]
+    assert decide("The answer is 25 cm².", "25").correct is True

@@ -57,7 +57,7 @@ def test_the_reasoning_never_overrides_the_visible_answer() -> None:
 
 
 def test_a_prefilled_think_closes_before_the_answer() -> None:
-    content = "Okay, 2+2 is \\boxed{5}? No.\n</think>\n\nThe final answer is $\\boxed{4}$."
+    content = "Okay, 2+2 is \\boxed{5}. Hm.\n</think>\n\nThe final answer is $\\boxed{4}$."
     d = decide(content, "4", policy=Policy(think_prefilled=True))
     assert (d.correct, d.extracted_final_answer, d.reasoning_statements) == (True, "4", 1)
 

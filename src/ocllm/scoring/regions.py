@@ -21,6 +21,7 @@ _HARMONY_ANALYSIS = re.compile(r"^\s*(?:<\|start\|>assistant)?<\|channel\|>analy
 _HARMONY_FINAL = re.compile(r"(?:<\|end\|>)?(?:<\|start\|>assistant)?<\|channel\|>final<\|message\|>")
 _FLAT_ANALYSIS = re.compile(r"^\s*analysis(?=[A-Z*#\\$\"'(\[])")
 _FLAT_FINAL = "assistantfinal"
+_HARMONY_CLOSE = re.compile(r"<\|(?:return|end|call)\|>\s*$")
 
 
 def _harmony_final(content: str) -> tuple[int, int | None] | None:
@@ -29,9 +30,11 @@ def _harmony_final(content: str) -> tuple[int, int | None] | None:
     if _HARMONY_ANALYSIS.match(content):
         finals = list(_HARMONY_FINAL.finditer(content))
         return (finals[-1].start(), finals[-1].end()) if finals else (len(content), None)
+    at = content.rfind(_FLAT_FINAL)
+    if at != -1:  # the analysis's own start may be cut away, its end never is: no prose writes "assistantfinal"
+        return at, at + len(_FLAT_FINAL)
     if _FLAT_ANALYSIS.match(content):
-        at = content.rfind(_FLAT_FINAL)
-        return (at, at + len(_FLAT_FINAL)) if at != -1 else (len(content), None)
+        return len(content), None
     return None
 
 
@@ -62,7 +65,11 @@ def split_regions(content: str | None, reasoning: str | None, *, think_prefilled
         analysis_end, final_start = harmony
         thinking.append(Piece("content", 0, content[:analysis_end]))
         if final_start is not None and final_start < len(content):
-            visible.append(Piece("content", final_start, content[final_start:]))
+            end = len(content)
+            closing = _HARMONY_CLOSE.search(content, final_start)
+            if closing is not None:
+                end = closing.start()  # "<|return|>" ends the final message: a token, not its words
+            visible.append(Piece("content", final_start, content[final_start:end]))
         return Regions(visible, thinking)
 
     tags = [(m.start(), m.end(), m.group(0)[1] == "/") for m in _THINK_TAG.finditer(content)]

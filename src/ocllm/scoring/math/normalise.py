@@ -9,13 +9,23 @@ from collections.abc import Callable
 
 from ocllm.scoring.math.arithmetic import evaluate, rounds_to
 from ocllm.scoring.math.braces import top_level_items
-from ocllm.scoring.math.words import DOZEN, MATH_WORDS, MEASURE_WORDS, PHRASE_WORDS, SHARE_WORDS, VALUE_WORDS
+from ocllm.scoring.math.words import (
+    DOZEN,
+    MATH_WORDS,
+    MEASURE_WORDS,
+    PHRASE_WORDS,
+    SHARE_WORDS,
+    SHORT_UNITS,
+    VALUE_WORDS,
+)
 
 # \\[4pt] in a matrix or an aligned block: a row break with extra vertical space. Its bracket is a length,
 # not math: math-verify reads "1 \\[4pt] 2" as 1 and 4*p*t*2.
 _ROW_SPACING = re.compile(r"\\\\\s*\[\s*-?\d*\.?\d+\s*(?:pt|em|ex|mm|cm|in|bp|mu|pc|sp)\s*\]")
 # The minus signs of typography (U+2212, and its small and full-width forms): models print them for "-".
 _MINUS_SIGNS = str.maketrans({"\u2212": "-", "\ufe63": "-", "\uff0d": "-"})
+# An en dash before a number with nothing before it is a minus sign ("–5"); between numbers it is a range ("3–5").
+_EN_DASH_MINUS = re.compile(r"(?<![\w)}\]])\u2013(?=\s*\d)")
 # The root sign, as models print it: "2√3", "√(x+1)", "√{2}". math-verify reads "2√3" as 2 (it drops the rest
 # without a word), so the sign becomes \sqrt{} of the number, letter, command, braces or parentheses after it.
 _ROOT_SIGN = re.compile(
@@ -39,7 +49,8 @@ _DFRAC = re.compile(r"\\[dt]frac\b")
 # three digits, so that "3\,x" keeps its space and 1\,2345 is no grouping.
 _LATEX_GROUPING = re.compile(r"(?<=\d)(?:\{,\}|\\,|\\ |[\u2009\u202f\u00a0])(?=\d{3}(?!\d))")
 _SPACING = re.compile(
-    r"(?<!\\)\\(?:[,;:! >]|quad\b|qquad\b|enspace\b|thinspace\b|medspace\b|thickspace\b|hspace\{[^{}]*\})|~"
+    r"(?<!\\)\\(?:[,;:! >]|quad\b|qquad\b|enspace\b|thinspace\b|medspace\b|thickspace\b|hspace\{[^{}]*\})"
+    r"|(?<=\S)~"  # a tie between two things; "~19" at the start is "about 19" and stays
 )
 _CURRENCY = re.compile(
     r"\\\$|\$(?=\s*[-\d.])|[€£¥₹]|\\(?:euro|pounds|yen)\b(?:\{\})?"
@@ -48,7 +59,13 @@ _CURRENCY = re.compile(
     re.IGNORECASE,
 )
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree\b|(?<=[\d}])\s*\\?(?:text\{\s*)?degrees?\b(?:\s*\})?")
-_PERCENT = re.compile(r"\\%|%|(?<=[\d}])\s*(?:\\text\{\s*)?percent\b(?:\s*\})?")
+_PERCENT = re.compile(r"\\%|%|(?<=[\d}])\s*(?:\\text\{\s*)?per[ ]?cent\b(?:\s*\})?")
+# Superscript digits as models print powers and units: "25 m²", "x³", "10²".
+_SUPERSCRIPTS = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+# Two numbers with only a space between them are two numbers ("12 15", "1 \quad 9"), never one: a list, unless the
+# second is a group of exactly three digits ("1 000 000").
+_DIGIT_GAP = re.compile(r"(?<=\d)\s+(?=\d)")
 # A unit in \text{} (or \mbox, \mathrm) after the answer: "5\text{ cm}^2", "18 \text{apples}". Its words are
 # checked by _is_unit: "5\text{ thousand}" is no unit.
 _TEXT_UNIT = re.compile(
@@ -58,7 +75,8 @@ _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textrm|mbox|mathrm|mathbf)\s*\{([^
 # A number followed by plain words ("18 apples", "5 hours per day"): the words are a unit, when they hold no
 # digit and are no math word ("2 pi", "3 sqrt 2" keep theirs).
 _NUMBER_THEN_WORDS = re.compile(
-    r"^(-?\d[\d,]*(?:\.\d+)?|-?\d*\.\d+|\\frac\{\d+\}\{\d+\})\s+([A-Za-z]{2}[A-Za-z .\-/']*(?:\^\d)?)$"
+    r"^(-?\d[\d,]*(?:\.\d+)?|-?\d*\.\d+|\\frac\{\d+\}\{\d+\})\s*(\(?)\s*([A-Za-z]{2}[A-Za-z .\-/']*?)"
+    r"(?:\^\{?\d\}?)?\s*(\)?)$"
 )
 _TRAILING_ZEROS = re.compile(r"(?<![\d.])(\d+)\.0+(?![\d])")
 _PLAIN_GROUPING = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
@@ -130,15 +148,17 @@ def _is_unit(words: str, *, short_ok: bool, dozens: bool = False) -> bool:
             continue  # "7 dozens", "3 dozens of eggs", where the question counts dozens
         if word in VALUE_WORDS or lower in VALUE_WORDS or lower in MATH_WORDS:
             return False
-        if len(word) <= 2 and not short_ok:
+        if len(word) <= 2 and not short_ok and lower not in SHORT_UNITS:
             return False
     return True
 
 
 def _unit_words(text: str, dozens: bool = False) -> str:
     m = _NUMBER_THEN_WORDS.match(text.strip())
-    if not m or not _is_unit(m.group(2), short_ok=False, dozens=dozens):
-        return text
+    if not m or bool(m.group(2)) != bool(m.group(4)) or not _is_unit(m.group(3), short_ok=False, dozens=dozens):
+        return text  # no unit, or a bracket that does not close around it ("19 (pencils)" is 19, "19 (pencils" is not)
+    if not m.group(2) and m.end(1) == m.start(3):
+        return text  # "5km": a unit is written apart from its number here (and "2x" is no unit)
     return m.group(1)
 
 
@@ -246,6 +266,15 @@ def _assignment(text: str) -> str:
     return text if value is None else value
 
 
+def _digit_gaps(text: str) -> str:
+    def gap(m: re.Match[str]) -> str:
+        rest = text[m.end() :]
+        grouped = re.match(r"\d{3}(?!\d)", rest) is not None and re.search(r"\d{1,3}$", text[: m.start()]) is not None
+        return "" if grouped else ","
+
+    return _DIGIT_GAP.sub(gap, text)
+
+
 def _frac_braces(text: str) -> str:
     for pattern, replacement in _FRAC_SHORTHAND:
         text = pattern.sub(replacement, text)
@@ -268,8 +297,9 @@ def _trailing_punctuation(text: str) -> str:
 # The chain, in order. Each step is named as it is recorded in a decision's `normalisation`.
 STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("math_delimiters", strip_delimiters),
-    ("unicode_minus", lambda s: s.translate(_MINUS_SIGNS)),
+    ("unicode_minus", lambda s: _EN_DASH_MINUS.sub("-", s.translate(_MINUS_SIGNS))),
     ("sqrt_sign", lambda s: _ROOT_SIGN.sub(_root_sign, s)),
+    ("superscripts", lambda s: _SUPERSCRIPTS.sub(lambda m: f"^{{{m.group(0).translate(_SUPERSCRIPT_DIGITS)}}}", s)),
     ("row_spacing", lambda s: _ROW_SPACING.sub(r"\\\\", s)),
     ("displaystyle", lambda s: _DISPLAY_STYLE.sub("", s)),
     ("left_right", lambda s: _LEFT_RIGHT.sub("", s)),
@@ -290,6 +320,7 @@ STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("variable_assignment", _assignment),
     ("frac_braces", _frac_braces),
     ("mixed_number", _mixed_number),
+    ("digit_gaps", _digit_gaps),
     ("whitespace", lambda s: _SPACES.sub(_spaces, s).strip()),
 )
 

@@ -54,7 +54,9 @@ def screen(text: str) -> Screened | None:
 
 # ---- the reader ----------------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"\d+(?:\.\d*)?|\.\d+|\\[a-zA-Z]+|\\.|\*\*|.", re.DOTALL)
+_TOKEN = re.compile(r"\d+(?:\.\d*)?|\.\d+|\\[a-zA-Z]+|\\.|\*\*|.", re.DOTALL | re.ASCII)
+# The digits a number is written in: "²" and "①" are digits to str.isdigit, and no number the reader can count.
+_DIGITS = frozenset("0123456789")
 _OPEN = {"{": "}", "(": ")", "[": "]", "\\{": "\\}", "\\lbrace": "\\rbrace"}
 _CLOSE = frozenset({"}", ")", "]", "\\}", "\\rbrace"})
 _ADD = frozenset({"+", "-", "\\pm", "\\mp"})
@@ -146,7 +148,7 @@ class _Reader:
     def starts_atom(self, token: str) -> bool:
         if token in _OPEN or token in _FRACTIONS:
             return True
-        if token[0].isdigit() or (token[0] == "." and len(token) > 1):
+        if token[0] in _DIGITS or (token[0] == "." and len(token) > 1):
             return True
         if token.isalpha():
             return True
@@ -280,7 +282,7 @@ class _Reader:
                     self.depth -= 1
             digits = _plus(*(p.digits for p in parts), 0.0) if len(parts) == 2 else None
             return _Value(digits, start, self.last_end())
-        if token[0].isdigit() or token[0] == ".":
+        if token[0] in _DIGITS or token[0] == ".":
             return _Value(self.bound_literal(token, start, end), start, end)
         return _Value(None, start, end)  # a letter, e, \pi, a function, a Greek letter: no exact number
 

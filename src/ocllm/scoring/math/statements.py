@@ -14,6 +14,7 @@ from ocllm.scoring.math.arithmetic import evaluate, rounds_to
 from ocllm.scoring.math.braces import brace_pairs
 from ocllm.scoring.math.decision import MathCandidate, MathKind
 from ocllm.scoring.math.normalise import assignment_value, normalise, strip_delimiters
+from ocllm.scoring.math.words import PHRASE_WORDS, VALUE_WORDS
 from ocllm.scoring.regions import Field, Piece
 
 # Strength of each kind, strongest first: the strongest kind present decides (rule M2).
@@ -93,6 +94,8 @@ _VALUE_END = re.compile(
     re.IGNORECASE,
 )
 # Placeholders of a format instruction: "\boxed{}", "\boxed{answer}", "Final answer: <your answer>".
+# A condition after a value: with another value later on the line, the statement gives answers under conditions.
+_CONDITION = re.compile(r",?[ \t]+(?:if|when|given|unless|assuming|provided)\b", re.IGNORECASE)
 _PLACEHOLDERS = frozenset(
     {"", "answer", "your answer", "final answer", "the answer", "your final answer", "ans", "...", "\\ldots",
      "\\dots", "…", "<answer>", "[answer]", "{answer}", "(answer)", "your_answer", "number",
@@ -109,7 +112,18 @@ _TAKEN_BACK = re.compile(
     r"^[\s\S]{0,80}?\b(?:(?:that|this|it)(?:'s|’s|[ \t]+is|[ \t]+was)[ \t]+(?:wrong|incorrect|not[ \t]+(?:right|correct"
     r"|the[ \t]+(?:final[ \t]+|correct[ \t]+|right[ \t]+)?answer))\b|wait,?[ \t]+no\b"
     r"|\bis[ \t]+(?:the[ \t]+|a[ \t]+)?(?:wrong|incorrect)\b"
-    r"|\bactually,?[ \t]+(?:it(?:'s|’s|[ \t]+is)|the[ \t]+answer[ \t]+is)[ \t]+(?!correct\b|right\b))",
+    r"|\bactually,?[ \t]+(?:i[ \t]+think[ \t]+)?(?:it(?:'s|’s|[ \t]+is)|the[ \t]+answer[ \t]+is)[ \t]+"
+    r"(?!correct\b|right\b)"
+    r"|\b(?:that|this|it)[ \t]+(?:isn't|isn’t|wasn't|wasn’t)[ \t]+(?:quite[ \t]+)?(?:right|correct)\b"
+    r"|\bnot[ \t]+quite[ \t]+(?:right|correct)\b|\b(?:oops|whoops|scratch[ \t]+that)\b|\bno,?[ \t]+wait\b"
+    r"|\bi[ \t]+(?:made[ \t]+(?:a|an)[ \t]+(?:mistake|error)|forgot)\b|\bmy[ \t]+mistake\b|\bcorrection[ \t]*:"
+    r"|\bon[ \t]+re-?checking\b|\blet[ \t]+me[ \t]+correct\b|\bhold[ \t]+on\b)",
+    re.IGNORECASE,
+)
+# The next paragraph opening by taking the statement back: "\boxed{19}\n\nWait, that's not right. …".
+_TAKEN_BACK_NEXT = re.compile(
+    r"^\s*(?:\*\*)?(?:wait|hmm|oops|whoops|correction|actually|no|on[ \t]+re-?checking|scratch[ \t]+that|i[ \t]+made"
+    r"|i[ \t]+forgot|let[ \t]+me[ \t]+correct)\b",
     re.IGNORECASE,
 )
 _NUMBER = re.compile(r"(?<![\w.^_])-?\$?\d[\d,]*(?:\.\d+)?(?![\d\w])")
@@ -174,8 +188,8 @@ def last_number(pieces: list[Piece], region: Field, statements: list[MathCandida
             continue
         line_start = stripped.rfind("\n") + 1
         line = stripped[line_start:]
-        if len(line) > 300 or "?" in line or _NOT_A_VALUE.search(line):
-            return None
+        if len(line) > 300 or "?" in line or _NOT_A_VALUE.search(line) or _HEDGES.search(_ASIDES.sub(" ", line)):
+            return None  # asked, denied, bounded or hedged ("Roughly 12 litres are lost.")
         numbers = list(_NUMBER.finditer(line))
         if len(numbers) != 1:
             return None
@@ -242,6 +256,7 @@ def _boxes(piece: Piece, region: Field) -> list[MathCandidate]:
 
 # Between the boxes of one list: "\boxed{2}, \boxed{3} and \boxed{5}", "$\boxed{2}$, $\boxed{3}$".
 _LIST_GLUE = re.compile(r"^[ \t$]*(?:,|;|\band\b|,[ \t]*and\b|\\text\{[ \t]*(?:,|and)[ \t]*\})?[ \t$]*$")
+_OR_GLUE = re.compile(r"^[ \t$]*,?[ \t]*(?:\bor\b|\\text\{[ \t]*or[ \t]*\})[ \t$]*$")
 
 
 def _box_lists(boxes: list[MathCandidate], piece: Piece) -> list[MathCandidate]:
@@ -251,12 +266,16 @@ def _box_lists(boxes: list[MathCandidate], piece: Piece) -> list[MathCandidate]:
     for box in boxes:
         last = merged[-1] if merged else None
         glue = piece.text[last.end - piece.offset : box.start - piece.offset] if last is not None else None
-        if last is None or glue is None or not glue.strip() or not _LIST_GLUE.match(glue):
+        alternatives = glue is not None and _OR_GLUE.match(glue) is not None
+        if last is None or glue is None or not glue.strip() or not (_LIST_GLUE.match(glue) or alternatives):
             merged.append(box)
             continue
         text = piece.text[last.start - piece.offset : box.end - piece.offset]
-        joined = _candidate("boxed", last.region, last.field, last.start, box.end, text, f"{last.value}, {box.value}")
-        joined.reading = [*dict.fromkeys([*last.reading, *box.reading, "box_list"])]
+        # "\boxed{24} or \boxed{19}" offers two answers: stated as both, it equals no single gold.
+        value = f"{last.value} or {box.value}" if alternatives else f"{last.value}, {box.value}"
+        joined = _candidate("boxed", last.region, last.field, last.start, box.end, text, value)
+        note = "box_alternatives" if alternatives else "box_list"
+        joined.reading = [*dict.fromkeys([*last.reading, *box.reading, note])]
         merged[-1] = joined
     return merged
 
@@ -290,6 +309,8 @@ def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[Ma
             continue
         if not value.strip() or _BOX.search(value):
             continue  # nothing stated, or a box never closed (a truncated output): it states nothing
+        if value.rstrip().endswith("?") or _ASKED.match(text, value_end):
+            continue  # "So the answer is 19?": asked, not stated
         found.append(_candidate(kind, region, piece.field, start, end, text[m.start : value_end], value))  # type: ignore[arg-type]
     return found
 
@@ -322,6 +343,10 @@ def _json_answers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> li
         candidate.reading.insert(0, "json_field")
         found.append(candidate)
     return found
+
+
+# A question mark right after a statement ("… is $\boxed{19}$?", "the answer is 19 ?").
+_ASKED = re.compile(r"[ \t$*_)\\]{0,6}\?")
 
 
 _NEXT_LINE = re.compile(r"\n[ \t]*(\S[^\n]*)")
@@ -360,6 +385,8 @@ def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
                 return start, close + len(closer)
             break
     if cut is not None:
+        if _CONDITION.match(text, cut.start()) and re.search(r"\d", text[cut.end() : line_end]):
+            return start, start  # "28 if no one sits on a lap, and 40 otherwise": two answers under conditions
         end = cut.start()
     return start, end
 
@@ -388,6 +415,10 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
         if inner is not None:
             value = inner
             _note(notes, "bold_value")
+        number = _sentence_number(value)
+        if number is not None:
+            value = number
+            _note(notes, "sentence_number")
         unmarked = re.sub(r"^#{4}[ \t]*(?=\S)", "", value)
         if unmarked != value:  # "### Final Answer:" then "#### 18": the GSM8K marker inside the value
             value = unmarked
@@ -432,9 +463,44 @@ def _bold_value(value: str) -> str | None:
         return None  # no bold number, or bold around all of it (the unbolding below takes that)
     outside = _INNER_BOLD.sub(" ", value)
     inners = {(m.group(1) or m.group(2)).strip() for m in spans}
-    if re.search(r"\d", outside) or len(inners) != 1:
-        return None
+    if re.search(r"\d", outside) or len(inners) != 1 or _hedged_words(outside):
+        return None  # "not **19**", "about **19**", "at least **19**": the words outside change the value
     return inners.pop()
+
+
+# Words that make a value something else or one of several: the value words, denials and bounds, hedges.
+_HEDGES = re.compile(
+    r"\b(?:either|or|if|unless|assuming|provided|otherwise|likely|probably|maybe|perhaps|possibly|approx"
+    r"|approximately|about|roughly|around|nearly|almost|estimated?)\b|~|≈|\\approx|\\sim",
+    re.IGNORECASE,
+)
+
+
+def _hedged_words(text: str) -> bool:
+    """Whether words around a value change it, deny or bound it, or hedge it ("about", "not", "at least", "or")."""
+    return (
+        _HEDGES.search(text) is not None
+        or _NOT_A_VALUE.search(text) is not None
+        or any(w.lower() in VALUE_WORDS and w.lower() not in PHRASE_WORDS for w in re.findall(r"[A-Za-z]+", text))
+    )
+
+
+# A value that is a sentence about one number: "She has 19 pencils left." (as a marker's value, or a JSON answer).
+_SENTENCE_NUMBER = re.compile(r"(?<![\w.^_{\\])-?\$?\d[\d,]*(?:\.\d+)?(?![\d\w])")
+_MATH_IN_SENTENCE = re.compile(r"[=<>+*/^×÷\\{}]|\s-\s")
+
+
+def _sentence_number(value: str) -> str | None:
+    """The number a one-number sentence states, with the words after it (its unit phrase, which normalisation reads
+    or keeps): "She has 19 pencils left" states "19 pencils left". None when the value is no such sentence: it
+    opens with its number, holds more than one, holds math, or words before the number change or hedge it."""
+    numbers = list(_SENTENCE_NUMBER.finditer(value))
+    if len(numbers) != 1 or _MATH_IN_SENTENCE.search(value):
+        return None
+    before = value[: numbers[0].start()]
+    if not re.search(r"[A-Za-z]{2}", before) or _hedged_words(before):
+        return None
+    return value[numbers[0].start() :]
 
 
 def _note(notes: list[str], note: str) -> None:
@@ -476,8 +542,13 @@ def _mark_examples(c: MathCandidate, pieces: list[Piece], prompt: str | None) ->
         # The prompt's own words echoed with the statement ("Put your final answer within \boxed{...}").
         c.example = True
         c.reading.append("prompt_echo")
-    after = piece.text[local + len(c.text) : local + len(c.text) + 200].split("\n\n", 1)[0]
-    if _TAKEN_BACK.search(after):
+    if not c.example and _ASKED.match(piece.text, local + len(c.text)):
+        c.example = True  # "So is the answer $\boxed{19}$?": asked, not stated
+        c.reading.append("asked")
+    after, _, next_paragraph = piece.text[local + len(c.text) : local + len(c.text) + 300].partition("\n\n")
+    after = after[:200]
+    opening = next_paragraph[:120]
+    if _TAKEN_BACK.search(after) or (_TAKEN_BACK_NEXT.match(opening) and _TAKEN_BACK.search(opening)):
         c.withdrawn = True
         c.reading.append("withdrawn")
 
@@ -513,8 +584,12 @@ def _result_line(pieces: list[Piece], region: Field, found: list[MathCandidate])
     if line is None:
         return None
     piece, start, text = line
-    if len(text) > _RESULT_LINE_LIMIT or "?" in text or _NOT_A_VALUE.search(_without_math(text)):
-        return None
+    asked = text.rfind("?")
+    if asked != -1:  # "Does she keep any? Yes: 24 − 5 = 19 pencils.": the answer follows the question
+        start, text = start + asked + 1, text[asked + 1 :]
+    prose = _ASIDES.sub(" ", _without_math(text))
+    if len(text) > _RESULT_LINE_LIMIT or not text.strip() or _NOT_A_VALUE.search(prose) or _HEDGES.search(prose):
+        return None  # asked, denied, bounded or hedged: "either **19** or 18", "if she works every day, **72**"
     at = piece.offset + start
     if any(c.field == piece.field and c.end > at and c.start < at + len(text) for c in found):
         return None  # the line holds a statement already ("The answer is 45 + 52 = 97."): that one decides
@@ -551,6 +626,9 @@ def _last_line(pieces: list[Piece]) -> tuple[Piece, int, str] | None:
     return None
 
 
+_ASIDES = re.compile(r"\([^()\n]*\)")
+
+
 def _without_math(text: str) -> str:
     return _MATH_SPAN.sub(" ", text)
 
@@ -572,8 +650,11 @@ def _chain_result(text: str) -> tuple[int, int, str] | None:
                 return None  # an equation, or working whose sides disagree
             return m.start(inner), m.end(inner), "chain_result"
     result = _PROSE_RESULT.match(text, last_equals + 1)
-    if result is None or _CHAIN_GOES_ON.match(text, result.end()) or _NUMBER_AFTER.match(text, result.end()):
+    if result is None or _CHAIN_GOES_ON.match(text, result.end()):
         return None
+    emphasised = "**" in result.group(0) or "__" in result.group(0)
+    if not emphasised and _NUMBER_AFTER.match(text, result.end()):
+        return None  # "= 42 dollars, and she keeps 8"; in bold the result says it is one: "= **$64** for the 16"
     previous = text.rfind("=", 0, last_equals)
     working = _working_suffix(text[previous + 1 : last_equals])
     exact = evaluate(result.group("value"))
@@ -606,7 +687,7 @@ def _bold_result(text: str) -> tuple[int, int, str] | None:
     if not spans:
         return None
     values = {normalise(strip_statement(m.group(0))[0])[0] for m in spans}
-    if len(values) != 1:
-        return None  # "**5** boys and **7** girls": which one is the answer is not said
+    if len(values) != 1 or re.search(r"\d", _ASIDES.sub(" ", _BOLD_SPAN.sub(" ", text))):
+        return None  # "**5** boys and **7** girls", "Reading 2: **19**": which number is the answer is not said
     last = spans[-1]
     return last.start(), last.end(), "bold_result"

@@ -29,7 +29,8 @@ VALUE_WORDS = frozenset(
         "up", "exactly", "only", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
         "ten", "twenty", "exponent", "mod", "modulo", "equals", "equal", "is", "if", "when",
         "where", "with", "without", "off", "ago", "earlier", "later", "before", "after", "short", "extra",
-        "left", "remaining", "total", "cent", "cents", "pence",
+        "left", "remaining", "total", "cent", "cents", "pence", "too", "additional", "younger", "older", "assuming",
+        "provided", "unless", "otherwise", "pair", "pairs",
     }
 )  # fmt: skip
 
@@ -52,3 +53,7 @@ MEASURE_WORDS = frozenset({"square", "cubic", "cube", "sq"})
 # A count of dozens ("7 dozen", "7 dozens", "3 dozens of eggs") is a unit when nothing but "of" follows: the
 # number counts dozens. "5 dozen eggs" stays a phrase (it may count the eggs: 60).
 DOZEN = frozenset({"dozen", "dozens"})
+
+# Unit symbols of two letters, which outside \text{} would otherwise read as a product of variables ("5 xy"): "12 km",
+# "28 ft", "60 sq ft". A one-letter symbol ("5 m") stays a variable outside \text{}.
+SHORT_UNITS = frozenset({"km", "cm", "mm", "kg", "mg", "ml", "ft", "yd", "mi", "lb", "oz", "hr", "ha"})
