@@ -126,4 +126,3 @@ def _written_length(item: Any) -> int:
         # Digits, without converting a huge integer to text (Python refuses past 4,300 digits).
         return max(1, (item.bit_length() * 30103) // 100000 + 1)
     return len(repr(item))
-

@@ -109,10 +109,12 @@ def field_bytes(array: pa.Array) -> np.ndarray:
         return np.where(array.is_valid().to_numpy(zero_copy_only=False), sizes, 0)
     if any(test(kind) for test in text_types):
         return pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    if pa.types.is_map(kind):
-        return _per_list(array, field_bytes(array.keys) + field_bytes(array.items))
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return _per_list(array, field_bytes(array.flatten()))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_map(kind):
+        return _per_list(array)
+    if pa.types.is_fixed_size_list(kind):
+        sizes = field_bytes(array.flatten())  # the values of the rows that are not null, in order
+        parents = pc.list_parent_indices(array).to_numpy(zero_copy_only=False)
+        return np.bincount(parents, weights=sizes, minlength=len(array)).astype(np.int64)
     if pa.types.is_struct(kind):
         total = np.zeros(len(array), dtype=np.int64)
         for child in array.flatten():  # the fields, with the struct's own nulls applied
@@ -125,12 +127,14 @@ def field_bytes(array: pa.Array) -> np.ndarray:
     return np.where(array.is_valid().to_numpy(zero_copy_only=False), width, 0).astype(np.int64)
 
 
-def _per_list(array: pa.Array, element_sizes: np.ndarray) -> np.ndarray:
-    """Element sizes (of `array.flatten()`, in order) summed per row of the list array."""
-    import pyarrow.compute as pc
-
-    parents = pc.list_parent_indices(array).to_numpy(zero_copy_only=False)
-    return np.bincount(parents, weights=element_sizes, minlength=len(array)).astype(np.int64)
+def _per_list(array: Any) -> np.ndarray:
+    """A list's (or a map's) element sizes summed per row: from the offsets into all its values (a map's are its
+    key-value structs), which hold for a slice of the array as for the whole."""
+    sizes = field_bytes(array.values)
+    prefix = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
+    offsets = array.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    totals = prefix[offsets[1:]] - prefix[offsets[:-1]]
+    return np.where(array.is_valid().to_numpy(zero_copy_only=False), totals, 0)
 
 
 def _first_line(exc: BaseException) -> str:
