@@ -266,3 +266,19 @@ def test_the_streamed_sample_is_the_sample_of_every_task(seed: int) -> None:
         for task in tasks:
             sample.offer(task, task.category)
         assert sample.tasks() == reference_sample(tasks, seed, per_category, limit), (per_category, limit)
+
+
+def test_docs_lanes_lists_every_bound_with_its_value() -> None:
+    docs = (Path(__file__).parent.parent / "docs" / "lanes.md").read_text(encoding="utf-8")
+    section = docs.split("## Bounds on imported files", 1)[1].split("\n## ", 1)[0]
+    bounds = DEFAULT_BOUNDS
+    said = {
+        "max_rows": f"| rows read | {bounds.max_rows:,} |",
+        "max_value_bytes": f"| a value | {bounds.max_value_bytes // MB} MB ({bounds.max_value_bytes:,} bytes) |",
+        "max_row_bytes": f"| a row | {bounds.max_row_bytes // MB} MB |",
+        "max_total_bytes": f"| all rows' values | {bounds.max_total_bytes >> 30} GB |",
+        "max_depth": f"| nesting of a JSON line | {bounds.max_depth} levels |",
+    }
+    assert set(said) == set(Bounds._fields)
+    for name, row in said.items():
+        assert row in section, name
