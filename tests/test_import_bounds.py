@@ -71,6 +71,22 @@ def test_one_large_value_among_many_rows_is_found_in_its_batch(
     assert err.endswith(f"{path}: row 137: 'question' holds 1 MB, more than the 1 MB an imported value may hold")
 
 
+def test_a_page_past_the_bound_on_a_page_is_refused_from_its_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One 70 MB question among 1,000 short ones: the column averages 70 KB a row, under the bound on a value, so
+    # the footer cannot tell; the page's header says what it inflates to, before pyarrow inflates it.
+    questions = [f"question {i}" for i in range(1000)]
+    questions[999] = "z" * (70 * MB)
+    path = tmp_path / "test.parquet"
+    pq.write_table(pa.table({"question": questions, "answer": ["#### 1"] * 1000}), path, compression="zstd")
+    err = refused(capsys, "import", "gsm8k", str(path), "-o", str(tmp_path / "suite.jsonl"))
+    assert err.endswith(
+        f"{path}: row group 1, column 'question': a page that inflates to 70 MB, more than the 64 MB an import lets "
+        "pyarrow inflate at once (the bound on a page)"
+    )
+
+
 def test_a_value_inside_a_list_counts_for_its_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # MMLU-Pro's options are a list: a field is all of its texts together (600 KB + 600 KB here).
     rows = [{"question_id": i, "question": "q", "options": ["a", "b", "c"], "answer": "A", "answer_index": 0,
@@ -154,7 +170,7 @@ def test_the_bounds_are_arguments_read_when_called(tmp_path: Path) -> None:
         import_tasks("gsm8k", [path], Selection(), bounds=Bounds(max_value_bytes=1000))
     with pytest.raises(InputError, match="hold more than 100 bytes, the most an import reads"):
         import_tasks("gsm8k", [path], Selection(), bounds=Bounds(max_total_bytes=100))
-    assert Bounds(1_000_000, MB, 8 * MB, 512, 2 << 30) == DEFAULT_BOUNDS
+    assert Bounds(1_000_000, MB, 8 * MB, 64 * MB, 512, 2 << 30) == DEFAULT_BOUNDS
 
 
 def aime_csv(path: Path, question: str) -> Path:
@@ -278,6 +294,7 @@ def test_docs_lanes_lists_every_bound_with_its_value() -> None:
         "max_row_bytes": f"| a row | {bounds.max_row_bytes // MB} MB |",
         "max_total_bytes": f"| all rows' values | {bounds.max_total_bytes >> 30} GB |",
         "max_depth": f"| nesting of a JSON line | {bounds.max_depth} levels |",
+        "max_page_bytes": f"| a Parquet page | {bounds.max_page_bytes // MB} MB |",
     }
     assert set(said) == set(Bounds._fields)
     for name, row in said.items():

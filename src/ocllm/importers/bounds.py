@@ -27,6 +27,9 @@ class Bounds(NamedTuple):
     max_value_bytes: int = 1 * MB
     # One row, every field together (a JSONL line, a CSV record, a Parquet row).
     max_row_bytes: int = 8 * MB
+    # A Parquet page, inflated: pyarrow inflates a page whole before a value of it can be measured. Writers' pages
+    # are about 1 MB (pyarrow's, Spark's, the Hugging Face converter's); a page holds whole values.
+    max_page_bytes: int = 64 * MB
     # Brackets inside brackets in a JSON line: as deep as every other JSON ocllm reads (files/reading.py).
     max_depth: int = MAX_DEPTH
     # The values of every row read, together: what an import may cost in memory when it keeps every row.

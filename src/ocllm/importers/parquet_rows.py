@@ -5,6 +5,8 @@ dictionary-encoded column holds 5,000,000 rows in 50 KB. So, in order:
 1. the row count in the file's metadata is checked against the bound on rows, before a row is read;
 2. each column chunk's uncompressed size in the metadata: a chunk larger than its rows times the bound on a
    value must hold a value past the bound (at least one row is above the average), refused before it is read;
+   a chunk larger than the bound on a page has its page headers read (parquet_pages.py), and a page that
+   inflates past that bound is refused before pyarrow inflates it;
 3. the file is read in small batches (pyarrow's `iter_batches`), and each batch's field sizes are measured on
    pyarrow's arrays (string lengths, summed per row through lists and structs) before one value is turned into
    Python; only a batch within the bounds is.
@@ -21,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ocllm.errors import InputError
-from ocllm.importers.bounds import Budget, row_too_large, value_too_large
+from ocllm.importers.bounds import Budget, row_too_large, size_words, value_too_large
+from ocllm.importers.parquet_pages import NotPages, page_sizes
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -41,6 +44,7 @@ def parquet_rows(path: Path, budget: Budget) -> Iterator[tuple[int, dict[str, An
     try:
         source = pq.ParquetFile(path)
         _check_metadata(path, source.metadata, budget)
+        _check_pages(path, source.metadata, budget)
         number = 0
         for batch in source.iter_batches(batch_size=BATCH_ROWS):
             sizes = _checked_sizes(path, batch, number, budget)
@@ -66,6 +70,31 @@ def _check_metadata(path: Path, meta: Any, budget: Budget) -> None:
                 where = f"{path}: row group {group + 1} ({rows:,} row{'s' if rows != 1 else ''})"
                 raise InputError(value_too_large(where, name, average, budget.bounds, at_least=True)
                                  + " (by the file's metadata: its values average that per row)")  # fmt: skip
+
+
+def _check_pages(path: Path, meta: Any, budget: Budget) -> None:
+    """Refuse a page that inflates past the bound on a page, from its header, before pyarrow inflates it. Only a
+    chunk larger than the bound can hold such a page; a chunk whose headers cannot be read is left to pyarrow."""
+    limit = budget.bounds.max_page_bytes
+    with open(path, "rb") as fh:
+        for group in range(meta.num_row_groups):
+            row_group = meta.row_group(group)
+            for column in range(row_group.num_columns):
+                chunk = row_group.column(column)
+                if chunk.total_uncompressed_size <= limit:
+                    continue
+                offsets = [o for o in (chunk.dictionary_page_offset, chunk.data_page_offset) if o is not None]
+                try:
+                    for inflated, _ in page_sizes(fh, min(offsets), chunk.total_compressed_size):
+                        if inflated > limit:
+                            name = chunk.path_in_schema.split(".")[0]
+                            raise InputError(
+                                f"{path}: row group {group + 1}, column {name!r}: a page that inflates to "
+                                f"{size_words(inflated)}, more than the {size_words(limit)} an import lets pyarrow "
+                                "inflate at once (the bound on a page)"
+                            )
+                except NotPages:
+                    continue
 
 
 def _checked_sizes(path: Path, batch: pa.RecordBatch, before: int, budget: Budget) -> np.ndarray:
