@@ -184,7 +184,8 @@ def test_a_csv_field_is_read_to_the_value_bound(tmp_path: Path, capsys: pytest.C
     assert main(["import", "aime", str(aime_csv(tmp_path / "ok.csv", "w" * 200_000)), "-o", str(out)]) == 0
     path = aime_csv(tmp_path / "big.csv", '"' + "v" * (MB + 10) + '"')
     err = refused(capsys, "import", "aime", str(path), "-o", str(tmp_path / "other.jsonl"))
-    assert err.endswith(f"{path}: a field of more than 1,048,576 characters, more than an imported value may hold")
+    said = "a field of more than 1,048,576 characters, more than an imported value may hold"
+    assert err.endswith(f"{path}: line 2: {said}")
 
 
 # Files that are no regular files

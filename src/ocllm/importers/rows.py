@@ -138,8 +138,8 @@ def _csv_rows(
     except csv.Error as exc:
         if "field larger than field limit" in str(exc):
             raise InputError(
-                f"{path}: a field of more than {budget.bounds.max_value_bytes:,} characters, more than an imported "
-                "value may hold"
+                f"{path}: line {reader.line_num}: a field of more than {budget.bounds.max_value_bytes:,} characters, "
+                "more than an imported value may hold"
             ) from None
         raise InputError(f"{path}: not a CSV file ({exc})") from None
     except OSError as exc:
