@@ -1,7 +1,8 @@
 """`ocllm import`: the dataset files people have on disk -> one suite of this project.
 
-Formats live in `datasets.py` (one function a layout), file reading in `rows.py`, the seeded sample in
-`sampling.py`. Local files only: the command never downloads (the README says where to get them).
+Formats live in `datasets.py` (one function a layout), file reading in `rows.py` (within the bounds of
+`bounds.py`), the seeded sample in `sampling.py`, drawn as the rows are read. Local files only: the command
+never downloads (the README says where to get them).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from typing import NamedTuple
 import msgspec
 
 from ocllm.errors import InputError
+from ocllm.importers.bounds import DEFAULT_BOUNDS, Bounds, Budget
 from ocllm.importers.datasets import DATASETS, BadRow
 from ocllm.importers.rows import JSONL, files_of
-from ocllm.importers.sampling import limited, per_category
+from ocllm.importers.sampling import SeededSample
 from ocllm.models import Task
 
 FORMATS = tuple(DATASETS)
@@ -35,10 +37,17 @@ class Imported(NamedTuple):
 
 
 def import_tasks(
-    fmt: str, paths: list[Path], selection: Selection, *, skip_bad: bool = False, answers: list[Path] | None = None
+    fmt: str,
+    paths: list[Path],
+    selection: Selection,
+    *,
+    skip_bad: bool = False,
+    answers: list[Path] | None = None,
+    bounds: Bounds = DEFAULT_BOUNDS,
 ) -> Imported:
-    """Every row of the files as a task (a bad row fails the import, or with `skip_bad` is left out), then
-    the seeded sample of them. `answers`: the files holding the golds, for a layout that keeps them apart (bfcl)."""
+    """Every row of the files as a task (a bad row fails the import, or with `skip_bad` is left out), and the
+    seeded sample of them, drawn as they are read. `answers`: the files holding the golds, for a layout that
+    keeps them apart (bfcl). Past one of `bounds` the import is refused in one line naming it."""
     dataset = DATASETS[fmt]
     files = dataset_files(fmt, paths)
     task_of = dataset.task
@@ -47,28 +56,30 @@ def import_tasks(
             takes = ", ".join(name for name, d in DATASETS.items() if d.with_answers is not None)
             raise InputError(f"--answers is for {takes}; {fmt} files hold their own golds")
         task_of = dataset.with_answers(answers)
-    tasks: list[Task] = []
-    first_at: dict[str, str] = {}
+    sample = SeededSample(selection.seed, selection.per_category, selection.limit)
+    # Each id's first row, as (file, row number): every id is held to find duplicates, not every row's text.
+    first_at: dict[str, tuple[int, int]] = {}
     skipped: list[str] = []
     seen: Counter[str] = Counter()
-    read = 0
-    for file in files:
-        for row in dataset.rows(file):
-            read += 1
+    budget = Budget(bounds)
+    for number, file in enumerate(files):
+        for row in dataset.rows(file, budget):
             try:
                 task = task_of(row, selection.seed, seen)
                 if task.id in first_at:
-                    raise BadRow(f"duplicate id {task.id!r} (first at {first_at[task.id]})")
+                    at_file, at_row = first_at[task.id]
+                    raise BadRow(f"duplicate id {task.id!r} (first at {files[at_file]}: row {at_row})")
             except BadRow as exc:
                 if not skip_bad:
                     raise InputError(f"{row.where()}: {exc} (--skip-bad leaves such rows out)") from None
                 skipped.append(f"{row.where()}: {exc}")
                 continue
-            first_at[task.id] = row.where()
-            tasks.append(task)
-    if not tasks:
+            first_at[task.id] = (number, row.number)
+            # Grouped by the dataset's own category, also when --category gives every task one name.
+            sample.offer(task, task.category)
+    if not first_at:
         raise InputError(f"{', '.join(map(str, paths))}: no {fmt} tasks found")
-    return Imported(_relabelled(_sampled(tasks, selection), selection.category), read, skipped)
+    return Imported(_relabelled(sample.tasks(), selection.category), budget.rows, skipped)
 
 
 def dataset_files(fmt: str, paths: list[Path]) -> list[Path]:
@@ -87,16 +98,6 @@ def dataset_files(fmt: str, paths: list[Path]) -> list[Path]:
 def answer_files(paths: list[Path]) -> list[Path]:
     """The files `--answers` names (those inside its folders too): inputs, which -o must never replace."""
     return files_of(paths, JSONL)
-
-
-def _sampled(tasks: list[Task], selection: Selection) -> list[Task]:
-    # Grouped by the dataset's own category, also when --category gives every task one name.
-    group = [t.category for t in tasks]
-    if selection.per_category is not None:
-        return per_category(tasks, group, selection.per_category, selection.seed)
-    if selection.limit is not None:
-        return limited(tasks, group, selection.limit, selection.seed)
-    return tasks
 
 
 def _relabelled(tasks: list[Task], category: str | None) -> list[Task]:

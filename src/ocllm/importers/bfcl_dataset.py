@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ocllm.errors import InputError
+from ocllm.importers.bounds import Budget
 from ocllm.importers.layout import BadRow, Dataset, field
 from ocllm.importers.rows import JSONL, Row, files_of, read_rows
 from ocllm.models import Task
@@ -173,8 +174,9 @@ def expected_calls_of(ground_truth: Any, tools: list[dict[str, Any]]) -> list[di
 def answers_from(paths: list[Path]) -> dict[str, tuple[str, Any]]:
     """The possible-answer files' ground truths by BFCL id, each with the row it came from."""
     answers: dict[str, tuple[str, Any]] = {}
+    budget = Budget()  # the answer files are read within the same bounds, counted apart from the questions
     for path in files_of(paths, JSONL):
-        for row in read_rows(path):
+        for row in read_rows(path, budget):
             bfcl_id = row.fields.get("id")
             if not isinstance(bfcl_id, str) or "ground_truth" not in row.fields:
                 raise InputError(f"{row.where()}: not a BFCL possible answer (an 'id' and a 'ground_truth')")

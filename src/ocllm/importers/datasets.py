@@ -19,6 +19,7 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.importers.bfcl_dataset import BFCL_DATASETS
+from ocllm.importers.bounds import Budget
 from ocllm.importers.ifeval_dataset import IFEVAL_DATASETS
 from ocllm.importers.layout import BadRow, Dataset
 from ocllm.importers.layout import field as _field
@@ -67,7 +68,7 @@ _SPLIT_SUFFIX = re.compile(r"_(test|dev|val|validation|train|auxiliary_train)$")
 _PARQUET_SPLIT = re.compile(r"^(test|dev|val|validation|train|auxiliary_train)\b")
 
 
-def _mmlu_rows(path: Path) -> Iterator[Row]:
+def _mmlu_rows(path: Path, budget: Budget) -> Iterator[Row]:
     # The split, from the file name (`anatomy_dev.csv`, `validation-00000-of-00001.parquet`): the test split's
     # ids are `mmlu/<subject>/<n>`, another split's name it (`mmlu/anatomy/dev/3`), so that importing the
     # whole tarball leaves a test question its id.
@@ -75,11 +76,11 @@ def _mmlu_rows(path: Path) -> Iterator[Row]:
         split = _SPLIT_SUFFIX.search(path.stem)
         subject = _SPLIT_SUFFIX.sub("", path.stem)
         extra = {"subject": subject, "__split__": split.group(1) if split else "test"}
-        for row in read_rows(path, header=False, columns=_MMLU_COLUMNS, header_row=_mmlu_header):
+        for row in read_rows(path, budget, header=False, columns=_MMLU_COLUMNS, header_row=_mmlu_header):
             yield Row(row.file, row.number, {**row.fields, **extra})
     else:
         split = _PARQUET_SPLIT.match(path.stem)
-        for row in read_rows(path):
+        for row in read_rows(path, budget):
             yield Row(row.file, row.number, {**row.fields, "__split__": split.group(1) if split else "test"})
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ocllm.importers.bounds import Budget
 from ocllm.importers.rows import Row
 from ocllm.models import Task
 
@@ -19,7 +20,7 @@ class BadRow(Exception):
 
 class Dataset(NamedTuple):
     suffixes: tuple[str, ...]
-    rows: Callable[[Path], Iterator[Row]]
+    rows: Callable[[Path, Budget], Iterator[Row]]  # the file's rows, counted against the import's bounds
     task: Callable[[Row, int, Counter[str]], Task]  # (row, seed, rows seen per subject so far)
     # For a layout whose golds are in files of their own (BFCL's possible answers): the task function that
     # takes them from those files (`--answers`). None: the layout takes no such files.

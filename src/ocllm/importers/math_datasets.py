@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ocllm.importers.bounds import Budget
 from ocllm.importers.layout import BadRow, Dataset, text
 from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name
 from ocllm.importers.rows import CSV, JSONL, PARQUET, Row, read_rows
@@ -28,9 +29,9 @@ def _split_of(path: Path) -> str:
     return match.group(1).lower() if match else "test"
 
 
-def _rows_with_split(path: Path) -> Iterator[Row]:
+def _rows_with_split(path: Path, budget: Budget) -> Iterator[Row]:
     split = _split_of(path)
-    for row in read_rows(path):
+    for row in read_rows(path, budget):
         yield Row(row.file, row.number, {**row.fields, "__split__": split})
 
 

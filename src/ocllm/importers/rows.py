@@ -2,18 +2,24 @@
 content), Parquet, JSONL.
 
 Each row comes with the file and its number (from 1, among data rows), so that a bad row can be named.
-Parquet is read with pyarrow, a batch at a time; CSV with the csv module; JSONL a line at a time.
+Parquet is read with pyarrow, a batch at a time (parquet_rows.py); CSV with the csv module; JSONL a line at a
+time. Every reader counts what it reads against the import's bounds (bounds.py) as it reads: a line is read to
+the bound on a row and no further, a field is measured before the row is used.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ocllm.errors import InputError
+from ocllm.files.file_kind import not_regular
+from ocllm.importers.bounds import Budget, size_words
+from ocllm.importers.json_line import BadLine, json_object
+from ocllm.importers.parquet_rows import parquet_rows
 
 PARQUET = (".parquet",)
 CSV = (".csv",)
@@ -34,15 +40,17 @@ def files_of(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
     folder's in sorted order."""
     found: list[Path] = []
     for path in paths:
+        problem = not_regular(path)  # a device or a FIFO named is refused by what it is, never opened
+        if problem is not None:
+            raise problem
         if path.is_dir():
+            # Inside a folder only regular files are read: a device or a FIFO there is no dataset file.
             inside = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
             if not inside:
                 raise InputError(f"{path}: no {' or '.join(suffixes)} file inside")
             found.extend(inside)
-        elif path.is_file():
-            found.append(path)
         else:
-            raise InputError(f"{path}: no such file or folder")
+            found.append(path)
     return found
 
 
@@ -51,41 +59,61 @@ HeaderRow = Callable[[list[str]], list[str] | None]
 
 
 def read_rows(
-    path: Path, *, header: bool = True, columns: tuple[str, ...] = (), header_row: HeaderRow | None = None
+    path: Path,
+    budget: Budget,
+    *,
+    header: bool = True,
+    columns: tuple[str, ...] = (),
+    header_row: HeaderRow | None = None,
 ) -> Iterator[Row]:
-    """The rows of one file, by its suffix. A CSV without a header gets `columns` as its field names, unless
-    `header_row` recognises its first row as one: then that row names the fields and is no data row."""
+    """The rows of one file, by its suffix, counted against `budget`. A CSV without a header gets `columns` as its
+    field names, unless `header_row` recognises its first row as one: then that row names the fields and is no
+    data row."""
+    problem = not_regular(path)
+    if problem is not None:
+        raise problem
     suffix = path.suffix.lower()
     if suffix in PARQUET:
-        yield from _parquet_rows(path)
+        for number, fields in parquet_rows(path, budget):
+            yield Row(path, number, fields)
     elif suffix in CSV:
-        yield from _csv_rows(path, header, columns, header_row)
+        yield from _csv_rows(path, budget, header, columns, header_row)
     elif suffix in JSONL:
-        yield from _jsonl_rows(path)
+        yield from _jsonl_rows(path, budget)
     else:
         raise InputError(f"{path}: expected a .csv, .parquet or .jsonl file")
 
 
-def _parquet_rows(path: Path) -> Iterator[Row]:
-    # Imported here: pyarrow is large, and only an import needs it.
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+@contextlib.contextmanager
+def _csv_field_limit(limit: int) -> Iterator[None]:
+    """The csv module's bound on a field (131,072 characters unless set, and process-wide) set to the bound on a
+    value while a file is read, and given back after."""
+    before = csv.field_size_limit(limit)
     try:
-        source = pq.ParquetFile(path)
-        number = 0
-        for batch in source.iter_batches(batch_size=1024):
-            for fields in batch.to_pylist():
-                number += 1
-                yield Row(path, number, fields)
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"{path}: not a Parquet file pyarrow can read ({_first_line(exc)})") from None
+        yield
+    finally:
+        csv.field_size_limit(before)
 
 
-def _csv_rows(path: Path, header: bool, columns: tuple[str, ...], header_row: HeaderRow | None) -> Iterator[Row]:
+def _bounded_lines(path: Path, fh: Any, budget: Budget) -> Iterator[str]:
+    """A text file's lines, each read to the bound on a row and no further (a line of 800 MB is never held)."""
+    limit = budget.bounds.max_row_bytes
+    number = 0
+    while line := fh.readline(limit + 1):
+        number += 1
+        if len(line) > limit:
+            raise InputError(
+                f"{path}: line {number} is longer than {size_words(limit)}, more than an imported row may hold"
+            )
+        yield line
+
+
+def _csv_rows(
+    path: Path, budget: Budget, header: bool, columns: tuple[str, ...], header_row: HeaderRow | None
+) -> Iterator[Row]:
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(fh)
+        with open(path, encoding="utf-8-sig", newline="") as fh, _csv_field_limit(budget.bounds.max_value_bytes):
+            reader = csv.reader(_bounded_lines(path, fh, budget))
             names = list(columns)
             if header:
                 names = [name.strip() for name in next(reader, [])]
@@ -103,29 +131,34 @@ def _csv_rows(path: Path, header: bool, columns: tuple[str, ...], header_row: He
                 fields = dict(zip(names, values, strict=False))
                 if len(values) > len(names):
                     fields["__extra__"] = values[len(names) :]
+                budget.fields(f"{path}: row {number}", fields)
                 yield Row(path, number, fields)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from None
     except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise InputError(
+                f"{path}: line {reader.line_num}: a field of more than {budget.bounds.max_value_bytes:,} characters, "
+                "more than an imported value may hold"
+            ) from None
         raise InputError(f"{path}: not a CSV file ({exc})") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def _jsonl_rows(path: Path) -> Iterator[Row]:
+def _jsonl_rows(path: Path, budget: Budget) -> Iterator[Row]:
     try:
         with open(path, encoding="utf-8-sig") as fh:
             number = 0
-            for line in fh:
+            for line in _bounded_lines(path, fh, budget):
                 if not line.strip():
                     continue
                 number += 1
                 try:
-                    fields = json.loads(line)
-                except (json.JSONDecodeError, RecursionError) as exc:
-                    raise InputError(f"{path}: row {number}: not a JSON line ({_first_line(exc)})") from None
-                if not isinstance(fields, dict):
-                    raise InputError(f"{path}: row {number}: expected a JSON object")
+                    fields = json_object(line, budget.bounds.max_depth)
+                except BadLine as exc:
+                    raise InputError(f"{path}: row {number}: {_first_line(exc)}") from None
+                budget.fields(f"{path}: row {number}", fields)
                 yield Row(path, number, fields)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from None
