@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
@@ -89,6 +90,14 @@ def parse_task_line(path: Path, number: int, line: str) -> Task:
         raise InputError(f"{where}: invalid JSON at column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise InputError(too_deep(where)) from None
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc):
+            raise
+        # json reads a number with int(), which refuses more digits than sys.get_int_max_str_digits() (4,300).
+        raise InputError(
+            f"{where}: a JSON integer of more than {sys.get_int_max_str_digits():,} digits, the most Python reads "
+            'from text; write a long number as a string ("answer": "123...")'
+        ) from None
     if not isinstance(row, dict):
         raise InputError(f"{where}: expected a JSON object")
     for field in _REQUIRED:

@@ -5,7 +5,8 @@ The doc is the Hugging Face row lm-eval loaded (`key`, `prompt`, `instruction_id
 of every instruction in each kwargs object, null where unused), read as `ocllm import ifeval` reads the dataset:
 the same instructions, and the same id (`ifeval/<key>`, the task's name then IFEval's key, not lm-eval's row
 number), so that an lm-eval run and a run of the imported suite compare task by task. A doc whose instructions
-this scorer cannot check (an unknown id, arguments an instruction does not take) is unscorable, with why.
+this scorer cannot check (an unknown id, arguments an instruction does not take), or that the importer would refuse
+(no `key`, a `prompt` that is not text: `key_and_prompt`, the importer's own rule), is unscorable, with why.
 
 ifeval's `process_results` returns four values, which the evaluator writes into the line beside the doc:
 `prompt_level_strict_acc` and `prompt_level_loose_acc` (one bool), `inst_level_strict_acc` and
@@ -21,7 +22,7 @@ from typing import Any
 
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import NotScorable, verdict_of
-from ocllm.importers.ifeval_dataset import instructions_of, key_of
+from ocllm.importers.ifeval_dataset import instructions_of, key_and_prompt, key_of
 from ocllm.models import Sample, Task
 
 METRICS = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
@@ -45,11 +46,14 @@ def record(
         task_id = f"{task}/{key}"
     if "instruction_id_list" not in doc:
         raise NotScorable(task_id, where, "the doc has no instruction_id_list (not an IFEval row)")
+    read = key_and_prompt(doc.get("key"), doc.get("prompt"))
+    if isinstance(read, str):
+        raise NotScorable(task_id, where, f"the doc is no IFEval row `ocllm import ifeval` reads: {read}")
+    question = read[1]
     instructions, problem = instructions_of(doc.get("instruction_id_list"), doc.get("kwargs"))
     if instructions is None:
         raise NotScorable(task_id, where, f"instructions this scorer cannot check: {problem}")
-    question = doc.get("prompt")
-    built = Task(id=task_id, type="instructions", question=question if isinstance(question, str) else "",
+    built = Task(id=task_id, type="instructions", question=question,
                  instructions=instructions, category=task, prompt=prompt)  # fmt: skip
     metrics = {name: row[name] for name in METRICS if name in row}
     previous = {

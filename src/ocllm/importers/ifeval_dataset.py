@@ -61,15 +61,27 @@ def key_of(value: Any) -> str | None:
     return None
 
 
-def _ifeval_task(row: Row, seed: int, seen: Counter[str]) -> Task:
-    key = key_of(field(row, "key"))
+def key_and_prompt(key: Any, prompt: Any) -> tuple[str, str] | str:
+    """A row's key (as the id's text) and prompt, or what is wrong with them: one rule for the importer and the
+    lm-eval reader, so that a row one refuses the other does not score under another id."""
     if key is None:
-        raise BadRow(f"'key' is not a number or text ({row.fields['key']!r})")
-    prompt = field(row, "prompt")
+        return "no 'key'"
+    if (text := key_of(key)) is None:
+        return f"'key' is not a number or text ({key!r})"
+    if prompt is None:
+        return "no 'prompt'"
     if not isinstance(prompt, str):
-        raise BadRow("'prompt' is not text")
+        return "'prompt' is not text"
     if not prompt.strip():
-        raise BadRow("'prompt' is empty")
+        return "'prompt' is empty"
+    return text, prompt
+
+
+def _ifeval_task(row: Row, seed: int, seen: Counter[str]) -> Task:
+    read = key_and_prompt(row.fields.get("key"), row.fields.get("prompt"))
+    if isinstance(read, str):
+        raise BadRow(read)
+    key, prompt = read
     instructions, problem = instructions_of(field(row, "instruction_id_list"), field(row, "kwargs"))
     if instructions is None:
         raise BadRow(problem or "no instructions")

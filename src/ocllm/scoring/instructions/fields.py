@@ -10,12 +10,20 @@ from ocllm.scoring.instructions.checks import CHECKS, checked_kwargs
 
 DEFAULT_TEMPLATE = "{question}"  # IFEval's prompts state their instructions themselves
 PLACEHOLDERS = ("question",)
+# The most instructions one task may hold (docs/lanes.md, "Bounds on suites"). IFEval's prompts hold 1 to 3; each
+# instruction is checked on the whole answer, so a task of 10^6 of them (1 GB of suite) never finished deciding.
+MAX_INSTRUCTIONS = 20
 
 
 def instructions_problem(value: object) -> str | None:
     """What is wrong with a task's `instructions` (I5: an unknown id is refused, never passed), or None."""
     if not isinstance(value, list) or not value:
         return "an instructions task needs a non-empty list of {\"id\": ..., \"kwargs\": {...}}"
+    if len(value) > MAX_INSTRUCTIONS:
+        return (
+            f"{len(value):,} instructions, more than the {MAX_INSTRUCTIONS} a task may hold (IFEval's prompts hold "
+            "at most 3; docs/lanes.md, 'Bounds on suites')"
+        )
     for number, item in enumerate(value, start=1):
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             return f"instruction {number} is not an object with an \"id\""

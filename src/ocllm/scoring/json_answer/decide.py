@@ -10,6 +10,7 @@ from ocllm.models import Policy, Sample, Task
 from ocllm.scoring.json_answer import schema as schemas
 from ocllm.scoring.json_answer.decision import JsonBlock, JsonDecision, JsonParseError
 from ocllm.scoring.json_answer.extract import JSON_LABELS, Fence, fenced_blocks, line_and_column, parse, raw_offset
+from ocllm.scoring.json_answer.guarded_validation import Validated, has_patterns, validate_guarded
 from ocllm.scoring.regions import split_regions
 
 _CUT = "; the answer was cut at max_tokens (finish_reason: length) and is checked as it stands"
@@ -81,20 +82,24 @@ def decide_json(task: Task, sample: Sample, policy: Policy) -> JsonDecision:
     if task.schema is None:
         return JsonDecision(**decided, correct=True, rule="parsed",
                             reason=f"{where} is one JSON value (the task has no schema)" + cut)  # fmt: skip
-    # J5, J6: validated against the schema by its own draft, offline.
+    # J5, J6: validated against the schema by its own draft, offline; a schema with patterns in the guarded child.
     cls = schemas.validator_class(task.schema) or schemas.DEFAULT
     draft = schemas.draft_of(cls)
-    try:
-        found, left_out = schemas.violations(schemas.validator_of(task.schema, cls), parsed.value)
-    except schemas.UNRESOLVABLE as exc:
+    checked = _validate(task.schema, cls, parsed.value)
+    if checked.outcome == "unresolvable":
         return JsonDecision(**decided, correct=False, rule="schema_unresolvable", schema_draft=draft,
-                            reason=f"the schema's reference does not resolve offline ({exc}): the value was not "
-                                   "checked; the schema is at fault, not the answer" + cut)  # fmt: skip
-    except RecursionError:
+                            reason=f"the schema's reference does not resolve offline ({checked.detail}): the value "
+                                   "was not checked; the schema is at fault, not the answer" + cut)  # fmt: skip
+    if checked.outcome == "too_deep":
         # A recursive schema ($ref: "#") and a value nested hundreds deep: the validator recurses once per level.
         return JsonDecision(**decided, correct=False, rule="too_deep_to_validate", schema_draft=draft,
                             reason=f"{where} is JSON nested too deeply to validate against the schema: not "
                                    "credited" + cut)  # fmt: skip
+    if checked.outcome in ("killed", "failed"):
+        # Never correct: what the check would have said is not known. Counted apart (schema_checks_killed).
+        return JsonDecision(**decided, correct=False, rule="schema_check_killed", schema_draft=draft,
+                            reason=f"{where} is JSON, but {checked.detail}: not decided, not credited" + cut)
+    found, left_out = checked.violations, checked.left_out
     if not found:
         return JsonDecision(**decided, correct=True, rule="valid", valid=True, schema_draft=draft,
                             reason=f"{where} is one JSON value, valid against the schema (draft {draft})" + cut)
@@ -105,6 +110,20 @@ def decide_json(task: Task, sample: Sample, policy: Policy) -> JsonDecision:
         violations_left_out=left_out,
         reason=f"{where} is JSON but breaks the schema (draft {draft}) in {count} place(s); the first: {first}" + cut,
     )  # fmt: skip
+
+
+def _validate(schema: dict[str, Any], cls: type[Any], value: Any) -> Validated:
+    """The value checked against the schema: in the process, or in the guarded child when the schema runs regular
+    expressions (which can take Python's `re` hours on a short string)."""
+    if has_patterns(schema):
+        return validate_guarded(schema, value)
+    try:
+        found, left_out = schemas.violations(schemas.validator_of(schema, cls), value)
+    except schemas.UNRESOLVABLE as exc:
+        return Validated("unresolvable", [], 0, str(exc))
+    except RecursionError:
+        return Validated("too_deep", [], 0, "")
+    return Validated("checked", found, left_out, "")
 
 
 def _block(pieces: list[Any], fence: Fence) -> JsonBlock:

@@ -13,7 +13,7 @@ from ocllm.models import Decision
 JsonMethod = Literal["bare", "fenced", "none"]
 JsonRule = Literal[
     "valid", "parsed", "not_json", "schema_violation", "several_blocks", "not_a_json_block", "empty_answer",
-    "schema_unresolvable", "too_deep_to_validate", "request_error",
+    "schema_unresolvable", "too_deep_to_validate", "schema_check_killed", "request_error",
 ]  # fmt: skip
 JsonAmbiguity = Literal["none", "empty_answer", "several_blocks"]
 # Violations kept in a decision; the rest are counted (violations_left_out), so the evidence says it is a selection.

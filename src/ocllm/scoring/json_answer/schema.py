@@ -16,6 +16,7 @@ from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as META_SCHEMAS
 
 from ocllm.scoring.json_answer.decision import MAX_VIOLATIONS, SchemaViolation
+from ocllm.scoring.json_answer.schema_bounds import cycle_problem, size_problem
 
 DEFAULT = jsonschema.Draft202012Validator  # a schema without `$schema` is read as Draft 2020-12
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -42,10 +43,13 @@ def validator_class(schema: dict[str, Any]) -> type[Validator] | None:
 
 
 def schema_problem(schema: object) -> str | None:
-    """What makes `schema` unusable (not a JSON Schema by its draft's meta-schema, an unknown `$schema`, a reference
-    that would be fetched or that does not resolve), or None."""
+    """What makes `schema` unusable (larger than the bound on schemas, not a JSON Schema by its draft's meta-schema,
+    an unknown `$schema`, a reference that would be fetched or that does not resolve, a reference cycle that never
+    goes into the value), or None."""
     if not isinstance(schema, dict):
         return "a JSON Schema object is expected"
+    if (too_large := size_problem(schema)) is not None:
+        return too_large  # before check_schema, whose cost grows with the schema
     cls = validator_class(schema)
     if cls is None:
         return f"unknown $schema {schema['$schema']!r} (drafts 3, 4, 6, 7, 2019-09 and 2020-12 are known)"
@@ -71,7 +75,8 @@ def schema_problem(schema: object) -> str | None:
                 resolver.lookup(ref)
             except referencing.exceptions.Unresolvable:
                 return f"$ref {ref!r} at {where or '/'} does not resolve inside the schema"
-    return None
+    # With nested `$id`s a reference resolves against its own resource, which this resolver does not follow.
+    return None if nested_ids else cycle_problem(schema, resolver)
 
 
 def validator_of(schema: dict[str, Any], cls: type[Validator] | None = None) -> Validator:

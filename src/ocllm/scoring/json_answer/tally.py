@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from ocllm.models import Decision
+from ocllm.scoring.json_answer.guarded_validation import PATTERN_LIMIT_S
 
 
 class JsonTally:
@@ -39,6 +40,7 @@ class JsonTally:
             "not_a_json_block": self.rules["not_a_json_block"],
             "empty_answers": self.rules["empty_answer"],
             "schema_unresolvable": self.rules["schema_unresolvable"],
+            "schema_checks_killed": self.rules["schema_check_killed"],
             "fenced": self.fenced,
             "prose_around_block": self.prose_around,
         }
@@ -54,5 +56,11 @@ class JsonTally:
             said.append(
                 f"{self.rules['several_blocks']} json answer(s) held several fenced blocks: none of them is "
                 "credited (ambiguity several_blocks)"
+            )
+        if self.rules["schema_check_killed"]:
+            said.append(
+                f"{self.rules['schema_check_killed']} json answer(s) could not be checked: the schema check (its "
+                f"patterns) reached its {PATTERN_LIMIT_S:g} s CPU-time limit (not decided, not credited; counted "
+                "apart as schema_checks_killed)"
             )
         return said

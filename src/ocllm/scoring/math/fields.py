@@ -7,6 +7,11 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.models import Task
+from ocllm.scoring.math.stated import BOX_LIMIT
+
+# The longest gold a suite may give (docs/lanes.md, "Bounds on suites"): a box longer than BOX_LIMIT characters is
+# not read as a statement, so a longer gold could never be credited in one, and nothing would say why.
+MAX_GOLD_CHARS = BOX_LIMIT
 
 
 def _gold(value: object) -> str | None:
@@ -34,6 +39,11 @@ def check_suite_line(where: str, row: dict[str, Any]) -> None:
     gold = _gold(row.get("answer"))
     if gold is None:
         raise InputError(f"{where}: field 'answer': a math task needs its gold answer as text (plain or LaTeX)")
+    if len(gold) > MAX_GOLD_CHARS:
+        raise InputError(
+            f"{where}: field 'answer': a gold of {len(gold):,} characters, longer than the {MAX_GOLD_CHARS:,} a math "
+            "answer is read in (the longest \\boxed{} read; docs/lanes.md, 'Bounds on suites')"
+        )
     row["answer"] = gold  # a JSON number becomes the text it is read as; the suite's canonical form keeps that
     if (problem := _tolerance_problem(row.get("tolerance"))) is not None:
         raise InputError(f"{where}: field 'tolerance': {problem}")

@@ -1,6 +1,9 @@
 """A tool_call task's own fields: its OpenAI tools and the calls it expects, checked when the suite (or a saved
 record) is read: each tool a function with a JSON-Schema object of parameters, each expected call naming a tool and
-only parameters of its schema, each with a non-empty list of acceptable values."""
+only parameters of its schema, each with a non-empty list of acceptable values. A tool's parameters are checked as
+the json room checks a schema (its draft's meta-schema, references inside it only, no cycle that never goes into
+the value), and all the tools of a task together hold at most MAX_SCHEMA_VALUES JSON values (docs/lanes.md,
+"Bounds on suites")."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.models import Task
+from ocllm.scoring.json_answer.schema import schema_problem
+from ocllm.scoring.json_answer.schema_bounds import size_problem
 
 DEFAULT_TEMPLATE = "{question}"  # the tools travel in the request's `tools`; a lane may show them too with {tools}
 PLACEHOLDERS = ("question", "tools")
@@ -17,6 +22,8 @@ PLACEHOLDERS = ("question", "tools")
 def tools_problem(tools: object) -> str | None:
     if not isinstance(tools, list) or not tools:
         return 'a tool_call task needs a non-empty list of {"type": "function", "function": {...}} tools'
+    if (too_large := size_problem(tools, "the task's tools hold")) is not None:
+        return too_large  # before each schema's check_schema, whose cost grows with it
     seen: set[str] = set()
     for number, tool in enumerate(tools, start=1):
         if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(tool.get("function"), dict):
@@ -40,6 +47,10 @@ def tools_problem(tools: object) -> str | None:
         unknown = [r for r in required if r not in properties]
         if unknown:
             return f"tool {number} ({name}): required parameter {unknown[0]!r} is not among its properties"
+        # BFCL spells the parameters' own type "dict"; every schema inside must be JSON Schema ("strng" is not).
+        problem = schema_problem({**parameters, "type": "object"})
+        if problem is not None:
+            return f"tool {number} ({name}): parameters: {problem}"
     return None
 
 
