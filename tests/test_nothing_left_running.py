@@ -5,6 +5,7 @@ and the whole session walked in /proc until nothing of it is left. Real processe
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -82,31 +83,67 @@ def with_group_killed(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+def killed_under_way(args: list[str], under_way: Callable[[int], bool]) -> str:
+    """Start ocllm with `args` in a session of its own, wait until `under_way(its pid)`, SIGKILL it and expect its
+    whole session gone; what it said on stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ocllm", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True, env=env(),
+    )  # fmt: skip
+    try:
+        assert poll(lambda: under_way(proc.pid), START_S), f"it should be under way: {session_members(proc.pid)}"
+    except AssertionError:
+        with_group_killed(proc.pid)
+        raise
+    kill_and_expect_an_empty_session(proc)
+    return proc.stderr.read().decode() if proc.stderr else ""
+
+
+def scoring_under_way(samples: Path) -> Callable[[int], bool]:
+    # ocllm, the resource tracker, the forkserver and at least one worker; some answers in.
+    return lambda pid: samples.exists() and samples.read_bytes().count(b"\n") >= 2 and len(session_members(pid)) >= 4
+
+
 def test_a_killed_run_leaves_nothing_of_its_session_running(tmp_path: Path) -> None:
     # The math suite: its decisions reach the workers, and a worker may start its symbolic child.
     with SimServer(SimConfig(suites=tuple(shipped_suites().values()), latency_s=0.05)) as server:
         out = tmp_path / "run"
         args = [
-            sys.executable, "-m", "ocllm", "run", "--suite", "demo-math", "--base-url", server.base_url, "--model",
-            "sim-reasoning", "--concurrency", "2", "--out", str(out),
+            "run", "--suite", "demo-math", "--base-url", server.base_url, "--model", "sim-reasoning",
+            "--concurrency", "2", "--out", str(out),
         ]  # fmt: skip
-        proc = subprocess.Popen(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=env()
-        )
-        samples = out / "samples.jsonl"
-
-        def under_way() -> bool:
-            # ocllm, the resource tracker, the forkserver and at least one worker; some answers in.
-            return samples.exists() and samples.read_bytes().count(b"\n") >= 2 and len(session_members(proc.pid)) >= 4
-
-        try:
-            assert poll(under_way, START_S), f"the run should be under way: {session_members(proc.pid)}"
-        except AssertionError:
-            with_group_killed(proc.pid)
-            raise
-        kill_and_expect_an_empty_session(proc)
-        stderr = proc.stderr.read().decode() if proc.stderr else ""
+        stderr = killed_under_way(args, scoring_under_way(out / "samples.jsonl"))
     assert "leaked semaphore" not in stderr  # the tracker's cleaning after the kill is not the user's business
+
+
+def test_a_killed_matrix_leaves_nothing_of_its_session_running(tmp_path: Path) -> None:
+    with SimServer(SimConfig(suites=tuple(shipped_suites().values()), latency_s=0.05)) as server:
+        lanes = tmp_path / "lanes.toml"
+        lanes.write_text(
+            f'[defaults]\nbase_url = "{server.base_url}"\nmodel = "sim-reasoning"\nconcurrency = 2\n'
+            'suite = "demo-math"\n[lanes.first]\n[lanes.second]\ntemperature = 0.5\n'
+        )
+        out = tmp_path / "runs"
+        stderr = killed_under_way(
+            ["matrix", str(lanes), "--out", str(out)], scoring_under_way(out / "first" / "samples.jsonl")
+        )
+    assert "leaked semaphore" not in stderr
+
+
+def test_a_killed_rescore_leaves_nothing_of_its_session_running(tmp_path: Path) -> None:
+    # Math answers whose symbolic checks each run into their CPU-time limit: the guarded child is computing.
+    tasks = [
+        {"task_id": f"m{i}", "task_type": "math", "category": "algebra", "question": "q", "expected_answer": "2",
+         "raw_content": f"So the answer is $\\boxed{{(x+1)^{{{3000 + i}}}}}$.", "finish_reason": "stop"}
+        for i in range(6)
+    ]  # fmt: skip
+    source = tmp_path / "costly.json"
+    source.write_text(json.dumps({"lane": "L", "tasks": tasks}))
+
+    def computing(pid: int) -> bool:
+        return any(cpu_seconds(c) >= 1.0 and "ocllm-guarded" in cmd for c, cmd in session_members(pid).items())
+
+    killed_under_way(["rescore", str(source), "-o", str(tmp_path / "out.json")], computing)
 
 
 # The stand-in for ocllm: a decision pool whose one worker decides with `hold_the_interpreter`.
