@@ -285,6 +285,12 @@ BAD_FLAGS = {
     "difference NaN": (["--difference", "nan", "--discordance", "0.2"], "(got nan)"),
     "difference not a number": (["--difference", "five", "--discordance", "0.2"], "'five' is not a valid float"),
     "no difference": (["--discordance", "0.2"], "Missing option '--difference'"),
+    # Below 0.1 points the sizes outgrow any suite, then a float: 1e-300 divided by zero, 1e-160 overflowed.
+    "difference 1e-300": (["--difference", "1e-300", "--discordance", "0.5"], "must be at least 0.001 (0.1 points"),
+    "difference 1e-160": (["--difference", "1e-160", "--discordance", "0.5"], "at least 0.001 (0.1 points"),
+    "difference 1e-10": (["--difference", "1e-10", "--discordance", "0.5"], "at least 0.001 (0.1 points"),
+    "a tiny difference with runs": (["--difference", "1e-300", "--from", "A", "B"], "at least 0.001"),
+    "alpha 1e-20": (["--difference", "0.1", "--discordance", "0.2", "--alpha", "1e-20"], "alpha must be at least"),
     "discordance 0": (["--difference", "0.1", "--discordance", "0"], "discordance must be more than 0"),
     "discordance above 1": (["--difference", "0.1", "--discordance", "1.5"], "at most 1 (got 1.5)"),
     "discordance infinite": (["--difference", "0.1", "--discordance", "inf"], "(got inf)"),
@@ -401,3 +407,12 @@ def test_plan_from_two_sampled_runs(tmp_path: Path, capsys: pytest.CaptureFixtur
     z2 = (Z95 + Z80) ** 2
     assert doc["tasks"] == max(2, math.ceil(z2 * (between + (within["weak"] + within["strong"]) / 4) / 0.01))
     assert [row["samples_per_task"] for row in doc["table"]] == [1, 2, 4, 8, 16]
+
+
+@pytest.mark.parametrize(
+    ("difference", "points"), [("0.0015", "0.15"), ("0.07", "7.0"), ("0.001", "0.1"), ("0.05", "5.0")]
+)
+def test_the_difference_is_said_as_given(difference: str, points: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # 1e-10 was "a difference of 0.0 points"; 0.0015 said 0.1 (rounded); 0.07 must not be 7.000000000000001.
+    assert main(["plan", "--difference", difference, "--discordance", "0.5"]) == 0
+    assert f"for a difference of {points} points," in " ".join(capsys.readouterr().out.split())

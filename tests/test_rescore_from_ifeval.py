@@ -154,3 +154,17 @@ def test_with_repeats_each_response_is_a_sample_and_lm_evals_verdict_is_the_docs
     for record in document["tasks"]:
         assert record["previous"]["correct"] is True
         assert record["previous"]["verdict_of"] == "task" and record["previous"]["repeats"] == 2
+
+
+def test_a_response_holding_a_lone_surrogate_is_a_failed_sample_as_a_live_answer_is(tmp_path: Path) -> None:
+    # "\udc00" is valid JSON but no text: a live server's answer with it is a malformed response, never a verdict.
+    # It used to reach the output writer, which cannot encode it (UnicodeEncodeError).
+    broken = "Fine words \udc00 then more."
+    lines = [*ifeval_lines()[:1], line(1, doc(1162, "Write a riddle with no commas."), broken, [True], [True])]
+    document, _ = rescore(tmp_path, samples_file(tmp_path / "lm", lines))
+    tasks = {t["task_id"]: t for t in document["tasks"]}
+    failed = tasks["ifeval/1162"]
+    assert failed["correct"] is None and failed["error"].startswith("malformed response body: ")
+    assert "lone UTF-16 surrogate (\\udc00 at character 11)" in failed["error"]
+    assert tasks["ifeval/1001"]["correct"] is True  # the rest is scored as ever
+    assert document["summary"]["errors"] == 1

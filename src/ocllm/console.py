@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -249,7 +250,7 @@ def print_plan(plan: McNemarPlan | PilotPlan) -> None:
     from ocllm.analysis.power import McNemarPlan  # (SciPy: loaded when a plan is printed, not for --help)
 
     wanted = (
-        f"a difference of {100 * plan.difference:.1f} points, detected {100 * plan.power:.0f}% of the time by a "
+        f"a difference of {_points(plan.difference)} points, detected {100 * plan.power:.0f}% of the time by a "
         f"two-sided test at level {plan.alpha:g}"
     )
     if isinstance(plan, McNemarPlan):
@@ -263,6 +264,14 @@ def print_plan(plan: McNemarPlan | PilotPlan) -> None:
         "A normal approximation: a plan, not a guarantee. A comparison with fewer tasks may well miss a real "
         "difference of this size, so its 'no evidence of a difference' does not say there is none."
     )
+
+
+def _points(share: float) -> str:
+    """A share given by the user in points, as given: 0.0015 is 0.15 points, not a rounded 0.1 (its shortest
+    decimal spelling, moved two places, without a float's product noise: 0.07 is 7.0, not 7.000000000000001);
+    at least one decimal, as the other figures of points."""
+    points = format((Decimal(repr(share)) * 100).normalize(), "f")
+    return points if "." in points else f"{points}.0"
 
 
 def _print_pilot_plan(plan: PilotPlan, wanted: str) -> None:

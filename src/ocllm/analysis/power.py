@@ -76,14 +76,29 @@ class PilotPlan(msgspec.Struct, kw_only=True):
     saturates_at: int | None = None  # the k of the table from which more samples no longer help
 
 
+# The smallest difference a plan is made for: 0.1 points already needs millions of tasks, more than any suite
+# holds; below it the sizes only grow past anything runnable, and then past what a float holds (1e-160
+# overflowed, 1e-300 divided by zero).
+MIN_DIFFERENCE = 0.001
+# The smallest level: past it z(1 - alpha/2) is no longer computable in floats (1 - alpha/2 rounds to 1).
+MIN_ALPHA = 1e-6
+
+
 def check_difference(difference: float) -> None:
     if not 0 < difference < 1:  # (NaN is refused too: it compares false)
         raise ValueError(f"the difference must be more than 0 and less than 1 (got {difference!r})")
+    if difference < MIN_DIFFERENCE:
+        raise ValueError(
+            f"the difference must be at least {MIN_DIFFERENCE:g} (0.1 points: a smaller one needs more tasks than "
+            f"any suite holds) (got {difference!r})"
+        )
 
 
 def check_level(alpha: float, power: float) -> None:
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be more than 0 and less than 1 (got {alpha!r})")
+    if alpha < MIN_ALPHA:
+        raise ValueError(f"alpha must be at least {MIN_ALPHA:g} (got {alpha!r})")
     # Below 0.5 a test would more often miss the difference than find it: no plan sizes for that.
     if not 0.5 <= power < 1:
         raise ValueError(f"power must be at least 0.5 and less than 1 (got {power!r})")
@@ -104,6 +119,8 @@ def mcnemar_tasks(difference: float, discordance: float, alpha: float = ALPHA, p
     delta = abs(difference)
     if not delta > 0:
         raise ValueError(f"the difference must not be 0 (got {difference!r})")
+    if delta < MIN_DIFFERENCE:
+        check_difference(delta)  # its bound, in its words
     if delta > discordance:
         raise ValueError(
             f"a difference of {delta:g} needs a discordance of at least {delta:g} (the lanes must disagree on at "

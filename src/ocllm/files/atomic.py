@@ -11,6 +11,7 @@ from typing import BinaryIO
 import msgspec
 
 from ocllm.errors import OcllmError
+from ocllm.files.temporaries import remove_stale_temporaries, temporary_name
 from ocllm.models import Sample
 
 
@@ -19,7 +20,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     if path.exists() and not path.is_file():
         # Renaming over a directory fails, and over a device (as root) would replace it.
         raise OcllmError(f"{path}: exists and is not a regular file; refusing to replace it")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    remove_stale_temporaries(path)  # what a killed ocllm left of this output
+    tmp = temporary_name(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as fh:
@@ -56,7 +58,8 @@ def atomic_writer(path: Path) -> Iterator[PieceWriter]:
     the block ends without an error: a reader never sees half of it, and a failure leaves nothing."""
     if path.exists() and not path.is_file():
         raise OcllmError(f"{path}: exists and is not a regular file; refusing to replace it")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    remove_stale_temporaries(path)
+    tmp = temporary_name(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(tmp, "wb")  # noqa: SIM115 - closed below, whatever the block does

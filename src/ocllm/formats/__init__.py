@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from ocllm.errors import InputError
 from ocllm.formats import metrics_file, run_directory
+from ocllm.formats.not_text import not_text_failed
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 
 __all__ = ["READERS", "Reader", "RunMeta", "SavedRecord", "SavedRun", "load_saved_run", "stream_saved_run"]
@@ -44,7 +45,8 @@ def load_saved_run(path: Path) -> SavedRun:
 
 def stream_saved_run(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     """The same, its records read one at a time where the format allows it."""
-    return _reader_for(path).stream(path)
+    meta, records = _reader_for(path).stream(path)
+    return meta, (not_text_failed(record) for record in records)  # a response that is no text fails, as live
 
 
 def _reader_for(path: Path) -> Reader:

@@ -15,6 +15,7 @@ from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.files.reading import json_items
 from ocllm.formats import inspect_log, lm_eval, mmlu_pro_results
+from ocllm.formats.not_text import not_text_failed
 from ocllm.formats.records import RunMeta, SavedRecord
 
 
@@ -173,7 +174,7 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
                     raise InputError(f"{path}: task {record.task.id!r}{which} appears {where}")
                 first_seen[key] = path
                 scored += 1
-                yield record
+                yield not_text_failed(record)  # a response that is no text fails, as a live server's would
             if not scored and len(unscorable) > left_out:
                 # Nothing of it can be scored: the file itself is wrong for this, not a few of its records.
                 first = unscorable[left_out]

@@ -256,7 +256,8 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
         lines += ["", "## By task type", "", *_table(["task type", *base, "its own figures"], rows, "lrrrrrrl")]
     for table in type_tables(summary):
         rows = [[cell(value, 200) for value in row] for row in table.rows]
-        lines += ["", f"### {table.title}", "", *_table(table.header, rows, "l" + "r" * (len(table.header) - 1))]
+        header = [cell(name) for name in table.header]  # a room's words, escaped as any text it draws
+        lines += ["", f"### {cell(table.title)}", "", *_table(header, rows, "l" + "r" * (len(header) - 1))]
     lines += ["", "## How answers were found", ""]
     lines += _counts_table("Extraction method", "method", summary.get("by_method") or {})
     lines += _counts_table("Extraction source", "source", summary.get("by_source") or {})
@@ -365,7 +366,8 @@ def _evidence_md(tasks: Sequence[Mapping[str, Any]], sampled: bool = False) -> l
     shown.sort(key=lambda item: item[0].get("correct") is True)  # stable: the suite's order within each group
     lines = ["", f"## How each answer was checked ({len(shown)})", ""]
     for task, evidence in shown:
-        facts = "; ".join(f"{label}: {cell(text, 200)}" for label, text in evidence)
+        # A label holds the model's and the suite's words too (a call's argument names, an instruction's kwargs).
+        facts = "; ".join(f"{cell(label, 200)}: {cell(text, 200)}" for label, text in evidence)
         which = f" sample {task.get('sample') or 0}" if sampled else ""
         lines.append(f"- `{cell(task.get('task_id'), 80)}`{which} ({_verdict_md(verdict_of(task))}): {facts}")
     return lines

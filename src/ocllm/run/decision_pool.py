@@ -19,6 +19,13 @@ Decision back (msgspec Structs pickle).
   killed if they linger). Workers ignore SIGINT (Ctrl-C reaches the whole process group; the run, not each
   worker, handles it), and each one exits by itself once its parent has gone (checked every
   `_PARENT_CHECK_S`), so that not even a SIGKILLed ocllm leaves one behind.
+- Nothing outlives ocllm (docs/architecture.md, "What dies with what"). The forkserver exits the moment ocllm
+  does (multiprocessing gives it the read end of a pipe only ocllm holds). Each worker arms PR_SET_PDEATHSIG
+  (`guarded.die_with_parent_thread`) against the forkserver, whose one thread forked it: the kernel kills it
+  then, even inside a long C call that holds its interpreter, where a thread watching ocllm could not run. The
+  pidfd thread stays for systems without prctl. multiprocessing's resource tracker exits once the last of them
+  has closed its pipe; it is started by the pool with its "leaked semaphore" warning silenced, since the
+  queues' semaphores are what a SIGKILL leaves and the tracker removes them then (nothing for a user to do).
 """
 
 from __future__ import annotations
@@ -35,10 +42,12 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import forkserver, resource_tracker
 from types import TracebackType
 
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.scoring import decide
+from ocllm.scoring.guarded import die_with_parent_thread
 
 __all__ = ["DEFAULT_WORKERS", "Decider", "DecisionPool", "LiveDecisions"]
 
@@ -119,6 +128,7 @@ class DecisionPool:
         if self._closed:
             raise RuntimeError("the decision pool is closed")
         if self._executor is None:
+            _start_resource_tracker()
             context = multiprocessing.get_context("forkserver")
             # The forkserver imports the scorer once; every worker forked from it starts with it loaded.
             context.set_forkserver_preload(["ocllm.scoring"])
@@ -161,6 +171,27 @@ def _stop(executor: ProcessPoolExecutor, *, kill: bool) -> None:
                 process.join()
 
 
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (once per process; the forkserver would start it otherwise) with
+    its warning about leaked semaphores silenced: after a SIGKILL of ocllm it removes the pool's queue semaphores
+    and says so on the console, which tells a user nothing to do. The filter is the tracker's alone (its
+    environment at start); a warning of ocllm's own is untouched."""
+    with _tracker_lock:
+        before = os.environ.get("PYTHONWARNINGS")
+        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [before, _TRACKER_QUIET]))
+        try:
+            resource_tracker.ensure_running()
+        finally:
+            if before is None:
+                del os.environ["PYTHONWARNINGS"]
+            else:
+                os.environ["PYTHONWARNINGS"] = before
+
+
+_TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
+_tracker_lock = threading.Lock()
+
+
 def _ready() -> None:
     """What `start` asks of each worker: nothing, once it is there."""
 
@@ -168,10 +199,28 @@ def _ready() -> None:
 def _worker_started(parent: int) -> None:
     """In each worker, first: Ctrl-C is the run's to handle, and the worker goes when `parent` (ocllm) goes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The forkserver forked this worker from its one thread and exits when ocllm does: dying with it is dying with
+    # ocllm, at once and whatever this worker is doing. (If it has gone already, the thread below sees ocllm gone.)
+    _let_the_forkserver_see_ocllm_go()
+    die_with_parent_thread()
     # Neither the worker's parent (the forkserver) nor its queue tells it that ocllm has gone: the forkserver
     # stays as long as any worker does (each holds its "alive" pipe), and the queue's pipe too. So a thread
     # waits for ocllm's end itself: on a pidfd where there is one (Linux), else by looking every few seconds.
     threading.Thread(target=_exit_with, args=(parent,), name="exit-with-ocllm", daemon=True).start()
+
+
+def _let_the_forkserver_see_ocllm_go() -> None:
+    """Close this worker's copy of the forkserver's "alive" pipe. The forkserver exits when that pipe's write end
+    is closed everywhere, and multiprocessing hands every worker a copy (for processes a worker would start through
+    the same forkserver, which ours never do): held here, a SIGKILLed ocllm leaves the forkserver waiting on its
+    workers, and its workers (dying with it) on it. The attribute is multiprocessing's (3.4-3.14); where it is not
+    there, nothing is closed and the watch thread remains."""
+    server = getattr(forkserver, "_forkserver", None)
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if isinstance(alive, int):
+        with contextlib.suppress(OSError):
+            os.close(alive)
+        server._forkserver_alive_fd = None  # type: ignore[union-attr]
 
 
 def _exit_with(parent: int) -> None:

@@ -24,6 +24,7 @@ from ocllm.errors import InputError
 from ocllm.files.atomic import (
     MANIFEST,
     METRICS,
+    RUN_FILES,
     SAMPLES,
     SUITE_COPY,
     SampleWriter,
@@ -32,6 +33,7 @@ from ocllm.files.atomic import (
     write_json,
     write_samples,
 )
+from ocllm.files.temporaries import remove_stale_temporaries
 from ocllm.models import RunManifest, Sample, ShardRecord, SuiteRecord
 from ocllm.run.lanes import Lane, public_settings
 from ocllm.run.servers import SERVER_LOG
@@ -98,6 +100,8 @@ class RunDirectory:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"{self.path}: cannot create the run directory ({exc.strerror or exc})") from None
+        for name in RUN_FILES:
+            remove_stale_temporaries(self.path / name)  # an earlier ocllm killed while writing one of them
         if not (resume or retry_errors):
             return []
         samples = read_samples(self.samples_path, repair=True)  # a torn last line is cut, appends go on cleanly

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Literal, NamedTuple, TypeVar
 
-__all__ = ["DEFAULT_MEMORY_BYTES", "STALL_S", "Limits", "Result", "Service", "run_once"]
+__all__ = ["DEFAULT_MEMORY_BYTES", "STALL_S", "Limits", "Result", "Service", "die_with_parent_thread", "run_once"]
 
 DEFAULT_MEMORY_BYTES = 4 * 1024**3
 STALL_S = 60.0
@@ -409,14 +409,22 @@ def _set_soft(which: int, value: int) -> None:
 _PR_SET_PDEATHSIG = 1
 
 
+def die_with_parent_thread() -> bool:
+    """Ask the kernel to SIGKILL this process when the thread that started it ends (PR_SET_PDEATHSIG): its
+    parent killed outright included, and whatever this process is doing (a long C call holding its interpreter).
+    False where prctl is not there (not Linux). Shared by every child ocllm starts (the decision pool's workers
+    too); the caller checks afterwards that its parent is still the one it expects, since it may have gone first."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        return bool(prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
 def _die_with_parent(parent: int) -> None:
     """SIGKILL this process when the thread that started it ends (its process killed outright included); a
     watch thread where prctl is not available."""
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-        armed = prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        armed = False
+    armed = die_with_parent_thread()
     if os.getppid() != parent:
         os._exit(1)  # the parent went before the signal was armed
     if not armed:
