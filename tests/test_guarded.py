@@ -8,40 +8,16 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from processes import cpu_seconds, gone, wait_until
 
 from ocllm.scoring import guarded
 from ocllm.scoring.guarded import Limits, Result, Service, run_once
 
 TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src"
-
-
-def gone(pid: int) -> bool:
-    """The process has ended: no entry in /proc, or a zombie waiting for whoever reaps it."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat[stat.rindex(")") + 2] in "ZX"
-
-
-def wait_until(condition: object, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.02)
-    return bool(condition())  # type: ignore[operator]
-
-
-def cpu_seconds(pid: int) -> float:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def test_a_call_runs_a_named_function_on_its_arguments() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_guarded import cpu_seconds, gone, wait_until
+from processes import cpu_seconds, gone, processes, wait_until
 
 from ocllm.models import Policy, Sample, Task
 from ocllm.scoring.math import MathDecision, decide_math, symbolic
@@ -230,19 +230,8 @@ def test_a_check_under_its_limit_and_one_past_it_decide_the_same_under_eight_cpu
 
 
 def guarded_children(pid: int) -> list[int]:
-    """The guarded children of process `pid`, found in /proc by their parent and command line."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid and b"ocllm-guarded:symbolic" in cmdline:
-            found.append(int(entry.name))
-    return found
+    """The symbolic checks' guarded children of process `pid`."""
+    return [p.pid for p in processes() if p.parent == pid and "ocllm-guarded:symbolic" in p.command]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG are Linux's")

@@ -10,11 +10,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from processes import cpu_seconds, processes, wait_until
 
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
@@ -30,37 +30,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/p
 def session_members(sid: int) -> dict[int, str]:
     """Every living process whose session id is `sid`, with its command line (zombies, which hold nothing, left
     out: a container's init may be slow to reap the orphans)."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        state, _ppid, _pgrp, session = stat[stat.rindex(")") + 2 :].split()[:4]
-        if state != "Z" and int(session) == sid:
-            found[int(entry.name)] = cmdline.replace(b"\0", b" ").decode(errors="replace").strip()
-    return found
-
-
-def poll(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def cpu_seconds(pid: int) -> float:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return {p.pid: p.command for p in processes() if p.state != "Z" and p.session == sid}
 
 
 def env() -> dict[str, str]:
@@ -72,7 +42,7 @@ def kill_and_expect_an_empty_session(proc: subprocess.Popen[bytes]) -> None:
     try:
         proc.send_signal(signal.SIGKILL)  # no cleanup at all: every child must go by itself
         proc.wait()
-        assert poll(lambda: not session_members(sid), GONE_S), f"left running: {session_members(sid)}"
+        assert wait_until(lambda: not session_members(sid), GONE_S), f"left running: {session_members(sid)}"
     finally:
         with_group_killed(sid)
 
@@ -91,7 +61,7 @@ def killed_under_way(args: list[str], under_way: Callable[[int], bool]) -> str:
         start_new_session=True, env=env(),
     )  # fmt: skip
     try:
-        assert poll(lambda: under_way(proc.pid), START_S), f"it should be under way: {session_members(proc.pid)}"
+        assert wait_until(lambda: under_way(proc.pid), START_S), f"it should be under way: {session_members(proc.pid)}"
     except AssertionError:
         with_group_killed(proc.pid)
         raise
@@ -177,7 +147,7 @@ def test_a_worker_inside_a_long_c_call_dies_with_ocllm() -> None:
                 for pid, cmd in session_members(proc.pid).items()
             )
 
-        assert poll(deciding, START_S), f"no worker started deciding: {session_members(proc.pid)}"
+        assert wait_until(deciding, START_S), f"no worker started deciding: {session_members(proc.pid)}"
     except AssertionError:
         with_group_killed(proc.pid)
         raise

@@ -10,7 +10,7 @@ from fractions import Fraction
 from ocllm.scoring.math.arithmetic import evaluate, rounds_to
 from ocllm.scoring.math.decision import MathCandidate
 from ocllm.scoring.math.normalise import normalise
-from ocllm.scoring.math.stated import ASIDES, HEDGES, NOT_A_VALUE, make_candidate, strip_statement
+from ocllm.scoring.math.stated import ASIDES, BOLD_SPAN, HEDGES, NOT_A_VALUE, make_candidate, strip_statement
 from ocllm.scoring.regions import Field, Piece
 
 # Math spans of a line: \( … \), \[ … \], $$ … $$, $ … $ (a $ before a digit and a space-free run is money:
@@ -18,7 +18,6 @@ from ocllm.scoring.regions import Field, Piece
 _MATH_SPAN = re.compile(
     r"\\\((?P<a>.*?)\\\)|\\\[(?P<b>.*?)\\\]|\$\$(?P<c>.*?)\$\$|(?<![\\$])\$(?!\s*\d)(?P<d>[^$\n]+?)(?<!\\)\$", re.DOTALL
 )
-_BOLD_SPAN = re.compile(r"\*\*(?P<inner>[^*\n]+?)\*\*|(?<![\w_])__(?P<inner2>[^_\n]+?)__(?![\w_])")
 # The value after the last equals sign of prose working: a number, perhaps money, bold, a percent or a fraction.
 _PROSE_RESULT = re.compile(
     r"[ \t]*(?:\*\*|__)?[ \t]*(?:\\?\$)?[ \t]*(?P<value>-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)|\\[dt]?frac\{\d+\}\{\d+\})"
@@ -135,14 +134,14 @@ def _bold_result(text: str) -> tuple[int, int, str] | None:
     """The line's bold value that holds a number, when there is one, or when all such state one value; a bold
     label ("**Step 3:**") is no value."""
     spans = []
-    for m in _BOLD_SPAN.finditer(text):
-        inner = (m.group("inner") or m.group("inner2") or "").strip()
+    for m in BOLD_SPAN.finditer(text):
+        inner = (m.group(1) or m.group(2) or "").strip()
         if re.search(r"\d", inner) and not inner.endswith((":", "：")):
             spans.append(m)
     if not spans:
         return None
     values = {normalise(strip_statement(m.group(0))[0])[0] for m in spans}
-    if len(values) != 1 or re.search(r"\d", ASIDES.sub(" ", _BOLD_SPAN.sub(" ", text))):
+    if len(values) != 1 or re.search(r"\d", ASIDES.sub(" ", BOLD_SPAN.sub(" ", text))):
         return None  # "**5** boys and **7** girls", "Reading 2: **19**": which number is the answer is not said
     last = spans[-1]
     return last.start(), last.end(), "bold_result"

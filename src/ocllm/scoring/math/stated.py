@@ -93,16 +93,17 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
             return value, notes
 
 
-_INNER_BOLD = re.compile(r"\*\*([^*\n]+?)\*\*|(?<![\w_])__([^_\n]+?)__(?![\w_])")
+# A bold span, ** or __ (not inside a word: snake_case names are no bold).
+BOLD_SPAN = re.compile(r"\*\*([^*\n]+?)\*\*|(?<![\w_])__([^_\n]+?)__(?![\w_])")
 
 
 def _bold_value(value: str) -> str | None:
     """The bold value inside a statement's words ("Each bus carries **48 pupils** on both trips" states
     "48 pupils"): the bold spans that hold a number, all stating the same text, and no number outside them."""
-    spans = [m for m in _INNER_BOLD.finditer(value) if re.search(r"\d", m.group(1) or m.group(2))]
+    spans = [m for m in BOLD_SPAN.finditer(value) if re.search(r"\d", m.group(1) or m.group(2))]
     if not spans or (spans[0].start() == 0 and spans[-1].end() == len(value)):
         return None  # no bold number, or bold around all of it (the unbolding below takes that)
-    outside = _INNER_BOLD.sub(" ", value)
+    outside = BOLD_SPAN.sub(" ", value)
     inners = {(m.group(1) or m.group(2)).strip() for m in spans}
     if re.search(r"\d", outside) or len(inners) != 1 or hedged_words(outside):
         return None  # "not **19**", "about **19**", "at least **19**": the words outside change the value
