@@ -58,9 +58,6 @@ def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
     truncated = sample.finish_reason == "length"
     if truncated:  # a statement running to where the output was cut may be cut itself: "The answer is 5" of 512
         _mark_cut(found + in_reasoning, {"content": sample.content or "", "reasoning": sample.reasoning or ""})
-        for c in found + in_reasoning:
-            if c.kind == "result_line" and "cut_off" not in c.reading:
-                c.reading.append("cut_off")  # a cut output has no last line: the line read was not the last
     visible = [c for c in found if not (c.withdrawn or c.example or "cut_off" in c.reading)]
     usable_reasoning = [c for c in in_reasoning if not (c.withdrawn or c.example or "cut_off" in c.reading)]
 
@@ -208,9 +205,11 @@ def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pic
 
 def _mark_cut(statements: list[MathCandidate], raw: dict[str, str]) -> None:
     """Rule M2d: in an output cut at the length limit, a statement other than a closed box whose value runs to
-    the end of its field is read `cut_off` and never decides (a box's closing brace says its value is whole)."""
+    the end of its field is read `cut_off` and never decides (a box's closing brace says its value is whole); so is
+    every result line (M2e), since a cut output has no last line: the line read was only where the cut fell."""
     for c in statements:
-        if c.kind != "boxed" and raw[c.field][c.end :].strip() in ("", "."):  # "12." may be 12.5 cut
+        runs_to_the_cut = raw[c.field][c.end :].strip() in ("", ".")  # "12." may be 12.5 cut
+        if c.kind == "result_line" or (c.kind != "boxed" and runs_to_the_cut):
             c.reading.append("cut_off")
 
 
