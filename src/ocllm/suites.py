@@ -13,6 +13,7 @@ import msgspec
 
 from ocllm.errors import InputError
 from ocllm.files.reading import read_text, too_deep
+from ocllm.files.surrogates import first_lone_surrogate
 from ocllm.models import Task
 from ocllm.scoring import task_types
 
@@ -100,6 +101,11 @@ def parse_task_line(path: Path, number: int, line: str) -> Task:
         ) from None
     if not isinstance(row, dict):
         raise InputError(f"{where}: expected a JSON object")
+    # A lone surrogate ("\\udc00", valid JSON) is no text: no request could carry it, no file could hold the run.
+    not_text = first_lone_surrogate(row)
+    if not_text is not None:
+        field, at = not_text
+        raise InputError(f"{where}: field '{field}': holds a lone UTF-16 surrogate ({at}), which is not text")
     for field in _REQUIRED:
         if field not in row:
             raise InputError(f"{where}: missing field '{field}'")
