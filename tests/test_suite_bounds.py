@@ -220,3 +220,28 @@ def test_an_ifeval_row_the_importer_refuses_is_not_scored_from_lm_eval(
     assert [t["task_id"] for t in document["tasks"]] == ["ifeval/1002"]
     (left_out,) = document["summary"]["unscorable_records"]
     assert said in left_out["reason"]
+
+
+def test_a_suite_line_past_its_size_is_refused_before_it_is_parsed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A line of 8 MB and one byte, not JSON: refused by its size, read no further than the bound, never parsed
+    # (it was "invalid JSON", after the whole file was read and the line parsed).
+    line = {"id": "q0", "type": "mcq", "question": "Which?", "options": ["a", "b"], "answer": "A", "category": "c"}
+    err = refused(tmp_path, capsys, line, "x" * (8 * 1024 * 1024 + 1), {**line, "id": "q2"})
+    assert err.endswith(
+        f"suite.jsonl:2: a line of more than {8 * 1024 * 1024:,} bytes; a suite line holds at most 8 MB "
+        '(docs/lanes.md, "Bounds on suites")'
+    ), err
+
+
+def test_a_suite_line_at_its_size_is_read(tmp_path: Path) -> None:
+    # The bound is on the line, not on the file: a question that fills the line to the byte is a task.
+    from ocllm.suites import MAX_LINE_BYTES, load_suite
+
+    line = {"id": "q0", "type": "mcq", "question": "", "options": ["a", "b"], "answer": "A", "category": "c"}
+    room = MAX_LINE_BYTES - len(json.dumps(line))
+    path = tmp_path / "suite.jsonl"
+    path.write_text(json.dumps({**line, "question": "x" * room}) + "\n" + json.dumps({**line, "id": "q1"}) + "\n")
+    tasks = load_suite(str(path)).tasks
+    assert [len(t.question) for t in tasks] == [room, 0]

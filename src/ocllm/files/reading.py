@@ -54,6 +54,34 @@ def read_text(path: Path) -> str:
         raise _not_utf8(path, raw[at], at) from None
 
 
+def text_lines(path: Path, max_bytes: int, bound: str, digest: Any = None) -> Iterator[tuple[int, str]]:
+    """A text file's lines, numbered from 1, read one at a time (split at "\\n", as JSON Lines are; the line end
+    and a byte-order mark left out): what it costs is one line, never the file. A line of more than `max_bytes`
+    is refused as soon as that many bytes of it are read, in one line naming it and `bound` (what the bound is and
+    where it is documented). `digest` (a hashlib object), when given, is fed the file's bytes after the mark."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.read(len(codecs.BOM_UTF8))
+            if first != codecs.BOM_UTF8:
+                fh.seek(0)  # a byte-order mark, as some editors write, is no part of the text; all else is
+            offset = fh.tell()
+            number = 0
+            while raw := fh.readline(max_bytes + 1):
+                number += 1
+                if len(raw) > max_bytes and not raw.endswith(b"\n"):  # max_bytes and its end fit; more did not
+                    raise InputError(f"{path}:{number}: a line of more than {max_bytes:,} bytes; {bound}")
+                if digest is not None:
+                    digest.update(raw)
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise _not_utf8(path, raw[exc.start], offset + exc.start) from None
+                offset += len(raw)
+                yield number, line.rstrip("\r\n")
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
 def too_deep(where: object) -> str:
     return f"{where}: nested too deeply to read (brackets inside brackets hundreds of levels down)"
 
