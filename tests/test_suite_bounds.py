@@ -105,6 +105,37 @@ def test_tools_past_the_size_bound_are_refused(tmp_path: Path, capsys: pytest.Ca
     assert "field 'tools': the task's tools hold more than 10,000 JSON values" in err
 
 
+def test_a_schema_or_tools_past_the_bound_on_characters_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Three values, one of them a pattern of 100,001 characters: within the count of values, it was compiled by
+    # check_schema (about 1.2 us a character) and again in every guarded validation.
+    long = {"type": "object", "properties": {"a": {"type": "string", "pattern": "a" * 100_001}}}
+    err = refused(tmp_path, capsys, json_line(long))
+    assert err.endswith(
+        "field 'schema': the schema holds more than 100,000 characters in its strings and keys (a bound on suites' "
+        "schemas: docs/lanes.md, 'Bounds on suites')"
+    ), err
+    # A tool's description, which would travel in every request; a key counts as its characters too.
+    parameters = {"type": "object", "properties": {"k" * 60_000: {"type": "string", "description": "d" * 40_001}}}
+    tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+    line = {"id": "t", "type": "tool_call", "question": "Call f.", "category": "c", "tools": [tool],
+            "expected_calls": []}  # fmt: skip
+    err = refused(tmp_path, capsys, line)
+    assert "field 'tools': the task's tools hold more than 100,000 characters in its strings and keys" in err
+
+
+def test_a_schema_at_the_bound_on_characters_is_read(tmp_path: Path) -> None:
+    from ocllm.suites import load_suite
+
+    at = {"type": "object", "properties": {"a": {"type": "string", "description": ""}}}
+    room = 100_000 - sum(len(x) for x in ("type", "object", "properties", "a", "type", "string", "description"))
+    at["properties"]["a"]["description"] = "d" * room  # type: ignore[index]
+    path = tmp_path / "suite.jsonl"
+    path.write_text(json.dumps(json_line(at)) + "\n")
+    assert load_suite(str(path)).tasks[0].schema == at
+
+
 @pytest.mark.parametrize(
     ("schema", "loop"),
     [
