@@ -1,5 +1,6 @@
 """What a schema may be before it is used (docs/lanes.md, "Bounds on suites"): at most MAX_SCHEMA_VALUES JSON
-values holding at most MAX_SCHEMA_CHARS characters, and no reference cycle that a validator would follow for ever without going one level into the value.
+values holding at most MAX_SCHEMA_CHARS characters, and no reference cycle that a validator would follow for ever
+without going one level into the value.
 
 The size bound comes first because `check_schema` costs about 0.2 ms of CPU per property (a schema of 100,000
 properties took 2 minutes on a loaded machine before the first request); the count stops as soon as it passes the
@@ -45,7 +46,7 @@ _DATA = frozenset({"enum", "const", "default", "examples"})
 
 def size_problem(schema: object, what: str = "the schema holds") -> str | None:
     """Why `schema` is too large to check, if it is (`what` the sentence's subject and verb)."""
-    values, chars = count_values(schema, MAX_SCHEMA_VALUES, MAX_SCHEMA_CHARS)
+    values, chars = count_values(schema, MAX_SCHEMA_VALUES)
     if values > MAX_SCHEMA_VALUES:
         return f"{what} more than {MAX_SCHEMA_VALUES:,} JSON values ({_BOUND})"
     if chars > MAX_SCHEMA_CHARS:
@@ -56,12 +57,12 @@ def size_problem(schema: object, what: str = "the schema holds") -> str | None:
 _BOUND = "a bound on suites' schemas: docs/lanes.md, 'Bounds on suites'"
 
 
-def count_values(node: object, limit: int, char_limit: int) -> tuple[int, int]:
-    """The JSON values in `node` and the characters of its strings and keys, counted until either passes its
-    limit (the count stops there, so that an absurd schema costs no more to refuse than one at the bound)."""
+def count_values(node: object, limit: int) -> tuple[int, int]:
+    """The JSON values in `node`, counted up to `limit` + 1 (the count stops there, so that an absurd schema costs
+    no more to refuse than one at the bound), and the characters of the strings and keys counted so far."""
     count = chars = 0
     stack = [node]
-    while stack and count <= limit and chars <= char_limit:
+    while stack and count <= limit:
         value = stack.pop()
         count += 1
         if isinstance(value, str):
