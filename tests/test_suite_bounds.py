@@ -276,3 +276,19 @@ def test_a_suite_line_at_its_size_is_read(tmp_path: Path) -> None:
     path.write_text(json.dumps({**line, "question": "x" * room}) + "\n" + json.dumps({**line, "id": "q1"}) + "\n")
     tasks = load_suite(str(path)).tasks
     assert [len(t.question) for t in tasks] == [room, 0]
+
+
+def test_an_absurd_count_of_required_substrings_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each is searched for in the whole answer and each missing one listed in the decision: 100,000 cost 1.4 s of
+    # CPU a decision on a 34,000-character answer, and a suite line of 8 MB holds 800,000.
+    line = {"id": "s", "type": "required_substrings", "question": "Say.", "category": "c",
+            "required_substrings": [f"w{i}" for i in range(101)]}  # fmt: skip
+    err = refused(tmp_path, capsys, line)
+    assert "field 'required_substrings': 101 substrings, more than the 100 a task may hold" in err
+    path = tmp_path / "at.jsonl"
+    path.write_text(json.dumps({**line, "required_substrings": line["required_substrings"][:100]}) + "\n")
+    from ocllm.suites import load_suite
+
+    assert len(load_suite(str(path)).tasks[0].required_substrings or []) == 100
