@@ -105,6 +105,37 @@ def test_tools_past_the_size_bound_are_refused(tmp_path: Path, capsys: pytest.Ca
     assert "field 'tools': the task's tools hold more than 10,000 JSON values" in err
 
 
+def test_a_schema_or_tools_past_the_bound_on_characters_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Three values, one of them a pattern of 100,001 characters: within the count of values, it was compiled by
+    # check_schema (about 1.2 us a character) and again in every guarded validation.
+    long = {"type": "object", "properties": {"a": {"type": "string", "pattern": "a" * 100_001}}}
+    err = refused(tmp_path, capsys, json_line(long))
+    assert err.endswith(
+        "field 'schema': the schema holds more than 100,000 characters in its strings and keys (a bound on suites' "
+        "schemas: docs/lanes.md, 'Bounds on suites')"
+    ), err
+    # A tool's description, which would travel in every request; a key counts as its characters too.
+    parameters = {"type": "object", "properties": {"k" * 60_000: {"type": "string", "description": "d" * 40_001}}}
+    tool = {"type": "function", "function": {"name": "f", "parameters": parameters}}
+    line = {"id": "t", "type": "tool_call", "question": "Call f.", "category": "c", "tools": [tool],
+            "expected_calls": []}  # fmt: skip
+    err = refused(tmp_path, capsys, line)
+    assert "field 'tools': the task's tools hold more than 100,000 characters in its strings and keys" in err
+
+
+def test_a_schema_at_the_bound_on_characters_is_read(tmp_path: Path) -> None:
+    from ocllm.suites import load_suite
+
+    at = {"type": "object", "properties": {"a": {"type": "string", "description": ""}}}
+    room = 100_000 - sum(len(x) for x in ("type", "object", "properties", "a", "type", "string", "description"))
+    at["properties"]["a"]["description"] = "d" * room  # type: ignore[index]
+    path = tmp_path / "suite.jsonl"
+    path.write_text(json.dumps(json_line(at)) + "\n")
+    assert load_suite(str(path)).tasks[0].schema == at
+
+
 @pytest.mark.parametrize(
     ("schema", "loop"),
     [
@@ -220,3 +251,44 @@ def test_an_ifeval_row_the_importer_refuses_is_not_scored_from_lm_eval(
     assert [t["task_id"] for t in document["tasks"]] == ["ifeval/1002"]
     (left_out,) = document["summary"]["unscorable_records"]
     assert said in left_out["reason"]
+
+
+def test_a_suite_line_past_its_size_is_refused_before_it_is_parsed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A line of 8 MB and one byte, not JSON: refused by its size, read no further than the bound, never parsed
+    # (it was "invalid JSON", after the whole file was read and the line parsed).
+    line = {"id": "q0", "type": "mcq", "question": "Which?", "options": ["a", "b"], "answer": "A", "category": "c"}
+    err = refused(tmp_path, capsys, line, "x" * (8 * 1024 * 1024 + 1), {**line, "id": "q2"})
+    assert err.endswith(
+        f"suite.jsonl:2: a line of more than {8 * 1024 * 1024:,} bytes; a suite line holds at most 8 MB "
+        '(docs/lanes.md, "Bounds on suites")'
+    ), err
+
+
+def test_a_suite_line_at_its_size_is_read(tmp_path: Path) -> None:
+    # The bound is on the line, not on the file: a question that fills the line to the byte is a task.
+    from ocllm.suites import MAX_LINE_BYTES, load_suite
+
+    line = {"id": "q0", "type": "mcq", "question": "", "options": ["a", "b"], "answer": "A", "category": "c"}
+    room = MAX_LINE_BYTES - len(json.dumps(line))
+    path = tmp_path / "suite.jsonl"
+    path.write_text(json.dumps({**line, "question": "x" * room}) + "\n" + json.dumps({**line, "id": "q1"}) + "\n")
+    tasks = load_suite(str(path)).tasks
+    assert [len(t.question) for t in tasks] == [room, 0]
+
+
+def test_an_absurd_count_of_required_substrings_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each is searched for in the whole answer and each missing one listed in the decision: 100,000 cost 1.4 s of
+    # CPU a decision on a 34,000-character answer, and a suite line of 8 MB holds 800,000.
+    line = {"id": "s", "type": "required_substrings", "question": "Say.", "category": "c",
+            "required_substrings": [f"w{i}" for i in range(101)]}  # fmt: skip
+    err = refused(tmp_path, capsys, line)
+    assert "field 'required_substrings': 101 substrings, more than the 100 a task may hold" in err
+    path = tmp_path / "at.jsonl"
+    path.write_text(json.dumps({**line, "required_substrings": line["required_substrings"][:100]}) + "\n")
+    from ocllm.suites import load_suite
+
+    assert len(load_suite(str(path)).tasks[0].required_substrings or []) == 100

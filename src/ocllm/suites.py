@@ -12,11 +12,18 @@ from typing import NamedTuple
 import msgspec
 
 from ocllm.errors import InputError
-from ocllm.files.reading import read_text, too_deep
+from ocllm.files.reading import text_lines, too_deep
+from ocllm.files.surrogates import first_lone_surrogate
 from ocllm.models import Task
 from ocllm.scoring import task_types
 
 _REQUIRED = ("id", "type", "question", "category")
+# The most bytes one suite line may hold (docs/lanes.md, "Bounds on suites"), checked before it is parsed: a
+# question of a million-token context is about 4 MB of English (this is twice that); a schema or tools at their
+# own bounds (10,000 values, 100,000 characters) fit. A 1 GB line is refused after its first
+# 8 MB are read, where it was read whole, then parsed, then counted.
+MAX_LINE_BYTES = 8 * 1024 * 1024
+_LINE_BOUND = 'a suite line holds at most 8 MB (docs/lanes.md, "Bounds on suites")'
 
 
 class Suite(NamedTuple):
@@ -64,11 +71,13 @@ def resolve_suite(name_or_path: str) -> Path:
 
 
 def load_suite(name_or_path: str) -> Suite:
+    """A suite read a line at a time, each line bounded (MAX_LINE_BYTES) before it is parsed, so that a hostile
+    file costs at most one bounded line beside the tasks kept."""
     path = resolve_suite(name_or_path)
-    text = read_text(path)
+    file_hash = hashlib.sha256()  # of the bytes after a byte-order mark, as manifests have recorded it
     tasks: list[Task] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in text_lines(path, MAX_LINE_BYTES, _LINE_BOUND, file_hash):
         if not line.strip():
             continue
         task = parse_task_line(path, number, line)
@@ -79,7 +88,7 @@ def load_suite(name_or_path: str) -> Suite:
     if not tasks:
         raise InputError(f"{path}: the suite holds no tasks")
     canonical = hashlib.sha256(canonical_jsonl(tasks)).hexdigest()
-    return Suite(path.stem, path, canonical, tasks, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return Suite(path.stem, path, canonical, tasks, file_hash.hexdigest())
 
 
 def parse_task_line(path: Path, number: int, line: str) -> Task:
@@ -100,6 +109,11 @@ def parse_task_line(path: Path, number: int, line: str) -> Task:
         ) from None
     if not isinstance(row, dict):
         raise InputError(f"{where}: expected a JSON object")
+    # A lone surrogate ("\\udc00", valid JSON) is no text: no request could carry it, no file could hold the run.
+    not_text = first_lone_surrogate(row)
+    if not_text is not None:
+        field, at = not_text
+        raise InputError(f"{where}: field '{field}': holds a lone UTF-16 surrogate ({at}), which is not text")
     for field in _REQUIRED:
         if field not in row:
             raise InputError(f"{where}: missing field '{field}'")

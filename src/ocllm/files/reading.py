@@ -2,6 +2,11 @@
 
 A JSON file is read a piece at a time (ijson), so that reading it costs the memory of what the reader keeps,
 not of the file: a metrics file of 100,000 tasks is a quarter of a gigabyte of one JSON document.
+
+ijson's C parser (yajl) cannot hand over a lone UTF-16 surrogate escape (`"\\udc00"`, valid JSON): a lone high one
+becomes "?" without a word, a lone low one a UnicodeDecodeError. The bytes are watched for them on the way in; a
+file that holds one is read on by ijson's Python parser, which keeps the escape as Python's json module does, so
+that the reader's rule for what is not text (formats/not_text.py) sees what the file says.
 """
 
 from __future__ import annotations
@@ -26,6 +31,15 @@ _PIECE = 64 * 1024  # bytes handed to the parser at a time (ijson's own default)
 _OPENS = ("start_map", "start_array")
 _CLOSES = ("end_map", "end_array")
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that are no character's first
+# A high surrogate escape not followed by a low one, or a low one not preceded by a high one. (An escaped
+# backslash before "ud800" matches too: the file is then read by the slower parser, which reads it right.)
+_LONE_ESCAPE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+_PAIR = 12  # bytes of an escaped pair: a match is sure once this many bytes from its start are in view
+_BEHIND = 6  # bytes the look-behind needs before a match
+_PYTHON_PARSER = ijson.get_backend("python")  # slower than yajl, but keeps a lone surrogate as it is
 
 
 def read_text(path: Path) -> str:
@@ -40,6 +54,34 @@ def read_text(path: Path) -> str:
         raise _not_utf8(path, raw[at], at) from None
 
 
+def text_lines(path: Path, max_bytes: int, bound: str, digest: Any = None) -> Iterator[tuple[int, str]]:
+    """A text file's lines, numbered from 1, read one at a time (split at "\\n", as JSON Lines are; the line end
+    and a byte-order mark left out): what it costs is one line, never the file. A line of more than `max_bytes`
+    is refused as soon as that many bytes of it are read, in one line naming it and `bound` (what the bound is and
+    where it is documented). `digest` (a hashlib object), when given, is fed the file's bytes after the mark."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.read(len(codecs.BOM_UTF8))
+            if first != codecs.BOM_UTF8:
+                fh.seek(0)  # a byte-order mark, as some editors write, is no part of the text; all else is
+            offset = fh.tell()
+            number = 0
+            while raw := fh.readline(max_bytes + 1):
+                number += 1
+                if len(raw) > max_bytes and not raw.endswith(b"\n"):  # max_bytes and its end fit; more did not
+                    raise InputError(f"{path}:{number}: a line of more than {max_bytes:,} bytes; {bound}")
+                if digest is not None:
+                    digest.update(raw)
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise _not_utf8(path, raw[exc.start], offset + exc.start) from None
+                offset += len(raw)
+                yield number, line.rstrip("\r\n")
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
 def too_deep(where: object) -> str:
     return f"{where}: nested too deeply to read (brackets inside brackets hundreds of levels down)"
 
@@ -48,30 +90,45 @@ def json_events(path: Path) -> Iterator[tuple[str, Any]]:
     """A JSON file's parse events, in order (ijson's `basic_parse`: `start_map`, `map_key`, `string`, ...,
     numbers as int or float, as `json.loads` gives them), read a piece at a time. Every problem is one line:
     not UTF-8, empty, invalid JSON (with its line and column), nested deeper than MAX_DEPTH."""
-    with _source(path) as source:
-        depth = 0
-        try:
-            for event, value in ijson.basic_parse(source, buf_size=_PIECE, use_float=True):
-                if event in _OPENS:
-                    depth += 1
-                    if depth > MAX_DEPTH:
-                        raise InputError(too_deep(path))
-                elif event in _CLOSES:
-                    depth -= 1
-                yield event, value
-        except ijson.JSONError as exc:
-            raise _invalid(source, exc) from None
+    done = 0  # events handed out: a parse begun again by the Python parser passes over them
+    for parser in (ijson, _PYTHON_PARSER):
+        with _source(path, watch=parser is ijson) as source:
+            depth = 0
+            try:
+                for number, (event, value) in enumerate(parser.basic_parse(source, buf_size=_PIECE, use_float=True)):
+                    if event in _OPENS:
+                        depth += 1
+                        if depth > MAX_DEPTH:
+                            raise InputError(too_deep(path))
+                    elif event in _CLOSES:
+                        depth -= 1
+                    if number >= done:
+                        done += 1
+                        yield event, value
+                return
+            except _LoneSurrogate:
+                continue  # every event so far came from the bytes before it: the same from either parser
+            except ijson.JSONError as exc:
+                raise _invalid(source, exc) from None
 
 
 def json_items(path: Path, prefix: str) -> Iterator[Any]:
     """The values at `prefix` in a JSON file (ijson's prefixes: `item` is each element of a top-level list,
     `tasks.item` each element of a top-level object's `tasks`), built one at a time, with the errors of
     `json_events`. It does not count the depth: read a file `json_events` has been through first."""
-    with _source(path) as source:
-        try:
-            yield from ijson.items(source, prefix, buf_size=_PIECE, use_float=True)
-        except ijson.JSONError as exc:
-            raise _invalid(source, exc) from None
+    done = 0  # values handed out (as json_events)
+    for parser in (ijson, _PYTHON_PARSER):
+        with _source(path, watch=parser is ijson) as source:
+            try:
+                for number, item in enumerate(parser.items(source, prefix, buf_size=_PIECE, use_float=True)):
+                    if number >= done:
+                        done += 1
+                        yield item
+                return
+            except _LoneSurrogate:
+                continue
+            except ijson.JSONError as exc:
+                raise _invalid(source, exc) from None
 
 
 def outline(path: Path, list_key: str) -> tuple[str | None, dict[str, Any], list[str]]:
@@ -120,9 +177,11 @@ class _Source:
     is named as `read_text` names it, whichever ijson backend reads), and counted, so that a parse error
     can be placed afterwards."""
 
-    def __init__(self, path: Path, fh: BinaryIO) -> None:
+    def __init__(self, path: Path, fh: BinaryIO, watch: bool = False) -> None:
         self.path = path
         self._fh = fh
+        self._watch = watch  # for a lone surrogate escape, which yajl cannot hand over (_LoneSurrogate)
+        self._tail = b""  # the last bytes of the piece before, an escape split between pieces seen whole
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self.offset = fh.tell()  # the file's bytes read so far (a byte-order mark counted)
         self.last = self.offset  # where the last piece read began
@@ -145,11 +204,43 @@ class _Source:
                 raise _not_utf8(self.path, exc.object[exc.start], at) from None
         if not self.content and data.strip():
             self.content = True
+        if self._watch:
+            self._look_for_lone_escapes(data)
         return data
+
+    def _look_for_lone_escapes(self, data: bytes) -> None:
+        """Raise _LoneSurrogate before the parser is given a piece holding a lone surrogate escape. A high one at
+        the end of a piece is judged by a look at the bytes after it; the last bytes of a piece are kept to be
+        looked at again with the next, so that an escape split between two pieces is seen whole."""
+        window = self._tail + data
+        # The positions of the kept bytes before the last _PAIR were judged already, with all they needed.
+        start = _BEHIND if len(self._tail) == _PAIR + _BEHIND else 0
+        if b"\\u" in window:
+            for match in _LONE_ESCAPE.finditer(window, start):
+                if match.start() < len(window) - _PAIR or not data or self._lone_at_the_end(window, match.start()):
+                    raise _LoneSurrogate(self.path)
+        self._tail = window[-(_PAIR + _BEHIND) :]
+
+    def _lone_at_the_end(self, window: bytes, at: int) -> bool:
+        """Is the escape at `at`, near the end of `window`, lone once the bytes after the window are seen?"""
+        try:
+            after = self._fh.read(_PAIR)
+            self._fh.seek(-len(after), 1)
+        except (OSError, ValueError):
+            return True  # cannot look ahead: read by the Python parser, which reads either case right
+        return _LONE_ESCAPE.match(window + after, at) is not None
+
+
+class _LoneSurrogate(InputError):
+    """The file holds a lone surrogate escape: read again by the Python parser. (An InputError, so that a reader
+    which does not read again, `_locate`, takes it as it takes a file that cannot be read.)"""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path}: holds a lone UTF-16 surrogate escape, which yajl cannot read")
 
 
 @contextlib.contextmanager
-def _source(path: Path) -> Iterator[_Source]:
+def _source(path: Path, watch: bool = False) -> Iterator[_Source]:
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
@@ -160,7 +251,7 @@ def _source(path: Path) -> Iterator[_Source]:
                 fh.seek(0)  # a byte-order mark, as some editors write, is no part of the text; all else is
         except OSError as exc:
             raise _unreadable(path, exc) from None
-        yield _Source(path, fh)
+        yield _Source(path, fh, watch)
 
 
 def _unreadable(path: Path, exc: OSError) -> InputError:
@@ -240,7 +331,7 @@ def _locate(path: Path, near: int) -> tuple[int, int, str] | None:
             column = 1
         column += len(data[newline + 1 :].translate(None, _CONTINUATION))
 
-    with _source(path) as source:
+    with _source(path, watch=True) as source:
         try:
             while data := source.read(_PIECE if source.offset + _PIECE <= near else 1):
                 parser.send(data)

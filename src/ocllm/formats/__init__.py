@@ -7,13 +7,13 @@ in order; the first that recognises the path reads it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from ocllm.errors import InputError
 from ocllm.formats import metrics_file, run_directory
-from ocllm.formats.not_text import not_text_failed
+from ocllm.formats.not_text import screen
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 
 __all__ = ["READERS", "Reader", "RunMeta", "SavedRecord", "SavedRun", "load_saved_run", "stream_saved_run"]
@@ -40,13 +40,25 @@ READERS: list[Reader] = [
 
 def load_saved_run(path: Path) -> SavedRun:
     """A saved run of any known kind: a run directory, or a metrics file."""
-    return _reader_for(path).read(path)
+    saved = _reader_for(path).read(path)
+    return saved._replace(records=list(_screened(saved.meta, path, saved.records)))
 
 
 def stream_saved_run(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     """The same, its records read one at a time where the format allows it."""
     meta, records = _reader_for(path).stream(path)
-    return meta, (not_text_failed(record) for record in records)  # a response that is no text fails, as live
+    return meta, _screened(meta, path, records)
+
+
+def _screened(meta: RunMeta, path: Path, records: Iterable[SavedRecord]) -> Iterator[SavedRecord]:
+    """The records, each through the rule for what is not text (formats/not_text.py): a record whose task is not
+    text joins the run's unscorable ones (complete once the records are read through)."""
+    for record in records:
+        kept = screen(record, path)
+        if isinstance(kept, SavedRecord):
+            yield kept
+        else:
+            meta.unscorable.append(kept)
 
 
 def _reader_for(path: Path) -> Reader:

@@ -1,42 +1,68 @@
-"""A saved response that is not text: a lone UTF-16 surrogate (`"\\udc00"`, valid JSON that Python's reader
-keeps as a code point no UTF-8 file can hold).
+"""Saved records that are not text: a lone UTF-16 surrogate (`"\\udc00"`, valid JSON that Python's reader keeps as
+a code point no UTF-8 file can hold) anywhere in a record a reader made. One rule, applied to every record `rescore`,
+`compare`, `report` and `plan --from` read (`screen`, called by `formats.stream_saved_run`, `formats.load_saved_run`
+and `formats.tools.read_tool_files`), so that no string reaches a writer that cannot encode it
+(docs/lanes.md, "Inputs that are not text"):
 
-A live server's answer with the same escape is refused by the client's JSON reader (msgspec: "invalid utf-16
-surrogate pair"), so that request ends as a failed sample of kind `malformed`, never a verdict. A file read by
-`rescore --from` gets the same: the sample is a failed one naming where the surrogate is, and writing the output
-no longer meets a character it cannot encode.
+- in the response (content, reasoning, tool calls): the sample is a failed one of kind `malformed`, naming where,
+  as a live server's answer with the same escape is (the client's JSON reader refuses it);
+- in the task (question, options, answer, instructions, schema, tools, id, category...): the record is unscorable,
+  left out and counted apart with why. The task is what was asked and what the answer is held to: a repaired
+  option or gold would be scored as something the file does not say;
+- anywhere else (`previous`, the fields carried through, the sample's other fields): each lone surrogate becomes
+  U+FFFD, the mark of a character that could not be read, where the output shows the field. These are kept to be
+  shown beside this scorer's verdict, never scored.
 """
 
 from __future__ import annotations
 
-import re
+from pathlib import Path
 
 import msgspec
 
+from ocllm.documents import UnscorableRecord
+from ocllm.files.surrogates import first_lone_surrogate, lone_surrogate, repaired
 from ocllm.formats.records import SavedRecord
 
-__all__ = ["lone_surrogate", "not_text_failed"]
+__all__ = ["lone_surrogate", "screen"]
 
-# json.loads joins a valid pair (\\ud83d\\ude00) into one code point: a surrogate left in a str is a lone one.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def lone_surrogate(text: str | None) -> str | None:
-    """Where `text` holds a lone surrogate, in words ("\\udc00 at character 5"); None when it holds none."""
-    found = _SURROGATE.search(text) if text else None
-    if found is None:
-        return None
-    return f"\\u{ord(found.group()):04x} at character {found.start()}"
+_WORDS = "holds a lone UTF-16 surrogate ({where}), which is not text"
 
 
-def not_text_failed(record: SavedRecord) -> SavedRecord:
-    """`record` as it is, or with its sample failed (kind `malformed`, no text) where its content or reasoning
-    holds a lone surrogate."""
+def screen(record: SavedRecord, path: Path) -> SavedRecord | UnscorableRecord:
+    """`record` as it is when all of it is text; else as the rule above says (`path` the file it was read from)."""
+    try:
+        return _screen(record, path)
+    except RecursionError:  # a value nested deeper than the walk of a repair can go (no reader reads one)
+        return _unscorable(record, path, "its fields are nested too deeply to read as text")
+
+
+def _screen(record: SavedRecord, path: Path) -> SavedRecord | UnscorableRecord:
+    found = first_lone_surrogate(record.task)
+    if found is not None:
+        field, where = found
+        reason = f"its {field} {_WORDS.format(where=where)}: the task cannot be scored as it was asked"
+        return _unscorable(record, path, reason)
     sample = record.sample
-    for field, text in (("content", sample.content), ("reasoning", sample.reasoning)):
-        where = lone_surrogate(text)
-        if where is not None:
-            error = f"malformed response body: its {field} holds a lone UTF-16 surrogate ({where}), which is not text"
-            failed = msgspec.structs.replace(sample, content=None, reasoning=None, error=error, error_kind="malformed")
-            return record._replace(sample=failed)
-    return record
+    answer = (("content", sample.content), ("reasoning", sample.reasoning), ("tool calls", sample.tool_calls))
+    for field, value in answer:
+        found = first_lone_surrogate(value)
+        if found is not None:
+            error = f"malformed response body: its {field} {_WORDS.format(where=found[1])}"
+            sample = msgspec.structs.replace(
+                sample, content=None, reasoning=None, tool_calls=None, error=error, error_kind="malformed"
+            )
+            break
+    if first_lone_surrogate(sample) is not None:  # the sample's other fields: its error, usage, request...
+        sample = msgspec.convert(repaired(msgspec.to_builtins(sample)), type(sample))
+    previous, carried = repaired(record.previous), repaired(record.carried)
+    if sample is record.sample and previous is record.previous and carried is record.carried:
+        return record  # all of it text: the record itself, nothing copied
+    return record._replace(sample=sample, previous=previous, carried=carried)
+
+
+def _unscorable(record: SavedRecord, path: Path, reason: str) -> UnscorableRecord:
+    # The id itself may be what is not text: written with the surrogate escaped, as JSON would spell it.
+    task_id = record.task.id.encode("utf-8", "backslashreplace").decode("utf-8")
+    sample = f", sample {record.sample.sample}" if record.sample.sample else ""
+    return UnscorableRecord(task_id=task_id, file=str(path), where=f"task {task_id!r}{sample}", reason=reason)

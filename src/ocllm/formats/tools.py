@@ -15,7 +15,7 @@ from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.files.reading import json_items
 from ocllm.formats import inspect_log, lm_eval, mmlu_pro_results
-from ocllm.formats.not_text import not_text_failed
+from ocllm.formats.not_text import screen
 from ocllm.formats.records import RunMeta, SavedRecord
 
 
@@ -162,7 +162,9 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
         first_seen: dict[tuple[str, int], Path] = {}
         for path in files:
             scored, left_out = 0, len(unscorable)
-            for record in fmt.read(path, filter_name, qualify):
+            for read in fmt.read(path, filter_name, qualify):
+                # Through the rule for what is not text (formats/not_text.py) before anything else uses it.
+                record = read if isinstance(read, UnscorableRecord) else screen(read, path)
                 if isinstance(record, UnscorableRecord):
                     unscorable.append(record)
                     continue
@@ -174,7 +176,7 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
                     raise InputError(f"{path}: task {record.task.id!r}{which} appears {where}")
                 first_seen[key] = path
                 scored += 1
-                yield not_text_failed(record)  # a response that is no text fails, as a live server's would
+                yield record
             if not scored and len(unscorable) > left_out:
                 # Nothing of it can be scored: the file itself is wrong for this, not a few of its records.
                 first = unscorable[left_out]

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import msgspec
 
 from ocllm.errors import InputError
+from ocllm.files.surrogates import first_lone_surrogate
 from ocllm.importers.bounds import DEFAULT_BOUNDS, Bounds, Budget
 from ocllm.importers.datasets import DATASETS, BadRow
 from ocllm.importers.rows import JSONL, files_of
@@ -65,7 +66,11 @@ def import_tasks(
     for number, file in enumerate(files):
         for row in dataset.rows(file, budget):
             try:
+                # "\\udc00" in a JSONL row is valid JSON but no text (no suite can hold it): the row before it is
+                # used (its text may be hashed into an id), and the task, which may hold a file's besides (--answers).
+                _text_only(row.fields)
                 task = task_of(row, selection.seed, seen)
+                _text_only(task)
                 if task.id in first_at:
                     at_file, at_row = first_at[task.id]
                     raise BadRow(f"duplicate id {task.id!r} (first at {files[at_file]}: row {at_row})")
@@ -80,6 +85,12 @@ def import_tasks(
     if not first_at:
         raise InputError(f"{', '.join(map(str, paths))}: no {fmt} tasks found")
     return Imported(_relabelled(sample.tasks(), selection.category), budget.rows, skipped)
+
+
+def _text_only(value: object) -> None:
+    found = first_lone_surrogate(value)
+    if found is not None:
+        raise BadRow(f"'{found[0]}' holds a lone UTF-16 surrogate ({found[1]}), which is not text")
 
 
 def dataset_files(fmt: str, paths: list[Path]) -> list[Path]:

@@ -1,5 +1,6 @@
 """What a schema may be before it is used (docs/lanes.md, "Bounds on suites"): at most MAX_SCHEMA_VALUES JSON
-values, and no reference cycle that a validator would follow for ever without going one level into the value.
+values holding at most MAX_SCHEMA_CHARS characters, and no reference cycle that a validator would follow for ever
+without going one level into the value.
 
 The size bound comes first because `check_schema` costs about 0.2 ms of CPU per property (a schema of 100,000
 properties took 2 minutes on a loaded machine before the first request); the count stops as soon as it passes the
@@ -25,6 +26,12 @@ import referencing.exceptions
 # property `{"type": "string"}` is 2. 10,000 is 50 times a large BFCL tool and twice the 5,000 properties OpenAI's
 # structured outputs accept; check_schema takes about 0.6 s of CPU at the bound.
 MAX_SCHEMA_VALUES = 10_000
+# The characters of all its strings and keys: the count of values leaves one long string unbounded, and a string
+# costs by its length. A `pattern` is compiled by check_schema (about 1.2 us of CPU a character: a 10-million-
+# character pattern took 12 s before the first request, and again in every guarded validation), and a tool's text
+# travels in every request. 100,000 is many times a BFCL task's tools (a few thousand characters) and takes about
+# 0.13 s to compile as one pattern.
+MAX_SCHEMA_CHARS = 100_000
 
 # Keywords whose subschemas apply to the same value as the schema they stand in (JSON Schema's in-place
 # applicators, drafts 3 to 2020-12). Any other subschema applies to a part of the value, or to none.
@@ -39,25 +46,33 @@ _DATA = frozenset({"enum", "const", "default", "examples"})
 
 def size_problem(schema: object, what: str = "the schema holds") -> str | None:
     """Why `schema` is too large to check, if it is (`what` the sentence's subject and verb)."""
-    if count_values(schema, MAX_SCHEMA_VALUES) > MAX_SCHEMA_VALUES:
-        return (
-            f"{what} more than {MAX_SCHEMA_VALUES:,} JSON values (a bound on suites' schemas: "
-            "docs/lanes.md, 'Bounds on suites')"
-        )
+    values, chars = count_values(schema, MAX_SCHEMA_VALUES)
+    if values > MAX_SCHEMA_VALUES:
+        return f"{what} more than {MAX_SCHEMA_VALUES:,} JSON values ({_BOUND})"
+    if chars > MAX_SCHEMA_CHARS:
+        return f"{what} more than {MAX_SCHEMA_CHARS:,} characters in its strings and keys ({_BOUND})"
     return None
 
 
-def count_values(node: object, limit: int) -> int:
-    """The JSON values in `node`, counted up to `limit` + 1 (the count stops there)."""
-    count, stack = 0, [node]
+_BOUND = "a bound on suites' schemas: docs/lanes.md, 'Bounds on suites'"
+
+
+def count_values(node: object, limit: int) -> tuple[int, int]:
+    """The JSON values in `node`, counted up to `limit` + 1 (the count stops there, so that an absurd schema costs
+    no more to refuse than one at the bound), and the characters of the strings and keys counted so far."""
+    count = chars = 0
+    stack = [node]
     while stack and count <= limit:
         value = stack.pop()
         count += 1
-        if isinstance(value, dict):
+        if isinstance(value, str):
+            chars += len(value)
+        elif isinstance(value, dict):
+            chars += sum(len(key) for key in value if isinstance(key, str))
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
-    return count
+    return count, chars
 
 
 def cycle_problem(schema: dict[str, Any], resolver: referencing.Resolver[Any]) -> str | None:

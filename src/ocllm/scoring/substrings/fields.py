@@ -9,19 +9,33 @@ from ocllm.models import Task
 
 DEFAULT_TEMPLATE = "{question}"
 PLACEHOLDERS = ("question",)
+# The most substrings one task may require (docs/lanes.md, "Bounds on suites"): each is searched for in the whole
+# answer and each missing one is listed in the decision, so a decision costs by their count (100,000 took 1.4 s of
+# CPU on a 34,000-character answer; an 8 MB suite line holds 800,000). Tasks written by hand hold a handful.
+MAX_SUBSTRINGS = 100
 
 
 def check_suite_line(where: str, row: dict[str, Any]) -> None:
     required = row.get("required_substrings")
     if not isinstance(required, list) or not required or not all(isinstance(s, str) and s for s in required):
         raise InputError(f"{where}: field 'required_substrings': a required_substrings task needs a list of strings")
+    _count(where, required)
 
 
 def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
     required = row.get("required_substrings")
     if not isinstance(required, list) or not all(isinstance(s, str) for s in required):
         raise InputError(f"{where} is a required_substrings task without a list of required_substrings")
+    _count(where, required)  # the same bound for a saved record that is rescored
     return {"required_substrings": required}
+
+
+def _count(where: str, required: list[str]) -> None:
+    if len(required) > MAX_SUBSTRINGS:
+        raise InputError(
+            f"{where}: field 'required_substrings': {len(required):,} substrings, more than the {MAX_SUBSTRINGS} a "
+            "task may hold (docs/lanes.md, 'Bounds on suites')"
+        )
 
 
 def record_fields(task: Task) -> dict[str, Any]:

@@ -1,0 +1,140 @@
+"""A lone UTF-16 surrogate (`"\\udc00"`: valid JSON, no character, nothing a UTF-8 file can hold) outside a response
+(issue 29, section 5's leftover). One rule for every saved record (docs/lanes.md, "Inputs that are not
+text"): in the response, a failed sample of kind `malformed`; in the task (question, options, answer...), the
+record is unscorable, left out and counted apart with why; in what the saved file says besides (`previous`, the
+fields carried through), each lone surrogate is replaced by U+FFFD. A suite line or a dataset row holding one is
+refused in one line, exit 2. Real files, the real command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ocllm.cli import main
+
+NO_SERVER = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+
+
+def one_line(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """Run the CLI, expect exit 2 and one line on stderr; that line."""
+    capsys.readouterr()
+    assert main(list(args)) == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert len(err) == 1 and err[0].startswith("ocllm: error: "), err
+    return err[0]
+
+
+def mcq(task_id: str, **fields: Any) -> dict[str, Any]:
+    record = {"task_id": task_id, "task_type": "mcq", "category": "c", "question": "Which?", "options": ["red", "blue"],
+              "expected_answer": "A", "raw_content": "Answer: A", "raw_reasoning": None, "finish_reason": "stop",
+              "correct": True, "extracted_final_answer": "A"}  # fmt: skip
+    return {**record, **fields}
+
+
+def rescored(tmp_path: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+    # json.dumps escapes every non-ASCII character (ensure_ascii), as the old harness wrote its files: the
+    # surrogate is the six characters \udc00 in the file, which is valid JSON.
+    src = tmp_path / "old.json"
+    src.write_text(json.dumps({"run_id": "r", "lane": "A", "summary": {}, "tasks": records}))
+    out = tmp_path / "out.json"
+    assert main(["rescore", str(src), "-o", str(out)]) == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_an_old_harness_record_whose_task_is_not_text_is_left_out_with_why(tmp_path: Path) -> None:
+    document = rescored(tmp_path, [
+        mcq("fine"),
+        mcq("question", question="Which \udc00 one?"),
+        mcq("option", options=["red", "bl\ud800ue"]),  # a lone high surrogate: yajl would have read it as "?"
+        mcq("pair", question="Which \U0001f600 one?"),  # a valid pair, escaped: text, scored as ever
+    ])  # fmt: skip
+    assert sorted(t["task_id"] for t in document["tasks"]) == ["fine", "pair"]
+    assert all(t["correct"] is True for t in document["tasks"])
+    left = {r["task_id"]: r for r in document["summary"]["unscorable_records"]}
+    assert sorted(left) == ["option", "question"]
+    assert left["question"]["reason"] == (
+        "its question holds a lone UTF-16 surrogate (\\udc00 at character 6), which is not text: the task cannot "
+        "be scored as it was asked"
+    )
+    assert "its options[1] holds a lone UTF-16 surrogate (\\ud800 at character 2)" in left["option"]["reason"]
+    assert document["summary"]["unscorable"] == 2
+
+
+def test_a_response_that_is_not_text_fails_and_the_files_own_fields_are_repaired_visibly(tmp_path: Path) -> None:
+    document = rescored(tmp_path, [
+        mcq("content", raw_content="Answer: A \udc00", extracted_final_answer="A \udc00"),
+        mcq("high", raw_content="Answer: A \ud83d"),  # a high surrogate with no low one after it
+        mcq("previous", extracted_final_answer="\udc00A", usage={"n\udfff": 1}),
+        mcq("prompt", prompt="Which \udfff?"),  # the prompt as it was sent is the task's: left out
+    ])  # fmt: skip
+    tasks = {t["task_id"]: t for t in document["tasks"]}
+    for task_id, where in (("content", "\\udc00 at character 10"), ("high", "\\ud83d at character 10")):
+        assert tasks[task_id]["correct"] is None, task_id
+        assert tasks[task_id]["error"] == (
+            f"malformed response body: its content holds a lone UTF-16 surrogate ({where}), which is not text"
+        )
+    assert tasks["content"]["previous"]["extracted_final_answer"] == "A \ufffd"  # the old harness's, repaired
+    assert tasks["previous"]["correct"] is True  # the response is text: scored
+    assert tasks["previous"]["previous"]["extracted_final_answer"] == "\ufffdA"
+    assert tasks["previous"]["usage"] == {"n\ufffd": 1}
+    assert document["summary"]["errors"] == 2
+    (left,) = document["summary"]["unscorable_records"]
+    assert left["task_id"] == "prompt" and left["reason"].startswith("its prompt holds a lone UTF-16 surrogate")
+
+
+def lm_eval_line(doc_id: int, doc: dict[str, Any], response: str, filtered: str) -> dict[str, Any]:
+    chat = json.dumps([{"role": "user", "content": doc["question"]}])
+    return {"doc_id": doc_id, "doc": doc, "target": 0, "arguments": {"gen_args_0": {"arg_0": chat, "arg_1": {}}},
+            "resps": [[response]], "filtered_resps": [filtered], "filter": "none", "metrics": ["exact_match"],
+            "exact_match": 1.0}  # fmt: skip
+
+
+def test_lm_eval_records_follow_the_same_rule(tmp_path: Path) -> None:
+    lines = [
+        lm_eval_line(0, {"question": "Which?", "choices": ["red", "blue"], "answer": 0}, "Answer: A", "A"),
+        lm_eval_line(1, {"question": "Which?", "choices": ["r\udc00d", "blue"], "answer": 0}, "Answer: A", "A"),
+        lm_eval_line(2, {"question": "Which?", "choices": ["red", "blue"], "answer": 0}, "Answer: A", "A\udc00"),
+    ]
+    folder = tmp_path / "lm"
+    folder.mkdir()
+    path = folder / "samples_colours_2026-12-01T10-00-00.000000.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = tmp_path / "out.json"
+    assert main(["rescore", "--from", "lm-eval", str(path), "-o", str(out)]) == 0
+    document = json.loads(out.read_text(encoding="utf-8"))
+    tasks = {t["task_id"]: t for t in document["tasks"]}
+    assert sorted(tasks) == ["colours/0", "colours/2"]
+    assert tasks["colours/2"]["correct"] is True
+    assert tasks["colours/2"]["previous"]["tool_answer"] == "A\ufffd"  # lm-eval's filtered answer, repaired
+    (left,) = document["summary"]["unscorable_records"]
+    assert left["task_id"] == "colours/1"
+    assert "its options[0] holds a lone UTF-16 surrogate (\\udc00 at character 1)" in left["reason"]
+
+
+def test_a_suite_line_that_is_not_text_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = {"id": "q1", "type": "mcq", "question": "Which?", "options": ["red", "bl\udc00e"], "answer": "A",
+            "category": "c"}  # fmt: skip
+    path = tmp_path / "suite.jsonl"
+    path.write_text(json.dumps({**line, "id": "q0", "options": ["red", "blue"]}) + "\n" + json.dumps(line) + "\n")
+    err = one_line(capsys, "run", "--suite", str(path), *NO_SERVER, "--out", str(tmp_path / "r"))
+    assert err == (
+        f"ocllm: error: {path}:2: field 'options[1]': holds a lone UTF-16 surrogate (\\udc00 at character 2), "
+        "which is not text"
+    )
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_dataset_row_that_is_not_text_is_a_bad_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "test.jsonl"
+    rows = [{"question": "What is 1 + 1?", "answer": "#### 2"}, {"question": "What \udc00?", "answer": "#### 3"}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "suite.jsonl"
+    err = one_line(capsys, "import", "gsm8k", str(path), "-o", str(out))
+    assert ": row 2: 'question' holds a lone UTF-16 surrogate (\\udc00 at character 5), which is not text" in err
+    assert not out.exists()
+    assert main(["import", "gsm8k", str(path), "-o", str(out), "--skip-bad"]) == 0
+    assert "skipped 1 bad row" in capsys.readouterr().out
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1
