@@ -37,14 +37,17 @@ def same_model(wanted: str, served: str) -> bool:
     return served in {wanted, f"{wanted}:latest", wanted.removesuffix(":latest")}
 
 
-def incomplete_notice(missing: int, in_suite: int | None) -> str | None:
-    """The first thing said of a run that stopped part-way, or None for a run that ran every task."""
+def incomplete_notice(missing: int, in_suite: int | None, command: str | None = None) -> str | None:
+    """The first thing said of a run that stopped part-way, or None for a run that ran every task. `command`: the
+    ocllm command that ran it ("run", "matrix"), which --resume goes with; None where the run did not record it."""
     if missing <= 0:
         return None
     of = f" of {in_suite}" if in_suite else ""
+    again = f"ocllm {command}" if command in ("run", "matrix") else "ocllm run or matrix"
+    again = f"the same {again} command"
     return (
-        f"INCOMPLETE: {missing}{of} tasks never ran (the run stopped part-way: the same run "
-        "command with --resume finishes it); every figure covers only the tasks that ran"
+        f"INCOMPLETE: {missing}{of} tasks never ran (the run stopped part-way: {again} with --resume finishes it); "
+        "every figure covers only the tasks that ran"
     )
 
 
@@ -111,8 +114,9 @@ class NoticeTally:
         self.reasons: Counter[str] = Counter()  # why requests failed
         self.answered = 0
         self.truncated = 0
-        self.substring_passes = 0
-        self.cut_passes = 0  # required-substring passes from truncated output
+        # Passes of types whose text is the answer, and those among them from truncated output, per type.
+        self.text_passes: Counter[str] = Counter()
+        self.cut_passes: Counter[str] = Counter()
         self.models: Counter[str] = Counter()  # the names the server answered as
         self.with_reasoning = 0  # a reasoning field
         self.thinking = 0  # a reasoning field, or think tags in the content
@@ -135,8 +139,8 @@ class NoticeTally:
         self._type_tallies.add(decision)
         self.truncated += decision.truncated
         if decision.correct and not task_types.extracts_answer(decision.task_type):  # passed on the text as it stands
-            self.substring_passes += 1
-            self.cut_passes += decision.truncated
+            self.text_passes[decision.task_type] += 1
+            self.cut_passes[decision.task_type] += decision.truncated
         if sample.model:
             self.models[sample.model] += 1
         content = (sample.content or "").lower()
@@ -161,11 +165,12 @@ class NoticeTally:
         rerunnable: bool = True,
         server: ServerFacts | None = None,
         lane: Mapping[str, Any] | None = None,
+        command: str | None = None,
     ) -> list[str]:
         """`rerunnable`: the failed tasks can be run again by this project (not another tool's results). `server`
         (what the manifest knew of it) and `lane` (its settings) are what the advice is made from (advice.py)."""
         lane = lane or {}
-        notices = [n for n in (incomplete_notice(missing, in_suite),) if n]
+        notices = [n for n in (incomplete_notice(missing, in_suite, command),) if n]
         notices += self._failures(rerunnable)
         notices += self._failure_advice(server, lane)
         notices += self._type_tallies.notices()
@@ -212,11 +217,12 @@ class NoticeTally:
         else:
             share = f"{self.truncated} of {self.answered} responses were"
         notices = [f"{share} cut off at max_tokens (finish_reason: length); a larger max_tokens may change the figures"]
-        if self.cut_passes:
-            notices.append(
-                f"{self.cut_passes} of the {self.substring_passes} required-substring passes came from truncated "
-                "output (the text held the substrings, but the answer was not finished)"
-            )
+        for name, cut in sorted(self.cut_passes.items()):
+            if not cut:
+                continue
+            room = task_types.TASK_TYPES.get(name)  # each type says what its passes are (a pass was decided, so known)
+            words, held = (room.passes_word, f" ({room.cut_pass_held})") if room else ("passes", "")
+            notices.append(f"{cut} of the {self.text_passes[name]} {words} came from truncated output{held}")
         return notices
 
     def _model(self, requested: str | None) -> list[str]:

@@ -139,6 +139,7 @@ def _closing(
         rerunnable=rerunnable,
         server=facts_of(meta.server),
         lane=meta.lane_settings,
+        command=meta.command,
     )
     if unscorable:
         said = [left_out_sentence(unscorable), *said]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ocllm.errors import InputError
+from ocllm.files.file_kind import refuse_lfs_pointer
 from ocllm.formats import metrics_file, run_directory
 from ocllm.formats.not_text import not_text_failed
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
@@ -50,6 +51,7 @@ def stream_saved_run(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
 
 
 def _reader_for(path: Path) -> Reader:
+    refuse_lfs_pointer(path)  # a results file kept in Git LFS and never pulled: said as what it is
     for reader in READERS:
         if reader.recognise(path):
             return reader

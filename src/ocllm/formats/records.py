@@ -47,6 +47,7 @@ class RunMeta(msgspec.Struct, kw_only=True):
     # The server that answered, as its manifest told (`server_facts.ServerFacts` as JSON): kind, version, and the
     # parsing flags of a command ocllm started. What advice about the server is made from.
     server: dict[str, Any] | None = None
+    command: str | None = None  # the ocllm command that ran it ("run", "matrix"): what --resume goes with
     # Another tool's records this scorer could not score: no task, no figure, but they ran (not missing).
     unscorable: list[UnscorableRecord] = msgspec.field(default_factory=list)
     other: dict[str, Any] = msgspec.field(default_factory=dict)  # any other run-level field of the input
@@ -94,7 +95,7 @@ def _unscorable(rows: list[Any]) -> list[UnscorableRecord]:
     return kept
 
 
-_TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format", "origin"))
+_TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format", "origin", "command"))
 _TABLES = frozenset(("lane_settings", "scorer", "timing", "server"))
 
 

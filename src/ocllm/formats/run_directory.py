@@ -161,6 +161,7 @@ def _manifest(path: Path) -> dict[str, Any]:
         "suite": suite.get("name") if isinstance(suite, dict) else None,
         "timing": timing,
         "server": None if facts is None else msgspec.to_builtins(facts),
+        "command": manifest.get("command"),
     }
 
 

@@ -115,4 +115,8 @@ class TaskType:
     # True: an answer is extracted from the text (no answer = nothing extracted). False: the whole visible text
     # is the answer (no answer = no visible text), and a pass is judged on the text as it stands (a cut text too).
     extracts_answer: bool = True
+    # A type whose text is the answer (extracts_answer False): what its passes are called, and what a pass on a
+    # cut text held, for the notice of passes that came from truncated output.
+    passes_word: str = "passes"
+    cut_pass_held: str = "the text passed, but the answer was not finished"
     new_tally: Callable[[], TypeTally] | None = None
