@@ -333,22 +333,25 @@ def test_run_streamed_fragments_are_joined_and_decided(tmp_path: Path) -> None:
     assert record["correct"] is True and record["calls"][0]["arguments_text"] == '{"city": "Paris"}'
 
 
-def test_run_a_call_in_the_content_is_counted_dropped_with_the_flag_to_change(tmp_path: Path) -> None:
+def test_run_a_call_in_the_content_is_counted_dropped_with_what_each_kind_of_server_needs(tmp_path: Path) -> None:
     record, _, metrics = run_one(tmp_path, completion({"content": TEXT_CALLS["hermes"]}))
     assert record["correct"] is False and record["call_source"] == "content" and record["call_format"] == "hermes"
     assert record["correct_if_parsed"] is True
     details = metrics["summary"]["by_type"]["tool_call"]["details"]
     assert details["as_text_by_format"] == {"hermes": 1} and details["as_text_by_where"] == {"content": 1}
     (notice,) = [n for n in metrics["notices"] if "tool_calls" in n]
-    assert "--enable-auto-tool-choice --tool-call-parser hermes" in notice and "--jinja" in notice
+    # The fault server shows no kind's mark: each kind's way is said, and no flag is said to be off.
+    assert "kind is not known" in notice and "--enable-auto-tool-choice --tool-call-parser hermes" in notice
+    assert "--tool-call-parser qwen25" in notice and "--jinja" not in notice
 
 
-def test_run_a_call_in_the_reasoning_says_so_and_names_a_reasoning_parser(tmp_path: Path) -> None:
+def test_run_a_call_in_the_reasoning_says_no_tool_parser_reads_it(tmp_path: Path) -> None:
     reply = completion({"content": "Here.", "reasoning_content": '[get_weather(city="Paris")]'})
     record, _, metrics = run_one(tmp_path, reply)
     assert record["call_source"] == "reasoning" and record["call_format"] == "pythonic"
     (notice,) = [n for n in metrics["notices"] if "tool_calls" in n]
-    assert "--tool-call-parser pythonic" in notice and "reasoning parser" in notice
+    assert "inside the reasoning, which no server's tool parser reads" in notice and 'reasoning = "off"' in notice
+    assert "--tool-call-parser" not in notice  # no parser of the content would have found it
 
 
 def test_a_rescored_record_keeps_its_calls_and_its_verdict(tmp_path: Path) -> None:

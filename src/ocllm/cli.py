@@ -501,6 +501,7 @@ def matrix(
                     servers=None if no_server else servers,
                     shard=shard,
                     decisions=decisions,
+                    command="matrix",
                 )
             except ServerFailed as exc:
                 print_notice(str(exc))

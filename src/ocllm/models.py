@@ -239,3 +239,6 @@ class RunManifest(msgspec.Struct, kw_only=True):
     endpoints: list[dict[str, Any]] | None = None  # per replica: requests, errors, latency (several base_urls)
     shard: ShardRecord | None = None  # the shard this run is (`--shard K/N`); None: the whole suite
     merged_from: list[str] | None = None  # the shard run directories `ocllm merge` joined into this one
+    # The ocllm command that ran it ("run", "matrix"): what --resume goes with to finish it (None: written before
+    # this was recorded).
+    command: str | None = None

@@ -8,14 +8,16 @@ or that the server answered with another model than the lane asked for; these se
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 import msgspec
 
+from ocllm.analysis import advice
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.scoring import decide, task_types
 from ocllm.scoring.regions import split_regions
+from ocllm.server_facts import ServerFacts
 
 # The reasons of failed requests listed one by one; the rest are summed up in one line.
 _REASONS_LISTED = 3
@@ -35,14 +37,17 @@ def same_model(wanted: str, served: str) -> bool:
     return served in {wanted, f"{wanted}:latest", wanted.removesuffix(":latest")}
 
 
-def incomplete_notice(missing: int, in_suite: int | None) -> str | None:
-    """The first thing said of a run that stopped part-way, or None for a run that ran every task."""
+def incomplete_notice(missing: int, in_suite: int | None, command: str | None = None) -> str | None:
+    """The first thing said of a run that stopped part-way, or None for a run that ran every task. `command`: the
+    ocllm command that ran it ("run", "matrix"), which --resume goes with; None where the run did not record it."""
     if missing <= 0:
         return None
     of = f" of {in_suite}" if in_suite else ""
+    again = f"ocllm {command}" if command in ("run", "matrix") else "ocllm run or matrix"
+    again = f"the same {again} command"
     return (
-        f"INCOMPLETE: {missing}{of} tasks never ran (the run stopped part-way: the same run "
-        "command with --resume finishes it); every figure covers only the tasks that ran"
+        f"INCOMPLETE: {missing}{of} tasks never ran (the run stopped part-way: {again} with --resume finishes it); "
+        "every figure covers only the tasks that ran"
     )
 
 
@@ -78,10 +83,13 @@ def run_notices(
     reasoning: str | None = None,
     think_prefilled: bool | None = None,
     policy: Policy | None = None,
+    server: ServerFacts | None = None,
+    lane: Mapping[str, Any] | None = None,
 ) -> list[str]:
     """Every notice a run deserves, the most important first: tasks never run, failed requests, then
     what looks wrong in the answers (truncation, the model served, reasoning asked for and not seen).
-    `policy` is what the decisions were taken under (the default when None)."""
+    `policy` is what the decisions were taken under (the default when None); `server` and `lane` what the advice
+    is made from."""
     tally = NoticeTally(policy)
     for item in scored:
         tally.add(item.sample, item.decision, item.task)
@@ -91,6 +99,8 @@ def run_notices(
         requested_model=requested_model,
         reasoning=reasoning,
         think_prefilled=think_prefilled,
+        server=server,
+        lane=lane,
     )
 
 
@@ -104,14 +114,16 @@ class NoticeTally:
         self.reasons: Counter[str] = Counter()  # why requests failed
         self.answered = 0
         self.truncated = 0
-        self.substring_passes = 0
-        self.cut_passes = 0  # required-substring passes from truncated output
+        # Passes of types whose text is the answer, and those among them from truncated output, per type.
+        self.text_passes: Counter[str] = Counter()
+        self.cut_passes: Counter[str] = Counter()
         self.models: Counter[str] = Counter()  # the names the server answered as
         self.with_reasoning = 0  # a reasoning field
         self.thinking = 0  # a reasoning field, or think tags in the content
         self.closed_only = 0  # a </think> never opened: prefilled thinking
         self.prefill_changes = 0  # decisions that think_prefilled = true would change
         self.retries: Counter[str] = Counter()  # why attempts failed that were sent again
+        self.timed_out = 0  # tasks that failed on a timeout (their last attempt ran past timeout_s)
         self._type_tallies = task_types.TypeTallies()  # each task type's own counts, for its own notices
 
     def add(self, sample: Sample, decision: Decision, task: Task | None = None) -> None:
@@ -121,13 +133,14 @@ class NoticeTally:
         self.retries.update(sample.retry_reasons)
         if sample.error:
             self.reasons[sample.error] += 1
+            self.timed_out += sample.error_kind == "timeout"
             return
         self.answered += 1
         self._type_tallies.add(decision)
         self.truncated += decision.truncated
         if decision.correct and not task_types.extracts_answer(decision.task_type):  # passed on the text as it stands
-            self.substring_passes += 1
-            self.cut_passes += decision.truncated
+            self.text_passes[decision.task_type] += 1
+            self.cut_passes[decision.task_type] += decision.truncated
         if sample.model:
             self.models[sample.model] += 1
         content = (sample.content or "").lower()
@@ -150,18 +163,32 @@ class NoticeTally:
         reasoning: str | None = None,
         think_prefilled: bool | None = None,
         rerunnable: bool = True,
+        server: ServerFacts | None = None,
+        lane: Mapping[str, Any] | None = None,
+        command: str | None = None,
     ) -> list[str]:
-        """`rerunnable`: the failed tasks can be run again by this project (not another tool's results)."""
-        notices = [n for n in (incomplete_notice(missing, in_suite),) if n]
+        """`rerunnable`: the failed tasks can be run again by this project (not another tool's results). `server`
+        (what the manifest knew of it) and `lane` (its settings) are what the advice is made from (advice.py)."""
+        lane = lane or {}
+        notices = [n for n in (incomplete_notice(missing, in_suite, command),) if n]
         notices += self._failures(rerunnable)
+        notices += self._failure_advice(server, lane)
         notices += self._type_tallies.notices()
+        notices += [advice.dropped_calls(calls, server, lane) for calls in self._type_tallies.text_calls()]
         notices += self._retried()
+        notices += [n for n in (advice.timeout_advice(self.timed_out, self.retries["timeout"], lane),) if n]
         notices += self._truncation()
         notices += self._model(requested_model)
-        notices += self._reasoning(reasoning)
+        notices += self._reasoning(reasoning, server)
         if think_prefilled is False:
             notices += self._prefill()
         return notices
+
+    def _failure_advice(self, server: ServerFacts | None, lane: Mapping[str, Any]) -> list[str]:
+        """What to change on the server, for failures whose reason says the server is set up not to serve them
+        (each sentence once, however many reasons name it)."""
+        said = [advice.failure_advice(reason, server, lane) for reason, _ in self.reasons.most_common()]
+        return list(dict.fromkeys(s for s in said if s))
 
     def _failures(self, rerunnable: bool) -> list[str]:
         if not self.reasons:
@@ -190,11 +217,12 @@ class NoticeTally:
         else:
             share = f"{self.truncated} of {self.answered} responses were"
         notices = [f"{share} cut off at max_tokens (finish_reason: length); a larger max_tokens may change the figures"]
-        if self.cut_passes:
-            notices.append(
-                f"{self.cut_passes} of the {self.substring_passes} required-substring passes came from truncated "
-                "output (the text held the substrings, but the answer was not finished)"
-            )
+        for name, cut in sorted(self.cut_passes.items()):
+            if not cut:
+                continue
+            room = task_types.TASK_TYPES.get(name)  # each type says what its passes are (a pass was decided, so known)
+            words, held = (room.passes_word, f" ({room.cut_pass_held})") if room else ("passes", "")
+            notices.append(f"{cut} of the {self.text_passes[name]} {words} came from truncated output{held}")
         return notices
 
     def _model(self, requested: str | None) -> list[str]:
@@ -203,18 +231,17 @@ class NoticeTally:
             return []
         return [f"{_MODEL_MISMATCH} {requested!r}, but the server answered as {', '.join(map(repr, served))}"]
 
-    def _reasoning(self, reasoning: str | None) -> list[str]:
+    def _reasoning(self, reasoning: str | None, server: ServerFacts | None) -> list[str]:
         if reasoning == "off" and self.with_reasoning:
             return [
-                f"reasoning is off for this lane, yet {self.with_reasoning} response(s) carried reasoning: this "
-                "server may ignore chat_template_kwargs (use a system prompt or extra_body to turn thinking off)"
+                f"reasoning is off for this lane, yet {self.with_reasoning} response(s) carried reasoning: "
+                f"{advice.reasoning_not_off(server)}"
             ]
         # Think tags inside the content count too: the scorer reads them as reasoning.
         if reasoning == "native" and self.answered and not self.thinking:
             return [
                 "reasoning is native for this lane, yet no response carried reasoning (no reasoning field, no "
-                "</think>): the model may not think, or the server needs a reasoning parser "
-                "(vLLM --reasoning-parser, llama.cpp --reasoning-format)"
+                f"</think>): {advice.reasoning_not_seen(server)}"
             ]
         return []
 
@@ -229,8 +256,7 @@ class NoticeTally:
         return [
             f"{self.closed_only} of {self.answered} output(s) close a </think> they never opened; with "
             f"think_prefilled = true, {self.prefill_changes} decision(s) would change (output cut off before its "
-            "</think> would be read as thinking, not as a visible answer): if the chat template opens the "
-            "thinking in the prompt, set think_prefilled = true for this lane (--think-prefilled to rescore)"
+            f"</think> would be read as thinking, not as a visible answer): {advice.think_prefilled()}"
         ]
 
 

@@ -22,6 +22,7 @@ from ocllm.formats.records import RunMeta
 from ocllm.formats.tools import format_of_run, read_tool_files
 from ocllm.models import Decision, Policy
 from ocllm.scoring import SCORER_VERSION, decide, task_types
+from ocllm.server_facts import facts_of
 
 OUTPUT_FORMAT = "ocllm-metrics/1"
 
@@ -136,6 +137,9 @@ def _closing(
         reasoning=(meta.lane_settings or {}).get("reasoning"),
         think_prefilled=policy.think_prefilled,
         rerunnable=rerunnable,
+        server=facts_of(meta.server),
+        lane=meta.lane_settings,
+        command=meta.command,
     )
     if unscorable:
         said = [left_out_sentence(unscorable), *said]

@@ -39,3 +39,30 @@ def not_regular(path: Path) -> InputError | None:
         return None
     link = f"a link to {os.path.realpath(path)}, " if path.is_symlink() else ""
     return InputError(f"{path}: not a regular file ({link}{kind_of(mode)})")
+
+
+# The first line of every Git LFS pointer file (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md): a
+# repository cloned without Git LFS holds these ~130-byte text files where its datasets should be.
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1"
+
+
+def lfs_pointer(path: Path) -> InputError | None:
+    """The one-line error for a Git LFS pointer given where a data file was expected, else None (a file that
+    cannot be read is left to its reader, which says why)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(LFS_POINTER))
+    except OSError:
+        return None
+    if head != LFS_POINTER:
+        return None
+    return InputError(
+        f"{path}: a Git LFS pointer, not the file itself (the repository was cloned without its LFS files): run "
+        "`git lfs pull` in that repository, or download the file"
+    )
+
+
+def refuse_lfs_pointer(path: Path) -> None:
+    """Raise the error of `lfs_pointer` for a regular file that is one."""
+    if path.is_file() and (problem := lfs_pointer(path)) is not None:
+        raise problem

@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 import ijson
 
 from ocllm.errors import InputError
+from ocllm.files.file_kind import LFS_POINTER, refuse_lfs_pointer
 
 # Deeper than any real file, and far enough from Python's recursion limit (1,000) that everything which later
 # walks a value recursively (msgspec's encoder, the report templates) can.
@@ -47,6 +48,8 @@ def read_text(path: Path) -> str:
         raw = path.read_bytes()
     except OSError as exc:
         raise _unreadable(path, exc) from None
+    if raw.startswith(LFS_POINTER):
+        refuse_lfs_pointer(path)
     try:
         return raw.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not part of the text
     except UnicodeDecodeError as exc:
@@ -246,6 +249,7 @@ def _source(path: Path, watch: bool = False) -> Iterator[_Source]:
     except OSError as exc:
         raise _unreadable(path, exc) from None
     with fh:
+        refuse_lfs_pointer(path)  # every JSON reader opens here: a pointer is said as one, not as bad JSON
         try:
             if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
                 fh.seek(0)  # a byte-order mark, as some editors write, is no part of the text; all else is

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ocllm.errors import InputError
+from ocllm.files.file_kind import refuse_lfs_pointer
 from ocllm.formats import metrics_file, run_directory
 from ocllm.formats.not_text import screen
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
@@ -62,6 +63,7 @@ def _screened(meta: RunMeta, path: Path, records: Iterable[SavedRecord]) -> Iter
 
 
 def _reader_for(path: Path) -> Reader:
+    refuse_lfs_pointer(path)  # a results file kept in Git LFS and never pulled: said as what it is
     for reader in READERS:
         if reader.recognise(path):
             return reader

@@ -44,6 +44,10 @@ class RunMeta(msgspec.Struct, kw_only=True):
     run_format: str | None = None
     timing: dict[str, Any] | None = None  # a run's wall time, requests and endpoints, for its serving figures
     origin: str | None = None  # what a rescored document was scored from (its `source.path`)
+    # The server that answered, as its manifest told (`server_facts.ServerFacts` as JSON): kind, version, and the
+    # parsing flags of a command ocllm started. What advice about the server is made from.
+    server: dict[str, Any] | None = None
+    command: str | None = None  # the ocllm command that ran it ("run", "matrix"): what --resume goes with
     # Another tool's records this scorer could not score: no task, no figure, but they ran (not missing).
     unscorable: list[UnscorableRecord] = msgspec.field(default_factory=list)
     other: dict[str, Any] = msgspec.field(default_factory=dict)  # any other run-level field of the input
@@ -91,8 +95,8 @@ def _unscorable(rows: list[Any]) -> list[UnscorableRecord]:
     return kept
 
 
-_TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format", "origin"))
-_TABLES = frozenset(("lane_settings", "scorer", "timing"))
+_TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format", "origin", "command"))
+_TABLES = frozenset(("lane_settings", "scorer", "timing", "server"))
 
 
 class SavedRun(NamedTuple):

@@ -16,6 +16,7 @@ from ocllm.files.atomic import MANIFEST, METRICS, SAMPLES, SUITE_COPY
 from ocllm.formats.metrics_file import DECISION_FIELDS
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 from ocllm.models import Sample, as_sent
+from ocllm.server_facts import server_facts
 from ocllm.suites import load_suite
 
 
@@ -147,6 +148,7 @@ def _manifest(path: Path) -> dict[str, Any]:
     lane = lane if isinstance(lane, dict) else {}
     suite = manifest.get("suite")
     wall = manifest.get("wall_s")
+    facts = server_facts(manifest)
     timing = None
     if isinstance(wall, int | float) and not isinstance(wall, bool) and wall > 0:
         timing = {"wall_s": wall, "requests": manifest.get("requests"), "endpoints": manifest.get("endpoints") or []}
@@ -158,6 +160,8 @@ def _manifest(path: Path) -> dict[str, Any]:
         "lane_settings": lane,
         "suite": suite.get("name") if isinstance(suite, dict) else None,
         "timing": timing,
+        "server": None if facts is None else msgspec.to_builtins(facts),
+        "command": manifest.get("command"),
     }
 
 

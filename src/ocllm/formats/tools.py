@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
+from ocllm.files.file_kind import refuse_lfs_pointer
 from ocllm.files.reading import json_items
 from ocllm.formats import inspect_log, lm_eval, mmlu_pro_results
 from ocllm.formats.not_text import screen
@@ -144,6 +145,8 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
     if filter_name is not None and name != "lm-eval":
         raise InputError(f"--filter chooses among lm-eval's filters; {name} files have none")
     files, skipped = _expand(fmt, paths)
+    for path in files:
+        refuse_lfs_pointer(path)  # before the format reads it as what it is not
     facts, notices = fmt.describe(files)
     if skipped:
         notices = [

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ocllm.errors import InputError
-from ocllm.files.file_kind import not_regular
+from ocllm.files.file_kind import not_regular, refuse_lfs_pointer
 from ocllm.importers.bounds import Budget, size_words
 from ocllm.importers.json_line import BadLine, json_object
 from ocllm.importers.parquet_rows import parquet_rows
@@ -72,6 +72,7 @@ def read_rows(
     problem = not_regular(path)
     if problem is not None:
         raise problem
+    refuse_lfs_pointer(path)  # a dataset repository cloned without Git LFS: said as what it is
     suffix = path.suffix.lower()
     if suffix in PARQUET:
         for number, fields in parquet_rows(path, budget):

@@ -102,7 +102,9 @@ def notices_md(doc: Mapping[str, Any]) -> list[str]:
     notices = doc.get("notices") or []
     if not notices:
         return []
-    return [*(f"> **⚠ {cell(n, 600)}**  " for n in notices), ""]
+    # Long enough for a notice with its advice (a dropped-calls notice is ~800 characters); a server's error text
+    # quoted in one is still cut.
+    return [*(f"> **⚠ {cell(n, 1200)}**  " for n in notices), ""]
 
 
 def _completeness(summary: Mapping[str, Any]) -> str:

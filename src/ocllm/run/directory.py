@@ -152,9 +152,11 @@ class RunDirectory:
         shard: ShardRecord | None = None,
         server_identity: list[dict[str, Any]] | None = None,
         request_settings: dict[str, Any] | None = None,
+        command: str | None = None,
     ) -> None:
         """Write the manifest (keeping a resumed run's start time) and the suite as run. `server_identity`: what
-        answered at each endpoint; `request_settings`: what was added to every request for it."""
+        answered at each endpoint; `request_settings`: what was added to every request for it; `command` the ocllm
+        command running it ("run", "matrix")."""
         previous = self.path / MANIFEST
         before = read_manifest(previous) if resumed and previous.exists() else None
         started = before.started_at if before is not None else _now()
@@ -177,6 +179,7 @@ class RunDirectory:
             shard=shard,
             wall_s=before.wall_s if before is not None else 0.0,
             endpoints=before.endpoints if before is not None else None,
+            command=command,
         )
         write_json(self.path / MANIFEST, self.manifest)
         atomic_write_bytes(self.path / SUITE_COPY, suite.canonical())

@@ -66,6 +66,7 @@ def run_lane(
     servers: ServerPool | None = None,
     shard: Shard | None = None,
     decisions: DecisionPool | None = None,
+    command: str = "run",
 ) -> RunResult:
     """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix.
 
@@ -74,7 +75,8 @@ def run_lane(
     with a server table runs against the server the pool starts (or keeps) for it; without, against
     whatever answers at its base_url. With `shard`, only that shard's tasks run (the manifest says which).
     Answers are decided in the worker processes of `decisions` (one pool for a whole command); without it the
-    lane starts a pool of its own and stops it when it ends."""
+    lane starts a pool of its own and stops it when it ends. `command` is the ocllm command running it ("run",
+    "matrix"), recorded so that an interrupted run's notices name the command --resume goes with."""
     suite = load_suite(lane.suite)
     shard_record = None
     if shard is not None:
@@ -105,6 +107,7 @@ def run_lane(
                     pool,
                     server,
                     shard_record,
+                    command,
                 )
             )
             rescored = score_run_dir(out_dir, lane, spool)
@@ -166,6 +169,7 @@ async def _run(
     pool: DecisionPool,
     server: ManagedServer | None = None,
     shard: ShardRecord | None = None,
+    command: str = "run",
 ) -> tuple[int, _Counts, list[str], str | None, tuple[list[ServerIdentity], dict[str, Any]]]:
     """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
     what their requests cost, the notices said before the run, the model the trial was answered as, and what
@@ -210,6 +214,7 @@ async def _run(
         shard=shard,
         server_identity=[msgspec.to_builtins(identity) for identity in identities],
         request_settings=added,
+        command=command,
     )
     policy = lane.policy()
     if pending:

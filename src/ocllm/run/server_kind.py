@@ -29,6 +29,9 @@ class ServerIdentity(msgspec.Struct, kw_only=True):
     kind: str  # "llama.cpp", "vllm", "sglang", "ollama", or "unknown"
     version: str | None = None  # as the server reports it (llama.cpp: its build)
     evidence: str = ""  # the mark that told, e.g. "GET /props has default_generation_settings"
+    # What the server said of its own parsing settings, where it says them (SGLang's /get_server_info holds its
+    # arguments): the advice on calls and reasoning left in the text reads them (server_facts.py).
+    reported: dict[str, Any] | None = None
 
 
 class Repeatability(NamedTuple):
@@ -40,6 +43,11 @@ class Repeatability(NamedTuple):
 
 class _Found(NamedTuple):
     version: str | None  # None: the kind is certain, but the server gave no version
+    reported: dict[str, Any] | None = None
+
+
+# SGLang's arguments that decide what its answers' text becomes (a tool call, reasoning); the rest are not kept.
+_SGLANG_REPORTED = ("tool_call_parser", "reasoning_parser")
 
 
 def _version(doc: Any) -> str | None:
@@ -58,7 +66,8 @@ def _sglang(doc: Any) -> _Found | None:
     # The server's own arguments beside its version: what vLLM's /version and Ollama's /api/version lack.
     if not isinstance(doc, dict) or "model_path" not in doc:
         return None
-    return _Found(_version(doc))
+    reported = {name: doc[name] for name in _SGLANG_REPORTED if name in doc and isinstance(doc[name], str | None)}
+    return _Found(_version(doc), reported)
 
 
 def _version_only(doc: Any) -> _Found | None:
@@ -140,7 +149,10 @@ async def identify(
             for kind, path, _, check in probes:
                 found = check(await get_json(session, settings, root + path, _PROBE_TIMEOUT_S))
                 if found is not None:
-                    return ServerIdentity(base_url=base_url, kind=kind, version=found.version, evidence=f"GET {path}")
+                    return ServerIdentity(
+                        base_url=base_url, kind=kind, version=found.version, evidence=f"GET {path}",
+                        reported=found.reported,
+                    )
     except TimeoutError:
         pass
     for kind, _, owned_by, _ in _PROBES:

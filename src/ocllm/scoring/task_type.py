@@ -19,13 +19,26 @@ Record = Mapping[str, Any]
 
 
 class TypeTally(Protocol):
-    """Figures a type adds to a summary, counted as its decisions arrive (math: checks that were killed)."""
+    """Figures a type adds to a summary, counted as its decisions arrive (math: checks that were killed). A tally
+    may also have `text_calls() -> TextCalls | None` (tool_call's does): calls its answers wrote as text, which the
+    advice about the server is made from (`analysis/advice.py`)."""
 
     def add(self, decision: Decision) -> None: ...
 
     def figures(self) -> dict[str, Any]: ...
 
     def notices(self) -> list[str]: ...  # what a user must be told of these figures (none: [])
+
+
+class TextCalls(NamedTuple):
+    """Calls the answers wrote as text that the server's tool parser did not take: what the room says of them,
+    and what advice about the server needs (which formats, where). The advice is not the room's: which flag of
+    which server reads a format is knowledge of servers, kept in one place for every kind of advice."""
+
+    said: str  # the room's sentence of the facts ("3 of 10 ... answers wrote their calls as text ...")
+    by_format: dict[str, int]  # answers per format found ("hermes", "mistral", "llama_python_tag", "json", ...)
+    by_where: dict[str, int]  # answers per field the calls stood in ("content", "reasoning")
+    format_words: dict[str, str]  # each format found, in words ("<tool_call> tags (Hermes, Qwen)")
 
 
 def _no_option_count(_task: Task) -> int | None:
@@ -102,4 +115,8 @@ class TaskType:
     # True: an answer is extracted from the text (no answer = nothing extracted). False: the whole visible text
     # is the answer (no answer = no visible text), and a pass is judged on the text as it stands (a cut text too).
     extracts_answer: bool = True
+    # A type whose text is the answer (extracts_answer False): what its passes are called, and what a pass on a
+    # cut text held, for the notice of passes that came from truncated output.
+    passes_word: str = "passes"
+    cut_pass_held: str = "the text passed, but the answer was not finished"
     new_tally: Callable[[], TypeTally] | None = None

@@ -6,7 +6,7 @@ from typing import Any
 
 from ocllm.models import Decision
 from ocllm.scoring import instructions, json_answer, math, mcq, substrings, tool_call
-from ocllm.scoring.task_type import TaskType, TypeTally
+from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
 __all__ = ["NAMES", "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "extracts_answer", "of"]
 
@@ -51,3 +51,8 @@ class TypeTallies:
 
     def notices(self) -> list[str]:
         return [notice for tally in self._by_type.values() for notice in tally.notices()]
+
+    def text_calls(self) -> list[TextCalls]:
+        """Calls written as text, of each type whose tally counts them (the advice about the server's parser)."""
+        found = (getattr(tally, "text_calls", lambda: None)() for tally in self._by_type.values())
+        return [calls for calls in found if calls is not None]

@@ -29,5 +29,7 @@ TASK_TYPE = TaskType(
     detail_words=render.detail_words,
     detail_tables=render.detail_tables,
     extracts_answer=False,
+    passes_word="instruction-following passes (every instruction followed)",
+    cut_pass_held="the text followed every instruction, but the answer was not finished",
     new_tally=InstructionsTally,
 )

@@ -21,4 +21,6 @@ TASK_TYPE = TaskType(
     expected_text=render.expected_text,
     extracted_text=render.extracted_text,
     extracts_answer=False,
+    passes_word="required-substring passes",
+    cut_pass_held="the text held the substrings, but the answer was not finished",
 )

@@ -1,6 +1,7 @@
 """What a tool_call run's summary adds: answers whose calls came in `tool_calls`, calls the server's tool parser
-dropped (written as text) by format and by where, how many of those would have been correct, and a notice naming
-the server flag that would take them."""
+dropped (written as text) by format and by where, and how many of those would have been correct. What to change on
+the server is not said here: it depends on the server's kind and flags (`analysis/advice.py` says it, from
+`text_calls`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ from collections import Counter
 from typing import Any
 
 from ocllm.models import Decision
+from ocllm.scoring.task_type import TextCalls
 
-# The format found -> vLLM's --tool-call-parser that reads it.
-VLLM_PARSERS = {"hermes": "hermes", "mistral": "mistral", "llama_python_tag": "llama3_json", "json": "llama3_json",
-                "pythonic": "pythonic"}  # fmt: skip
+# Each format text_calls.py finds, in words (what the advice says the model wrote).
+FORMAT_WORDS = {
+    "hermes": "<tool_call> tags (Hermes, Qwen)",
+    "mistral": "Mistral's [TOOL_CALLS] marker",
+    "llama_python_tag": "Llama's <|python_tag|>",
+    "json": 'bare JSON objects {"name": ..., "arguments": ...} (no call tags; in prose or a code fence)',
+    "pythonic": "a Python list of calls [f(x=1)]",
+}
 
 
 class ToolCallTally:
@@ -60,18 +67,17 @@ class ToolCallTally:
         }
 
     def notices(self) -> list[str]:
+        return []  # the calls written as text are said with the advice about the server (`text_calls`)
+
+    def text_calls(self) -> TextCalls | None:
         if not self.as_text:
-            return []
+            return None
         formats = ", ".join(f"{fmt} ({n})" for fmt, n in sorted(self.by_format.items()))
         where = " and ".join(f"{n} in the {w}" for w, n in sorted(self.by_where.items()))
-        parsers = sorted({VLLM_PARSERS.get(fmt, "hermes") for fmt in self.by_format})
         said = (
             f"{self.as_text} of {self.answers} tool_call answer(s) wrote their calls as text, not in tool_calls "
-            f"({where}; format {formats}): the server's tool parser dropped them, so they count as no call "
-            f"({self.correct_if_parsed} would have been correct). To have the server parse them: vLLM, start it with "
-            f"--enable-auto-tool-choice --tool-call-parser {' or '.join(parsers)}"
+            f"({where}; format {formats}): the server's tool parser did not take them, so they count as no call "
+            f"({self.correct_if_parsed} would have been correct)"
         )
-        if self.by_where["reasoning"]:
-            said += (" and a reasoning parser that lets calls made while thinking through (or turn thinking off: a "
-                     "call inside the reasoning never reaches the tool parser)")  # fmt: skip
-        return [said + "; llama.cpp, start llama-server with --jinja (its chat template's tool parser)"]
+        words = {fmt: FORMAT_WORDS.get(fmt, fmt) for fmt in self.by_format}
+        return TextCalls(said, dict(sorted(self.by_format.items())), dict(sorted(self.by_where.items())), words)
