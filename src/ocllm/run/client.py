@@ -33,6 +33,7 @@ import aiohttp
 import msgspec
 
 from ocllm.models import ErrorKind, Sample
+from ocllm.run.refusals import Refusal, refusal, server_message, transient_status
 from ocllm.run.scrub import REDACTED as _REDACTED
 from ocllm.run.scrub import scrub as _scrub
 from ocllm.run.sse import SSEParser
@@ -461,12 +462,26 @@ def _http_failure(resp: aiohttp.ClientResponse, raw: bytes, api_key: str | None)
     if 300 <= status < 400 and "Location" in resp.headers:
         # Redirects are not followed (aiohttp would turn a POST into a GET); say where the server points.
         detail = f"redirected to {_scrub(resp.headers['Location'], api_key)}; {detail}"
-    # 429 and 5xx are the server being busy or broken for now; any other status will not change on retry.
-    retryable = status == 429 or status >= 500
+    label = f"HTTP {status}"
+    # What the status and the body say, by the one table of refusals.py: a refusal is not retried.
+    refused = refusal(status, raw.decode("utf-8", errors="replace"))
+    if refused is not None:
+        return _refused(label, refused, server_message(raw), api_key, status)
+    # 408, 429 and 5xx are the server being busy or broken for now; any other status will not change on retry.
+    retryable = transient_status(status)
     retry_after = parse_retry_after(resp.headers.get("Retry-After")) if retryable else None
-    return _Failure(
-        "http_status", f"HTTP {status}", detail, retryable=retryable, retry_after_s=retry_after, status=status
-    )
+    return _Failure("http_status", label, detail, retryable=retryable, retry_after_s=retry_after, status=status)
+
+
+def _refused(label: str, refused: Refusal, message: str, api_key: str | None, status: int | None) -> _Failure:
+    """An answer that says the request cannot succeed on this server: the server's reason, then what to change."""
+    reason = _scrub(_one_line(message), api_key)[:BODY_EXCERPT_CHARS] or "(empty body)"
+    if refused.scope == "lane":
+        which = "no request of this lane can pass on this server as it runs"
+    else:
+        which = "this request cannot pass on this server"
+    detail = f"{reason}; not retried, {which}: {refused.change}"
+    return _Failure(refused.kind, label, detail, retryable=False, status=status)
 
 
 def _parse_completion(raw: bytes, started: float, api_key: str | None) -> _Response | _Failure:
@@ -828,8 +843,12 @@ def _error_object_failure(error: Any, label: str, api_key: str | None) -> _Failu
         text = str(error)
     if isinstance(code, str) and code.isdigit():
         code = int(code)
+    # The whole object is read, its type too (llama.cpp's "exceed_context_size_error").
+    refused = refusal(code if isinstance(code, int) else None, msgspec.json.encode(error).decode())
+    if refused is not None:
+        return _refused(label, refused, text if code is None else f"{text} (code {code})", api_key, None)
     # Without a usable code, nothing says waiting would help, so the error is recorded at once.
-    retryable = isinstance(code, int) and (code == 429 or code >= 500)
+    retryable = isinstance(code, int) and transient_status(code)
     detail = _scrub(_one_line(text), api_key)[:BODY_EXCERPT_CHARS]
     if code is not None:
         detail = f"{detail} (code {code})"

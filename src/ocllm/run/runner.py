@@ -34,6 +34,7 @@ from ocllm.run.execute import Dispatch, Job, execute
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.prompting import request_body
+from ocllm.run.refusals import transient_status
 from ocllm.run.server_kind import ServerIdentity, closes_streamed_connections, identify, repeatability
 from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
@@ -440,9 +441,10 @@ async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerPro
         raise OcllmError(
             f"{where}: the server is rate-limiting requests ({failure}); try again later or lower concurrency"
         )
-    # Only the request refused (another 4xx) or no connection at all means every request would fail.
-    refused = trial.error_kind == "connection" or (
-        trial.error_kind == "http_status" and 400 <= (trial.error_status or 0) < 500
+    # Only the request refused (a refusal, or another 4xx) or no connection at all means every request would fail.
+    status = trial.error_status or 0
+    refused = trial.error_kind in ("connection", "refused", "misconfigured") or (
+        trial.error_kind == "http_status" and 400 <= status < 500 and not transient_status(status)
     )
     if not refused:
         if failure is not None:  # a server error on one request proves nothing about the model name
