@@ -14,6 +14,7 @@ from typing import NamedTuple
 import msgspec
 
 from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.run.refusals import can_pass
 from ocllm.scoring import decide, task_types
 from ocllm.scoring.regions import split_regions
 
@@ -102,6 +103,7 @@ class NoticeTally:
         self.policy = policy or Policy()
         self.tasks = 0
         self.reasons: Counter[str] = Counter()  # why requests failed
+        self.may_pass = 0  # failed requests that may pass when sent again (not refused by the server: refusals.py)
         self.answered = 0
         self.truncated = 0
         self.substring_passes = 0
@@ -121,6 +123,7 @@ class NoticeTally:
         self.retries.update(sample.retry_reasons)
         if sample.error:
             self.reasons[sample.error] += 1
+            self.may_pass += can_pass(sample)
             return
         self.answered += 1
         self._type_tallies.add(decision)
@@ -167,7 +170,12 @@ class NoticeTally:
         if not self.reasons:
             return []
         failed = sum(self.reasons.values())
-        advice = "; the same run command with --retry-errors re-runs only those" if rerunnable else ""
+        # --retry-errors only for errors that can pass: a request the server refused meets the same refusal again.
+        advice = ""
+        if rerunnable and self.may_pass == failed:
+            advice = "; the same run command with --retry-errors re-runs only those"
+        elif rerunnable and self.may_pass:
+            advice = f"; {self.may_pass} of them may pass when sent again (--retry-errors re-runs every failed task)"
         notices = [f"{failed} of {self.tasks} task(s) failed and are not scored (not counted as wrong){advice}"]
         listed = self.reasons.most_common(_REASONS_LISTED)
         notices += [f"{count} task(s) failed: {reason}" for reason, count in listed]

@@ -39,7 +39,8 @@ from ocllm.run.scrub import scrub as _scrub
 from ocllm.run.sse import SSEParser
 
 __all__ = [
-    "ClientSettings", "ServerProbe", "chat_completion", "get_json", "list_models", "make_session", "probe_server",
+    "AttemptWatch", "ClientSettings", "FailedAttempt", "ServerProbe", "chat_completion", "get_json", "list_models",
+    "make_session", "probe_server",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -204,8 +205,10 @@ async def chat_completion(
     body: dict[str, Any],
     *,
     rng: random.Random | None = None,
+    watch: AttemptWatch | None = None,
 ) -> Sample:
-    """POST one chat request, retrying what is worth retrying, and return what came back as a Sample."""
+    """POST one chat request, retrying what is worth retrying, and return what came back as a Sample. `watch` is
+    told of every attempt as it is sent and as it fails, and of the request's end (a cancelled one included)."""
     request = dict(body)
     if settings.stream:
         request["stream"] = True
@@ -221,16 +224,64 @@ async def chat_completion(
     headers = _headers(settings, accept="text/event-stream" if settings.stream else "application/json")
     headers["Content-Type"] = "application/json"
 
+    watch = watch or AttemptWatch()
+    try:
+        return await _send(session, settings, task_id, (url, headers, data), sent, rng, watch)
+    finally:
+        watch.ended()
+
+
+class FailedAttempt(NamedTuple):
+    """One attempt that failed, as a watch is told of it."""
+
+    reason: str  # what failed, as retries are counted: "HTTP 503", "server disconnected", "timeout", ...
+    kind: ErrorKind
+    attempt: int  # 1 for the first
+    max_attempts: int
+    retrying: bool  # another attempt follows (after the back-off); False: the request failed with this one
+    timeout_s: float | None = None  # for a timeout: the timeout_s the attempt passed
+
+
+class AttemptWatch:
+    """Told of one request's attempts as they happen, so that a run counts every attempt made (an interrupted
+    one too) and its progress shows timeouts and retries while they happen. This one hears nothing: the runner's
+    counts and progress subclass it."""
+
+    def sent(self, attempt: int) -> None:
+        """Attempt `attempt` (1 for the first) is being sent."""
+
+    def failed(self, failure: FailedAttempt) -> None:
+        """An attempt failed."""
+
+    def resent(self) -> None:
+        """The attempt was sent again on a new connection, without spending an attempt."""
+
+    def ended(self) -> None:
+        """The request is over: answered, failed for good, or cancelled."""
+
+
+async def _send(
+    session: aiohttp.ClientSession,
+    settings: ClientSettings,
+    task_id: str,
+    target: tuple[str, dict[str, str], bytes],
+    sent: dict[str, Any],
+    rng: random.Random | None,
+    watch: AttemptWatch,
+) -> Sample:
+    url, headers, data = target
     first_start = time.monotonic()
     attempt = 0
     tally = _Tally()
     while True:
         attempt += 1
+        watch.sent(attempt)
         outcome = await _attempt(session, settings, url, headers, data)
         if isinstance(outcome, _Failure) and outcome.stale:
             # At most once per attempt, and on a connection that cannot be a pooled one: should the new
             # connection fail too, that failure is the attempt's, retried or recorded as any other.
             tally.resends += 1
+            watch.resent()
             log.info("task %s: the server had closed the kept-alive connection; sending again on a new one", task_id)
             async with _fresh_session() as fresh:
                 outcome = await _attempt(fresh, settings, url, headers, data)
@@ -243,19 +294,23 @@ async def chat_completion(
             return tally.counted(outcome.to_sample(task_id, attempts=attempt, request=sent))
 
         if not outcome.retryable:
+            watch.failed(_failed_attempt(outcome, attempt, settings, retrying=False))
             reason = f"{outcome.label}: {outcome.detail}"
             return tally.counted(_failed(task_id, attempt, sent, outcome, reason, settings))
         tried = _n_attempts(attempt)
         if attempt >= settings.max_attempts:
+            watch.failed(_failed_attempt(outcome, attempt, settings, retrying=False))
             reason = f"{outcome.label} after {tried}: {outcome.detail}"
             return tally.counted(_failed(task_id, attempt, sent, outcome, reason, settings))
         delay = _retry_delay(outcome, settings, attempt, rng)
         # A retry that could only start past the budget is not made: sleeping first would just waste the time.
         if time.monotonic() - first_start + delay >= settings.retry_budget_s:
+            watch.failed(_failed_attempt(outcome, attempt, settings, retrying=False))
             spent = f"retry budget of {settings.retry_budget_s:g} s spent"
             reason = f"{outcome.label} after {tried} ({spent}): {outcome.detail}"
             return tally.counted(_failed(task_id, attempt, sent, outcome, reason, settings))
         tally.retried(outcome)
+        watch.failed(_failed_attempt(outcome, attempt, settings, retrying=True))
         # INFO, not WARNING: with no logging configured, Python prints warnings over the progress display.
         log.info(
             "task %s: attempt %d of %d failed (%s); retrying in %.2f s",
@@ -266,6 +321,12 @@ async def chat_completion(
             delay,
         )
         await asyncio.sleep(delay)
+
+
+def _failed_attempt(failure: _Failure, attempt: int, settings: ClientSettings, *, retrying: bool) -> FailedAttempt:
+    # Only a timeout of the whole attempt passed timeout_s; a connect timeout passed connect_timeout_s.
+    timeout_s = settings.timeout_s if failure.kind == "timeout" and failure.cause is None else None
+    return FailedAttempt(failure.reason, failure.kind, attempt, settings.max_attempts, retrying, timeout_s)
 
 
 class _Tally:
