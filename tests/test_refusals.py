@@ -181,6 +181,7 @@ def test_retry_errors_is_advised_only_for_the_errors_that_can_pass(
         (500, '{"error":{"code":500,"message":"context shift is disabled","type":"server_error"}}', "request"),
         (500, '{"error":{"code":500,"message":"input (9000 tokens) is too large to process. increase the physical batch size (current batch size: 512)","type":"server_error"}}', "request"),  # noqa: E501
         (500, '{"error":{"code":500,"message":"CUDA out of memory","type":"server_error"}}', None),
+        (500, '{"error":{"code":500,"message":"the file /tmp/x does not exist","type":"server_error"}}', None),
         (503, '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}', None),
         (429, '{"error":{"message":"maximum context length requests per minute reached"}}', None),
         (408, "Request Timeout", None),

@@ -66,14 +66,11 @@ _RULES: tuple[_Rule, ...] = (
     # Ollama: "registry.ollama.ai/library/gemma3:4b does not support tools" (HTTP 400).
     _Rule(("does not support tools",), Refusal("lane", "serve a model whose chat template supports tools")),
     # vLLM (pydantic, extra fields forbidden): "Extra inputs are not permitted"; OpenAI: "Unrecognized request
-    # argument supplied"; others: "unsupported param", "unknown field".
-    _Rule(
-        ("extra inputs are not permitted", "unrecognized request argument", "unsupported param", "unknown field"),
-        Refusal("lane", _FIELD),
-    ),
+    # argument supplied".
+    _Rule(("extra inputs are not permitted", "unrecognized request argument"), Refusal("lane", _FIELD)),
     # vLLM: "The model `x` does not exist." (404); Ollama: "model \"x\" not found, try pulling it first" (404).
     _Rule(
-        ("does not exist", "try pulling it first", "model_not_found"),
+        ("the model `", "try pulling it first", "model_not_found"),
         Refusal("lane", "serve the lane's model, or set the lane's model to a name GET /v1/models lists"),
     ),
     # llama.cpp: "request (N tokens) exceeds the available context size (M tokens), try increasing it", "input (N
