@@ -106,6 +106,7 @@ def test_a_configuration_error_stops_the_lane_after_two_alike(
     # Errors, never wrong answers; and no --retry-errors advice: the same requests would meet the same refusal.
     assert "--retry-errors" not in captured.out and "--retry-errors" not in captured.err
     assert f"{TASKS} of {TASKS} task(s) failed and are not scored (not counted as wrong)" in captured.out
+    assert f"tasks this run: {TASKS} (2 requests, 0 retries)" in captured.out
     metrics = json.loads((out / "metrics.json").read_text())
     assert (metrics["summary"]["errors"], metrics["summary"]["correct"]) == (TASKS, 0)
     manifest = json.loads((out / "manifest.json").read_text())
