@@ -421,14 +421,30 @@ def test_500_forever_gives_an_error_after_max_attempts(server: FaultServer) -> N
     assert sample.request == BODY
 
 
-@pytest.mark.parametrize("status", [400, 401, 404, 422])
-def test_other_4xx_are_not_retried(server: FaultServer, status: int) -> None:
+@pytest.mark.parametrize(
+    ("status", "kind"), [(400, "http_status"), (401, "misconfigured"), (404, "misconfigured"), (422, "http_status")]
+)
+def test_other_4xx_are_not_retried(server: FaultServer, status: int, kind: str) -> None:
     server.script(Reply(status=status, json={"detail": "Not Found"}), then=Reply(json=completion()))
     sample = run(settings(server))
     assert sample.attempts == 1
     assert len(server.requests) == 1
-    assert sample.error == f'HTTP {status}: {{"detail": "Not Found"}}'
+    assert (sample.error_kind, sample.error_status) == (kind, status)
+    if kind == "http_status":  # a 4xx that says nothing more: quoted as it came
+        assert sample.error == f'HTTP {status}: {{"detail": "Not Found"}}'
+    else:  # the same for every request of the lane: the server's reason, then what to change (refusals.py)
+        assert sample.error is not None
+        assert sample.error.startswith(f"HTTP {status}: Not Found; not retried, no request of this lane can pass")
     assert sample.content is None
+
+
+@pytest.mark.parametrize("status", [408, 429])
+def test_a_request_timeout_and_a_rate_limit_are_retried(server: FaultServer, status: int) -> None:
+    # Both say "later", whatever the body says (even of the context: a 429 from a router is still a rate limit).
+    body = {"error": {"message": "maximum context length is busy: try again later"}}
+    server.script(Reply(status=status, json=body), then=Reply(json=completion()))
+    sample = run(settings(server))
+    assert (sample.error, sample.attempts) == (None, 2)
 
 
 def test_a_redirect_is_reported_not_followed(server: FaultServer) -> None:
@@ -539,7 +555,11 @@ def test_error_object_mid_stream_with_a_client_code_is_not_retried(server: Fault
     server.script(Stream([sse(chunk(content="par"), error, done=False)]), then=Stream([reasoning_stream()]))
     sample = run(settings(server, stream=True))
     assert sample.attempts == 1
-    assert sample.error == "server error in stream: maximum context length exceeded (code 400)"
+    assert sample.error is not None
+    assert sample.error.startswith(
+        "server error in stream: maximum context length exceeded (code 400); not retried, this request cannot pass"
+    )
+    assert (sample.error_kind, sample.error_status) == ("refused", None)
     assert sample.content is None
 
 
@@ -575,7 +595,8 @@ def test_api_key_echoed_by_the_server_stays_out_of_the_error_and_the_log(
     with caplog.at_level(logging.DEBUG, logger="ocllm.run.client"):
         sample = run(settings(server))
     assert sample.attempts == 2
-    assert sample.error == "HTTP 401: Incorrect API key provided: [redacted]"
+    assert sample.error is not None
+    assert sample.error.startswith("HTTP 401: Incorrect API key provided: [redacted]; not retried")
     assert API_KEY.encode() not in msgspec.json.encode(sample)
     assert API_KEY[:8] not in sample.error
     assert "retrying" in caplog.text

@@ -62,6 +62,18 @@ def ask(base_url: str, *, max_attempts: int = 2, stream: bool = False) -> Sample
 
 
 ERROR_EVENT = {"error": {"object": "error", "message": "the engine died", "code": 500}}
+# llama-server's bodies, as its handlers write them (tools/server: server.cpp ex_wrapper, server-common.cpp
+# format_error_response): a std::runtime_error becomes a 500 "server_error", a prompt past the slot's context a 400.
+LLAMA_NO_JINJA = {"error": {"code": 500, "message": "tools param requires --jinja flag", "type": "server_error"}}
+LLAMA_TOO_LONG = {
+    "error": {
+        "code": 400,
+        "message": "request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": 5000,
+        "n_ctx": 4096,
+    }
+}
 
 # behaviour, stream, (kind, status), how the error message starts (its wording is unchanged).
 CASES: list[tuple[str, Behaviour, bool, tuple[ErrorKind, int | None], str]] = [
@@ -73,7 +85,38 @@ CASES: list[tuple[str, Behaviour, bool, tuple[ErrorKind, int | None], str]] = [
         ("http_status", 429),
         "HTTP 429 after 2 attempts: ",
     ),
-    ("404", Reply(status=404, json={"detail": "Not Found"}), False, ("http_status", 404), "HTTP 404: "),
+    ("400", Reply(status=400, json={"error": {"message": "bad"}}), False, ("http_status", 400), "HTTP 400: "),
+    (
+        "404",
+        Reply(status=404, json={"detail": "Not Found"}),
+        False,
+        ("misconfigured", 404),
+        "HTTP 404: Not Found; not retried, no request of this lane can pass on this server as it runs: check the "
+        "lane's model",
+    ),
+    (
+        "tools without --jinja",
+        Reply(status=500, json=LLAMA_NO_JINJA),
+        False,
+        ("misconfigured", 500),
+        "HTTP 500: tools param requires --jinja flag; not retried, no request of this lane can pass on this server as "
+        "it runs: start llama-server with --jinja, without --no-jinja",
+    ),
+    (
+        "context too long",
+        Reply(status=400, json=LLAMA_TOO_LONG),
+        False,
+        ("refused", 400),
+        "HTTP 400: request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it; not "
+        "retried, this request cannot pass on this server: give the server a larger context (llama.cpp -c",
+    ),
+    (
+        "too long, in a stream",
+        Stream([sse(chunk("x"), {"error": LLAMA_TOO_LONG["error"]}, done=False)]),
+        True,
+        ("refused", None),
+        "server error in stream: request (5000 tokens) exceeds the available context size",
+    ),
     ("timeout", Hang(5.0), False, ("timeout", None), "timeout after 2 attempts: "),
     ("dropped", Drop(partial=b'{"id": "chatcmpl-1", "cho'), False, ("connection", None), "connection failed after"),
     ("malformed", Reply(body='{"choices": [{"mess'), False, ("malformed", None), "malformed response body after"),

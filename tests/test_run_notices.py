@@ -145,7 +145,8 @@ def test_resume_after_failed_requests_points_to_retry_errors(
 ) -> None:
     out, suite = tmp_path / "run", write_suite(tmp_path)
     with FaultServer() as server:
-        server.script(models("m"), then=Reply(status=400, json={"error": {"message": "bad field"}}))
+        # A server error, which may pass when sent again (a 4xx would not: tests/test_refusals.py).
+        server.script(models("m"), then=Reply(status=503, json={"error": {"message": "busy"}}))
         assert cli_run(server.base_url, suite, out) == 1
     capsys.readouterr()
     with FaultServer() as server:

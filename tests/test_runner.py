@@ -495,14 +495,13 @@ def test_lenient_model_checks_and_notices(tmp_path: Path, capsys: pytest.Capture
 
 def test_a_run_with_failed_requests_exits_1_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FaultServer() as server:
-        server.script(
-            _models("m"), then=Reply(status=400, json={"error": {"message": "Extra inputs are not permitted"}})
-        )
+        # A 400 that names no configuration problem (one that does stops the lane: tests/test_refusals.py).
+        server.script(_models("m"), then=Reply(status=400, json={"error": {"message": "'messages' is required"}}))
         code = main(
             ["run", "--suite", "smoke", "--base-url", server.base_url, "--model", "m", "--out", str(tmp_path / "r")]
         )
     out = capsys.readouterr().out
-    assert code == 1 and "10 task(s) failed: HTTP 400" in out and "Extra inputs are not permitted" in out
+    assert code == 1 and "10 task(s) failed: HTTP 400" in out and "'messages' is required" in out
     assert "n/a" in out  # nothing was scored, so there is no accuracy to show
 
 

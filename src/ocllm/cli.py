@@ -348,7 +348,8 @@ def run(
     """Run one lane of a suite against an OpenAI-compatible server.
 
     Exit code 0 when every task has an answer, 1 when the run finished with failed requests (they are
-    recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files."""
+    recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files, or when the server refused
+    the lane's requests alike (its reason is the last line; the results are written)."""
     from ocllm.console import ServerWait
     from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import Lane, lane_from_mapping, pick_lane, with_flags
@@ -381,6 +382,9 @@ def run(
             decisions=decisions,
         )
     print_run_result(result)
+    if result.stopped is not None:
+        # The server refused the lane's requests alike: the results are written, and the run ends with its reason.
+        raise OcllmError(result.stopped)
     return 0 if all_answered(result.summary) else 1
 
 
@@ -511,6 +515,9 @@ def matrix(
             errors = result.summary.errors
             missing = result.summary.missing
             outcome = "complete" if all_answered(result.summary) else f"{errors} failed, {missing} missing"
+            if result.stopped is not None:
+                print_notice(result.stopped)
+                outcome = f"stopped: {result.stopped}"
             outcomes.append((name, outcome, result.summary))
     print_lane_outcomes(outcomes)
     return 0 if all(outcome == "complete" for _, outcome, _ in outcomes) else 1

@@ -106,7 +106,8 @@ def print_run_result(result: RunResult) -> None:
     # Why the retries were made is a notice (below); free re-sends are no retries, so they are said apart.
     resent = f", {result.resends} re-sent on a new connection" if result.resends else ""
     sent = "samples" if result.lane.samples_per_task > 1 else "tasks"
-    retries = result.requests - result.ran
+    # Counted as they were made: requests less tasks would go negative when tasks fail unsent (a stopped lane).
+    retries = sum(result.retries.values())
     console.print(
         f"{answers_line(summary)}   truncated: {truncated_words(summary)}   missing: {summary.missing} (never ran)"
         f"   {sent} this run: {result.ran} ({result.requests} requests, {retries} retries{resent})",

@@ -25,7 +25,10 @@ Method = Literal[
 Kind = Literal["final_colon", "final_answer", "answer", "boxed", "option_claim", "option_line", "bare"]
 # What kind of failure a Sample's error is (see Sample.error_kind): one closed set, for the client that
 # decides it and every consumer that reads it.
-ErrorKind = Literal["http_status", "connection", "timeout", "malformed", "stream_cut", "server_error_event", "aborted"]
+ErrorKind = Literal[
+    "http_status", "connection", "timeout", "malformed", "stream_cut", "server_error_event", "aborted", "refused",
+    "misconfigured",
+]  # fmt: skip
 
 
 class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -90,8 +93,16 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     #                       closed without [DONE], or [DONE] came early)
     #   server_error_event  a 200 answer whose body, or one of whose stream events, is an `error` object
     #   aborted             the server ended the generation itself (finish_reason "abort", SGLang)
+    #   refused             the server said this request cannot succeed on it (the prompt and max_tokens do not fit
+    #                       its context, ...): not retried; `error` holds its reason and what to change
+    #   misconfigured       the server said no request of the lane can succeed on it as it runs (tools without
+    #                       --jinja, a field it does not accept, a model it does not serve, ...): not retried, and two
+    #                       alike stop the lane (the tasks left fail unsent, attempts 0); `error` holds its reason and
+    #                       what to change. Which answers are which: run/refusals.py, docs/lanes.md.
     error_kind: ErrorKind | None = None
-    error_status: int | None = None  # the HTTP status of the last failed attempt, for error_kind "http_status"
+    # The HTTP status of the last failed attempt, for error_kind "http_status" (and "refused" or "misconfigured" when
+    # a status said it).
+    error_status: int | None = None
     request: dict[str, Any] | None = None  # the JSON body sent (never headers, so never the API key)
     # Why the attempts before the last one failed, counted by kind ("HTTP 503", "server disconnected", "timeout",
     # ...): one count per retry. Empty when the first attempt answered; a final failure is `error`, not a retry.

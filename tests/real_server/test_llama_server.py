@@ -239,8 +239,10 @@ def test_b_prompt_past_the_context_is_an_error_with_the_servers_reason(
     error = samples["huge"]["error"]
     # llama-server's own words, e.g. "request (20012 tokens) exceeds the available context size (4096 tokens)"
     assert error and "context size" in error, error
-    # The client classified it where it happened: an HTTP status, 400, not a wrong answer nor a lost line.
-    assert (samples["huge"]["error_kind"], samples["huge"]["error_status"]) == ("http_status", 400)
+    # The client classified it where it happened: a refusal of this request (400), sent once, not a wrong answer nor
+    # a lost line; and said what to change.
+    assert (samples["huge"]["error_kind"], samples["huge"]["error_status"]) == ("refused", 400)
+    assert samples["huge"].get("attempts", 1) == 1 and "give the server a larger context" in error
     assert samples["huge"].get("content") is None
     assert all(s.get("error") is None and s["model"] == SERVED_NAME for tid, s in samples.items() if tid != "huge")
 
@@ -974,3 +976,44 @@ def test_q_a_tool_lane_records_and_classifies_every_call(
             assert record["correct"] is False and isinstance(record["correct_if_parsed"], bool)
     details = read_json(out / "metrics.json")["summary"]["by_type"]["tool_call"]["details"]
     assert isinstance(details, dict) and details
+
+
+# --- r. a configuration error: tools sent to llama-server --no-jinja (issue 30) ----------------------------------
+
+
+def test_r_a_configuration_error_fails_the_lane_fast_with_the_servers_reason(
+    llama_paths: tuple[Path, Path], tmp_path: Path
+) -> None:
+    binary, model = llama_paths
+    port = free_port()
+    command = LlamaServer(binary, model, port, tmp_path / "unused.log").command()
+    command[command.index("--jinja")] = "--no-jinja"  # tools need the chat template's parser: every request refused
+    tasks = [{**task, "id": f"{task['id']}_{i}"} for i in range(3) for task in TOOL_TASKS]
+    suite = write_suite(tmp_path / "suite.jsonl", tasks)
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(
+        f'[lanes.tools]\nbase_url = "http://127.0.0.1:{port}/v1"\nmodel = "{SERVED_NAME}"\nsuite = "{suite}"\n'
+        f"max_tokens = {MAX_TOKENS}\nconcurrency = 1\n"
+        f"[lanes.tools.server]\ncommand = {toml_value(command)}\nready_timeout_s = 120\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "run"
+    result = ocllm("run", "--config", str(lanes), "--lane", "tools", "--out", str(out))
+    # Ends with one line: the server's own reason and what to change on the server; exit 2.
+    assert result.returncode == 2, said(result)
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("ocllm: error: lane 'tools' stopped: the server refused 2 requests alike"), said(result)
+    assert "tools param requires --jinja flag" in last and "start llama-server with --jinja" in last, said(result)
+    # Fast: two requests, each sent once (not four attempts each), and the other tasks never sent.
+    samples = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(samples, tasks)
+    assert sorted(s.get("attempts", 1) for s in samples) == [0] * (len(tasks) - 2) + [1, 1]
+    assert {(s["error_kind"], s["error_status"]) for s in samples} == {("misconfigured", 500)}
+    manifest = read_json(out / "manifest.json")
+    assert (manifest["requests"], manifest["retries"]) == (2, {})
+    # Errors, not wrong answers; and no --retry-errors advice, anywhere.
+    summary = read_json(out / "metrics.json")["summary"]
+    assert (summary["errors"], summary["correct"]) == (len(tasks), 0)
+    assert f"{len(tasks)} task(s) failed: HTTP 500: tools param requires --jinja flag" in result.stdout, said(result)
+    assert "--retry-errors" not in result.stdout + result.stderr, said(result)
+    assert not any("--retry-errors" in n for n in manifest["notices"])

@@ -15,6 +15,7 @@ import msgspec
 
 from ocllm.analysis import advice
 from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.run.refusals import can_pass
 from ocllm.scoring import decide, task_types
 from ocllm.scoring.regions import split_regions
 from ocllm.server_facts import ServerFacts
@@ -112,6 +113,7 @@ class NoticeTally:
         self.policy = policy or Policy()
         self.tasks = 0
         self.reasons: Counter[str] = Counter()  # why requests failed
+        self.may_pass = 0  # failed requests that may pass when sent again (not refused by the server: refusals.py)
         self.answered = 0
         self.truncated = 0
         # Passes of types whose text is the answer, and those among them from truncated output, per type.
@@ -134,6 +136,7 @@ class NoticeTally:
         if sample.error:
             self.reasons[sample.error] += 1
             self.timed_out += sample.error_kind == "timeout"
+            self.may_pass += can_pass(sample)
             return
         self.answered += 1
         self._type_tallies.add(decision)
@@ -194,7 +197,12 @@ class NoticeTally:
         if not self.reasons:
             return []
         failed = sum(self.reasons.values())
-        advice = "; the same run command with --retry-errors re-runs only those" if rerunnable else ""
+        # --retry-errors only for errors that can pass: a request the server refused meets the same refusal again.
+        advice = ""
+        if rerunnable and self.may_pass == failed:
+            advice = "; the same run command with --retry-errors re-runs only those"
+        elif rerunnable and self.may_pass:
+            advice = f"; {self.may_pass} of them may pass when sent again (--retry-errors re-runs every failed task)"
         notices = [f"{failed} of {self.tasks} task(s) failed and are not scored (not counted as wrong){advice}"]
         listed = self.reasons.most_common(_REASONS_LISTED)
         notices += [f"{count} task(s) failed: {reason}" for reason, count in listed]

@@ -33,12 +33,14 @@ import aiohttp
 import msgspec
 
 from ocllm.models import ErrorKind, Sample
+from ocllm.run.refusals import Refusal, refusal, server_message, transient_status
 from ocllm.run.scrub import REDACTED as _REDACTED
 from ocllm.run.scrub import scrub as _scrub
 from ocllm.run.sse import SSEParser
 
 __all__ = [
-    "ClientSettings", "ServerProbe", "chat_completion", "get_json", "list_models", "make_session", "probe_server",
+    "AttemptWatch", "ClientSettings", "FailedAttempt", "ServerProbe", "chat_completion", "get_json", "list_models",
+    "make_session", "probe_server",
 ]  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -203,8 +205,10 @@ async def chat_completion(
     body: dict[str, Any],
     *,
     rng: random.Random | None = None,
+    watch: AttemptWatch | None = None,
 ) -> Sample:
-    """POST one chat request, retrying what is worth retrying, and return what came back as a Sample."""
+    """POST one chat request, retrying what is worth retrying, and return what came back as a Sample. `watch` is
+    told of every attempt as it is sent and as it fails, and of the request's end (a cancelled one included)."""
     request = dict(body)
     if settings.stream:
         request["stream"] = True
@@ -220,16 +224,64 @@ async def chat_completion(
     headers = _headers(settings, accept="text/event-stream" if settings.stream else "application/json")
     headers["Content-Type"] = "application/json"
 
+    watch = watch or AttemptWatch()
+    try:
+        return await _send(session, settings, task_id, (url, headers, data), sent, rng, watch)
+    finally:
+        watch.ended()
+
+
+class FailedAttempt(NamedTuple):
+    """One attempt that failed, as a watch is told of it."""
+
+    reason: str  # what failed, as retries are counted: "HTTP 503", "server disconnected", "timeout", ...
+    kind: ErrorKind
+    attempt: int  # 1 for the first
+    max_attempts: int
+    retrying: bool  # another attempt follows (after the back-off); False: the request failed with this one
+    timeout_s: float | None = None  # for a timeout: the timeout_s the attempt passed
+
+
+class AttemptWatch:
+    """Told of one request's attempts as they happen, so that a run counts every attempt made (an interrupted
+    one too) and its progress shows timeouts and retries while they happen. This one hears nothing: the runner's
+    counts and progress subclass it."""
+
+    def sent(self, attempt: int) -> None:
+        """Attempt `attempt` (1 for the first) is being sent."""
+
+    def failed(self, failure: FailedAttempt) -> None:
+        """An attempt failed."""
+
+    def resent(self) -> None:
+        """The attempt was sent again on a new connection, without spending an attempt."""
+
+    def ended(self) -> None:
+        """The request is over: answered, failed for good, or cancelled."""
+
+
+async def _send(
+    session: aiohttp.ClientSession,
+    settings: ClientSettings,
+    task_id: str,
+    target: tuple[str, dict[str, str], bytes],
+    sent: dict[str, Any],
+    rng: random.Random | None,
+    watch: AttemptWatch,
+) -> Sample:
+    url, headers, data = target
     first_start = time.monotonic()
     attempt = 0
     tally = _Tally()
     while True:
         attempt += 1
+        watch.sent(attempt)
         outcome = await _attempt(session, settings, url, headers, data)
         if isinstance(outcome, _Failure) and outcome.stale:
             # At most once per attempt, and on a connection that cannot be a pooled one: should the new
             # connection fail too, that failure is the attempt's, retried or recorded as any other.
             tally.resends += 1
+            watch.resent()
             log.info("task %s: the server had closed the kept-alive connection; sending again on a new one", task_id)
             async with _fresh_session() as fresh:
                 outcome = await _attempt(fresh, settings, url, headers, data)
@@ -242,19 +294,23 @@ async def chat_completion(
             return tally.counted(outcome.to_sample(task_id, attempts=attempt, request=sent))
 
         if not outcome.retryable:
+            watch.failed(_failed_attempt(outcome, attempt, settings, retrying=False))
             reason = f"{outcome.label}: {outcome.detail}"
             return tally.counted(_failed(task_id, attempt, sent, outcome, reason, settings))
         tried = _n_attempts(attempt)
         if attempt >= settings.max_attempts:
+            watch.failed(_failed_attempt(outcome, attempt, settings, retrying=False))
             reason = f"{outcome.label} after {tried}: {outcome.detail}"
             return tally.counted(_failed(task_id, attempt, sent, outcome, reason, settings))
         delay = _retry_delay(outcome, settings, attempt, rng)
         # A retry that could only start past the budget is not made: sleeping first would just waste the time.
         if time.monotonic() - first_start + delay >= settings.retry_budget_s:
+            watch.failed(_failed_attempt(outcome, attempt, settings, retrying=False))
             spent = f"retry budget of {settings.retry_budget_s:g} s spent"
             reason = f"{outcome.label} after {tried} ({spent}): {outcome.detail}"
             return tally.counted(_failed(task_id, attempt, sent, outcome, reason, settings))
         tally.retried(outcome)
+        watch.failed(_failed_attempt(outcome, attempt, settings, retrying=True))
         # INFO, not WARNING: with no logging configured, Python prints warnings over the progress display.
         log.info(
             "task %s: attempt %d of %d failed (%s); retrying in %.2f s",
@@ -265,6 +321,12 @@ async def chat_completion(
             delay,
         )
         await asyncio.sleep(delay)
+
+
+def _failed_attempt(failure: _Failure, attempt: int, settings: ClientSettings, *, retrying: bool) -> FailedAttempt:
+    # Only a timeout of the whole attempt passed timeout_s; a connect timeout passed connect_timeout_s.
+    timeout_s = settings.timeout_s if failure.kind == "timeout" and failure.cause is None else None
+    return FailedAttempt(failure.reason, failure.kind, attempt, settings.max_attempts, retrying, timeout_s)
 
 
 class _Tally:
@@ -461,12 +523,26 @@ def _http_failure(resp: aiohttp.ClientResponse, raw: bytes, api_key: str | None)
     if 300 <= status < 400 and "Location" in resp.headers:
         # Redirects are not followed (aiohttp would turn a POST into a GET); say where the server points.
         detail = f"redirected to {_scrub(resp.headers['Location'], api_key)}; {detail}"
-    # 429 and 5xx are the server being busy or broken for now; any other status will not change on retry.
-    retryable = status == 429 or status >= 500
+    label = f"HTTP {status}"
+    # What the status and the body say, by the one table of refusals.py: a refusal is not retried.
+    refused = refusal(status, raw.decode("utf-8", errors="replace"))
+    if refused is not None:
+        return _refused(label, refused, server_message(raw), api_key, status)
+    # 408, 429 and 5xx are the server being busy or broken for now; any other status will not change on retry.
+    retryable = transient_status(status)
     retry_after = parse_retry_after(resp.headers.get("Retry-After")) if retryable else None
-    return _Failure(
-        "http_status", f"HTTP {status}", detail, retryable=retryable, retry_after_s=retry_after, status=status
-    )
+    return _Failure("http_status", label, detail, retryable=retryable, retry_after_s=retry_after, status=status)
+
+
+def _refused(label: str, refused: Refusal, message: str, api_key: str | None, status: int | None) -> _Failure:
+    """An answer that says the request cannot succeed on this server: the server's reason, then what to change."""
+    reason = _scrub(_one_line(message), api_key)[:BODY_EXCERPT_CHARS] or "(empty body)"
+    if refused.scope == "lane":
+        which = "no request of this lane can pass on this server as it runs"
+    else:
+        which = "this request cannot pass on this server"
+    detail = f"{reason}; not retried, {which}: {refused.change}"
+    return _Failure(refused.kind, label, detail, retryable=False, status=status)
 
 
 def _parse_completion(raw: bytes, started: float, api_key: str | None) -> _Response | _Failure:
@@ -828,8 +904,12 @@ def _error_object_failure(error: Any, label: str, api_key: str | None) -> _Failu
         text = str(error)
     if isinstance(code, str) and code.isdigit():
         code = int(code)
+    # The whole object is read, its type too (llama.cpp's "exceed_context_size_error").
+    refused = refusal(code if isinstance(code, int) else None, msgspec.json.encode(error).decode())
+    if refused is not None:
+        return _refused(label, refused, text if code is None else f"{text} (code {code})", api_key, None)
     # Without a usable code, nothing says waiting would help, so the error is recorded at once.
-    retryable = isinstance(code, int) and (code == 429 or code >= 500)
+    retryable = isinstance(code, int) and transient_status(code)
     detail = _scrub(_one_line(text), api_key)[:BODY_EXCERPT_CHARS]
     if code is not None:
         detail = f"{detail} (code {code})"

@@ -13,7 +13,7 @@ import aiohttp
 import msgspec
 
 from ocllm.models import Sample
-from ocllm.run.client import ClientSettings, chat_completion
+from ocllm.run.client import AttemptWatch, ClientSettings, chat_completion
 from ocllm.run.execute import Dispatch, Job
 
 REST_S = 10.0  # how long an endpoint that refused a connection gets no new requests
@@ -67,7 +67,14 @@ class Endpoints:
             return min(candidates, key=lambda i: self.endpoints[i].rested_until)
         return min(awake, key=lambda i: (self.endpoints[i].in_flight, self.endpoints[i].requests))
 
-    def dispatcher(self, session: aiohttp.ClientSession, body_of: Callable[[Job], dict[str, Any]]) -> Dispatch:
+    def dispatcher(
+        self,
+        session: aiohttp.ClientSession,
+        body_of: Callable[[Job], dict[str, Any]],
+        watch: Callable[[], AttemptWatch] | None = None,
+    ) -> Dispatch:
+        """Each job to the least busy endpoint; `watch()` is told of each request's attempts (client.py)."""
+
         async def dispatch(job: Job) -> Sample:
             tried: set[int] = set()
             body = body_of(job)
@@ -76,7 +83,9 @@ class Endpoints:
                 endpoint = self.endpoints[index]
                 endpoint.in_flight += 1
                 try:
-                    sample = await chat_completion(session, endpoint.settings, job.task.id, body)
+                    sample = await chat_completion(
+                        session, endpoint.settings, job.task.id, body, watch=watch() if watch else None
+                    )
                 finally:
                     endpoint.in_flight -= 1
                 endpoint.requests += sample.attempts

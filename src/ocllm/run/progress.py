@@ -2,23 +2,36 @@
 
 Besides done/total it shows what tells a slow server from a stalled one: requests in flight and the time
 since the last task finished. The rate and ETA come from the recent finishes only (a moving window), so
-a run that slowed down, or one slow task among fast ones, shows the speed it has now, not its average."""
+a run that slowed down, or one slow task among fast ones, shows the speed it has now, not its average.
+Trouble shows as it happens, not when a task finally fails: attempts that timed out or failed, and the attempt
+being retried ("2 timed out after 300 s, retrying: attempt 2 of 4"), with a hint when the first timeout happens."""
 
 from __future__ import annotations
 
 import sys
 import time
-from collections import deque
+from collections import Counter, deque
 from typing import TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from ocllm.run.client import FailedAttempt
 
 # Finishes the rate is measured on: enough to smooth out one odd task, few enough to follow a change.
 RATE_WINDOW = 20
 # Plain lines: one per `interval_s` while tasks finish; while nothing finishes, one per `_STALLED_EVERY`
 # intervals, so a stalled server shows in a log without filling it.
 _STALLED_EVERY = 6
+
+
+# Said once, when the first attempt passes timeout_s (docs/lanes.md, timeout_s).
+def timeout_hint(timeout_s: float) -> str:
+    return (
+        f"a request got no complete answer within timeout_s = {timeout_s:g} s: a slow server needs a lower "
+        "max_tokens (a runaway answer costs up to timeout_s per attempt), or a timeout_s raised to what max_tokens "
+        "takes at its speed (docs/lanes.md)"
+    )
 
 
 def duration(seconds: float) -> str:
@@ -44,12 +57,18 @@ class RunProgress:
         self.scored = 0
         self.errors = 0
         self.in_flight = 0
+        self.timeouts = 0  # attempts that passed timeout_s
+        self.timeout_s: float | None = None
+        self.failures: Counter[str] = Counter()  # other failed attempts, by reason ("HTTP 503", ...)
+        self.max_attempts: int | None = None
+        self._retrying: Counter[int] = Counter()  # requests being retried, by the attempt they are on (2 and up)
         self._stream = stream or sys.stderr
         self._interval = interval_s
         self._started = time.monotonic()
         self._finishes: deque[float] = deque(maxlen=RATE_WINDOW)  # when the recent tasks finished
         self._last_line = 0.0
         self._last_done = -1  # what the last plain line reported
+        self._last_trouble = ""
         self._bar: Progress | None = None
         self._task_id = None
         if self._stream.isatty():
@@ -93,6 +112,38 @@ class RunProgress:
             self.correct += bool(correct)
         self._refresh()
 
+    def retry_moved(self, before: int | None, after: int | None) -> None:
+        """A request being retried moved from attempt `before` to attempt `after` (None: not being retried, before
+        its first retry or once it is over), whether that attempt waits for its back-off or is in flight."""
+        if before is not None and self._retrying[before] > 0:
+            self._retrying[before] -= 1
+            if not self._retrying[before]:
+                del self._retrying[before]
+        if after is not None:
+            self._retrying[after] += 1
+
+    def attempt_failed(self, failure: FailedAttempt) -> None:
+        """An attempt failed: counted at once, whether another attempt follows or the task fails with it."""
+        self.max_attempts = failure.max_attempts
+        if failure.timeout_s is not None:
+            if not self.timeouts:
+                self._say(timeout_hint(failure.timeout_s))
+            self.timeouts += 1
+            self.timeout_s = failure.timeout_s
+        else:
+            self.failures[failure.reason] += 1
+        self._refresh()
+
+    def trouble(self) -> str:
+        """Failed attempts so far and the retry in flight: "2 timed out after 300 s, retrying: attempt 2 of 4"."""
+        parts = []
+        if self.timeouts:
+            parts.append(f"{self.timeouts} timed out after {self.timeout_s:g} s")
+        parts += [f"{count} failed ({reason})" for reason, count in self.failures.most_common()]
+        if self._retrying and self.max_attempts is not None:
+            parts.append(f"retrying: attempt {max(self._retrying)} of {self.max_attempts}")
+        return ", ".join(parts)
+
     def tick(self) -> None:
         """Called every second or so by the runner, so that a stall shows although nothing finishes."""
         self._refresh()
@@ -119,9 +170,19 @@ class RunProgress:
             parts.append(f"last finished {duration(now - self._finishes[-1])} ago")
         elif self.in_flight:
             parts.append(f"waiting {duration(now - self._started)} for the first answer")
+        trouble = self.trouble()
+        if trouble:
+            parts.append(trouble)
         acc = f"{100 * self.correct / self.scored:.1f}%" if self.scored else "-"
         parts.append(f"acc {acc}  errors {self.errors}")
         return ", ".join(parts)
+
+    def _say(self, line: str) -> None:
+        """A line of its own, above the live bar or among the plain lines."""
+        if self._bar is not None:
+            self._bar.console.print(f"[{self.label}] note: {line}", highlight=False, markup=False, soft_wrap=True)
+        else:
+            print(f"[{self.label}] note: {line}", file=self._stream, flush=True)
 
     def _refresh(self) -> None:
         if self._bar is not None and self._task_id is not None:
@@ -131,10 +192,13 @@ class RunProgress:
 
     def _line(self, force: bool = False) -> None:
         now = time.monotonic()
-        moved = self.done != self._last_done
+        trouble = self.trouble()
+        # New trouble is news as much as a finished task is.
+        moved = self.done != self._last_done or trouble != self._last_trouble
         wait = self._interval if moved else self._interval * _STALLED_EVERY
         if not force and now - self._last_line < wait and not (moved and self.done == self.total):
             return
         self._last_line = now
         self._last_done = self.done
+        self._last_trouble = trouble
         print(f"[{self.label}] {self.done}/{self.total} done, {self.status()}", file=self._stream, flush=True)

@@ -25,7 +25,15 @@ from ocllm.errors import InputError, Interrupted, OcllmError
 from ocllm.files.atomic import METRICS, SAMPLES
 from ocllm.formats.run_directory import stream_run_dir
 from ocllm.models import Decision, Sample, ShardRecord, Task, as_sent
-from ocllm.run.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
+from ocllm.run.client import (
+    AttemptWatch,
+    ClientSettings,
+    FailedAttempt,
+    ServerProbe,
+    chat_completion,
+    make_session,
+    probe_server,
+)
 from ocllm.run.decision_pool import DecisionPool, LiveDecisions
 from ocllm.run.decision_spool import DecisionSpool
 from ocllm.run.directory import RunDirectory
@@ -34,6 +42,7 @@ from ocllm.run.execute import Dispatch, Job, execute
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.prompting import request_body
+from ocllm.run.refusals import transient_status
 from ocllm.run.server_kind import ServerIdentity, closes_streamed_connections, identify, repeatability
 from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
@@ -53,6 +62,9 @@ class RunResult(NamedTuple):
     servers: list[ServerIdentity]  # what answered at each endpoint
     request_settings: dict[str, Any]  # what was added to every request for identical runs to repeat
     shard: ShardRecord | None = None  # the shard this run is (--shard K/N); None: the whole suite
+    # Why the lane stopped before sending every task: the server refused requests alike (refusals.py); the one line
+    # the run ends with. None: every task was sent.
+    stopped: str | None = None
 
 
 def run_lane(
@@ -93,7 +105,7 @@ def run_lane(
         if servers is not None:
             server = servers.server_for(lane.name, lane.server, settings.base_url, out_dir, settings.api_key)
         with DecisionSpool(out_dir) as spool, _pool(decisions) as pool:
-            ran, counts, before, served, started = asyncio.run(
+            ran, counts, before, served, started, stopped = asyncio.run(
                 _run(
                     lane,
                     suite,
@@ -122,7 +134,7 @@ def run_lane(
         # Said before the run, in its own words: not again after the table.
         after = [n for n in after if not is_model_mismatch(n)]
     served = rescored.served_model or served
-    run_dir.finish(notices=before + after, served_model=served, errors=summary.errors)
+    run_dir.finish(notices=before + ([stopped] if stopped else []) + after, served_model=served, errors=summary.errors)
     if (resume or retry_errors) and not ran:
         # Said to this invocation only; the manifest keeps what holds for the run.
         k, n = lane.samples_per_task, len(suite.tasks)
@@ -132,7 +144,7 @@ def run_lane(
     model = served or lane.model
     return RunResult(
         out_dir, lane, summary, ran, counts.requests, after, model, counts.retries, counts.resends, identities, added,
-        shard=shard_record,
+        shard=shard_record, stopped=stopped,
     )
 
 
@@ -142,18 +154,90 @@ def _pool(given: DecisionPool | None) -> contextlib.AbstractContextManager[Decis
 
 
 class _Counts:
-    """What this invocation's requests cost: attempts, the reasons of the retries among them, free re-sends."""
+    """What this invocation's requests cost: attempts, the reasons of the retries among them, free re-sends. Counted
+    as each attempt is made (`watch`), not when its task finishes: an interrupted run counts the attempts it made."""
 
     def __init__(self) -> None:
         self.requests = 0
         self.retries: dict[str, int] = {}
         self.resends = 0
 
-    def add(self, sample: Sample) -> None:
-        self.requests += sample.attempts
-        self.resends += sample.resends
-        for reason, count in sample.retry_reasons.items():
-            self.retries[reason] = self.retries.get(reason, 0) + count
+    def watch(self, progress: RunProgress) -> Callable[[], AttemptWatch]:
+        """A new watch for each request: its attempts counted here and shown by `progress`."""
+        return lambda: _Watch(self, progress)
+
+
+class _Watch(AttemptWatch):
+    """One request's attempts, counted into the run's as they are made, and shown by the progress as they fail."""
+
+    def __init__(self, counts: _Counts, progress: RunProgress) -> None:
+        self._counts, self._progress = counts, progress
+        self._retrying: int | None = None  # the attempt this request is being retried with, as the progress shows it
+
+    def sent(self, attempt: int) -> None:
+        self._counts.requests += 1
+
+    def failed(self, failure: FailedAttempt) -> None:
+        if failure.retrying:
+            self._counts.retries[failure.reason] = self._counts.retries.get(failure.reason, 0) + 1
+        self._retry(failure.attempt + 1 if failure.retrying else None)
+        self._progress.attempt_failed(failure)
+
+    def resent(self) -> None:
+        self._counts.resends += 1
+
+    def ended(self) -> None:
+        self._retry(None)
+
+    def _retry(self, attempt: int | None) -> None:
+        if attempt != self._retrying:
+            self._progress.retry_moved(self._retrying, attempt)
+            self._retrying = attempt
+
+
+# Answers alike that say no request of the lane can succeed on this server (kind "misconfigured") before the lane
+# stops: one could be a server's passing state; two alike say what every request will meet.
+STOP_AFTER = 2
+
+
+class _Refusals:
+    """The lane's requests until the server has refused STOP_AFTER of them alike (kind "misconfigured"); then every
+    task left fails at once with the same error, unsent (attempts 0), and `stopped` says why in one line."""
+
+    def __init__(self, lane: str) -> None:
+        self._lane = lane
+        self._seen: dict[str, int] = {}
+        self._refused: Sample | None = None
+        self.unsent = 0
+
+    def dispatcher(self, dispatch: Dispatch) -> Dispatch:
+        async def guarded(job: Job) -> Sample:
+            refused = self._refused
+            if refused is not None:
+                self.unsent += 1
+                return Sample(
+                    task_id=job.task.id, sample=job.sample, attempts=0, error=refused.error,
+                    error_kind=refused.error_kind, error_status=refused.error_status,
+                )  # fmt: skip
+            sample = await dispatch(job)
+            if sample.error_kind == "misconfigured" and sample.error is not None and self._refused is None:
+                self._seen[sample.error] = self._seen.get(sample.error, 0) + 1
+                if self._seen[sample.error] >= STOP_AFTER:
+                    self._refused = sample
+            return sample
+
+        return guarded
+
+    def stopped(self) -> str | None:
+        """The line the run ends with when the lane stopped, with the server's reason and what to change."""
+        if self._refused is None:
+            return None
+        assert self._refused.error is not None
+        unsent = f"the other {self.unsent} request(s) were not sent" if self.unsent else "no request was left to send"
+        return (
+            f"lane {self._lane!r} stopped: the server refused {STOP_AFTER} requests alike, and {unsent}: "
+            f"{self._refused.error}"
+        )
 
 
 async def _run(
@@ -170,10 +254,10 @@ async def _run(
     server: ManagedServer | None = None,
     shard: ShardRecord | None = None,
     command: str = "run",
-) -> tuple[int, _Counts, list[str], str | None, tuple[list[ServerIdentity], dict[str, Any]]]:
+) -> tuple[int, _Counts, list[str], str | None, tuple[list[ServerIdentity], dict[str, Any]], str | None]:
     """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
-    what their requests cost, the notices said before the run, the model the trial was answered as, and what
-    answered at each endpoint with the request settings added for it.
+    what their requests cost, the notices said before the run, the model the trial was answered as, what
+    answered at each endpoint with the request settings added for it, and why the lane stopped, if it did.
     Each answer is decided in `pool` (off the event loop) and its decision goes to `spool`, for the final scoring."""
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
@@ -222,6 +306,7 @@ async def _run(
         pool.start()
     writer = run_dir.writer()
     counts = _Counts()
+    refusals = _Refusals(lane.name)
     endpoints = Endpoints(replicas) if len(replicas) > 1 else None
     began = time.monotonic()
     try:
@@ -244,17 +329,20 @@ async def _run(
 
                 async def finished(job: Job, sample: Sample) -> None:
                     writer.append(sample)
-                    counts.add(sample)
                     # Decided as the final scoring would decide it (with the prompt as sent), once, in a worker
                     # process: the live accuracy shows it, and the final scoring reads it back from the spool.
                     await live.add(as_sent(job.task, sample), sample)
 
+                watch = counts.watch(bar)
                 if endpoints is not None:
-                    dispatch = endpoints.dispatcher(session, lambda job: request_body(job.task, sent_lane, job.sample))
+                    dispatch = endpoints.dispatcher(
+                        session, lambda job: request_body(job.task, sent_lane, job.sample), watch
+                    )
                 else:
-                    dispatch = http_dispatcher(session, settings, sent_lane)
+                    dispatch = http_dispatcher(session, settings, sent_lane, watch)
                 if server is not None:
                     dispatch = until_server_dies(dispatch, server)
+                dispatch = refusals.dispatcher(dispatch)
                 try:
                     await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
                     await live.drain()
@@ -266,7 +354,7 @@ async def _run(
         if pending:
             # The replicas' figures are this invocation's (a resumed run counts its own requests anew).
             run_dir.add_wall_time(time.monotonic() - began, endpoints.figures() if endpoints is not None else None)
-    return len(pending), counts, before, served, (identities, added)
+    return len(pending), counts, before, served, (identities, added), refusals.stopped()
 
 
 async def _identify_servers(
@@ -354,11 +442,18 @@ def endpoint_settings(lane: Lane) -> list[ClientSettings]:
         raise InputError(f"lane {lane.name!r}: {exc}") from None
 
 
-def http_dispatcher(session: aiohttp.ClientSession, settings: ClientSettings, lane: Lane) -> Dispatch:
-    """Tasks to one OpenAI-compatible endpoint: the lane's prompt and request body, one chat request each."""
+def http_dispatcher(
+    session: aiohttp.ClientSession,
+    settings: ClientSettings,
+    lane: Lane,
+    watch: Callable[[], AttemptWatch] | None = None,
+) -> Dispatch:
+    """Tasks to one OpenAI-compatible endpoint: the lane's prompt and request body, one chat request each (each
+    with a new `watch()` told of its attempts)."""
 
     async def dispatch(job: Job) -> Sample:
-        return await chat_completion(session, settings, job.task.id, request_body(job.task, lane, job.sample))
+        body = request_body(job.task, lane, job.sample)
+        return await chat_completion(session, settings, job.task.id, body, watch=watch() if watch else None)
 
     return dispatch
 
@@ -445,9 +540,10 @@ async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerPro
         raise OcllmError(
             f"{where}: the server is rate-limiting requests ({failure}); try again later or lower concurrency"
         )
-    # Only the request refused (another 4xx) or no connection at all means every request would fail.
-    refused = trial.error_kind == "connection" or (
-        trial.error_kind == "http_status" and 400 <= (trial.error_status or 0) < 500
+    # Only the request refused (a refusal, or another 4xx) or no connection at all means every request would fail.
+    status = trial.error_status or 0
+    refused = trial.error_kind in ("connection", "refused", "misconfigured") or (
+        trial.error_kind == "http_status" and 400 <= status < 500 and not transient_status(status)
     )
     if not refused:
         if failure is not None:  # a server error on one request proves nothing about the model name

@@ -1,0 +1,148 @@
+"""Which failed answers another attempt can change, and which say the request cannot succeed on this server.
+
+One table, read by the client for every failed answer (an HTTP status with its body, or an `error` object in a
+200 body or a stream): docs/lanes.md, "Errors that are not retried", shows it. The server's status decides first,
+then what its body says, because servers report a configuration problem under any status: llama-server answers
+"tools param requires --jinja flag" with HTTP 500 (a `std::runtime_error` its handler wraps as a server error),
+vLLM its missing tool parser with 400, Ollama a model without tools with 400.
+
+- Transient (retried): 408, 429, any other 5xx, and a body that names nothing below.
+- Refused, this request only (kind `refused`, not retried, the other tasks go on): the prompt and max_tokens do not
+  fit the server's context, or one prompt is larger than its batch.
+- Misconfigured, every request of the lane (kind `misconfigured`, not retried; two alike stop the lane, runner.py):
+  a feature the server was started without (tools, auto tool choice), a field it does not accept, a model it does
+  not serve, credentials it refuses, a path it does not have.
+- Any other 4xx: not retried (kind `http_status`): the request as sent will not change, but nothing says that every
+  request would fail alike.
+
+The messages matched are the servers' own, read in their sources: llama.cpp (tools/server/server-common.cpp
+`oaicompat_chat_params_parse`, server-context.cpp), vLLM (entrypoints/openai serving and protocol), SGLang, Ollama.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+import msgspec
+
+from ocllm.models import ErrorKind, Sample
+
+__all__ = ["Refusal", "can_pass", "refusal", "server_message", "transient_status"]
+
+Scope = Literal["request", "lane"]
+
+
+class Refusal(NamedTuple):
+    """An answer that says the request cannot succeed on this server as it runs."""
+
+    scope: Scope  # "request": this request only; "lane": every request of the lane alike
+    change: str  # what to change, said after the server's reason
+
+    @property
+    def kind(self) -> ErrorKind:
+        return "misconfigured" if self.scope == "lane" else "refused"
+
+
+class _Rule(NamedTuple):
+    marks: tuple[str, ...]  # any of these, in the body's lower-cased text
+    refusal: Refusal
+
+
+_CONTEXT = (
+    "give the server a larger context (llama.cpp -c, vLLM --max-model-len, SGLang --context-length) or lower "
+    "max_tokens"
+)
+_FIELD = "leave the field out of the lane's requests (omit_fields, or take it out of extra_body)"
+
+# In order: the first rule whose mark is in the body decides.
+_RULES: tuple[_Rule, ...] = (
+    # llama.cpp: "tools param requires --jinja flag", "tool_choice param requires --jinja flag" (HTTP 500).
+    _Rule(("requires --jinja",), Refusal("lane", "start llama-server with --jinja, without --no-jinja")),
+    # vLLM: "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set" (HTTP 400).
+    _Rule(
+        ("--enable-auto-tool-choice",),
+        Refusal("lane", "start vLLM with --enable-auto-tool-choice and the --tool-call-parser of the model"),
+    ),
+    # Ollama: "registry.ollama.ai/library/gemma3:4b does not support tools" (HTTP 400).
+    _Rule(("does not support tools",), Refusal("lane", "serve a model whose chat template supports tools")),
+    # vLLM (pydantic, extra fields forbidden): "Extra inputs are not permitted"; OpenAI: "Unrecognized request
+    # argument supplied".
+    _Rule(("extra inputs are not permitted", "unrecognized request argument"), Refusal("lane", _FIELD)),
+    # vLLM: "The model `x` does not exist." (404); Ollama: "model \"x\" not found, try pulling it first" (404).
+    _Rule(
+        ("the model `", "try pulling it first", "model_not_found"),
+        Refusal("lane", "serve the lane's model, or set the lane's model to a name GET /v1/models lists"),
+    ),
+    # llama.cpp: "request (N tokens) exceeds the available context size (M tokens), try increasing it", "input (N
+    # tokens) is larger than the max context size (M tokens)", both of type exceed_context_size_error (400), and
+    # "context shift is disabled" (500: the answer filled the context); vLLM: "This model's maximum context length
+    # is M tokens. However, you requested N tokens ..." (400); SGLang: "The input (N tokens) is longer than the
+    # model's context length (M tokens)." (400).
+    _Rule(
+        (
+            "exceed_context_size_error",
+            "exceeds the available context size",
+            "larger than the max context size",
+            "context shift is disabled",
+            "maximum context length",
+            "longer than the model's context length",
+        ),
+        Refusal("request", _CONTEXT),
+    ),
+    # llama.cpp: "input (N tokens) is too large to process. increase the physical batch size" (500).
+    _Rule(("too large to process",), Refusal("request", "raise llama-server's --ubatch-size (and --batch-size)")),
+)
+
+# Statuses that say every request of the lane would fail alike, whatever the body says.
+_STATUSES: dict[int, Refusal] = {
+    401: Refusal("lane", "check the lane's api_key_env against the server's key"),
+    403: Refusal("lane", "check the lane's api_key_env against the server's key"),
+    404: Refusal("lane", "check the lane's model, and that its base_url ends in /v1"),
+    405: Refusal("lane", "check that the lane's base_url ends in /v1"),
+    501: Refusal("lane", "start the server with what the request needs, or leave that out of the lane's requests"),
+}
+
+
+def transient_status(status: int) -> bool:
+    """Whether a status says the server is busy or broken for now: retried unless the body says otherwise."""
+    return status in (408, 429) or status >= 500
+
+
+def refusal(status: int | None, body: str) -> Refusal | None:
+    """What a failed answer says, by the table above: None when another attempt may pass (transient) or when it
+    is a 4xx that says nothing more (not retried, kind http_status). `status` None: an `error` object in a 200
+    answer, whose code the caller passes as the status when it has one."""
+    if status in (408, 429):
+        return None  # waiting helps, whatever the body says
+    text = body.lower()
+    for rule in _RULES:
+        if any(mark in text for mark in rule.marks):
+            return rule.refusal
+    return _STATUSES.get(status) if status is not None else None
+
+
+def server_message(raw: bytes | str) -> str:
+    """The server's own reason in an error body: `error.message` (llama.cpp, vLLM, SGLang, OpenAI), a string
+    `error` (Ollama), `message` or `detail` (older vLLM, FastAPI); else the body as it is."""
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    try:
+        doc = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return text
+    if isinstance(doc, dict):
+        error = doc.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        for value in (error, doc.get("message"), doc.get("detail")):
+            if isinstance(value, str) and value:
+                return value
+    return text
+
+
+def can_pass(sample: Sample) -> bool:
+    """Whether a failed request may pass when sent again as it was (--retry-errors): not when the server said it
+    cannot succeed on it, nor after a 4xx (other than 408 and 429), which the same request meets again."""
+    if sample.error_kind in ("refused", "misconfigured"):
+        return False
+    status = sample.error_status
+    return not (sample.error_kind == "http_status" and status is not None and not transient_status(status))
