@@ -1,7 +1,7 @@
 """What a run knows of the server that answered it, read from its manifest: the kind and version ocllm probed, and
 for a server ocllm started (a lane's `[server]` table) the flags of its command that decide how answers are parsed.
 
-A record, not advice: `analysis/advice.py` words what to change from it. Only the flags are kept, never the
+A record, not advice: `advice.py` words what to change from it. Only the flags are kept, never the
 command itself (it may hold a credential), so the record can travel into a metrics document's `source` and a later
 rescore of that document still knows them. A server that was already running has no command here: its flags are
 unknown, and advice must say what to check rather than assert a flag is off.

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ocllm.analysis import advice
+from ocllm import advice
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.run.refusals import can_pass
 from ocllm.scoring import decide, task_types

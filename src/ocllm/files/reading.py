@@ -62,6 +62,7 @@ def text_lines(path: Path, max_bytes: int, bound: str, digest: Any = None) -> It
     and a byte-order mark left out): what it costs is one line, never the file. A line of more than `max_bytes`
     is refused as soon as that many bytes of it are read, in one line naming it and `bound` (what the bound is and
     where it is documented). `digest` (a hashlib object), when given, is fed the file's bytes after the mark."""
+    refuse_lfs_pointer(path)  # a suite kept in Git LFS and never pulled: said as what it is, not as bad JSON
     try:
         with open(path, "rb") as fh:
             first = fh.read(len(codecs.BOM_UTF8))

@@ -16,6 +16,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from ocllm.advice import timeout_hint
 from ocllm.run.client import FailedAttempt
 
 # Finishes the rate is measured on: enough to smooth out one odd task, few enough to follow a change.
@@ -23,15 +24,6 @@ RATE_WINDOW = 20
 # Plain lines: one per `interval_s` while tasks finish; while nothing finishes, one per `_STALLED_EVERY`
 # intervals, so a stalled server shows in a log without filling it.
 _STALLED_EVERY = 6
-
-
-# Said once, when the first attempt passes timeout_s (docs/lanes.md, timeout_s).
-def timeout_hint(timeout_s: float) -> str:
-    return (
-        f"a request got no complete answer within timeout_s = {timeout_s:g} s: a slow server needs a lower "
-        "max_tokens (a runaway answer costs up to timeout_s per attempt), or a timeout_s raised to what max_tokens "
-        "takes at its speed (docs/lanes.md)"
-    )
 
 
 def duration(seconds: float) -> str:

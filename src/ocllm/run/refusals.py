@@ -25,6 +25,7 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
+from ocllm import advice
 from ocllm.models import ErrorKind, Sample
 
 __all__ = ["Refusal", "can_pass", "refusal", "server_message", "transient_status"]
@@ -48,30 +49,26 @@ class _Rule(NamedTuple):
     refusal: Refusal
 
 
-_CONTEXT = (
-    "give the server a larger context (llama.cpp -c, vLLM --max-model-len, SGLang --context-length) or lower "
-    "max_tokens"
-)
-_FIELD = "leave the field out of the lane's requests (omit_fields, or take it out of extra_body)"
-
 # In order: the first rule whose mark is in the body decides.
 _RULES: tuple[_Rule, ...] = (
     # llama.cpp: "tools param requires --jinja flag", "tool_choice param requires --jinja flag" (HTTP 500).
-    _Rule(("requires --jinja",), Refusal("lane", "start llama-server with --jinja, without --no-jinja")),
+    _Rule(("requires --jinja",), Refusal("lane", advice.JINJA_OFF)),
     # vLLM: "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set" (HTTP 400).
     _Rule(
         ("--enable-auto-tool-choice",),
-        Refusal("lane", "start vLLM with --enable-auto-tool-choice and the --tool-call-parser of the model"),
+        Refusal("lane", advice.AUTO_TOOL_CHOICE_OFF),
     ),
     # Ollama: "registry.ollama.ai/library/gemma3:4b does not support tools" (HTTP 400).
-    _Rule(("does not support tools",), Refusal("lane", "serve a model whose chat template supports tools")),
+    _Rule(("does not support tools",), Refusal("lane", advice.NO_TOOLS_IN_TEMPLATE)),
     # vLLM (pydantic, extra fields forbidden): "Extra inputs are not permitted"; OpenAI: "Unrecognized request
     # argument supplied".
-    _Rule(("extra inputs are not permitted", "unrecognized request argument"), Refusal("lane", _FIELD)),
+    _Rule(
+        ("extra inputs are not permitted", "unrecognized request argument"), Refusal("lane", advice.FIELD_NOT_ACCEPTED)
+    ),
     # vLLM: "The model `x` does not exist." (404); Ollama: "model \"x\" not found, try pulling it first" (404).
     _Rule(
         ("the model `", "try pulling it first", "model_not_found"),
-        Refusal("lane", "serve the lane's model, or set the lane's model to a name GET /v1/models lists"),
+        Refusal("lane", advice.MODEL_NOT_SERVED),
     ),
     # llama.cpp: "request (N tokens) exceeds the available context size (M tokens), try increasing it", "input (N
     # tokens) is larger than the max context size (M tokens)", both of type exceed_context_size_error (400), and
@@ -87,19 +84,19 @@ _RULES: tuple[_Rule, ...] = (
             "maximum context length",
             "longer than the model's context length",
         ),
-        Refusal("request", _CONTEXT),
+        Refusal("request", advice.CONTEXT_TOO_SMALL),
     ),
     # llama.cpp: "input (N tokens) is too large to process. increase the physical batch size" (500).
-    _Rule(("too large to process",), Refusal("request", "raise llama-server's --ubatch-size (and --batch-size)")),
+    _Rule(("too large to process",), Refusal("request", advice.BATCH_TOO_SMALL)),
 )
 
 # Statuses that say every request of the lane would fail alike, whatever the body says.
 _STATUSES: dict[int, Refusal] = {
-    401: Refusal("lane", "check the lane's api_key_env against the server's key"),
-    403: Refusal("lane", "check the lane's api_key_env against the server's key"),
-    404: Refusal("lane", "check the lane's model, and that its base_url ends in /v1"),
-    405: Refusal("lane", "check that the lane's base_url ends in /v1"),
-    501: Refusal("lane", "start the server with what the request needs, or leave that out of the lane's requests"),
+    401: Refusal("lane", advice.KEY_REFUSED),
+    403: Refusal("lane", advice.KEY_REFUSED),
+    404: Refusal("lane", advice.PATH_NOT_FOUND),
+    405: Refusal("lane", advice.METHOD_NOT_ALLOWED),
+    501: Refusal("lane", advice.NOT_IMPLEMENTED),
 }
 
 

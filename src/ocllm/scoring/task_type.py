@@ -21,7 +21,7 @@ Record = Mapping[str, Any]
 class TypeTally(Protocol):
     """Figures a type adds to a summary, counted as its decisions arrive (math: checks that were killed). A tally
     may also have `text_calls() -> TextCalls | None` (tool_call's does): calls its answers wrote as text, which the
-    advice about the server is made from (`analysis/advice.py`)."""
+    advice about the server is made from (`advice.py`)."""
 
     def add(self, decision: Decision) -> None: ...
 

@@ -1,6 +1,6 @@
 """What a tool_call run's summary adds: answers whose calls came in `tool_calls`, calls the server's tool parser
 dropped (written as text) by format and by where, and how many of those would have been correct. What to change on
-the server is not said here: it depends on the server's kind and flags (`analysis/advice.py` says it, from
+the server is not said here: it depends on the server's kind and flags (`advice.py` says it, from
 `text_calls`)."""
 
 from __future__ import annotations

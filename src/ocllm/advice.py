@@ -145,7 +145,8 @@ def _template_parsed(calls: TextCalls, server: ServerFacts, kind: str) -> str:
     name = _TEMPLATE_PARSED[kind]
     if kind == "llama.cpp":
         template = (
-            "the chat template its command sets (--chat-template)" if server.flag("chat_template")
+            "the chat template its command sets (--chat-template)"
+            if server.flag("chat_template")
             else "the model's chat template"
         )
         # The requests carried tools and were answered: llama-server refuses tools without Jinja (HTTP 500), so
@@ -164,7 +165,7 @@ def _unknown(calls: TextCalls, lane: Mapping[str, Any]) -> str:
         f"The server's kind is not known, so its flags are not either: vLLM reads this format with "
         f"--enable-auto-tool-choice --tool-call-parser {' or '.join(vllm)}{_caveats(vllm, lane)}; SGLang with "
         f"--tool-call-parser {' or '.join(sglang)}; llama.cpp and Ollama read only the call format of the model's "
-        "chat template (no flag changes it: a tool_choice of \"required\", a prompt asking for that format, or "
+        'chat template (no flag changes it: a tool_choice of "required", a prompt asking for that format, or '
         "another model can)"
     )
 
@@ -280,4 +281,33 @@ def think_prefilled() -> str:
     return (
         "if the chat template opens the thinking in the prompt, set think_prefilled = true for this lane "
         "(--think-prefilled to rescore)"
+    )
+
+
+# --- said while a run goes on, by the client and the progress line -----------------------------------------------
+# What to change, said after a server's own reason when it refused a request (run/refusals.py holds which answer
+# gets which): the run has not ended, so these name the flag the server's message names, without the manifest.
+
+JINJA_OFF = "start llama-server with --jinja, without --no-jinja"
+AUTO_TOOL_CHOICE_OFF = "start vLLM with --enable-auto-tool-choice and the --tool-call-parser of the model"
+NO_TOOLS_IN_TEMPLATE = "serve a model whose chat template supports tools"
+FIELD_NOT_ACCEPTED = "leave the field out of the lane's requests (omit_fields, or take it out of extra_body)"
+MODEL_NOT_SERVED = "serve the lane's model, or set the lane's model to a name GET /v1/models lists"
+CONTEXT_TOO_SMALL = (
+    "give the server a larger context (llama.cpp -c, vLLM --max-model-len, SGLang --context-length) or lower max_tokens"
+)
+BATCH_TOO_SMALL = "raise llama-server's --ubatch-size (and --batch-size)"
+KEY_REFUSED = "check the lane's api_key_env against the server's key"
+PATH_NOT_FOUND = "check the lane's model, and that its base_url ends in /v1"
+METHOD_NOT_ALLOWED = "check that the lane's base_url ends in /v1"
+NOT_IMPLEMENTED = "start the server with what the request needs, or leave that out of the lane's requests"
+
+
+def timeout_hint(timeout_s: float) -> str:
+    """Said once, when the first attempt of a run passes timeout_s (docs/lanes.md, timeout_s); `timeout_advice`
+    says the same with the run's counts once it has ended."""
+    return (
+        f"a request got no complete answer within timeout_s = {timeout_s:g} s: a slow server needs a lower "
+        "max_tokens (a runaway answer costs up to timeout_s per attempt), or a timeout_s raised to what max_tokens "
+        "takes at its speed (docs/lanes.md)"
     )
