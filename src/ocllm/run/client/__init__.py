@@ -20,7 +20,7 @@ One module a job, each named for it:
 |---|---|
 | `settings.py` | `ClientSettings`: the endpoint, the key, the bounds of an attempt and of its retries |
 | `chat.py` | `chat_completion`: the body as sent, then its attempts |
-| `retries.py` | the attempts of one request, back-off and budget; the Sample that ends it; `AttemptWatch` |
+| `retries.py` | the attempts of one request, back-off and budget; the Sample that ends it, the watch told of each |
 | `transport.py` | the session and one attempt: one POST, its body read within its bounds |
 | `stream.py` | a streamed body read as SSE events (sse.py) until [DONE], and whether it was cut |
 | `assembly.py` | a JSON body, or the stream's events, into one `Response` |
@@ -37,10 +37,13 @@ from ocllm.run.client.assembly import StreamAccumulator
 from ocllm.run.client.chat import chat_completion
 from ocllm.run.client.failures import BODY_EXCERPT_CHARS, parse_retry_after
 from ocllm.run.client.probe import ServerProbe, get_json, list_models, probe_server
-from ocllm.run.client.retries import AttemptWatch, FailedAttempt, backoff_delay
+from ocllm.run.client.retries import backoff_delay
 from ocllm.run.client.settings import ClientSettings
 from ocllm.run.client.tool_calls import ToolCallFragments
 from ocllm.run.client.transport import make_session
+
+# The watch of a request's attempts is the engine seam's (engine.py); the client tells it as any engine does.
+from ocllm.run.engine import AttemptWatch, FailedAttempt
 
 # The name the stream-reading tests knew it by, when it was private to one module.
 _StreamAccumulator = StreamAccumulator

@@ -10,9 +10,10 @@ import aiohttp
 import msgspec
 
 from ocllm.models import Sample
-from ocllm.run.client.retries import AttemptWatch, send_with_retries
+from ocllm.run.client.retries import send_with_retries
 from ocllm.run.client.settings import ClientSettings
 from ocllm.run.client.transport import request_headers
+from ocllm.run.engine import AttemptWatch
 
 
 async def chat_completion(

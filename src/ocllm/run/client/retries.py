@@ -13,16 +13,17 @@ import asyncio
 import logging
 import random
 import time
-from typing import Any, NamedTuple
+from typing import Any
 
 import aiohttp
 import msgspec
 
-from ocllm.models import ErrorKind, Sample
+from ocllm.models import Sample
 from ocllm.run.client.assembly import Response
 from ocllm.run.client.failures import Failure, one_line
 from ocllm.run.client.settings import ClientSettings
 from ocllm.run.client.transport import fresh_session, send_once
+from ocllm.run.engine import AttemptWatch, FailedAttempt
 from ocllm.run.scrub import scrub as _scrub
 
 # A child of the package's logger, so that whoever listens to `ocllm.run.client` hears the whole client.
@@ -30,35 +31,6 @@ log = logging.getLogger(__name__)
 
 # Exponents beyond this would overflow a float; the cap (backoff_max_s) has long been reached by then.
 _MAX_BACKOFF_EXPONENT = 60
-
-
-class FailedAttempt(NamedTuple):
-    """One attempt that failed, as a watch is told of it."""
-
-    reason: str  # what failed, as retries are counted: "HTTP 503", "server disconnected", "timeout", ...
-    kind: ErrorKind
-    attempt: int  # 1 for the first
-    max_attempts: int
-    retrying: bool  # another attempt follows (after the back-off); False: the request failed with this one
-    timeout_s: float | None = None  # for a timeout: the timeout_s the attempt passed
-
-
-class AttemptWatch:
-    """Told of one request's attempts as they happen, so that a run counts every attempt made (an interrupted
-    one too) and its progress shows timeouts and retries while they happen. This one hears nothing: the runner's
-    counts and progress subclass it."""
-
-    def sent(self, attempt: int) -> None:
-        """Attempt `attempt` (1 for the first) is being sent."""
-
-    def failed(self, failure: FailedAttempt) -> None:
-        """An attempt failed."""
-
-    def resent(self) -> None:
-        """The attempt was sent again on a new connection, without spending an attempt."""
-
-    def ended(self) -> None:
-        """The request is over: answered, failed for good, or cancelled."""
 
 
 async def send_with_retries(
