@@ -466,7 +466,7 @@ def test_servers_that_cannot_answer_are_refused_up_front(
     base_suffix: str,
     message: str,
 ) -> None:
-    monkeypatch.setattr("ocllm.run.runner._NOT_READY_WAIT_S", 0.01)
+    monkeypatch.setattr("ocllm.run.http_engine._NOT_READY_WAIT_S", 0.01)
     with FaultServer() as server:
         server.script(first, then=then or first)
         base = server.base_url.removesuffix("/v1") + base_suffix

@@ -14,7 +14,6 @@ import msgspec
 
 from ocllm.models import Sample
 from ocllm.run.client import AttemptWatch, ClientSettings, chat_completion
-from ocllm.run.execute import Dispatch, Job
 
 REST_S = 10.0  # how long an endpoint that refused a connection gets no new requests
 
@@ -67,42 +66,37 @@ class Endpoints:
             return min(candidates, key=lambda i: self.endpoints[i].rested_until)
         return min(awake, key=lambda i: (self.endpoints[i].in_flight, self.endpoints[i].requests))
 
-    def dispatcher(
+    async def send(
         self,
         session: aiohttp.ClientSession,
-        body_of: Callable[[Job], dict[str, Any]],
-        watch: Callable[[], AttemptWatch] | None = None,
-    ) -> Dispatch:
-        """Each job to the least busy endpoint; `watch()` is told of each request's attempts (client.py)."""
-
-        async def dispatch(job: Job) -> Sample:
-            tried: set[int] = set()
-            body = body_of(job)
-            while True:
-                index = self.pick(tried)
-                endpoint = self.endpoints[index]
-                endpoint.in_flight += 1
-                try:
-                    sample = await chat_completion(
-                        session, endpoint.settings, job.task.id, body, watch=watch() if watch else None
-                    )
-                finally:
-                    endpoint.in_flight -= 1
-                endpoint.requests += sample.attempts
-                # No connection (refused at once, or lost on every attempt): this replica cannot serve it now.
-                if sample.error_kind == "connection" and len(self.endpoints) > 1:
-                    endpoint.refusals += 1
-                    endpoint.rested_until = self._clock() + REST_S
-                    tried.add(index)
-                    if len(tried) < len(self.endpoints):
-                        continue  # another replica takes it
-                if sample.error is not None:
-                    endpoint.errors += 1
-                elif sample.latency_s is not None:
-                    endpoint.latencies.append(sample.latency_s)
-                return sample
-
-        return dispatch
+        task_id: str,
+        body: dict[str, Any],
+        watch: Callable[[], AttemptWatch] = AttemptWatch,
+    ) -> Sample:
+        """One task's request to the least busy endpoint, and to the next when that one cannot be reached;
+        `watch()` is told of each request's attempts (client/retries.py)."""
+        tried: set[int] = set()
+        while True:
+            index = self.pick(tried)
+            endpoint = self.endpoints[index]
+            endpoint.in_flight += 1
+            try:
+                sample = await chat_completion(session, endpoint.settings, task_id, body, watch=watch())
+            finally:
+                endpoint.in_flight -= 1
+            endpoint.requests += sample.attempts
+            # No connection (refused at once, or lost on every attempt): this replica cannot serve it now.
+            if sample.error_kind == "connection" and len(self.endpoints) > 1:
+                endpoint.refusals += 1
+                endpoint.rested_until = self._clock() + REST_S
+                tried.add(index)
+                if len(tried) < len(self.endpoints):
+                    continue  # another replica takes it
+            if sample.error is not None:
+                endpoint.errors += 1
+            elif sample.latency_s is not None:
+                endpoint.latencies.append(sample.latency_s)
+            return sample
 
     def figures(self) -> list[dict[str, Any]]:
         return [endpoint.figures() for endpoint in self.endpoints]

@@ -9,41 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import aiohttp
 import msgspec
 
-from ocllm.analysis.notices import is_model_mismatch, same_model, unlisted_model_notice
+from ocllm.analysis.notices import is_model_mismatch
 from ocllm.analysis.rescore import RescoredFile, write_rescored
 from ocllm.documents import Summary
-from ocllm.errors import InputError, Interrupted, OcllmError
+from ocllm.errors import Interrupted
 from ocllm.files.atomic import METRICS, SAMPLES
 from ocllm.formats.run_directory import stream_run_dir
 from ocllm.models import Decision, Sample, ShardRecord, Task, as_sent
-from ocllm.run.client import (
-    AttemptWatch,
-    ClientSettings,
-    FailedAttempt,
-    ServerProbe,
-    chat_completion,
-    make_session,
-    probe_server,
-)
+from ocllm.run.client import AttemptWatch, FailedAttempt
 from ocllm.run.decision_pool import DecisionPool, LiveDecisions
 from ocllm.run.decision_spool import DecisionSpool
 from ocllm.run.directory import RunDirectory
-from ocllm.run.endpoints import Endpoints
+from ocllm.run.engine import Engine, Send, engine_for
 from ocllm.run.execute import Dispatch, Job, execute
+from ocllm.run.http_engine import client_settings
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.prompting import request_body
-from ocllm.run.refusals import transient_status
-from ocllm.run.server_kind import ServerIdentity, closes_streamed_connections, identify, repeatability
+from ocllm.run.server_kind import ServerIdentity
 from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
 from ocllm.suites import Suite, load_suite
@@ -79,6 +69,7 @@ def run_lane(
     shard: Shard | None = None,
     decisions: DecisionPool | None = None,
     command: str = "run",
+    engine: Engine | None = None,
 ) -> RunResult:
     """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix.
 
@@ -88,12 +79,14 @@ def run_lane(
     whatever answers at its base_url. With `shard`, only that shard's tasks run (the manifest says which).
     Answers are decided in the worker processes of `decisions` (one pool for a whole command); without it the
     lane starts a pool of its own and stops it when it ends. `command` is the ocllm command running it ("run",
-    "matrix"), recorded so that an interrupted run's notices name the command --resume goes with."""
+    "matrix"), recorded so that an interrupted run's notices name the command --resume goes with. The lane's requests go
+    through `engine` (engine.py), by default the one `engine_for` chooses for the lane."""
     suite = load_suite(lane.suite)
     shard_record = None
     if shard is not None:
         suite, shard_record = take_shard(suite, shard)
     settings = client_settings(lane)
+    engine = engine if engine is not None else engine_for(lane)
     run_dir = RunDirectory(out_dir)
     # Refused before the server is asked: mistakes about --out need no server to find.
     run_dir.check(resume=resume or retry_errors, lane=lane, suite=suite)
@@ -109,7 +102,7 @@ def run_lane(
                 _run(
                     lane,
                     suite,
-                    settings,
+                    engine,
                     run_dir,
                     resume,
                     retry_errors,
@@ -243,7 +236,7 @@ class _Refusals:
 async def _run(
     lane: Lane,
     suite: Suite,
-    settings: ClientSettings,
+    engine: Engine,
     run_dir: RunDirectory,
     resume: bool,
     retry_errors: bool,
@@ -261,16 +254,9 @@ async def _run(
     Each answer is decided in `pool` (off the event loop) and its decision goes to `spool`, for the final scoring."""
     # Asked before anything is written: an unreachable server or an unknown model is refused at once,
     # instead of every task being retried and recorded as an error.
-    replicas = endpoint_settings(lane)
-    probe, served, before = await _check_server(lane, replicas[0])
-    listed = [probe.models]
-    for other in replicas[1:]:  # every replica must serve the model
-        other_probe, _, more = await _check_server(lane, other)
-        listed.append(other_probe.models)
-        before += [notice for notice in more if notice not in before]
-    identities = await _identify_servers(replicas, listed)
-    added, said = repeat_settings(lane, identities)
-    before += said + sampling_notices(lane)
+    checked = await engine.check()
+    served, identities, added = checked.served_model, checked.servers, checked.request_settings
+    before = checked.notices + sampling_notices(lane)
     for notice in before:
         announce(notice)
     sent_lane = lane
@@ -292,7 +278,7 @@ async def _run(
         lane,
         suite,
         resumed=resume or retry_errors,
-        server_models=probe.models,
+        server_models=checked.models,
         served_model=served,
         server=server.record() if server is not None else None,
         shard=shard,
@@ -307,14 +293,9 @@ async def _run(
     writer = run_dir.writer()
     counts = _Counts()
     refusals = _Refusals(lane.name)
-    endpoints = Endpoints(replicas) if len(replicas) > 1 else None
     began = time.monotonic()
     try:
-        # Streamed requests to llama-server get a connection each: it closes the connection after every streamed
-        # response (measured, docs/lanes.md), so a pooled one would be dead when the next request takes it. Other
-        # servers keep theirs: a new connection per request cost 20-25 ms of time to first token at p95 under load.
-        one_each = lane.stream and any(closes_streamed_connections(identity.kind) for identity in identities)
-        async with make_session(lane.concurrency, reuse_connections=not one_each) as session:
+        async with engine.open() as send:
             with make_progress(lane.name, len(suite.tasks) * lane.samples_per_task, len(done)) as bar:
 
                 def decided(task: Task, sample: Sample, decision: Decision | None) -> None:
@@ -333,13 +314,7 @@ async def _run(
                     # process: the live accuracy shows it, and the final scoring reads it back from the spool.
                     await live.add(as_sent(job.task, sample), sample)
 
-                watch = counts.watch(bar)
-                if endpoints is not None:
-                    dispatch = endpoints.dispatcher(
-                        session, lambda job: request_body(job.task, sent_lane, job.sample), watch
-                    )
-                else:
-                    dispatch = http_dispatcher(session, settings, sent_lane, watch)
+                dispatch = engine_dispatcher(send, sent_lane, counts.watch(bar))
                 if server is not None:
                     dispatch = until_server_dies(dispatch, server)
                 dispatch = refusals.dispatcher(dispatch)
@@ -353,47 +328,8 @@ async def _run(
         run_dir.count_requests(counts.requests, counts.retries, counts.resends)
         if pending:
             # The replicas' figures are this invocation's (a resumed run counts its own requests anew).
-            run_dir.add_wall_time(time.monotonic() - began, endpoints.figures() if endpoints is not None else None)
+            run_dir.add_wall_time(time.monotonic() - began, engine.figures())
     return len(pending), counts, before, served, (identities, added), refusals.stopped()
-
-
-async def _identify_servers(
-    replicas: list[ClientSettings], listed: list[dict[str, Any] | None]
-) -> list[ServerIdentity]:
-    """What answers at each endpoint (server_kind.py), with the /models answer each gave."""
-    async with make_session(1) as session:
-        return [await identify(session, settings, models) for settings, models in zip(replicas, listed, strict=True)]
-
-
-def repeat_settings(lane: Lane, identities: list[ServerIdentity]) -> tuple[dict[str, Any], list[str]]:
-    """The request fields to add so that identical runs of `lane` repeat on these servers, and what the user must
-    be told: why a run may not repeat even so, or that the lane turned a setting off and what that costs."""
-    kinds = list(dict.fromkeys(identity.kind for identity in identities))
-    if len(kinds) > 1:
-        return {}, [
-            f"the lane's endpoints are servers of different kinds ({', '.join(kinds)}): no request settings for "
-            "repeatable runs are added, and identical runs may differ"
-        ]
-    kind = kinds[0]
-    needed, caveat = repeatability(kind, lane.concurrency)
-    said = [f"{kind} server: {caveat}"] if caveat else []
-    added: dict[str, Any] = {}
-    for key, value in needed.items():
-        if lane.repeatable and key not in lane.extra_body and key not in lane.omit_fields:
-            added[key] = value
-            continue
-        if lane.extra_body.get(key) == value:
-            continue  # the lane asks for it itself
-        why = (
-            "repeatable = false" if not lane.repeatable
-            else "omit_fields" if key in lane.omit_fields
-            else f"extra_body sets {key} = {json_value(lane.extra_body[key])}"
-        )  # fmt: skip
-        said.append(
-            f"{key} is not sent as {json_value(value)} ({why}): {kind} reuses its prompt cache, which is faster on "
-            "shared prefixes, but an answer then depends on the requests before it, so identical runs may differ"
-        )
-    return added, said
 
 
 def sampling_notices(lane: Lane) -> list[str]:
@@ -412,48 +348,12 @@ def sampling_notices(lane: Lane) -> list[str]:
     return []
 
 
-def json_value(value: Any) -> str:
-    return msgspec.json.encode(value).decode()
-
-
-def client_settings(lane: Lane) -> ClientSettings:
-    """How the lane's requests are sent (the API key read from the variable the lane names), to its first
-    endpoint."""
-    return endpoint_settings(lane)[0]
-
-
-def endpoint_settings(lane: Lane) -> list[ClientSettings]:
-    """The same, for each of the lane's endpoints."""
-    key = _api_key(lane)
-    try:
-        return [
-            ClientSettings(
-                base_url=url,
-                api_key=key,
-                stream=lane.stream,
-                timeout_s=lane.timeout_s,
-                max_attempts=lane.max_attempts,
-                retry_budget_s=lane.retry_budget_s,
-                omit_fields=tuple(lane.omit_fields),
-            )
-            for url in lane.base_urls()
-        ]
-    except ValueError as exc:
-        raise InputError(f"lane {lane.name!r}: {exc}") from None
-
-
-def http_dispatcher(
-    session: aiohttp.ClientSession,
-    settings: ClientSettings,
-    lane: Lane,
-    watch: Callable[[], AttemptWatch] | None = None,
-) -> Dispatch:
-    """Tasks to one OpenAI-compatible endpoint: the lane's prompt and request body, one chat request each (each
-    with a new `watch()` told of its attempts)."""
+def engine_dispatcher(send: Send, lane: Lane, watch: Callable[[], AttemptWatch] = AttemptWatch) -> Dispatch:
+    """Jobs through an engine (engine.py): the lane's prompt and request body for each, sent by `send` (each request
+    it makes with a new `watch()` told of its attempts)."""
 
     async def dispatch(job: Job) -> Sample:
-        body = request_body(job.task, lane, job.sample)
-        return await chat_completion(session, settings, job.task.id, body, watch=watch() if watch else None)
+        return await send(job.task.id, request_body(job.task, lane, job.sample), watch)
 
     return dispatch
 
@@ -500,88 +400,3 @@ def score_run_dir(out_dir: Path, lane: Lane, spool: DecisionSpool | None = None)
     return write_rescored(
         out_dir, meta, records, lane.policy(), out_dir / METRICS, source=source, decided=decided, raw_outputs=False
     )
-
-
-# A server still loading answers 503 for a while: the probe waits a little before refusing.
-_NOT_READY_RETRIES = 3
-_NOT_READY_WAIT_S = 2.0
-
-
-async def _check_server(lane: Lane, settings: ClientSettings) -> tuple[ServerProbe, str | None, list[str]]:
-    """Refuse at once what would make every request fail. Returns the /models answer, the model name
-    the server answered a trial request with (None when none was needed), and notices for what only might.
-
-    /models is asked first. When it cannot settle the question (the model is not listed, the server
-    lists one model under another name, or /models itself fails), one tiny chat request decides: what
-    the server accepts is accepted, whatever it lists (llama-swap aliases, routers, single-model servers)."""
-    where = f"lane {lane.name!r}: {settings.base_url}"
-    async with make_session(1) as session:
-        probe = await probe_server(session, settings)
-        for _ in range(_NOT_READY_RETRIES):
-            if probe.status != 503:
-                break
-            await asyncio.sleep(_NOT_READY_WAIT_S)
-            probe = await probe_server(session, settings)
-        if probe.unreachable is not None:
-            raise OcllmError(f"{where}: cannot reach the server: {probe.unreachable}")
-        if probe.status == 503:
-            raise OcllmError(
-                f"{where}: the server is not ready (HTTP 503: {probe.problem}); try again once it has loaded"
-            )
-        if probe.status in (401, 403):
-            raise OcllmError(f"{where}: the server refused the credentials (HTTP {probe.status}); check api_key_env")
-        served = [str(m.get("id")) for m in (probe.models or {}).get("data") or [] if isinstance(m, dict)]
-        if probe.problem is None and (not served or any(same_model(lane.model, name) for name in served)):
-            return probe, None, []
-        trial = await _try_one_request(session, settings, lane)
-    failure = trial.error
-    if trial.error_kind == "http_status" and trial.error_status == 429:
-        # Still rate-limited after waiting as asked: says nothing against the model name or the request.
-        raise OcllmError(
-            f"{where}: the server is rate-limiting requests ({failure}); try again later or lower concurrency"
-        )
-    # Only the request refused (a refusal, or another 4xx) or no connection at all means every request would fail.
-    status = trial.error_status or 0
-    refused = trial.error_kind in ("connection", "refused", "misconfigured") or (
-        trial.error_kind == "http_status" and 400 <= status < 500 and not transient_status(status)
-    )
-    if not refused:
-        if failure is not None:  # a server error on one request proves nothing about the model name
-            return probe, None, [f"a first request failed ({failure}); the run goes on and records what fails"]
-        if probe.problem is not None:
-            return (
-                probe,
-                trial.model,
-                [f"{settings.base_url}/models answered with an error ({probe.problem}); requests work"],
-            )
-        return probe, trial.model, [unlisted_model_notice(lane.model, served, trial.model)]
-    if probe.problem is not None and not settings.base_url.endswith("/v1"):
-        raise OcllmError(f"{where}: requests fail ({failure}); is '/v1' missing from the base URL?")
-    listed = f" (served: {', '.join(served)})" if served else ""
-    raise OcllmError(f"{where}: a request for model {lane.model!r} fails{listed}: {failure}")
-
-
-async def _try_one_request(session: aiohttp.ClientSession, settings: ClientSettings, lane: Lane) -> Sample:
-    """One chat request of one token: its sample says whether the server answered, and as which model."""
-    # Retried as any request is (a 429 waits as Retry-After asks), but within a few attempts and seconds:
-    # it only decides whether the run may start.
-    trial = msgspec.structs.replace(
-        settings,
-        max_attempts=min(settings.max_attempts, 3),
-        retry_budget_s=min(settings.retry_budget_s, 30.0),
-        stream=False,
-    )
-    body = {"model": lane.model, "messages": [{"role": "user", "content": "Reply with OK."}], "max_tokens": 1}
-    return await chat_completion(session, trial, "probe", body)
-
-
-def _api_key(lane: Lane) -> str | None:
-    if lane.api_key_env is None:
-        return None
-    key = os.environ.get(lane.api_key_env)
-    if not key:
-        raise OcllmError(f"lane {lane.name!r}: environment variable {lane.api_key_env} (api_key_env) is not set")
-    if any(ch in key for ch in "\r\n\0"):
-        # Refused before any request: a header cannot hold it, and the key itself is never printed.
-        raise OcllmError(f"lane {lane.name!r}: environment variable {lane.api_key_env} holds a line break")
-    return key
