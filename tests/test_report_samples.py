@@ -254,7 +254,7 @@ def test_one_sample_per_task_reads_as_before_and_states_its_mde(tmp_path: Path) 
     md, page, doc = compare_of(tmp_path, sampled_file(tmp_path, "A", design_a), sampled_file(tmp_path, "B", design_b))
     assert doc["test"] == "exact McNemar"
     assert p_said("exact McNemar", doc["mcnemar_p"]) + "." in md
-    assert "95% paired-bootstrap interval" in md and "clustered on tasks" not in md
+    assert "95% exact interval (matching the McNemar test)" in md and "clustered on tasks" not in md
     assert "samples per task" not in md and "task-differences" not in page
     assert "| category | paired |" in md and "McNemar p" in md.split("## By category")[1].splitlines()[2]
     mde = (
@@ -262,7 +262,7 @@ def test_one_sample_per_task_reads_as_before_and_states_its_mde(tmp_path: Path) 
         "points could not be detected reliably (80% power)."
     )
     assert mde in md and mde in text_of(page)
-    assert "exact McNemar p" in text_of(page) and "paired bootstrap" in text_of(page)
+    assert "exact McNemar p" in text_of(page) and "exact interval (matching the McNemar test)" in text_of(page)
 
 
 # --- Matrix -------------------------------------------------------------------------------------------

@@ -124,7 +124,8 @@ class Paired(msgspec.Struct, kw_only=True):
     """Two lanes on the same tasks: each side's accuracy and interval, the discordant pairs, the test of the
     difference (B - A) and its interval, and the sentence saying it (docs/statistics.md).
 
-    With one sample per task on both sides: the exact McNemar test and the paired bootstrap interval. With more,
+    With one sample per task on both sides: the exact McNemar test and the interval that matches it
+    (stats.exact_paired_interval). With more,
     each task's share of correct samples is paired: `diff` is the mean of the per-task differences, its interval
     and test Student's t (tasks - 1 degrees of freedom) on their task-clustered standard error; `a_wins` and
     `b_wins` count the tasks whose share is higher on that side, `both_correct` and `both_wrong` those all right

@@ -389,11 +389,12 @@ def intervals_name(sampled: bool) -> str:
 
 def diff_intervals_name(doc: Mapping[str, Any]) -> str:
     """How a comparison's interval of the difference was computed."""
-    return "t intervals clustered on tasks" if comparison_sampled(doc) else "paired-bootstrap intervals"
+    sampled = comparison_sampled(doc)
+    return "t intervals clustered on tasks" if sampled else "exact intervals (matching the McNemar test)"
 
 
 def diff_interval_name(doc: Mapping[str, Any]) -> str:
-    return "t interval clustered on tasks" if comparison_sampled(doc) else "paired-bootstrap interval"
+    return "t interval clustered on tasks" if comparison_sampled(doc) else "exact interval (matching the McNemar test)"
 
 
 def test_name(doc: Mapping[str, Any]) -> str:
