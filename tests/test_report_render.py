@@ -674,9 +674,11 @@ def test_sparse_documents_still_render() -> None:
         "a": {"label": "x", "path": "x"},
         "b": {"label": "y", "path": "y"},
         **paired(0, 0, 1, diff_ci=(0.0, 0.0), p=1.0, significant=False, verdict="No paired tasks to compare."),
+        "n_paired": 0,
     }
     page = comparison_html(none_paired)
-    assert "No paired tasks to compare." in page and "not significant" in page
+    # Nothing paired: no test, no difference, no accuracy (issue 30, item 3), only the sentence saying so.
+    assert "No paired tasks to compare." in page and "not significant" not in page and ">no test<" in page
     assert "No paired tasks to compare." in comparison_markdown(none_paired)
     single = {
         "folder": "/runs",

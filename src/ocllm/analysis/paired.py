@@ -77,7 +77,7 @@ def paired_figures(
     differences = [float(y) - float(x) for x, y in zip(ca, cb, strict=True)]
     spread = _Spread(differences, categories)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
-    verdict = "No paired tasks to compare."
+    verdict = f"No paired task: no task was scored on both {label_a} and {label_b}, so nothing is compared."
     if n:
         verdict = describe_difference(diff, ci, p, label_a, label_b, sides) + _caveats(spread, ci, significant)
     return Paired(
@@ -129,7 +129,7 @@ def sampled_paired_figures(
     a_mean, b_mean = _task_mean(shares_a), _task_mean(shares_b)
     a_ci, b_ci = _share_interval(shares_a, a_mean), _share_interval(shares_b, b_mean)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
-    verdict = "No paired tasks to compare."
+    verdict = f"No paired task: no task was scored on both {label_a} and {label_b}, so nothing is compared."
     if n:
         verdict = describe_difference(diff, ci, p, label_a, label_b, sides, test=test)
         verdict += _caveats(spread, ci, significant)
