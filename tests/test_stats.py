@@ -252,3 +252,19 @@ def test_the_verdict_the_interval_and_the_test_never_disagree(n: int, discordanc
             assert ("not statistically significant" in figures.verdict) == (
                 not figures.significant and figures.diff != 0
             )
+
+
+@pytest.mark.parametrize("n", [2, 3, 6, 12, 40])
+def test_with_samples_the_verdict_the_interval_and_the_test_never_disagree_either(n: int) -> None:
+    """The paired t test and its t interval, and where every task differs alike the exact bound and its own test: on
+    seeded shares of k = 3 samples, including tasks that all differ by the same amount."""
+    from ocllm.analysis.paired import sampled_paired_figures
+
+    rng = np.random.default_rng(n)
+    cases = [(rng.integers(0, 4, n) / 3, rng.integers(0, 4, n) / 3) for _ in range(20)]
+    cases += [(np.zeros(n), np.full(n, step / 3)) for step in (1, 2, 3)]  # every task the same difference
+    for a, b in cases:
+        figures = sampled_paired_figures(list(a), list(b), (3, 3), "A", "B")
+        excludes = figures.diff_ci_low > 0 or figures.diff_ci_high < 0
+        assert figures.significant == (figures.p_value < 0.05) == excludes, figures
+        assert ("unlikely to be chance" in figures.verdict) == figures.significant
