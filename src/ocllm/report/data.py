@@ -93,7 +93,7 @@ def run_report_doc(
         tasks=metrics.tasks,
         tool=loaded.tool,
         tool_verdicts=verdicts.pooled if verdicts is not None else None,  # over every type (the pages say so)
-        settings=run_settings(path, metrics.source),
+        settings=run_settings(path, metrics.source, {r.task.type for r in saved.records}),
     )
 
 

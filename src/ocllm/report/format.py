@@ -97,6 +97,17 @@ def blank_matrix(doc: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def says_changed(doc: Mapping[str, Any]) -> bool:
+    """Whether a run page shows how many decisions differ from the input's: where the input recorded verdicts of
+    its own (`previous.correct`) for this scorer's to differ from. A run directory of this project holds this
+    scorer's own verdicts of when it ran: a card there says something only when a newer scorer changed some (issue
+    30, item 6: "CHANGED 0 decisions differ from the input's" on a native run was noise)."""
+    if not any(isinstance((t.get("previous") or {}).get("correct"), bool) for t in doc.get("tasks") or []):
+        return False
+    own_run = str((doc.get("source") or {}).get("run_format") or "").startswith("ocllm-run/") and not doc.get("tool")
+    return not own_run or bool((doc.get("summary") or {}).get("changed"))
+
+
 def correct_of(figures: Mapping[str, Any]) -> str:
     """`47/59` (correct of scored); n/a where nothing was scored (0/0 reads as a measured zero)."""
     return f"{figures.get('correct', 0)}/{scored(figures)}" if measured(figures) else "n/a"

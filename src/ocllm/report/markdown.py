@@ -54,6 +54,7 @@ from ocllm.report.format import (
     resource_rows,
     resource_value,
     samples_per_task,
+    says_changed,
     scored,
     serving_cells,
     serving_recorded_by,
@@ -232,7 +233,11 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
                 ["errors (failed requests, not scored)", str(summary.get("errors", 0))],
                 ["truncated (finish_reason: length)", truncated_text(summary)],
                 ["run complete", _completeness(summary)],
-                *([[f"decisions changed from {_whose(doc)}", str(summary["changed"])]] if "changed" in summary else []),
+                *(
+                    [[f"decisions changed from {_whose(doc)}", str(summary["changed"])]]
+                    if "changed" in summary and says_changed(doc)
+                    else []
+                ),
                 ["scorer", cell(scorer.get("version", "n/a"))],
                 ["conflict policy", cell(scorer.get("conflict_policy", "n/a"))],
                 ["reasoning fallback", _on_off(scorer.get("allow_reasoning_fallback"))],
