@@ -429,14 +429,15 @@ def scored(figures: Mapping[str, Any]) -> int:
 def settings_rows(columns: Sequence[tuple[str, Mapping[str, str]]]) -> list[tuple[str, list[str], bool]]:
     """The runs' settings side by side: (setting, value per run, whether they differ), the differing ones first
     (what sets the runs apart is what a reader looks for), each group in the settings' own order. A run that
-    does not say a setting shows "—"."""
+    does not say a setting shows "—", which is no difference: a lane of tool calls has no MCQ template, and the
+    MCQ lanes beside it do not differ in theirs for that."""
     names: list[str] = []
     for _, settings in columns:
         names += [name for name in settings if name not in names]
     rows = []
     for name in names:
         values = [settings.get(name, "—") for _, settings in columns]
-        rows.append((name, values, len(set(values)) > 1))
+        rows.append((name, values, len({v for v in values if v != "—"}) > 1))
     return [row for row in rows if row[2]] + [row for row in rows if not row[2]]
 
 
