@@ -128,13 +128,15 @@ def print_run_result(result: RunResult) -> None:
 
 def samples_line(summary: Summary) -> str:
     """avg@k with its interval clustered on tasks, pass@k and maj@k: what k samples per task measure."""
-    from ocllm.analysis.sampled import summary_interval
+    from ocllm.analysis.sampled import interval_method, summary_interval
 
     k = summary.samples_per_task
     low, high = summary_interval(summary)
+    # The interval named as it was computed: the Wilson fallback is not "clustered on tasks" (issue 30).
+    method = interval_method(summary.scored, k, summary.accuracy_stderr)
+    figure = f"{100 * summary.accuracy:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%, {method})" if method else "n/a"
     line = (
-        f"samples: up to {k} per task, {summary.tasks_scored} tasks   avg@{k}: {100 * summary.accuracy:.1f}% "
-        f"(95% CI {100 * low:.1f}-{100 * high:.1f}%, clustered on tasks)   "
+        f"samples: up to {k} per task, {summary.tasks_scored} tasks   avg@{k}: {figure}   "
         f"pass@{k}: {_share(summary.pass_at_k.get(str(k)))}   maj@{k}: {_share(summary.majority_at_k)}"
     )
     task_level, category_level = summary.accuracy_stderr, summary.accuracy_stderr_category

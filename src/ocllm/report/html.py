@@ -471,7 +471,12 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     if not lanes:
         return [ChartView("accuracy", "Accuracy per lane", note="Not drawn: no lane.")]
     colours = charts.lane_colours(lane["label"] for lane in lanes)
-    rows = [LaneAccuracy(lane["label"], e, colours[lane["label"]]) for lane in lanes if (e := _estimate(lane))]
+    # Lanes not ranked (nothing scored, or another suite's tasks) are not drawn beside the ranked ones.
+    rows = [
+        LaneAccuracy(lane["label"], e, colours[lane["label"]])
+        for lane in lanes
+        if not lane.get("not_ranked") and (e := _estimate(lane))
+    ]
     # The lanes of a matrix run one suite: the first lane's chance level is the suite's.
     chance = next((c for lane in lanes if (c := _chance(lane.get("chance"))) is not None), None)
     sampled = any(is_sampled(lane) for lane in lanes)
@@ -488,7 +493,9 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
             ChartView(
                 "accuracy",
                 "Accuracy per lane",
-                f"Best first; bars are {bars}." + _chance_caption(chance),
+                f"Best first; bars are {bars}."
+                + (" Lanes not ranked are not drawn." if any(lane.get("not_ranked") for lane in lanes) else "")
+                + _chance_caption(chance),
                 Markup(charts.accuracy_chart(rows, chance=chance)),
             )
         ]
