@@ -487,12 +487,16 @@ def intervals_name(sampled: bool) -> str:
 
 
 def diff_intervals_name(doc: Mapping[str, Any]) -> str:
-    """How a comparison's interval of the difference was computed."""
+    """How a comparison's intervals of the difference were computed (its scopes': each named in its own row)."""
     sampled = comparison_sampled(doc)
     return "t intervals clustered on tasks" if sampled else "exact intervals (matching the McNemar test)"
 
 
 def diff_interval_name(doc: Mapping[str, Any]) -> str:
+    """How this scope's interval of the difference was computed: with samples, the t interval clustered on tasks,
+    or where every task differs alike the exact bound over tasks (never called clustered)."""
+    if test_name(doc) == "exact test over tasks":
+        return "exact bound over tasks (every task the same difference)"
     return "t interval clustered on tasks" if comparison_sampled(doc) else "exact interval (matching the McNemar test)"
 
 
