@@ -693,6 +693,9 @@ def _recorded_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> 
 # --- Matrix -------------------------------------------------------------------------------------------
 
 
+UNRANKED_LAST = "; a lane not ranked (#: —) comes last, and the notices above say why."
+
+
 def matrix_markdown(doc: Mapping[str, Any]) -> str:
     doc = blank_matrix(doc)
     lanes = doc.get("lanes") or []
@@ -700,8 +703,8 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
         f"# Matrix: {cell(doc.get('folder'), 200)}",
         "",
         *notices_md(doc),
-        f"{len(lanes)} lanes; baseline **{cell(doc.get('baseline'))}**. Best first; a lane not ranked (#: —) comes "
-        "last, and the notices above say why.",
+        f"{len(lanes)} lanes; baseline **{cell(doc.get('baseline'))}**. Best first"
+        + (UNRANKED_LAST if any(lane.get("not_ranked") for lane in lanes) else "."),
         "",
         "## Leaderboard",
         "",
