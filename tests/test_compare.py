@@ -230,7 +230,7 @@ def test_runs_with_no_task_in_common_show_no_statistic(tmp_path: Path, capsys: p
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.strip().strip("│").split("│")[0].strip() == "all")
     cells = [c.strip() for c in row.strip().strip("│").split("│")]
-    assert cells[1:3] == ["0/0", "0/0"] and cells[5:] == ["-", "-"]
+    assert cells[1:3] == ["n/a", "n/a"] and cells[5:] == ["-", "-"]  # issue 30: 0/0 read as a measured zero
     md = (tmp_path / "c" / "comparison.md").read_text()
     assert "no test (no paired task)" in md and "p = 1" not in md
     page = (tmp_path / "c" / "comparison.html").read_text()

@@ -405,3 +405,50 @@ def test_an_instructions_and_a_json_task_open_to_their_evidence(opened: Watched)
     json_row.locator(":scope > summary").click()
     assert "'name' is a required property" in json_row.inner_text()
     assert opened.problems == []
+
+
+# --- issue 30: the matrix leaderboard at 1,400 px -------------------------------------------------------------
+
+
+def sampled_matrix_folder(root: Path) -> Path:
+    """Run directories of three lanes with real models' names, two samples a task, their tokens, latency and wall
+    time recorded: the widest leaderboard a matrix draws (avg@k, samples per task and the serving columns)."""
+    from test_nothing_measured import run_dir
+
+    ids = [f"t{i}" for i in range(6)]
+    for name in (
+        "Qwen2.5-Coder-0.5B-Instruct_q4_k_m_baseline",
+        "SmolLM2-135M-Instruct_f16_native_reasoning",
+        "Qwen2.5-Coder-0.5B-Instruct_q8_0_tools_jinja",
+    ):
+        folder = run_dir(root / name, name, "mcq6", dict.fromkeys(ids, "FINAL: B"))
+        usage = {"completion_tokens": 1234, "prompt_tokens": 30, "total_tokens": 1264}
+        samples = [
+            {"task_id": t, "sample": s, "content": "FINAL: C" if (i + s) % 3 == 0 else "FINAL: B",
+             "finish_reason": "stop", "latency_s": 12.5, "usage": usage}
+            for i, t in enumerate(ids) for s in range(2)
+        ]  # fmt: skip
+        (folder / "samples.jsonl").write_text("".join(json.dumps(s) + "\n" for s in samples))
+        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest.update(wall_s=125.0, requests=len(samples))
+        manifest["lane"]["samples_per_task"] = 2
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+    return root
+
+
+def test_the_matrix_leaderboard_fits_a_1400_px_screen(browser: Browser, tmp_path: Path) -> None:
+    from ocllm.cli import main
+
+    folder = sampled_matrix_folder(tmp_path / "m")
+    assert main(["matrix-report", str(folder), "-o", str(tmp_path / "r")]) == 0
+    for watched in open_report(browser, tmp_path / "r" / "matrix.html"):
+        page = watched.page
+        page.set_viewport_size({"width": 1400, "height": 900})
+        columns = page.eval_on_selector_all("table[data-leaderboard] thead th", "els => els.length")
+        assert columns == 16  # #, lane, avg@k, interval, its bar, samples per task, 7 counts and figures, 3 serving
+        overflow = page.eval_on_selector(
+            "table[data-leaderboard]",
+            "t => { const w = t.closest('.table-wrap'); return w.scrollWidth - w.clientWidth; }",
+        )
+        assert overflow <= 1, overflow
+        assert watched.problems == []

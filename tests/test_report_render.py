@@ -227,8 +227,8 @@ def paired(
 
 
 VERDICT = (
-    "lane_B scores 20.0 points higher than lane_A (95% CI for lane_B minus lane_A: +5.0 to +35.0 points); "
-    "exact McNemar p = 0.0312."
+    "lane_B scores 20.0 points higher than lane_A (lane_B minus lane_A: +20.0 points, 95% CI +5.0 to +35.0; "
+    "exact McNemar p = 0.0312), so this difference is unlikely to be chance at the 5% level."
 )
 
 
@@ -457,7 +457,7 @@ def test_comparison_markdown_leads_with_the_verdict() -> None:
     assert body[0] == f"> **{cell(VERDICT, 1000)}**"
     assert "| accuracy | 60.0% | 80.0% |" in md
     assert "| 95% interval | 20.0–80.0% | 40.0–95.0% |" in md
-    assert "**+20.0 pts**, 95% paired-bootstrap interval +5.0 to +35.0 pts; **significant**" in md
+    assert "**+20.0 pts**, 95% exact interval (matching the McNemar test) +5.0 to +35.0 pts; **significant**" in md
     assert "wrong on 1; the reverse on 3" in md and "exact McNemar p = 0.0312" in md
     assert "| math | 6 | 50.0% | 83.3% | +33.3 pts | 0.0 to +60.0 pts | 1 | 3 | 0.5 | no |" in md
     assert r"| flip\|1 | math | C | A | C | lane_B |" in md
@@ -674,9 +674,11 @@ def test_sparse_documents_still_render() -> None:
         "a": {"label": "x", "path": "x"},
         "b": {"label": "y", "path": "y"},
         **paired(0, 0, 1, diff_ci=(0.0, 0.0), p=1.0, significant=False, verdict="No paired tasks to compare."),
+        "n_paired": 0,
     }
     page = comparison_html(none_paired)
-    assert "No paired tasks to compare." in page and "not significant" in page
+    # Nothing paired: no test, no difference, no accuracy (issue 30, item 3), only the sentence saying so.
+    assert "No paired tasks to compare." in page and "not significant" not in page and ">no test<" in page
     assert "No paired tasks to compare." in comparison_markdown(none_paired)
     single = {
         "folder": "/runs",

@@ -254,7 +254,7 @@ def test_one_sample_per_task_reads_as_before_and_states_its_mde(tmp_path: Path) 
     md, page, doc = compare_of(tmp_path, sampled_file(tmp_path, "A", design_a), sampled_file(tmp_path, "B", design_b))
     assert doc["test"] == "exact McNemar"
     assert p_said("exact McNemar", doc["mcnemar_p"]) + "." in md
-    assert "95% paired-bootstrap interval" in md and "clustered on tasks" not in md
+    assert "95% exact interval (matching the McNemar test)" in md and "clustered on tasks" not in md
     assert "samples per task" not in md and "task-differences" not in page
     assert "| category | paired |" in md and "McNemar p" in md.split("## By category")[1].splitlines()[2]
     mde = (
@@ -262,7 +262,7 @@ def test_one_sample_per_task_reads_as_before_and_states_its_mde(tmp_path: Path) 
         "points could not be detected reliably (80% power)."
     )
     assert mde in md and mde in text_of(page)
-    assert "exact McNemar p" in text_of(page) and "paired bootstrap" in text_of(page)
+    assert "exact McNemar p" in text_of(page) and "exact interval (matching the McNemar test)" in text_of(page)
 
 
 # --- Matrix -------------------------------------------------------------------------------------------
@@ -351,3 +351,16 @@ def test_the_matrix_ranks_lanes_with_their_k_and_says_which_differences_are_reso
         f"Not resolved: {', '.join(unresolved) or 'none'}."
     )
     assert said in md and said in text_of(page)
+
+
+def test_every_task_differing_alike_is_not_called_clustered() -> None:
+    """Issue 30: each interval is named as it was computed. Every task one third of a point ahead: the exact bound
+    over tasks and its own test, not a t interval clustered on tasks."""
+    from ocllm.analysis.paired import sampled_paired_figures
+    from ocllm.report.markdown import comparison_core
+
+    figures = sampled_paired_figures([0.0, 1 / 3, 2 / 3] * 4, [1 / 3, 2 / 3, 1.0] * 4, (3, 3), "A", "B")
+    doc = {**msgspec.to_builtins(figures), "a": {"label": "A"}, "b": {"label": "B"}}
+    text = "\n".join(comparison_core(doc))
+    assert "95% exact bound over tasks (every task the same difference)" in text
+    assert "t interval clustered on tasks" not in text and "exact test over tasks p = 0.0634" in text

@@ -164,8 +164,8 @@ def test_each_type_and_each_lm_eval_task_has_its_own_headline(
         "is not statistically significant" in said
     )
     assert "exact McNemar p = 0.5): no evidence that either scoring is better" in said
-    assert "math: lm-eval scores 20.0 points higher than ocllm's scorer on these tasks" in said
-    assert "math / gsm8k: lm-eval scores 33.3 points higher than ocllm's scorer on these tasks" in said
+    assert "math: ocllm's scorer scores 20.0 points lower than lm-eval on these tasks" in said
+    assert "math / gsm8k: ocllm's scorer scores 33.3 points lower than lm-eval on these tasks" in said
     assert "math / minerva_math500: lm-eval and ocllm's scorer have the same accuracy on the paired tasks" in said
     assert "instructions (ifeval): ocllm's scorer scores 50.0 points higher than lm-eval" in said
     # The pool of the three types: labelled as pooled, last, with no test and no sentence of its own.
@@ -248,7 +248,7 @@ def test_the_report_of_a_mixed_folder_draws_each_scope(tmp_path: Path, capsys: p
     capsys.readouterr()
     assert main(["report", "--from", "lm-eval", str(folder), "-o", str(tmp_path / "r")]) == 0
     said = flat(capsys.readouterr().out)
-    assert "math / gsm8k: lm-eval scores 33.3 points higher than ocllm's scorer on these tasks" in said
+    assert "math / gsm8k: ocllm's scorer scores 33.3 points lower than lm-eval on these tasks" in said
     assert "0.625" not in said
     md = (tmp_path / "r" / "report.md").read_text()
     section = md.split("## lm-eval's verdicts against ocllm's scorer")[1].split("### Changed decisions")[0]
@@ -264,4 +264,4 @@ def test_the_report_of_a_mixed_folder_draws_each_scope(tmp_path: Path, capsys: p
     table = page.split("<table data-tool-verdict-scopes>")[1].split("</table>")[0]
     assert '<tr data-scope-kind="pooled"><td>pooled over 3 task types</td><td class="num">11</td>' in table
     assert "not tested (pooled)" in table and "0.625" not in page
-    assert "<strong>math / gsm8k</strong>: lm-eval scores 33.3 points higher" in page
+    assert "<strong>math / gsm8k</strong>: ocllm&#39;s scorer scores 33.3 points lower" in page

@@ -288,11 +288,11 @@ def test_a_shard_short_of_a_sample_is_refused(
     assert len(err) == 1 and "samples (2 for each of" in err[0] and "have no sample" in err[0]
 
 
-def test_tasks_that_all_differ_alike_get_the_sign_test_never_a_certain_difference() -> None:
+def test_tasks_that_all_differ_alike_get_an_exact_test_never_a_certain_difference() -> None:
     # Every task's difference the same: the t test has no spread (p = 0 on two tasks, a zero-width interval), so
-    # the sign test over tasks and the exact bound stand in (review of issue 21).
+    # the exact bound and its own test stand in (review of issue 21; issue 30, item 4).
     two = sampled_paired_figures([0.0, 0.0], [1.0, 1.0], (3, 3), "A", "B")
-    assert two.test == "sign test over tasks" and two.p_value == pytest.approx(0.5)  # 2 * 0.5^2
+    assert two.test == "exact test over tasks" and two.p_value == pytest.approx(0.5)  # the sign test's 2 * 0.5^2
     assert two.significant is False and two.diff_ci_low < 0 < two.diff_ci_high
     # Shares held as floats (1/3, 2/3): differences all 1/3 up to rounding are all the same too.
     a = [0.0, 1 / 3, 2 / 3] * 4
@@ -300,9 +300,13 @@ def test_tasks_that_all_differ_alike_get_the_sign_test_never_a_certain_differenc
     many = sampled_paired_figures(a, b, (3, 3), "A", "B")
     n, d = 12, 1 / 3
     q = 1 - 0.025 ** (1 / n)  # the exact (Clopper-Pearson) bound on the share of tasks that would go the other way
-    assert many.test == "sign test over tasks"
-    assert many.p_value == pytest.approx(sps.binomtest(n, n, 0.5).pvalue)
+    assert many.test == "exact test over tasks"
     assert (many.diff_ci_low, many.diff_ci_high) == (pytest.approx(d - q * (1 + d)), pytest.approx(d + q * (1 - d)))
+    # Its p is the level at which that bound reaches 0: d = q(1 + d) with q = 1 - (alpha/2)^(1/n), so
+    # alpha = 2 (1 + d)^-n = 2 (3/4)^12 = 0.063. The sign test's 2 * 0.5^12 = 0.0005 claimed what the interval
+    # (which holds 0) does not; now the two agree.
+    assert many.p_value == pytest.approx(2 * 0.75**12) and many.diff_ci_low < 0 and many.significant is False
+    assert sps.binomtest(n, n, 0.5).pvalue < 0.001
     assert many.diff_ci_high > many.diff_ci_low  # never zero width
     same = sampled_paired_figures([1 / 3] * 10, [1 / 3] * 10, (3, 3), "A", "B")
     assert same.a_ci_high - same.a_ci_low > 0.2 and same.p_value == 1.0

@@ -20,7 +20,7 @@ from ocllm.analysis import verdict_words
 from ocllm.analysis.notices import truncation_words
 from ocllm.analysis.verdict_scopes import SCORER_LABEL
 from ocllm.documents import Comparison, InputVerdicts, Matrix, Paired, RunReport, Serving, Summary, as_summary
-from ocllm.report.format import rate
+from ocllm.report.format import interval_methods_note, rank_of, rate
 from ocllm.scoring import task_types
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
@@ -48,8 +48,9 @@ def console_comparison(doc: Comparison) -> None:
         table.add_row(
             name,
             # With samples, each side's mean share of correct samples (avg@k on the paired tasks).
-            f"{100 * f.a_accuracy:.1f}%" if sampled else f"{f.a_correct}/{f.n_paired}",
-            f"{100 * f.b_accuracy:.1f}%" if sampled else f"{f.b_correct}/{f.n_paired}",
+            # No paired task: nothing measured on either side (0/0 would read as a measured zero).
+            "n/a" if not f.n_paired else f"{100 * f.a_accuracy:.1f}%" if sampled else f"{f.a_correct}/{f.n_paired}",
+            "n/a" if not f.n_paired else f"{100 * f.b_accuracy:.1f}%" if sampled else f"{f.b_correct}/{f.n_paired}",
             str(f.a_wins),
             str(f.b_wins),
             # No paired task in a scope: no statistic on nothing.
@@ -73,22 +74,26 @@ def console_matrix(doc: Matrix, folder: Path) -> None:
     print_notices(doc.notices)
     table = Table(title=f"Lanes in {folder} (baseline {doc.baseline})")
     speed = any(lane.serving is not None for lane in doc.lanes)  # runs that recorded their wall time
-    columns = ("lane", "correct", "wrong", "no answer", "errors", "total", "accuracy", "95% CI")
+    columns = ("#", "lane", "correct", "wrong", "no answer", "errors", "total", "accuracy", "95% CI")
     for column in (*columns, *(("req/s", "output tok/s", "TTFT p50") if speed else ())):
         table.add_column(column, justify="left" if column == "lane" else "right", no_wrap=column != "lane")
-    for lane in doc.lanes:
+    for position, lane in enumerate(doc.lanes, start=1):
+        # Nothing scored: no accuracy and no interval, never 0.0% (0.0-100.0%); not ranked (the notices say why).
         table.add_row(
+            rank_of({"rank": lane.rank, "not_ranked": lane.not_ranked}, position),
             lane.label,
             str(lane.correct),
             str(lane.scored - lane.correct - lane.no_answer),
             str(lane.no_answer),
             str(lane.errors),
             str(lane.total),
-            f"{100 * lane.accuracy:.1f}%",
-            f"{100 * lane.ci_low:.1f}-{100 * lane.ci_high:.1f}%",
+            f"{100 * lane.accuracy:.1f}%" if lane.scored else "n/a",
+            f"{100 * lane.ci_low:.1f}-{100 * lane.ci_high:.1f}%" if lane.scored else "n/a",
             *(_speed_cells(lane.serving) if speed else ()),
         )
     console.print(table)
+    if methods := interval_methods_note([msgspec.to_builtins(lane) for lane in doc.lanes]):
+        console.print(methods, soft_wrap=True, highlight=False)
     for comparison in doc.comparisons:
         console.print(comparison.verdict, soft_wrap=True, highlight=False)
 
@@ -124,13 +129,15 @@ def print_run_result(result: RunResult) -> None:
 
 def samples_line(summary: Summary) -> str:
     """avg@k with its interval clustered on tasks, pass@k and maj@k: what k samples per task measure."""
-    from ocllm.analysis.sampled import summary_interval
+    from ocllm.analysis.sampled import interval_method, summary_interval
 
     k = summary.samples_per_task
     low, high = summary_interval(summary)
+    # The interval named as it was computed: the Wilson fallback is not "clustered on tasks" (issue 30).
+    method = interval_method(summary.scored, k, summary.accuracy_stderr)
+    figure = f"{100 * summary.accuracy:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%, {method})" if method else "n/a"
     line = (
-        f"samples: up to {k} per task, {summary.tasks_scored} tasks   avg@{k}: {100 * summary.accuracy:.1f}% "
-        f"(95% CI {100 * low:.1f}-{100 * high:.1f}%, clustered on tasks)   "
+        f"samples: up to {k} per task, {summary.tasks_scored} tasks   avg@{k}: {figure}   "
         f"pass@{k}: {_share(summary.pass_at_k.get(str(k)))}   maj@{k}: {_share(summary.majority_at_k)}"
     )
     task_level, category_level = summary.accuracy_stderr, summary.accuracy_stderr_category

@@ -124,7 +124,8 @@ class Paired(msgspec.Struct, kw_only=True):
     """Two lanes on the same tasks: each side's accuracy and interval, the discordant pairs, the test of the
     difference (B - A) and its interval, and the sentence saying it (docs/statistics.md).
 
-    With one sample per task on both sides: the exact McNemar test and the paired bootstrap interval. With more,
+    With one sample per task on both sides: the exact McNemar test and the interval that matches it
+    (stats.exact_paired_interval). With more,
     each task's share of correct samples is paired: `diff` is the mean of the per-task differences, its interval
     and test Student's t (tasks - 1 degrees of freedom) on their task-clustered standard error; `a_wins` and
     `b_wins` count the tasks whose share is higher on that side, `both_correct` and `both_wrong` those all right
@@ -257,10 +258,12 @@ class Comparison(Paired, kw_only=True):
 
 
 class Estimate(Figures, kw_only=True):
-    """A scope's figures with the 95% Wilson interval of its accuracy."""
+    """A scope's figures with the 95% interval of its accuracy, and which interval that is (`ci_method`:
+    sampled.interval_method; None where nothing was scored, and in documents written before it was said)."""
 
     ci_low: float
     ci_high: float
+    ci_method: str | None = None
 
 
 class MatrixLane(Estimate, kw_only=True):
@@ -279,10 +282,16 @@ class MatrixLane(Estimate, kw_only=True):
     chance: float | None = None  # accuracy at random on its tasks (mean of 1/options; None: no MCQ task)
     settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
     type_details: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)  # as Side.type_details
+    # Its place on the leaderboard, 1 the best; None: not ranked, for the reason `not_ranked` gives (nothing scored,
+    # or a suite other than the baseline's, whose accuracy is over other tasks). Documents written before: None.
+    rank: int | None = None
+    not_ranked: str | None = None
+    suite: str | None = None  # the suite's name, where the run says
 
 
 class Matrix(msgspec.Struct, kw_only=True):
-    """matrix.json: the lanes of a folder, best first, and each compared with the baseline lane."""
+    """matrix.json: the lanes of a folder, best first (the lanes not ranked last), and each compared with the
+    baseline lane on the tasks both ran."""
 
     format: str = "ocllm-matrix/1"
     folder: str

@@ -237,8 +237,8 @@ def _scope_section(line: verdict_words.ScopeLine, label: str, titled: bool) -> l
         )
     else:
         difference = (
-            f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, paired bootstrap "
-            f"95% CI {100 * figures.diff_ci_low:+.2f} to {100 * figures.diff_ci_high:+.2f}; exact McNemar p = "
+            f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, exact 95% "
+            f"CI {100 * figures.diff_ci_low:+.2f} to {100 * figures.diff_ci_high:+.2f}; exact McNemar p = "
             f"{figures.p_value:.3g} ({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input)."
         )
     lines = [

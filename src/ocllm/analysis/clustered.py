@@ -101,7 +101,7 @@ def interval(
 def t_test_p(estimate: ClusteredMean) -> float:
     """Two-sided p-value of mean = 0 with t(G-1): a paired difference's test. 1.0 with fewer than two clusters, or
     when every value is 0. Values all equal but not 0 have no spread to test against: the caller needs another
-    test for them (paired.py takes the sign test), and this refuses them rather than claim p = 0."""
+    test for them (paired.py takes an exact one), and this refuses them rather than claim p = 0."""
     if estimate.clusters < 2 or (estimate.stderr == 0 and estimate.mean == 0):
         return 1.0
     if estimate.stderr == 0:

@@ -141,7 +141,8 @@ def load_scored(
     timing = serving.serving(saved.meta.timing)
     origin = Path(saved.meta.origin) if loaded.tool and saved.meta.origin else None
     notices = tuple(loaded.notices)
-    settings = run_settings(path, {"lane_settings": saved.meta.lane_settings})
+    types = {r.task.type for r in saved.records}
+    settings = run_settings(path, {"lane_settings": saved.meta.lane_settings}, types)
     return ScoredRun(
         label, path, tasks, rescore, missing, in_suite, timing, loaded.tool, notices, origin, settings,
         own.figures() if rescore else None,

@@ -2,7 +2,8 @@
 test of the difference and its interval. What `compare` reports for two lanes, and what a rescore's audit
 reports for the input's own verdicts against this scorer's.
 
-One sample per task on both sides: the exact McNemar test and the paired bootstrap interval (as always). More
+One sample per task on both sides: the exact McNemar test and the interval that matches it (stats.
+exact_paired_interval), so that the verdict and the interval never disagree about "no difference". More
 samples: each task's share of correct samples is paired, and the mean per-task difference is tested with
 Student's t on its task-clustered standard error (docs/statistics.md). Both report the standard error clustered on
 category beside the task-level one, and the smallest difference the comparison could have detected.
@@ -15,7 +16,7 @@ from collections.abc import Hashable, Sequence
 from ocllm.analysis.clustered import ClusteredMean, clustered_mean, interval, t_test_p
 from ocllm.analysis.power import minimum_detectable_effect
 from ocllm.analysis.sampled import share_interval
-from ocllm.analysis.stats import Interval, describe_difference, mcnemar_exact, paired_bootstrap_diff, wilson
+from ocllm.analysis.stats import Interval, describe_difference, exact_paired_interval, mcnemar_exact, wilson
 from ocllm.documents import Paired
 
 MIN_CATEGORIES = 5  # categories a category-level caveat needs (see _caveats)
@@ -69,12 +70,14 @@ def paired_figures(
     b_wins = sum(y and not x for x, y in zip(ca, cb, strict=True))
     p = mcnemar_exact(a_wins, b_wins)
     diff = (b_correct - a_correct) / n if n else 0.0
-    ci = paired_bootstrap_diff(ca, cb)
+    # Nothing to bound without a paired task: the interval is the whole range, and nothing reads it (the pages say
+    # n/a where n_paired is 0).
+    ci = exact_paired_interval(a_wins, b_wins, n) if n else Interval(-1.0, 1.0)
     a_ci, b_ci = wilson(a_correct, n), wilson(b_correct, n)
     differences = [float(y) - float(x) for x, y in zip(ca, cb, strict=True)]
     spread = _Spread(differences, categories)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
-    verdict = "No paired tasks to compare."
+    verdict = f"No paired task: no task was scored on both {label_a} and {label_b}, so nothing is compared."
     if n:
         verdict = describe_difference(diff, ci, p, label_a, label_b, sides) + _caveats(spread, ci, significant)
     return Paired(
@@ -121,12 +124,12 @@ def sampled_paired_figures(
     spread = _Spread(differences, categories)
     on_tasks = spread.on_tasks
     ci, p = _difference_test(differences, on_tasks)
-    test = "sign test over tasks" if n >= 2 and _all_same(differences) else "paired t"
+    test = "exact test over tasks" if n >= 2 and _all_same(differences) else "paired t"
     diff = on_tasks.mean
     a_mean, b_mean = _task_mean(shares_a), _task_mean(shares_b)
     a_ci, b_ci = _share_interval(shares_a, a_mean), _share_interval(shares_b, b_mean)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
-    verdict = "No paired tasks to compare."
+    verdict = f"No paired task: no task was scored on both {label_a} and {label_b}, so nothing is compared."
     if n:
         verdict = describe_difference(diff, ci, p, label_a, label_b, sides, test=test)
         verdict += _caveats(spread, ci, significant)
@@ -172,18 +175,20 @@ def _all_same(values: Sequence[float]) -> bool:
 def _difference_test(differences: Sequence[float], on_tasks: ClusteredMean) -> tuple[Interval, float]:
     """The interval of the mean difference and the p-value of "no difference": Student's t on the task-clustered
     standard error. Where every task's difference is the same, that standard error is 0 and would claim certainty
-    however few the tasks, so an exact argument stands in: the sign test over tasks for p (every task one way:
-    p = 2 * 0.5^n), and for the interval the bound on how many tasks could go another way. With n tasks that all
-    agree, the share that would not is below q = 1 - 0.025^(1/n) (exact, Clopper-Pearson), and a task that does
-    moves the mean by at most its distance to -1 or +1: d - q(1 + d) to d + q(1 - d). With no difference at all
-    this is the bound the paired bootstrap gives with no discordant pair."""
+    however few the tasks, so an exact argument stands in: for the interval the bound on how many tasks could go
+    another way. With n tasks that all agree, the share that would not is below q = 1 - 0.025^(1/n) (exact,
+    Clopper-Pearson), and a task that does moves the mean by at most its distance to -1 or +1: d - q(1 + d) to
+    d + q(1 - d). With no difference at all this is the bound the exact interval of one sample per task gives with
+    no discordant pair. The p-value is that interval's own test (issue 30, item 4: a sign test beside it found 12
+    tasks of +1/3 "p = 0.0005" while the interval held 0): the level at which the bound reaches 0,
+    alpha = 2 (1 + |d|)^-n, so p < 0.05 exactly when the interval excludes 0. With |d| = 1 it is the sign test's
+    2 * 0.5^n."""
     n = len(differences)
     if n < 2 or not _all_same(differences):
         return interval(on_tasks, low=-1.0, high=1.0), t_test_p(on_tasks)
     d = on_tasks.mean
     q = 1.0 - 0.025 ** (1.0 / n)
-    ways = sum(x > _SAME for x in differences), sum(x < -_SAME for x in differences)
-    p = mcnemar_exact(*ways)  # the sign test: a two-sided binomial test of the tasks that differ
+    p = 1.0 if abs(d) <= _SAME else min(1.0, 2.0 * (1.0 + abs(d)) ** -n)
     return Interval(max(-1.0, d - q * (1 + d)), min(1.0, d + q * (1 - d))), p
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ocllm.scoring.task_types import TEMPLATE_SETTINGS
+from ocllm.scoring.task_types import TASK_TYPES, TEMPLATE_SETTINGS
 
 # A server command's flags whose value is a credential (--api-key KEY, --api-key=KEY, --hf-token ...).
 _SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|password|passwd)[\w-]*$", re.I)
@@ -108,9 +108,21 @@ _LANE: tuple[tuple[str, str, Callable[[object], str]], ...] = (
 )
 
 
-def settings_of(lane: Mapping[str, Any], manifest: Mapping[str, Any] | None = None) -> dict[str, str]:
-    """The settings table of one run: label -> value, as text."""
-    out = {label: form(lane.get(key)) for label, key, form in _LANE if key in lane}
+def _unused_templates(types: Collection[str] | None) -> set[str]:
+    """The template settings of the task types a run does not hold: a tool-call run's MCQ and math templates are
+    noise on its pages (issue 30, item 6). None: the types are not known, and every template is shown."""
+    if types is None:
+        return set()
+    return {t.template_setting for name, t in TASK_TYPES.items() if name not in types}
+
+
+def settings_of(
+    lane: Mapping[str, Any], manifest: Mapping[str, Any] | None = None, types: Collection[str] | None = None
+) -> dict[str, str]:
+    """The settings table of one run: label -> value, as text; of the prompt templates, only those of the task
+    `types` the run holds (all of them when None)."""
+    unused = _unused_templates(types)
+    out = {label: form(lane.get(key)) for label, key, form in _LANE if key in lane and key not in unused}
     server = (manifest or {}).get("server")
     command = server.get("command") if isinstance(server, Mapping) else None
     if command is None and isinstance(lane.get("server"), Mapping):
@@ -135,11 +147,14 @@ def _manifest(path: Path) -> dict[str, Any] | None:
     return manifest if isinstance(manifest, dict) else None
 
 
-def run_settings(path: Path, source: Mapping[str, Any] | None = None) -> dict[str, str]:
+def run_settings(
+    path: Path, source: Mapping[str, Any] | None = None, types: Collection[str] | None = None
+) -> dict[str, str]:
     """The settings of the run at `path`: from its manifest, else from the lane settings its document carries
-    (`source.lane_settings`); empty when the input says nothing of them."""
+    (`source.lane_settings`); empty when the input says nothing of them. `types`: the task types the run holds,
+    whose prompt templates alone are shown."""
     manifest = _manifest(path)
     lane = manifest.get("lane") if manifest is not None else (source or {}).get("lane_settings")
     if not isinstance(lane, Mapping):
         return {}
-    return settings_of(lane, manifest)
+    return settings_of(lane, manifest, types)

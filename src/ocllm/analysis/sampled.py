@@ -154,6 +154,25 @@ def accuracy_interval(correct: int, scored: int, samples_per_task: int, stderr: 
     return share_interval(ClusteredMean(mean, stderr, tasks, scored), same=stderr <= 1e-12)
 
 
+# What `accuracy_interval` computed, in the words every page uses for it (issue 30: a page said "clustered on
+# tasks" of an interval that was the Wilson fallback).
+WILSON = "Wilson"
+CLUSTERED = "t interval clustered on tasks"
+WILSON_OVER_TASKS = "Wilson over tasks (every task's share correct the same: no clustered error to use)"
+WHOLE_RANGE = "the whole range (one task: its samples say nothing of other tasks)"
+
+
+def interval_method(scored: int, samples_per_task: int, stderr: float | None) -> str | None:
+    """Which interval `accuracy_interval` gives for these figures; None where nothing was scored (no interval)."""
+    if scored <= 0:
+        return None
+    if samples_per_task <= 1:
+        return WILSON
+    if stderr is None:
+        return WHOLE_RANGE
+    return WILSON_OVER_TASKS if stderr <= 1e-12 else CLUSTERED
+
+
 def share_interval(estimate: ClusteredMean, *, same: bool) -> Interval:
     """The interval of a mean of tasks' shares clustered on tasks: the t interval; with under two tasks the whole
     range (one task's samples say nothing of the tasks it stands for); where every task's share is the same

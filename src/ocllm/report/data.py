@@ -26,7 +26,7 @@ from ocllm.analysis.metrics import chance_level, tally_categories
 from ocllm.analysis.notices import incomplete_notice
 from ocllm.analysis.rescore import PolicyOverrides, policy_of, rescore_run
 from ocllm.analysis.run_settings import run_settings
-from ocllm.analysis.sampled import SampledTally, accuracy_interval, vote
+from ocllm.analysis.sampled import SampledTally, accuracy_interval, interval_method, vote
 from ocllm.documents import Estimate, Matrix, MatrixLane, RunReport
 from ocllm.errors import InputError
 from ocllm.models import Task
@@ -36,15 +36,11 @@ from ocllm.scoring import task_types
 
 def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
     """The figures with the 95% interval of their accuracy: Wilson's, or with repeated samples the t interval of
-    the task-clustered standard error (sampled.accuracy_interval)."""
-    ci = accuracy_interval(
-        figures["correct"],
-        scored(figures),
-        figures.get("samples_per_task", 1),
-        figures.get("accuracy_stderr"),
-        figures.get("tasks_scored", 0),
-    )
-    return {**figures, "ci_low": ci.low, "ci_high": ci.high}
+    the task-clustered standard error (sampled.accuracy_interval), and which of them it is (`ci_method`: None where
+    nothing was scored, and the pages then show no accuracy and no interval)."""
+    k, stderr = figures.get("samples_per_task", 1), figures.get("accuracy_stderr")
+    ci = accuracy_interval(figures["correct"], scored(figures), k, stderr, figures.get("tasks_scored", 0))
+    return {**figures, "ci_low": ci.low, "ci_high": ci.high, "ci_method": interval_method(scored(figures), k, stderr)}
 
 
 def _sampled_figures(tasks: list[ScoredTask], key: Callable[[ScoredTask], str] | None = None) -> dict[str, Any]:
@@ -97,7 +93,7 @@ def run_report_doc(
         tasks=metrics.tasks,
         tool=loaded.tool,
         tool_verdicts=verdicts.pooled if verdicts is not None else None,  # over every type (the pages say so)
-        settings=run_settings(path, metrics.source),
+        settings=run_settings(path, metrics.source, {r.task.type for r in saved.records}),
     )
 
 
@@ -151,11 +147,13 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 chance=chance_level(t.n_options for t in tasks),
                 settings=run.settings or {},
                 type_details=run.type_details or {},
+                suite=_suite_name(run),
             )
         )
-    lanes.sort(key=lambda lane: lane.accuracy, reverse=True)
+    lanes = _ranked(lanes, runs, base)
     notices = [f"{run.label}: {note}" for run in runs if (note := incomplete_notice(run.missing, run.in_suite))]
     notices += [f"{lane.label}: {lane.errors} task(s) failed and are not scored" for lane in lanes if lane.errors]
+    notices += [f"{lane.label}: not ranked: {lane.not_ranked}" for lane in lanes if lane.not_ranked]
     return Matrix(
         folder=str(folder),
         baseline=baseline,
@@ -163,3 +161,56 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
         lanes=lanes,
         comparisons=[compare_runs(base, run, flip_sides=False) for run in runs if run is not base],
     )
+
+
+def _suite_name(run: ScoredRun) -> str | None:
+    return (run.settings or {}).get("suite") or None
+
+
+def _suite_ids(run: ScoredRun) -> frozenset[str]:
+    """The task ids of the suite a run directory ran (its suite.jsonl, one id a line), whether or not each ran."""
+    ids = set()
+    with (run.path / "suite.jsonl").open("rb") as fh:
+        for line in fh:
+            if line.strip():
+                ids.add(str(_SUITE_ID.decode(line).id))
+    return frozenset(ids)
+
+
+class _SuiteId(msgspec.Struct):
+    id: str | int
+
+
+_SUITE_ID = msgspec.json.Decoder(_SuiteId)
+
+
+def _ranked(lanes: list[MatrixLane], runs: list[ScoredRun], base: ScoredRun) -> list[MatrixLane]:
+    """The lanes best first, each with its rank; not ranked, last and in name order, a lane with nothing scored
+    (its accuracy would be 0 of 0, a figure of nothing) and a lane whose suite is not the baseline's (its accuracy is
+    over other tasks: ranking it with the others would compare different exams). Each says why."""
+    suites = {run.label: _suite_ids(run) for run in runs}
+    base_ids = suites[base.label]
+    for lane in lanes:
+        ids = suites[lane.label]
+        if not lane.scored:
+            lane.not_ranked = "nothing scored (every request failed, or none ran): no accuracy to rank"
+        elif ids != base_ids:
+            common = len(ids & base_ids)
+            lane.not_ranked = (
+                f"it ran another suite ({_suite_words(lane.suite, len(ids))}) than the baseline {base.label} "
+                f"({_suite_words(_suite_name(base), len(base_ids))}), so its accuracy is over other tasks and not "
+                "comparable; "
+                + (
+                    f"it is compared with the baseline only on the {common} tasks both suites hold"
+                    if common
+                    else "no task is in both suites, so it is not compared with the baseline"
+                )
+            )
+    ranked = sorted((lane for lane in lanes if lane.not_ranked is None), key=lambda lane: lane.accuracy, reverse=True)
+    for rank, lane in enumerate(ranked, start=1):
+        lane.rank = rank
+    return ranked + sorted((lane for lane in lanes if lane.not_ranked is not None), key=lambda lane: lane.label)
+
+
+def _suite_words(name: str | None, tasks: int) -> str:
+    return f"{name}, {tasks} tasks" if name else f"{tasks} tasks"

@@ -37,13 +37,111 @@ def _signed(value: float) -> str:
     return "0.0" if text in ("+0.0", "-0.0") else text
 
 
-def points(value: float) -> str:
-    """A difference in accuracy, in percentage points, signed (zero unsigned)."""
-    return f"{_signed(value)} pts"
+def points(value: float | None) -> str:
+    """A difference in accuracy, in percentage points, signed (zero unsigned); n/a where none was measured."""
+    return "n/a" if value is None else f"{_signed(value)} pts"
 
 
-def points_interval(low: float, high: float) -> str:
+def points_interval(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "n/a"
     return f"{_signed(low)} to {_signed(high)} pts"
+
+
+# --- Nothing measured: n/a, never a figure --------------------------------------------------------------
+# A scope with no scored task has no accuracy and a comparison with no paired task no difference, test or
+# interval; the documents still hold their placeholder numbers (0.0, the whole range, p = 1: their fields are
+# floats), so each renderer first blanks them here, and every filter then prints None as n/a (issue 30, item 3:
+# a lane with 30 errors was ranked at "0.0% (0.0-100.0%)").
+
+_FIGURES_OF_NOTHING = ("accuracy", "ci_low", "ci_high")
+_PAIRED_OF_NOTHING = (
+    "a_accuracy", "b_accuracy", "a_ci_low", "a_ci_high", "b_ci_low", "b_ci_high", "diff", "diff_ci_low",
+    "diff_ci_high", "p_value", "mcnemar_p", "minimum_detectable_effect", "diff_stderr",
+)  # fmt: skip
+
+
+def measured(figures: Mapping[str, Any]) -> bool:
+    """Whether a scope's figures rest on at least one scored task."""
+    return scored(figures) > 0
+
+
+def blank_figures(figures: Mapping[str, Any]) -> dict[str, Any]:
+    """A scope's figures (a lane, a category, a summary) with no accuracy and no interval where nothing was scored;
+    the same, per category and per task type, inside it."""
+    out = dict(figures)
+    if "accuracy" in out and not measured(out):
+        out.update(dict.fromkeys(_FIGURES_OF_NOTHING))
+        out["ci_method"] = None
+    for key in ("by_category", "by_type"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: blank_figures(v) if isinstance(v, Mapping) else v for k, v in out[key].items()}
+    return out
+
+
+def blank_paired(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A comparison (or one of its scopes) with no accuracy, difference, interval or p where no task was paired."""
+    out = dict(doc)
+    if not out.get("n_paired"):
+        out.update(dict.fromkeys(_PAIRED_OF_NOTHING))
+    for key in ("by_category", "by_type"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: blank_paired(v) if isinstance(v, Mapping) else v for k, v in out[key].items()}
+    return out
+
+
+def blank_matrix(doc: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(doc)
+    out["lanes"] = [blank_figures(lane) for lane in doc.get("lanes") or []]
+    out["comparisons"] = [blank_paired(c) for c in doc.get("comparisons") or []]
+    return out
+
+
+def says_changed(doc: Mapping[str, Any]) -> bool:
+    """Whether a run page shows how many decisions differ from the input's: where the input recorded verdicts of
+    its own (`previous.correct`) for this scorer's to differ from. A run directory of this project holds this
+    scorer's own verdicts of when it ran: a card there says something only when a newer scorer changed some (issue
+    30, item 6: "CHANGED 0 decisions differ from the input's" on a native run was noise)."""
+    if not any(isinstance((t.get("previous") or {}).get("correct"), bool) for t in doc.get("tasks") or []):
+        return False
+    own_run = str((doc.get("source") or {}).get("run_format") or "").startswith("ocllm-run/") and not doc.get("tool")
+    return not own_run or bool((doc.get("summary") or {}).get("changed"))
+
+
+def correct_of(figures: Mapping[str, Any]) -> str:
+    """`47/59` (correct of scored); n/a where nothing was scored (0/0 reads as a measured zero)."""
+    return f"{figures.get('correct', 0)}/{scored(figures)}" if measured(figures) else "n/a"
+
+
+def rank_of(lane: Mapping[str, Any], position: int) -> str:
+    """A lane's place on the leaderboard; a dash for a lane not ranked. A matrix written before lanes carried
+    their rank is ranked by its order."""
+    if lane.get("not_ranked"):
+        return "—"
+    rank = lane.get("rank")
+    return str(rank if isinstance(rank, int) else position)
+
+
+# Which interval a scope with repeated samples has, in a caption where scopes of several kinds are drawn together.
+SAMPLED_INTERVALS = (
+    "the t interval clustered on tasks; Wilson's over tasks where every task's share correct is the same (no "
+    "clustered error to use); Wilson's with one sample per task"
+)
+
+
+def interval_methods_note(lanes: Sequence[Mapping[str, Any]]) -> str:
+    """Which 95% interval each lane's is, where they are not all Wilson's: "95% intervals: Wilson for A; t interval
+    clustered on tasks for B." (never "clustered" of a lane whose interval is another)."""
+    by_method: dict[str, list[str]] = {}
+    for lane in lanes:
+        method = lane.get("ci_method")
+        if method is None and "ci_method" not in lane and measured(lane):  # a document written before it was said
+            method = "t interval clustered on tasks" if is_sampled(lane) else "Wilson"
+        if method is not None:
+            by_method.setdefault(str(method), []).append(str(lane["label"]))
+    if set(by_method) <= {"Wilson"}:
+        return ""
+    return "95% intervals: " + "; ".join(f"{m} for {', '.join(names)}" for m, names in by_method.items()) + "."
 
 
 def p_value(p: float | None) -> str:
@@ -331,14 +429,15 @@ def scored(figures: Mapping[str, Any]) -> int:
 def settings_rows(columns: Sequence[tuple[str, Mapping[str, str]]]) -> list[tuple[str, list[str], bool]]:
     """The runs' settings side by side: (setting, value per run, whether they differ), the differing ones first
     (what sets the runs apart is what a reader looks for), each group in the settings' own order. A run that
-    does not say a setting shows "—"."""
+    does not say a setting shows "—", which is no difference: a lane of tool calls has no MCQ template, and the
+    MCQ lanes beside it do not differ in theirs for that."""
     names: list[str] = []
     for _, settings in columns:
         names += [name for name in settings if name not in names]
     rows = []
     for name in names:
         values = [settings.get(name, "—") for _, settings in columns]
-        rows.append((name, values, len(set(values)) > 1))
+        rows.append((name, values, len({v for v in values if v != "—"}) > 1))
     return [row for row in rows if row[2]] + [row for row in rows if not row[2]]
 
 
@@ -388,12 +487,17 @@ def intervals_name(sampled: bool) -> str:
 
 
 def diff_intervals_name(doc: Mapping[str, Any]) -> str:
-    """How a comparison's interval of the difference was computed."""
-    return "t intervals clustered on tasks" if comparison_sampled(doc) else "paired-bootstrap intervals"
+    """How a comparison's intervals of the difference were computed (its scopes': each named in its own row)."""
+    sampled = comparison_sampled(doc)
+    return "t intervals clustered on tasks" if sampled else "exact intervals (matching the McNemar test)"
 
 
 def diff_interval_name(doc: Mapping[str, Any]) -> str:
-    return "t interval clustered on tasks" if comparison_sampled(doc) else "paired-bootstrap interval"
+    """How this scope's interval of the difference was computed: with samples, the t interval clustered on tasks,
+    or where every task differs alike the exact bound over tasks (never called clustered)."""
+    if test_name(doc) == "exact test over tasks":
+        return "exact bound over tasks (every task the same difference)"
+    return "t interval clustered on tasks" if comparison_sampled(doc) else "exact interval (matching the McNemar test)"
 
 
 def test_name(doc: Mapping[str, Any]) -> str:
@@ -507,7 +611,10 @@ def resolved_sentence(doc: Mapping[str, Any]) -> str:
         if c.get("significant"):
             continue
         mde = c.get("minimum_detectable_effect")
-        why = " (never differs on a task)" if mde is None else f" (under {100.0 * mde:.1f} points)"
+        if not c.get("n_paired"):
+            why = " (no task paired with the baseline)"
+        else:
+            why = " (never differs on a task)" if mde is None else f" (under {100.0 * mde:.1f} points)"
         unresolved.append(str(c["b"]["label"]) + why)
     return (
         f"Resolved against {doc.get('baseline')} (significant at the 5% level): {', '.join(resolved) or 'none'}. "
@@ -520,13 +627,14 @@ RESOLVED_HEADER = ("lane", "difference", "95% interval", "test", "resolved", "mi
 
 def resolved_rows(doc: Mapping[str, Any]) -> list[list[str]]:
     """Each lane against the baseline, as RESOLVED_HEADER names the columns."""
+    doc = blank_matrix(doc)
     return [
         [
             str(c["b"]["label"]),
             points(c["diff"]),
             points_interval(c["diff_ci_low"], c["diff_ci_high"]),
             test_text(c),
-            "yes" if c.get("significant") else "no",
+            "n/a" if not c.get("n_paired") else "yes" if c.get("significant") else "no",
             stderr_points(c.get("minimum_detectable_effect")),
         ]
         for c in doc.get("comparisons") or []

@@ -34,14 +34,19 @@ from ocllm.report.format import (
     RESOLVED_HEADER,
     RESOLVED_NOTE,
     RESOURCE_FIGURES,
+    SAMPLED_INTERVALS,
     SERVING_MISSING,
     SERVING_NOTE,
     accuracy_name,
     agreeing_tasks,
+    blank_figures,
+    blank_matrix,
+    blank_paired,
     category_stderr_larger,
     category_stderr_sentence,
     chance_text,
     comparison_sampled,
+    correct_of,
     count,
     diff_interval_name,
     diff_intervals_name,
@@ -52,6 +57,7 @@ from ocllm.report.format import (
     extracted_text,
     in_sample_order,
     interval,
+    interval_methods_note,
     interval_name,
     intervals_name,
     is_sampled,
@@ -63,11 +69,13 @@ from ocllm.report.format import (
     points,
     points_interval,
     pooled_verdicts_note,
+    rank_of,
     resolved_rows,
     resolved_sentence,
     resource_rows,
     resource_value,
     samples_per_task,
+    says_changed,
     scored,
     seconds,
     serving_cells,
@@ -170,6 +178,8 @@ def environment() -> jinja2.Environment:
     env.globals.update(
         interval=interval,
         points_interval=points_interval,
+        rank_of=rank_of,
+        correct_of=correct_of,
         # The words of repeated samples (format.py): which test, which interval, what could not be detected.
         sampled_comparison=comparison_sampled,
         test_text=test_text,
@@ -206,7 +216,10 @@ def _render(template: str, *, script: str | None = None, **context: Any) -> str:
 # --- Charts -------------------------------------------------------------------------------------------
 
 
-def _estimate(figures: Mapping[str, Any], prefix: str = "") -> Estimate:
+def _estimate(figures: Mapping[str, Any], prefix: str = "") -> Estimate | None:
+    """The accuracy and interval to draw; None where nothing was measured (format.blank_figures): no bar."""
+    if figures.get(f"{prefix}accuracy") is None:
+        return None
     value = float(figures[f"{prefix}accuracy"])
     low = figures.get(f"{prefix}ci_low")
     high = figures.get(f"{prefix}ci_high")
@@ -297,12 +310,12 @@ def _category_view(
 
 
 def run_charts(doc: Mapping[str, Any]) -> list[ChartView]:
-    summary = doc["summary"]
-    by_cat = summary.get("by_category") or {}
+    summary = blank_figures(doc["summary"])
+    by_cat = {name: f for name, f in (summary.get("by_category") or {}).items() if f.get("accuracy") is not None}
     categories = sorted(by_cat)
     label = str(doc.get("label", "run"))
     colours = charts.lane_colours([label])
-    series = [(label, {c: _estimate(by_cat[c]) for c in categories})]
+    series = [(label, _estimates(by_cat))]
     sampled = is_sampled(summary)
     what = "scored samples" if sampled else "scored tasks"
     views = [
@@ -369,10 +382,12 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     a, b = doc["a"]["label"], doc["b"]["label"]
     n = doc["n_paired"]
     colours = charts.lane_colours([a, b])
-    lanes = [
-        LaneAccuracy(a, _estimate(doc, "a_"), colours[a]),
-        LaneAccuracy(b, _estimate(doc, "b_"), colours[b]),
-    ]
+    resources = doc.get("resources") or {}
+    distributions = _distribution_charts([(a, resources.get("a")), (b, resources.get("b"))], colours=colours)
+    a_estimate, b_estimate = _estimate(doc, "a_"), _estimate(doc, "b_")
+    if not n or a_estimate is None or b_estimate is None:
+        return [ChartView("accuracy", "Accuracy per lane", note="Not drawn: no paired task."), *distributions]
+    lanes = [LaneAccuracy(a, a_estimate, colours[a]), LaneAccuracy(b, b_estimate, colours[b])]
     chance = _chance(doc.get("chance"))
     sampled = comparison_sampled(doc)
     views = [
@@ -383,7 +398,7 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
             Markup(charts.accuracy_chart(lanes, chance=chance)),
         )
     ]
-    by_cat = doc.get("by_category") or {}
+    by_cat = {name: c for name, c in (doc.get("by_category") or {}).items() if c.get("n_paired")}
     rows = [
         Difference(
             f"all tasks ({n})",
@@ -409,8 +424,7 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     )
     categories = sorted(by_cat)
     series = [
-        (a, {c: _estimate(by_cat[c], "a_") for c in categories}),
-        (b, {c: _estimate(by_cat[c], "b_") for c in categories}),
+        (label, _estimates({c: by_cat[c] for c in categories}, prefix)) for label, prefix in ((a, "a_"), (b, "b_"))
     ]
     views.append(
         _category_view(
@@ -444,9 +458,12 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
                 ),
             )
         )
-    resources = doc.get("resources") or {}
-    views += _distribution_charts([(a, resources.get("a")), (b, resources.get("b"))], colours=colours)
-    return views
+    return views + distributions
+
+
+def _estimates(scopes: Mapping[str, Mapping[str, Any]], prefix: str = "") -> dict[str, Estimate]:
+    """Each scope's estimate to draw, leaving out those with nothing measured."""
+    return {name: e for name, f in scopes.items() if (e := _estimate(f, prefix)) is not None}
 
 
 def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
@@ -454,26 +471,45 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     if not lanes:
         return [ChartView("accuracy", "Accuracy per lane", note="Not drawn: no lane.")]
     colours = charts.lane_colours(lane["label"] for lane in lanes)
-    rows = [LaneAccuracy(lane["label"], _estimate(lane), colours[lane["label"]]) for lane in lanes]
+    # Lanes not ranked (nothing scored, or another suite's tasks) are not drawn beside the ranked ones.
+    rows = [
+        LaneAccuracy(lane["label"], e, colours[lane["label"]])
+        for lane in lanes
+        if not lane.get("not_ranked") and (e := _estimate(lane))
+    ]
     # The lanes of a matrix run one suite: the first lane's chance level is the suite's.
     chance = next((c for lane in lanes if (c := _chance(lane.get("chance"))) is not None), None)
     sampled = any(is_sampled(lane) for lane in lanes)
-    views = [
-        ChartView(
-            "accuracy",
-            "Accuracy per lane",
-            f"Best first; bars are 95% {intervals_name(sampled)}." + _chance_caption(chance),
-            Markup(charts.accuracy_chart(rows, chance=chance)),
-        )
-    ]
+    # Which interval each bar is: one name where all lanes have the same kind, else the leaderboard's note.
+    bars = (
+        "each lane's 95% interval (the note under the leaderboard says which)"
+        if interval_methods_note(lanes)
+        else (f"95% {intervals_name(sampled)}")
+    )
+    if not rows:
+        views = [ChartView("accuracy", "Accuracy per lane", note="Not drawn: no lane has a scored task.")]
+    else:
+        views = [
+            ChartView(
+                "accuracy",
+                "Accuracy per lane",
+                f"Best first; bars are {bars}."
+                + (" Lanes not ranked are not drawn." if any(lane.get("not_ranked") for lane in lanes) else "")
+                + _chance_caption(chance),
+                Markup(charts.accuracy_chart(rows, chance=chance)),
+            )
+        ]
     comparisons = doc.get("comparisons") or []
+    diffs = []
     if comparisons:
         diffs = [
             Difference(
                 c["b"]["label"], Estimate(c["diff"], c["diff_ci_low"], c["diff_ci_high"]), bool(c.get("significant"))
             )
             for c in comparisons
+            if c.get("diff") is not None
         ]
+    if diffs:
         views.append(
             ChartView(
                 "difference",
@@ -484,12 +520,12 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
             )
         )
     categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})
-    series = [(lane["label"], {c: _estimate(f) for c, f in (lane.get("by_category") or {}).items()}) for lane in lanes]
+    series = [(lane["label"], _estimates(lane.get("by_category") or {})) for lane in lanes]
     views.append(
         _category_view(
             categories,
             series,
-            f"Bars are 95% {intervals_name(sampled)}.",
+            "Bars are 95% Wilson intervals." if not sampled else f"Bars are 95% intervals: {SAMPLED_INTERVALS}.",
             width=charts.WIDE,
             chance=chance,
             colours=colours,
@@ -760,7 +796,8 @@ def _sampled_view(summary: Mapping[str, Any]) -> dict[str, Any]:
         "figures": figures,
         "note": PASS_AT_K_NOTE,
         "category_note": category_stderr_sentence(summary, "accuracy_stderr", "accuracy_stderr_category"),
-        "interval_name": interval_name(True),
+        # What was computed: the clustered t interval, or the Wilson fallback where every task's share is the same.
+        "interval_name": summary.get("ci_method") or interval_name(True),
     }
 
 
@@ -808,7 +845,7 @@ def _comparison_view(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_report_html(doc: Mapping[str, Any]) -> str:
-    summary = _with_defaults(doc["summary"], {**_FIGURE_DEFAULTS, "complete": True, "by_category": {}})
+    summary = _with_defaults(blank_figures(doc["summary"]), {**_FIGURE_DEFAULTS, "complete": True, "by_category": {}})
     summary["by_category"] = {k: _with_defaults(v, _FIGURE_DEFAULTS) for k, v in summary["by_category"].items()}
     scorer = _with_defaults(
         summary.get("scorer") or {},
@@ -834,6 +871,7 @@ def run_report_html(doc: Mapping[str, Any]) -> str:
         verdict_scopes=verdict_scope_rows(doc["summary"]),
         pooled_note=pooled_verdicts_note(doc["summary"]),
         changed_tasks=[_index_row(t) for t in all_tasks if _changed(t)],
+        says_changed=says_changed(doc),
         index_rows=index_rows,
         task_total=len(all_tasks),
         summary=summary,
@@ -890,7 +928,7 @@ def _settings_rows(columns: Sequence[tuple[str, Mapping[str, str] | None]]) -> l
 
 
 def comparison_html(doc: Mapping[str, Any]) -> str:
-    doc = _comparison_view(doc)
+    doc = blank_paired(_comparison_view(doc))
     lane_colours = charts.lane_colours([doc["a"]["label"], doc["b"]["label"]])
     resources = doc["resources"]
     columns = [(doc["a"]["label"], resources.get("a")), (doc["b"]["label"], resources.get("b"))]
@@ -919,6 +957,7 @@ def comparison_html(doc: Mapping[str, Any]) -> str:
 
 
 def matrix_html(doc: Mapping[str, Any]) -> str:
+    doc = blank_matrix(doc)
     lanes_in = doc.get("lanes") or []
     # By name, not rank: the colour a lane has on its run and comparison pages (charts.lane_colours).
     colours = charts.lane_colours(lane["label"] for lane in lanes_in)
@@ -959,6 +998,7 @@ def matrix_html(doc: Mapping[str, Any]) -> str:
         type_heat_rows=type_heat_rows,
         comparisons=comparisons,
         sampled=any(is_sampled(lane) for lane in lanes_in),
+        interval_methods=interval_methods_note(lanes_in),
         resolved_sentence=resolved_sentence(doc) if comparisons else "",
         resolved_header=RESOLVED_HEADER,
         resolved_rows=resolved_rows(doc),

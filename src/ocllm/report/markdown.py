@@ -22,9 +22,13 @@ from ocllm.report.format import (
     SERVING_NOTE,
     accuracy_name,
     agreeing_tasks,
+    blank_figures,
+    blank_matrix,
+    blank_paired,
     category_stderr_larger,
     category_stderr_sentence,
     comparison_sampled,
+    correct_of,
     diff_interval_name,
     difference_counts,
     endpoint_rows,
@@ -33,6 +37,7 @@ from ocllm.report.format import (
     extracted_text,
     in_sample_order,
     interval,
+    interval_methods_note,
     interval_name,
     is_sampled,
     mde_sentence,
@@ -43,11 +48,13 @@ from ocllm.report.format import (
     points,
     points_interval,
     pooled_verdicts_note,
+    rank_of,
     resolved_rows,
     resolved_sentence,
     resource_rows,
     resource_value,
     samples_per_task,
+    says_changed,
     scored,
     serving_cells,
     serving_recorded_by,
@@ -182,7 +189,7 @@ def _settings_section(columns: Sequence[tuple[str, Mapping[str, str] | None]]) -
 
 
 def run_report_markdown(doc: Mapping[str, Any]) -> str:
-    summary = doc["summary"]
+    summary = blank_figures(doc["summary"])
     scorer = summary.get("scorer") or {}
     source = doc.get("source") or {}
     n_scored = scored(summary)
@@ -201,11 +208,13 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
     if facts:
         lines += ["; ".join(facts) + ".", ""]
     ci = interval(summary.get("ci_low"), summary.get("ci_high"))
-    if is_sampled(summary):
+    if not n_scored:  # nothing scored: no accuracy, no interval (never "0.0% (0/0)")
+        headline = f"**Accuracy n/a**: no task was scored ({summary.get('errors', 0)} failed request(s))."
+    elif is_sampled(summary):
         headline = (
             f"**{accuracy_name(summary)} {pct(summary['accuracy'])}** ({summary['correct']}/{n_scored} scored "
             f"samples of {summary.get('tasks_scored', 0)} tasks, {samples_per_task(summary)} per task; "
-            f"95% {interval_name(True)} {ci})."
+            f"95% {summary.get('ci_method') or interval_name(True)} {ci})."
         )
     else:
         headline = (
@@ -226,7 +235,11 @@ def run_report_markdown(doc: Mapping[str, Any]) -> str:
                 ["errors (failed requests, not scored)", str(summary.get("errors", 0))],
                 ["truncated (finish_reason: length)", truncated_text(summary)],
                 ["run complete", _completeness(summary)],
-                *([[f"decisions changed from {_whose(doc)}", str(summary["changed"])]] if "changed" in summary else []),
+                *(
+                    [[f"decisions changed from {_whose(doc)}", str(summary["changed"])]]
+                    if "changed" in summary and says_changed(doc)
+                    else []
+                ),
                 ["scorer", cell(scorer.get("version", "n/a"))],
                 ["conflict policy", cell(scorer.get("conflict_policy", "n/a"))],
                 ["reasoning fallback", _on_off(scorer.get("allow_reasoning_fallback"))],
@@ -325,7 +338,8 @@ def _samples_md(summary: Mapping[str, Any]) -> list[str]:
         "## Repeated samples",
         "",
         f"Each task was asked {k} times. The accuracy is {accuracy_name(summary)}, the mean over every scored "
-        "sample; its interval is clustered on tasks (a task's samples are not independent tasks).",
+        f"sample; its interval is the {summary.get('ci_method') or interval_name(True)} (a task's samples are not "
+        "independent tasks).",
         "",
         *_table(["figure", "value"], rows, "lr"),
         "",
@@ -471,11 +485,14 @@ def _changed_task(task: Mapping[str, Any]) -> bool:
 
 
 def _significance(doc: Mapping[str, Any]) -> str:
+    if not doc.get("n_paired"):
+        return "no test"
     return "**significant**" if doc.get("significant") else "not significant"
 
 
 def comparison_core(doc: Mapping[str, Any]) -> list[str]:
     """The headline figures of a comparison, shared by the full comparison and the matrix."""
+    doc = blank_paired(doc)
     a, b = doc["a"]["label"], doc["b"]["label"]
     n = doc["n_paired"]
     sampled = comparison_sampled(doc)
@@ -490,7 +507,7 @@ def comparison_core(doc: Mapping[str, Any]) -> list[str]:
             f"{doc['both_correct']}, all wrong on both {doc['both_wrong']}); {test_text(doc)}."
         )
     else:
-        counts = [["correct", f"{doc['a_correct']}/{n}", f"{doc['b_correct']}/{n}"]]
+        counts = [["correct", f"{doc['a_correct']}/{n}" if n else "n/a", f"{doc['b_correct']}/{n}" if n else "n/a"]]
         pairs = (
             f"- Discordant pairs: {cell(a)} right where {cell(b)} is wrong on {doc['a_wins']}; the reverse on "
             f"{doc['b_wins']} (both right {doc['both_correct']}, both wrong {doc['both_wrong']}); {test_text(doc)}."
@@ -584,6 +601,7 @@ def _id_list(ids: Sequence[str]) -> str:
 
 
 def comparison_markdown(doc: Mapping[str, Any]) -> str:
+    doc = blank_paired(doc)
     a, b = doc["a"]["label"], doc["b"]["label"]
     lines = [f"# Comparison: {cell(a)} vs {cell(b)}", "", *notices_md(doc), *comparison_core(doc), ""]
     lines += [
@@ -677,13 +695,18 @@ def _recorded_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> 
 # --- Matrix -------------------------------------------------------------------------------------------
 
 
+UNRANKED_LAST = "; a lane not ranked (#: —) comes last, and the notices above say why."
+
+
 def matrix_markdown(doc: Mapping[str, Any]) -> str:
+    doc = blank_matrix(doc)
     lanes = doc.get("lanes") or []
     lines = [
         f"# Matrix: {cell(doc.get('folder'), 200)}",
         "",
         *notices_md(doc),
-        f"{len(lanes)} lanes; baseline **{cell(doc.get('baseline'))}**. Best first.",
+        f"{len(lanes)} lanes; baseline **{cell(doc.get('baseline'))}**. Best first"
+        + (UNRANKED_LAST if any(lane.get("not_ranked") for lane in lanes) else "."),
         "",
         "## Leaderboard",
         "",
@@ -691,7 +714,7 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
     serving_columns = bool(serving_recorded_by([(lane["label"], lane.get("serving")) for lane in lanes]))
     sampled = any(is_sampled(lane) for lane in lanes)  # a column of each lane's k, and avg@k for its accuracy
     rows = []
-    for rank, lane in enumerate(lanes, start=1):
+    for position, lane in enumerate(lanes, start=1):
         res = lane.get("resources") or {}
         speed = serving_cells(lane.get("serving"))
         name = cell(lane["label"])
@@ -701,12 +724,12 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
             name += f" (incomplete: {lane['missing']} missing)"
         rows.append(
             [
-                str(rank),
+                rank_of(lane, position),
                 name,
                 f"**{pct(lane['accuracy'])}**",
                 interval(lane.get("ci_low"), lane.get("ci_high")),
                 *([str(samples_per_task(lane))] if sampled else []),
-                f"{lane['correct']}/{scored(lane)}",
+                correct_of(lane),
                 str(wrong_answers(lane)),
                 str(lane.get("no_answer", 0)),
                 str(lane.get("errors", 0)),
@@ -757,8 +780,9 @@ def matrix_markdown(doc: Mapping[str, Any]) -> str:
             lines += _table([head, *[cell(lane["label"]) for lane in lanes]], rows, "l" + "r" * len(lanes))
     lines += _type_details_md([(lane["label"], lane.get("type_details")) for lane in lanes])
     if sampled:
-        note = f"With samples per task above 1 the accuracy is avg@k and its interval the {interval_name(True)}"
-        lines += ["", note + "; correct counts samples."]
+        lines += ["", "With samples per task above 1 the accuracy is avg@k; correct counts samples."]
+    if methods := interval_methods_note(lanes):
+        lines += ["", methods]
     comparisons = doc.get("comparisons") or []
     if comparisons:
         rows = [[cell(row[0]), *row[1:]] for row in resolved_rows(doc)]
