@@ -1,4 +1,4 @@
-"""A math task's prompt: the question, and where to put the answer (a lane's `math_template` replaces it)."""
+"""A math task's prompt: the question, and where to put the answer (a lane's `templates.math` replaces it)."""
 
 from __future__ import annotations
 
