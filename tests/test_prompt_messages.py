@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
-from fewshot_room import EXAMPLE_ANSWER, SYSTEM, decide_registered, registered
+import pytest
+from fewshot_room import EXAMPLE_ANSWER, FEWSHOT, SYSTEM, decide_registered, registered
 
 from ocllm.models import Sample, Task, as_sent
 from ocllm.run.decision_pool import DecisionPool
-from ocllm.run.lanes import lane_from_mapping
+from ocllm.run.lanes import lane_from_mapping, public_settings, room_settings
 from ocllm.run.runner import run_lane
-from ocllm.scoring import decide
+from ocllm.scoring import decide, task_types
+from ocllm.scoring.task_type import LaneSetting
 from ocllm.sim import SimConfig, SimServer
 
 TASKS = [
@@ -52,3 +55,20 @@ def test_a_few_shot_room_runs_end_to_end_against_the_simulator(tmp_path: Path) -
     by_type = metrics["summary"]["by_type"]
     assert list(by_type) == ["fewshot_mcq"] and by_type["fewshot_mcq"]["total"] == len(TASKS)
     assert result.summary.total == len(TASKS) and result.summary.errors == 0
+
+
+def test_a_type_without_a_key_of_before_is_recorded_under_templates_and_read_back() -> None:
+    with registered():
+        lane = lane_from_mapping("F", {"base_url": "http://x/v1", "model": "m"}, "test")
+        record = public_settings(lane)
+        # The six types of before keep their keys; the later one is under `templates`, with its default in force.
+        assert record["templates"] == {"fewshot_mcq": FEWSHOT.default_template} and "prompt_template" in record
+        back = lane_from_mapping("F", {k: v for k, v in record.items() if k != "name"}, "manifest.json")
+        assert back.templates["fewshot_mcq"] == FEWSHOT.default_template and public_settings(back) == record
+
+
+def test_a_room_setting_that_clashes_with_a_lane_key_is_refused() -> None:
+    for taken in ("temperature", "math_template", "tool_choice"):  # the lane's own, a key of before, another room's
+        clashing = dataclasses.replace(FEWSHOT, lane_settings={taken: LaneSetting(default=0, problem=lambda _: None)})
+        with pytest.raises(AssertionError, match=f"declares lane setting '{taken}', which is taken"):
+            room_settings([*task_types.TASK_TYPES.values(), clashing])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -103,14 +103,21 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         )
 
 
-# The keys rooms declare as lane settings of their own, each with its room. No two rooms may declare one key, and no
-# room a key of Lane's own: checked here, once, so that a room registered with a clashing key fails every test.
-ROOM_SETTINGS: dict[str, task_types.TaskType] = {}
-for _type in task_types.TASK_TYPES.values():
-    for _key in _type.lane_settings:
-        if _key in ROOM_SETTINGS or _key in Lane.__struct_fields__ or _key in ("templates", "room_settings"):
-            raise AssertionError(f"task type {_type.name!r} declares lane setting {_key!r}, which is taken")
-        ROOM_SETTINGS[_key] = _type
+def room_settings(types: Iterable[task_types.TaskType]) -> dict[str, task_types.TaskType]:
+    """The keys rooms declare as lane settings of their own, each with its room. No two rooms may declare one key,
+    and no room a key the lane has already (its own settings, a template's key of before): a clash is a mistake in
+    the code, raised when this module is imported, so that a room registered with one fails every test."""
+    taken = set(Lane.__struct_fields__) | {t.template_key_before for t in task_types.TASK_TYPES.values()}
+    found: dict[str, task_types.TaskType] = {}
+    for task_type in types:
+        for key in task_type.lane_settings:
+            if key in found or key in taken:
+                raise AssertionError(f"task type {task_type.name!r} declares lane setting {key!r}, which is taken")
+            found[key] = task_type
+    return found
+
+
+ROOM_SETTINGS = room_settings(task_types.TASK_TYPES.values())
 # The keys each type's template had before the `templates` table ("math_template" -> math): still read.
 KEYS_BEFORE = {t.template_key_before: t for t in task_types.TASK_TYPES.values() if t.template_key_before}
 
