@@ -1,7 +1,8 @@
 """What a task type is to the rest of the system: one room (docs/architecture.md, "Task types").
 
 A type owns its task fields and their checks (a suite line, a saved record of the old harness's format), its
-default prompt, `decide`, the figures it adds to a summary and the words reports draw its evidence with. Suites,
+prompt as chat messages and its default template, any lane settings of its own and what its request sends besides
+the messages, `decide`, the figures it adds to a summary and the words reports draw its evidence with. Suites,
 prompting, the runner, rescoring, metrics and reports ask the type (`ocllm.scoring.task_types.of`) and never
 branch on its name; adding a type is writing its room and registering it in task_types.py.
 """
