@@ -165,15 +165,15 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
     if "room_settings" in settings:  # the lane's holder of its rooms' settings, never written as such
         raise InputError(f"{where}: lane {name!r}: unknown setting room_settings")
     templates, used = templates_of(settings, where, f"lane {name!r}")
-    room_settings = {}
+    own: dict[str, Any] = {}  # the rooms' own settings the lane sets, each checked by its room
     for key, task_type in ROOM_SETTINGS.items():
         if key in settings:
             value = settings.pop(key)
             if (problem := task_type.lane_settings[key].problem(value)) is not None:
                 raise InputError(f"{where}: lane {name!r}: {key} {problem}")
-            room_settings[key] = value
+            own[key] = value
     try:
-        lane = msgspec.convert({"name": name, **settings, "templates": templates, "room_settings": room_settings}, Lane)
+        lane = msgspec.convert({"name": name, **settings, "templates": templates, "room_settings": own}, Lane)
     except msgspec.ValidationError as exc:
         raise InputError(f"{where}: lane {name!r}: {exc}") from None
     # One validation for a lanes file and for flags alike: a value a server would take, or refuse, or
