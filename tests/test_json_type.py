@@ -14,6 +14,7 @@ import pytest
 from ocllm.cli import main
 from ocllm.models import Sample, Task
 from ocllm.scoring import decide, task_types
+from ocllm.scoring.task_type import PromptSettings
 from ocllm.sim import SimConfig, SimServer
 
 PRICES = {
@@ -247,10 +248,16 @@ def test_a_run_against_the_simulator_says_its_plain_sentence_is_not_json(tmp_pat
 
 def test_the_template_may_show_the_schema() -> None:
     json_type = task_types.of("json")
+
+    def user(task: Task, template: str) -> str:
+        (message,) = json_type.prompt(task, PromptSettings(template=template))  # no system prompt: one message
+        assert message["role"] == "user"
+        return message["content"]
+
     template = "{question}\n\nValid against: {schema}"
-    assert json_type.prompt(task({"type": "object"}), template) == 'Give JSON.\n\nValid against: {"type": "object"}'
-    assert json_type.prompt(task(), template) == "Give JSON.\n\nValid against: "
-    assert json_type.prompt(task(), json_type.default_template) == "Give JSON."
+    assert user(task({"type": "object"}), template) == 'Give JSON.\n\nValid against: {"type": "object"}'
+    assert user(task(), template) == "Give JSON.\n\nValid against: "
+    assert user(task(), json_type.default_template) == "Give JSON."
 
 
 # --- review of issue 22: hostile answers -------------------------------------------------------------------------

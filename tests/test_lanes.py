@@ -64,17 +64,27 @@ def test_every_lane_setting_is_documented_with_its_default() -> None:
         for line in doc.splitlines()
         if line.startswith("| `")
     }
-    for field in msgspec.structs.fields(Lane):
-        if field.name == "name":
-            continue
-        assert field.name in rows, f"docs/lanes.md lacks {field.name}"
-        default = field.default
+    from ocllm.run.lanes import ROOM_SETTINGS
+    from ocllm.scoring import task_types
+
+    # What a lanes file writes: Lane's fields (but the holder of the rooms' own settings), each type's template, and
+    # each setting a room declares of its own, with its room's default.
+    settings = {f.name: f.default for f in msgspec.structs.fields(Lane) if f.name not in ("name", "room_settings")}
+    del settings["templates"]
+    for name, task_type in task_types.TASK_TYPES.items():
+        assert f"templates.{name}" in rows, f"docs/lanes.md lacks templates.{name}"
+        if task_type.template_key_before is not None:
+            assert f"| `{task_type.template_key_before}` | `templates.{name}` |" in doc, task_type.template_key_before
+    settings |= {key: task_type.lane_settings[key].default for key, task_type in ROOM_SETTINGS.items()}
+    assert "tool_choice" in settings
+    for name, default in settings.items():
+        assert name in rows, f"docs/lanes.md lacks {name}"
         if isinstance(default, bool):
-            assert rows[field.name] == f"`{str(default).lower()}`", field.name
+            assert rows[name] == f"`{str(default).lower()}`", name
         elif isinstance(default, int | float):
-            assert rows[field.name].strip("`").replace(",", "") in (str(default), f"{default:g}"), field.name
-        elif isinstance(default, str) and not field.name.endswith("_template"):  # templates are described
-            assert rows[field.name] == f"`{default}`", field.name
+            assert rows[name].strip("`").replace(",", "") in (str(default), f"{default:g}"), name
+        elif isinstance(default, str):
+            assert rows[name] == f"`{default}`", name
 
 
 def test_the_example_lanes_file_is_a_server_settings_matrix() -> None:
@@ -119,3 +129,102 @@ def test_a_number_out_of_its_range_is_refused_naming_setting_range_and_value(
         load(tmp_path, HEAD + f"{setting} = {value}\n")
     assert f"lane 'A': {setting} must be at least" in str(err.value) or "must be more than" in str(err.value)
     assert f"(got {value})" in str(err.value) and "at most" in str(err.value)
+
+
+# --- issue 31: a lane's templates in one table, by type name -----------------------------------------------------
+
+TABLE_HEAD = '[lanes.A]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n[lanes.A.templates]\n'
+
+
+def test_templates_are_one_table_by_type_name_and_default_per_type(tmp_path: Path) -> None:
+    from ocllm.scoring import task_types
+
+    notes: list[str] = []
+    path = tmp_path / "lanes.toml"
+    path.write_text(
+        '[defaults.templates]\nmath = "{question} ####"\njson = "{question} {schema}"\n'
+        + TABLE_HEAD + 'mcq = "{question}\\n{options}\\nOne of {letters}."\njson = "{question} as JSON"\n'
+        '[lanes.B]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n'
+    )
+    lanes = load_lanes(path, notes.append)
+    a, b = lanes["A"], lanes["B"]
+    # A lane's table replaces the defaults' template of each type it names, and keeps the defaults' others.
+    mcq = "{question}\n{options}\nOne of {letters}."
+    assert a.templates == {"math": "{question} ####", "json": "{question} as JSON", "mcq": mcq}
+    assert b.templates == {"math": "{question} ####", "json": "{question} {schema}"}
+    substrings = task_types.of("required_substrings")
+    assert b.template_for(substrings) == substrings.default_template  # a type not named: its room's default
+    assert notes == []  # nothing to move
+
+
+def test_an_unknown_type_name_is_refused_in_one_line_naming_the_types(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "lanes.toml"
+    path.write_text(TABLE_HEAD + 'maths = "{question}"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "ocllm", "run", "--config", str(path), "--lane", "A", "--out", str(tmp_path / "r")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and not (tmp_path / "r").exists()
+    assert done.stderr.strip().splitlines() == [
+        f"ocllm: error: {path}: lane 'A': templates.maths: no task type 'maths' (the types: mcq, "
+        "required_substrings, math, instructions, json, tool_call)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (TABLE_HEAD + 'math = "Solve it."\n', "lane 'A': templates.math lacks {question}"),
+        (TABLE_HEAD + 'mcq = "{question} {options} {letter}"\n', "lane 'A': templates.mcq cannot be filled"),
+        (TABLE_HEAD + "math = 3\n", "lane 'A': templates.math must be a string"),
+        (HEAD + 'templates = "x"\n', "lane 'A': templates must be a table of task type = template"),
+        (HEAD + 'math_template = "{question}"\n[lanes.A.templates]\nmath = "{question}"\n',
+         "lane 'A': sets both math_template and templates.math; keep templates.math"),
+        ('[defaults.templates]\nmcqs = "x"\n' + HEAD, "[defaults]: templates.mcqs: no task type 'mcqs'"),
+        (HEAD + "room_settings = { tool_choice = \"none\" }\n", "lane 'A': unknown setting room_settings"),
+    ],
+)  # fmt: skip
+def test_bad_templates_are_refused_naming_them_as_written(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        load(tmp_path, text)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_keys_of_before_are_read_with_one_note_to_move_them(tmp_path: Path) -> None:
+    notes: list[str] = []
+    path = tmp_path / "lanes.toml"
+    path.write_text(
+        '[defaults]\nmath_template = "{question} ####"\n' + HEAD + 'prompt_template = "{question} {options} X"\n'
+        '[lanes.B]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n[lanes.B.templates]\nmath = "{question} box"\n'
+    )
+    lanes = load_lanes(path, notes.append)
+    assert lanes["A"].templates == {"math": "{question} ####", "mcq": "{question} {options} X"}
+    assert lanes["B"].templates == {"math": "{question} box"}  # the lane's table wins over the defaults' old key
+    assert notes == [
+        f"{path}: math_template and prompt_template are read as before, but templates are one table now: write "
+        '[lanes.NAME.templates] (or [defaults.templates]) with math = "..." and mcq = "..."'
+    ]
+
+
+def test_the_manifest_record_keeps_its_layout_and_reads_back(tmp_path: Path) -> None:
+    """public_settings writes each template under its key of before, tool_choice at the top level (what older
+    readers read), and lane_from_mapping (merge, resume) reads the record back to the same lane."""
+    import json
+
+    from ocllm.run.lanes import lane_from_mapping, public_settings, with_flags
+
+    lane = load(tmp_path, TABLE_HEAD.replace("[lanes.A.templates]\n", 'tool_choice = "none"\n[lanes.A.templates]\n')
+                + 'math = "{question} ####"\n')["A"]  # fmt: skip
+    record = public_settings(lane)
+    assert "templates" not in record and "room_settings" not in record
+    assert record["math_template"] == "{question} ####" and record["tool_choice"] == "none"
+    assert record["prompt_template"].endswith("FINAL: <letter>.")  # the default in force is recorded too
+    keys = list(record)
+    assert keys.index("api_key_env") < keys.index("prompt_template") < keys.index("system_prompt")
+    assert keys[keys.index("reasoning") + 1] == "tool_choice"
+    back = lane_from_mapping("A", {k: v for k, v in json.loads(json.dumps(record)).items() if k != "name"}, "m.json")
+    assert public_settings(back) == record and back.room_settings == {"tool_choice": "none"}
+    assert with_flags(lane, {"concurrency": 2}).room_settings == {"tool_choice": "none"}

@@ -155,6 +155,25 @@ def test_resume_refuses_a_changed_math_template_and_takes_a_manifest_from_before
     assert main([*args, "--resume"]) in (0, 1)
 
 
+def test_a_template_moved_to_the_table_resumes_the_run_it_made(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The manifest records a template by its type whichever way the lane wrote it (issue 31): a run made with
+    `math_template` resumes with the same template in `[lanes.L.templates]`, and a changed one is still refused."""
+    lanes, out = tmp_path / "lanes.toml", tmp_path / "run"
+    head = f'[lanes.L]\nbase_url = "{sim.base_url}"\nmodel = "sim-baseline"\nsuite = "demo-math"\n'
+    args = ["run", "--config", str(lanes), "--lane", "L", "--out", str(out)]
+    lanes.write_text(head + 'math_template = "{question} Box it."\n', encoding="utf-8")
+    assert main(args) in (0, 1)
+    assert "math_template is read as before, but templates are one table now" in capsys.readouterr().out
+    lanes.write_text(head + '[lanes.L.templates]\nmath = "{question} Box it."\n', encoding="utf-8")
+    assert main([*args, "--resume"]) in (0, 1)
+    assert "templates are one table now" not in capsys.readouterr().out
+    lanes.write_text(head + '[lanes.L.templates]\nmath = "{question} Box it!"\n', encoding="utf-8")
+    assert main([*args, "--resume"]) == 2
+    assert "lane settings differ from the interrupted run (math_template)" in capsys.readouterr().err
+
+
 def test_resume_repairs_a_torn_last_line(sim: SimServer, tmp_path: Path) -> None:
     out = tmp_path / "run"
     run_lane(lane(sim.base_url), out, progress=quiet)

@@ -362,7 +362,7 @@ def run(
     if config is not None:
         if lane_name is None:
             raise click.UsageError("--config needs --lane NAME")
-        lane: Lane = pick_lane(config, lane_name)
+        lane: Lane = pick_lane(config, lane_name, announce=print_notice)
         if given:
             lane = with_flags(lane, given)
     else:
@@ -482,7 +482,7 @@ def matrix(
     from ocllm.run.shards import check_shards, parse_shard
 
     shard = parse_shard(shard_text) if shard_text is not None else None
-    lanes = load_lanes(config)
+    lanes = load_lanes(config, announce=print_notice)
     if samples_per_task is not None:
         lanes = {name: with_flags(lane, {"samples_per_task": samples_per_task}) for name, lane in lanes.items()}
     unknown = [name for name in only if name not in lanes]

@@ -94,6 +94,7 @@ _LANE: tuple[tuple[str, str, Callable[[object], str]], ...] = (
     ("reasoning switch", "reasoning_switch", _text),
     ("stream", "stream", _text),
     *((setting.replace("_", " "), setting, _text) for setting in TEMPLATE_SETTINGS),
+    ("templates", "templates", _text),  # the templates of types that came after the table (none of the first six)
     ("system prompt", "system_prompt", _text),
     ("extra body", "extra_body", _text),
     ("fields never sent", "omit_fields", _text),

@@ -35,7 +35,7 @@ from ocllm.files.atomic import (
 )
 from ocllm.files.temporaries import remove_stale_temporaries
 from ocllm.models import RunManifest, Sample, ShardRecord, SuiteRecord
-from ocllm.run.lanes import Lane, public_settings
+from ocllm.run.lanes import ROOM_SETTINGS, Lane, public_settings
 from ocllm.run.servers import SERVER_LOG
 from ocllm.scoring import SCORER_VERSION
 from ocllm.scoring.task_types import TEMPLATE_SETTINGS
@@ -44,11 +44,12 @@ from ocllm.suites import Suite
 RUN_FORMAT = "ocllm-run/1"
 # Lane settings that change what the model is asked; a resumed run must not mix two of them.
 OUTPUT_SETTINGS = (
-    "model", *TEMPLATE_SETTINGS, "system_prompt", "temperature", "top_p",
-    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields", "tool_choice",
+    "model", *TEMPLATE_SETTINGS, "templates", "system_prompt", "temperature", "top_p",
+    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields", *ROOM_SETTINGS,
 )  # fmt: skip
 
-_DEFAULTS = {f.name: f.default for f in msgspec.structs.fields(Lane) if f.default is not msgspec.NODEFAULT}
+# What a lane that sets nothing records: a setting a manifest predates was its default then.
+_DEFAULTS = public_settings(Lane(name="defaults", base_url="", model=""))
 
 
 class RunDirectory:

@@ -2,7 +2,9 @@
 
 A lanes file has an optional `[defaults]` table and one `[lanes.NAME]` table per lane; a lane's
 settings override the defaults. The API key itself is never in a lane: only the name of the
-environment variable that holds it.
+environment variable that holds it. A lane's per-type settings are its rooms': a prompt template per task type
+in one `templates` table keyed by the type's name, and any setting a room declares of its own (tool_call's
+`tool_choice`), checked by that room.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,8 +23,8 @@ from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Policy
 from ocllm.run.bounds import SEED_MAX, out_of_range
 from ocllm.run.servers import ServerSettings, settings_problems
-from ocllm.scoring import instructions, json_answer, mcq, substrings, task_types, tool_call
-from ocllm.scoring import math as math_type
+from ocllm.scoring import task_types
+from ocllm.scoring.task_type import PromptSettings
 
 _LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
 # The lane's numeric settings; their ranges are in bounds.py.
@@ -39,13 +42,9 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model: str
     suite: str = "demo"
     api_key_env: str | None = None  # the NAME of the variable holding the key; the key is never stored
-    # Each task type's prompt template (its room's default): `task_types.of(type).template_setting` names it.
-    prompt_template: str = mcq.TASK_TYPE.default_template
-    substring_template: str = substrings.TASK_TYPE.default_template
-    math_template: str = math_type.TASK_TYPE.default_template
-    instructions_template: str = instructions.TASK_TYPE.default_template
-    json_template: str = json_answer.TASK_TYPE.default_template
-    tool_template: str = tool_call.TASK_TYPE.default_template
+    # A prompt template per task type, by the type's name (`[lanes.X.templates] math = "..."`); a type the lane
+    # does not name is asked with its room's default (`template_for`).
+    templates: dict[str, str] = msgspec.field(default_factory=dict)
     system_prompt: str | None = None
     temperature: float | None = 0.0
     top_p: float | None = None
@@ -55,9 +54,9 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # so a sampled run repeats. avg@k, pass@k and maj@k are taken over the k samples.
     samples_per_task: int = 1
     reasoning: Literal["off", "native"] = "off"
-    # Sent with a task that gives tools (tool_call tasks): "auto" lets the model choose, "required" makes it call
-    # one, "none" forbids calls (OpenAI's values; vLLM needs --enable-auto-tool-choice for "auto").
-    tool_choice: Literal["auto", "required", "none"] = "auto"
+    # The settings rooms declare of their own (tool_call's `tool_choice`), by key, as the lane sets them; written at
+    # the lane's top level, never as this table (lane_from_mapping). A key not here is its room's default.
+    room_settings: dict[str, Any] = msgspec.field(default_factory=dict)
     # How `reasoning` reaches the server: as chat_template_kwargs.enable_thinking (vLLM, SGLang, llama.cpp
     # read it), or not at all, for servers that reject unknown fields (then use a system prompt or extra_body).
     reasoning_switch: Literal["chat_template_kwargs", "none"] = "chat_template_kwargs"
@@ -85,6 +84,17 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         urls = [self.base_url] if isinstance(self.base_url, str) else self.base_url
         return [url.rstrip("/") for url in urls]
 
+    def template_for(self, task_type: task_types.TaskType) -> str:
+        """The lane's template for a type: its own, else the room's default."""
+        return self.templates.get(task_type.name, task_type.default_template)
+
+    def prompt_settings(self, task_type: task_types.TaskType) -> PromptSettings:
+        return PromptSettings(template=self.template_for(task_type), system_prompt=self.system_prompt)
+
+    def settings_for(self, task_type: task_types.TaskType) -> dict[str, Any]:
+        """The values of the settings a room declares of its own, the room's defaults for those the lane leaves."""
+        return {key: self.room_settings.get(key, setting.default) for key, setting in task_type.lane_settings.items()}
+
     def policy(self) -> Policy:
         return Policy(
             conflict_policy=self.conflict_policy,
@@ -93,9 +103,77 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         )
 
 
+def room_settings(types: Iterable[task_types.TaskType]) -> dict[str, task_types.TaskType]:
+    """The keys rooms declare as lane settings of their own, each with its room. No two rooms may declare one key,
+    and no room a key the lane has already (its own settings, a template's key of before): a clash is a mistake in
+    the code, raised when this module is imported, so that a room registered with one fails every test."""
+    taken = set(Lane.__struct_fields__) | {t.template_key_before for t in task_types.TASK_TYPES.values()}
+    found: dict[str, task_types.TaskType] = {}
+    for task_type in types:
+        for key in task_type.lane_settings:
+            if key in found or key in taken:
+                raise AssertionError(f"task type {task_type.name!r} declares lane setting {key!r}, which is taken")
+            found[key] = task_type
+    return found
+
+
+ROOM_SETTINGS = room_settings(task_types.TASK_TYPES.values())
+# The keys each type's template had before the `templates` table ("math_template" -> math): still read.
+KEYS_BEFORE = {t.template_key_before: t for t in task_types.TASK_TYPES.values() if t.template_key_before}
+
+
+def templates_of(settings: dict[str, Any], where: str, who: str) -> tuple[dict[str, str], list[str]]:
+    """Take a lane's templates out of its settings (a lanes file's table, or a manifest's record): the `templates`
+    table and the keys written before it, by type name, each checked to name a registered type. Also returns the
+    keys of before that were used, for the note that asks to move them. `who`: "lane 'A'", or "[defaults]"."""
+    table = settings.pop("templates", {})
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: {who}: templates must be a table of task type = template")
+    templates: dict[str, str] = {}
+    for type_name, template in table.items():
+        if type_name not in task_types.TASK_TYPES:
+            raise InputError(
+                f"{where}: {who}: templates.{type_name}: no task type {type_name!r} (the types: "
+                f"{', '.join(task_types.TASK_TYPES)})"
+            )
+        templates[type_name] = template
+    used = []
+    for key, task_type in KEYS_BEFORE.items():
+        if key not in settings:
+            continue
+        used.append(key)
+        template = settings.pop(key)
+        if task_type.name in table:
+            raise InputError(
+                f"{where}: {who}: sets both {key} and templates.{task_type.name}; keep templates.{task_type.name}"
+            )
+        templates[task_type.name] = template
+    for type_name, template in templates.items():
+        if not isinstance(template, str):
+            raise InputError(f"{where}: {who}: {_spelled(type_name, used)} must be a string")
+    return templates, used
+
+
+def _spelled(type_name: str, used: list[str]) -> str:
+    """How the lane wrote a type's template: the key of before if it used one, else `templates.<type>`."""
+    before = task_types.of(type_name).template_key_before
+    return before if before in used else f"templates.{type_name}"
+
+
 def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
+    settings = dict(settings)
+    if "room_settings" in settings:  # the lane's holder of its rooms' settings, never written as such
+        raise InputError(f"{where}: lane {name!r}: unknown setting room_settings")
+    templates, used = templates_of(settings, where, f"lane {name!r}")
+    own: dict[str, Any] = {}  # the rooms' own settings the lane sets, each checked by its room
+    for key, task_type in ROOM_SETTINGS.items():
+        if key in settings:
+            value = settings.pop(key)
+            if (problem := task_type.lane_settings[key].problem(value)) is not None:
+                raise InputError(f"{where}: lane {name!r}: {key} {problem}")
+            own[key] = value
     try:
-        lane = msgspec.convert({"name": name, **settings}, Lane)
+        lane = msgspec.convert({"name": name, **settings, "templates": templates, "room_settings": own}, Lane)
     except msgspec.ValidationError as exc:
         raise InputError(f"{where}: lane {name!r}: {exc}") from None
     # One validation for a lanes file and for flags alike: a value a server would take, or refuse, or
@@ -104,8 +182,8 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
         raise InputError(f"{where}: lane {name!r}: {problem}")
     if not _LANE_NAME.fullmatch(name):
         raise InputError(f"{where}: lane name {name!r}: use letters, digits, '_', '-' and '.' (it names a folder)")
-    for task_type in task_types.TASK_TYPES.values():
-        _check_template(where, name, task_type, getattr(lane, task_type.template_setting))
+    for type_name in templates:
+        _check_template(where, name, task_types.of(type_name), templates[type_name], _spelled(type_name, used))
     return lane
 
 
@@ -143,9 +221,9 @@ def _non_finite(value: Any, where: str) -> list[tuple[str, float]]:
     return []
 
 
-def _check_template(where: str, name: str, task_type: task_types.TaskType, template: str) -> None:
-    """Fill the template once now, so that a bad one is refused before any request is sent."""
-    field = task_type.template_setting
+def _check_template(where: str, name: str, task_type: task_types.TaskType, template: str, field: str) -> None:
+    """Fill the template once now, so that a bad one is refused before any request is sent. `field`: how the lane
+    wrote it (`templates.math`, or `math_template`), for the one line that refuses it."""
     for placeholder in task_type.required_placeholders:
         if "{" + placeholder + "}" not in template:
             raise InputError(f"{where}: lane {name!r}: {field} lacks {{{placeholder}}}")
@@ -160,8 +238,9 @@ def _check_template(where: str, name: str, task_type: task_types.TaskType, templ
         ) from None
 
 
-def load_lanes(path: Path) -> dict[str, Lane]:
-    """Every lane of a lanes file, in file order."""
+def load_lanes(path: Path, announce: Callable[[str], None] | None = None) -> dict[str, Lane]:
+    """Every lane of a lanes file, in file order. `announce` is told, in one line, of templates written under the
+    keys of before (`math_template`), which are read as they were."""
     try:
         data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as exc:
@@ -178,10 +257,13 @@ def load_lanes(path: Path) -> dict[str, Lane]:
     if unknown:
         raise InputError(f"{path}: unknown top-level table(s): {', '.join(sorted(unknown))}")
     result = {}
+    _, moved = templates_of(dict(defaults), str(path), "[defaults]")  # checked alone, so a mistake names [defaults]
     for name, settings in lanes.items():
         if not isinstance(settings, dict):
             raise InputError(f"{path}: lanes.{name} must be a table")
-        merged = {**defaults, **settings}
+        _, used = templates_of(dict(settings), str(path), f"lane {name!r}")
+        moved += [key for key in used if key not in moved]
+        merged = _merged_templates(defaults, settings)
         if merged.get("server") is False:
             del merged["server"]  # `server = false`: this lane uses whatever runs, whatever [defaults] starts
         for table in (defaults, settings):
@@ -191,11 +273,44 @@ def load_lanes(path: Path) -> dict[str, Lane]:
         if extra:
             merged["extra_body"] = extra
         result[name] = lane_from_mapping(name, merged, str(path))
+    if moved and announce is not None:
+        announce(_move_note(path, moved))
     return result
 
 
-def pick_lane(path: Path, name: str) -> Lane:
-    lanes = load_lanes(path)
+def _merged_templates(defaults: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """A lane's settings over [defaults], with the templates merged type by type: a lane's template of a type (in
+    its `templates` table, or under the type's key of before) replaces the defaults' one of that type, however that
+    was written, and leaves the defaults' others. Each stays written as it was, so that a refusal names it so."""
+    merged = {**defaults, **settings}
+    table = {**_table(defaults), **_table(settings)}
+    for key, task_type in KEYS_BEFORE.items():
+        if key in settings:
+            table.pop(task_type.name, None)
+        elif task_type.name in _table(settings):
+            merged.pop(key, None)
+    if "templates" in merged:
+        merged["templates"] = table
+    return merged
+
+
+def _table(settings: dict[str, Any]) -> dict[str, Any]:
+    table = settings.get("templates", {})
+    return table if isinstance(table, dict) else {}
+
+
+def _move_note(path: Path, keys: list[str]) -> str:
+    """One line: the keys of before are still read, and how templates are written now."""
+    now = " and ".join(f'{KEYS_BEFORE[key].name} = "..."' for key in keys)
+    verb = "is" if len(keys) == 1 else "are"
+    return (
+        f"{path}: {' and '.join(keys)} {verb} read as before, but templates are one table now: write "
+        f"[lanes.NAME.templates] (or [defaults.templates]) with {now}"
+    )
+
+
+def pick_lane(path: Path, name: str, announce: Callable[[str], None] | None = None) -> Lane:
+    lanes = load_lanes(path, announce)
     if name not in lanes:
         raise InputError(f"{path}: no lane named {name!r} (lanes: {', '.join(lanes)})")
     return lanes[name]
@@ -203,8 +318,29 @@ def pick_lane(path: Path, name: str) -> Lane:
 
 def public_settings(lane: Lane) -> dict[str, Any]:
     """The lane as recorded in a manifest: every setting, and never a secret (a managed server's env is
-    recorded by its names only: its values may be tokens)."""
-    settings = msgspec.to_builtins(lane)
+    recorded by its names only: its values may be tokens).
+
+    The record keeps the layout it had before templates were one table, so that every reader of manifests (a
+    resume's check, reports' settings tables, the advice on tool calls, a merge of shards) reads it as it did:
+    each type's template in force (the room's default included) under its key of before (`prompt_template`, ...),
+    in place of `templates`; a type without such a key under `templates.<type>`; and each room's own setting at
+    the top level where the lane writes it (`tool_choice`, after `reasoning`). `lane_from_mapping` reads it back."""
+    settings: dict[str, Any] = {}
+    for key, value in msgspec.to_builtins(lane).items():
+        if key == "templates":
+            later: dict[str, str] = {}
+            for task_type in task_types.TASK_TYPES.values():
+                if task_type.template_key_before is not None:
+                    settings[task_type.template_key_before] = lane.template_for(task_type)
+                else:
+                    later[task_type.name] = lane.template_for(task_type)
+            if later:
+                settings["templates"] = later
+        elif key == "room_settings":
+            for task_type in task_types.TASK_TYPES.values():
+                settings.update(lane.settings_for(task_type))
+        else:
+            settings[key] = value
     if settings.get("server") is not None:
         settings["server"]["env"] = sorted(settings["server"]["env"])
     return settings
@@ -214,4 +350,5 @@ def with_flags(lane: Lane, flags: dict[str, Any]) -> Lane:
     """The lane with the settings given on the command line replacing its own, checked as a lane is."""
     settings = msgspec.to_builtins(lane)
     settings.pop("name", None)
+    settings.update(settings.pop("room_settings"))  # written at the top level, as a lanes file writes them
     return lane_from_mapping(lane.name, {**settings, **flags}, "command line")

@@ -7,22 +7,20 @@ from typing import Any
 from ocllm.models import Task
 from ocllm.run.lanes import Lane
 from ocllm.scoring import task_types
+from ocllm.scoring.task_type import Message
 
 
-def user_prompt(task: Task, lane: Lane) -> str:
-    """The task through the lane's template for its type (the type's default unless the lane sets one)."""
+def messages(task: Task, lane: Lane) -> list[Message]:
+    """The chat messages of the task's request: its room's prompt, given the lane's template for the type (the
+    room's default unless the lane sets one) and the lane's system prompt."""
     task_type = task_types.of(task.type)
-    return task_type.prompt(task, getattr(lane, task_type.template_setting))
+    return task_type.prompt(task, lane.prompt_settings(task_type))
 
 
 def request_body(task: Task, lane: Lane, sample: int = 0) -> dict[str, Any]:
     """The request for sample `sample` of `task`: the same body for every sample, but for the seed, which is the
     lane's seed + sample (so that k sampled answers differ, and the same k answers come again in a rerun)."""
-    messages = []
-    if lane.system_prompt:
-        messages.append({"role": "system", "content": lane.system_prompt})
-    messages.append({"role": "user", "content": user_prompt(task, lane)})
-    body: dict[str, Any] = {"model": lane.model, "messages": messages}
+    body: dict[str, Any] = {"model": lane.model, "messages": messages(task, lane)}
     for key in ("temperature", "top_p", "max_tokens", "seed"):
         value = getattr(lane, key)
         if value is not None:
@@ -31,10 +29,8 @@ def request_body(task: Task, lane: Lane, sample: int = 0) -> dict[str, Any]:
     # Qwen3, Nemotron and DeepSeek templates read. Servers that do not know it ignore it.
     if lane.reasoning_switch == "chat_template_kwargs":
         body["chat_template_kwargs"] = {"enable_thinking": lane.reasoning == "native"}
-    own = task_types.of(task.type).request_fields(task)
-    body.update(own)
-    if "tools" in own:
-        body["tool_choice"] = lane.tool_choice  # how freely the model may call them (the lane's; "auto" by default)
+    task_type = task_types.of(task.type)
+    body.update(task_type.request_fields(task, lane.settings_for(task_type)))  # tool_call: tools, tool_choice
     for key, value in lane.extra_body.items():
         if isinstance(value, dict) and isinstance(body.get(key), dict):
             body[key] = {**body[key], **value}

@@ -1,7 +1,8 @@
 """What a task type is to the rest of the system: one room (docs/architecture.md, "Task types").
 
 A type owns its task fields and their checks (a suite line, a saved record of the old harness's format), its
-default prompt, `decide`, the figures it adds to a summary and the words reports draw its evidence with. Suites,
+prompt as chat messages and its default template, any lane settings of its own and what its request sends besides
+the messages, `decide`, the figures it adds to a summary and the words reports draw its evidence with. Suites,
 prompting, the runner, rescoring, metrics and reports ask the type (`ocllm.scoring.task_types.of`) and never
 branch on its name; adding a type is writing its room and registering it in task_types.py.
 """
@@ -9,8 +10,8 @@ branch on its name; adding a type is writing its room and registering it in task
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict
 
 from ocllm.models import Decision, Policy, Sample, Task
 
@@ -78,7 +79,46 @@ def _no_tables(_details: Mapping[str, Any]) -> list[DetailTable]:
     return []
 
 
-def _no_request_fields(_task: Task) -> dict[str, Any]:
+class Message(TypedDict):
+    """One chat message in OpenAI's shape, sent as it stands in the request's `messages`. A room that asks in
+    several turns (few-shot examples as assistant turns, a tool's result) writes them as such; `tool_calls` and
+    `tool_call_id` are for a room that replays earlier calls and their results."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    tool_calls: NotRequired[list[dict[str, Any]]]
+    tool_call_id: NotRequired[str]
+
+
+@dataclass(frozen=True)
+class PromptSettings:
+    """What a lane says of a type's prompt: its template for the type (the room's default unless the lane sets one)
+    and the lane's system prompt (None: no system message)."""
+
+    template: str
+    system_prompt: str | None = None
+
+
+def chat(settings: PromptSettings, user: str) -> list[Message]:
+    """The usual prompt: the lane's system prompt, if it has one, then one user message. The messages every room
+    sent before prompts were messages, so its requests stay the same bytes."""
+    messages: list[Message] = []
+    if settings.system_prompt:
+        messages.append({"role": "system", "content": settings.system_prompt})
+    messages.append({"role": "user", "content": user})
+    return messages
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaneSetting:
+    """A lane setting a room declares of its own (tool_call's `tool_choice`): written at the lane's top level (or in
+    [defaults]) under its name, checked by the room, and handed to the room's `request_fields`."""
+
+    default: Any
+    problem: Callable[[object], str | None]  # what is wrong with a value, in words ("must be one of ..."), or None
+
+
+def _no_request_fields(_task: Task, _settings: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
 
@@ -96,13 +136,24 @@ class TaskType:
     saved_task_fields: Callable[[str, dict[str, Any]], dict[str, Any]]
     # The task's fields in its output record, between `subset` and `prompt` (what a later rescore reads back).
     record_fields: Callable[[Task], dict[str, Any]]
-    template_setting: str  # the lane setting that holds its prompt template
+    # Its prompt template: a lane's `templates.<name>` replaces the default (run/lanes.py checks it).
     default_template: str
     template_placeholders: tuple[str, ...]  # what its template may use; the first ones listed must appear
     required_placeholders: tuple[str, ...]
-    prompt: Callable[[Task, str], str]  # the user message: the task through the lane's template
-    # What its request carries besides the messages (a tool_call task's `tools`); the lane's extra_body still wins.
-    request_fields: Callable[[Task], dict[str, Any]] = _no_request_fields
+    # The chat messages of a task's request: the task through the lane's template, with the lane's system prompt
+    # (`chat` for a system prompt and one user message; a room may add few-shot turns or a system message of its
+    # own). The last user message is the prompt a scorer reads a format instruction from (`Sample.sent_prompt`).
+    prompt: Callable[[Task, PromptSettings], list[Message]]
+    # The lane key lanes files (and every manifest's lane record) wrote its template under before templates were one
+    # table ("prompt_template", "math_template", ...): still read, and still the key the record keeps it under, so
+    # that manifests read as they did. None for a type that came later: its template is recorded under `templates`.
+    template_key_before: str | None = None
+    # Lane settings of its own (tool_call: `tool_choice`), by their key: no two rooms declare one key, and none is a
+    # key of the lane's own (run/lanes.py checks both when it is imported).
+    lane_settings: Mapping[str, LaneSetting] = field(default_factory=dict)
+    # What its request carries besides the messages (a tool_call task's `tools` and `tool_choice`), from the task and
+    # the values of its own lane settings; the lane's extra_body still wins.
+    request_fields: Callable[[Task, Mapping[str, Any]], dict[str, Any]] = _no_request_fields
     # Reports: the gold and the answer as words, and any evidence of the type's own as (label, text) lines.
     expected_text: Callable[[Record], str] = _gold_as_written
     extracted_text: Callable[[Record], str] = _answer_as_stated

@@ -16,8 +16,9 @@ TASK_TYPES: dict[str, TaskType] = {
               tool_call.TASK_TYPE)
 }
 NAMES = tuple(TASK_TYPES)
-# The lane settings holding each type's prompt template ("prompt_template", "math_template", ...).
-TEMPLATE_SETTINGS = tuple(t.template_setting for t in TASK_TYPES.values())
+# The keys a lane's record (a manifest's `lane`) keeps each type's template under, as lanes files wrote them before
+# templates were one table ("prompt_template", "math_template", ...); a type without one is under `templates`.
+TEMPLATE_SETTINGS = tuple(t.template_key_before for t in TASK_TYPES.values() if t.template_key_before is not None)
 
 
 def of(name: str) -> TaskType:

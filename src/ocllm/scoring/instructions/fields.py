@@ -7,6 +7,7 @@ from typing import Any
 from ocllm.errors import InputError
 from ocllm.models import Task
 from ocllm.scoring.instructions.checks import CHECKS, checked_kwargs
+from ocllm.scoring.task_type import Message, PromptSettings, chat
 
 DEFAULT_TEMPLATE = "{question}"  # IFEval's prompts state their instructions themselves
 PLACEHOLDERS = ("question",)
@@ -71,5 +72,10 @@ def record_fields(task: Task) -> dict[str, Any]:
     return {"instructions": task.instructions}
 
 
-def prompt(task: Task, template: str) -> str:
+def user_text(task: Task, template: str) -> str:
+    """The user message: the task through the lane's template."""
     return template.format(question=task.question)
+
+
+def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+    return chat(settings, user_text(task, settings.template))

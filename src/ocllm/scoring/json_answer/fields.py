@@ -8,6 +8,7 @@ from typing import Any
 from ocllm.errors import InputError
 from ocllm.models import Task
 from ocllm.scoring.json_answer.schema import schema_problem
+from ocllm.scoring.task_type import Message, PromptSettings, chat
 
 # The task's question states what JSON to write; a lane may show the schema too with {schema}.
 DEFAULT_TEMPLATE = "{question}"
@@ -37,6 +38,11 @@ def record_fields(task: Task) -> dict[str, Any]:
     return {"schema": task.schema}
 
 
-def prompt(task: Task, template: str) -> str:
+def user_text(task: Task, template: str) -> str:
+    """The user message: the task through the lane's template."""
     shown = "" if task.schema is None else json.dumps(task.schema, ensure_ascii=False)
     return template.format(question=task.question, schema=shown)
+
+
+def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+    return chat(settings, user_text(task, settings.template))

@@ -19,11 +19,11 @@ TASK_TYPE = TaskType(
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,
     record_fields=fields.record_fields,
-    template_setting="math_template",
     default_template=prompt.DEFAULT_TEMPLATE,
     template_placeholders=prompt.PLACEHOLDERS,
     required_placeholders=("question",),
     prompt=prompt.prompt,
+    template_key_before="math_template",
     evidence_lines=render.evidence_lines,
     new_tally=MathTally,
 )

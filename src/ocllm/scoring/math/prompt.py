@@ -1,8 +1,9 @@
-"""A math task's prompt: the question, and where to put the answer (a lane's `math_template` replaces it)."""
+"""A math task's prompt: the question, and where to put the answer (a lane's `templates.math` replaces it)."""
 
 from __future__ import annotations
 
 from ocllm.models import Task
+from ocllm.scoring.task_type import Message, PromptSettings, chat
 
 # The instruction lm-eval's minerva_math, lighteval and NeMo-Skills give reasoning models: a box is the
 # strongest statement the scorer reads (docs/scoring.md, rule M2).
@@ -10,5 +11,10 @@ DEFAULT_TEMPLATE = "{question}\n\nPut your final answer within \\boxed{{}}."
 PLACEHOLDERS = ("question",)
 
 
-def prompt(task: Task, template: str) -> str:
+def user_text(task: Task, template: str) -> str:
+    """The user message: the task through the lane's template."""
     return template.format(question=task.question)
+
+
+def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+    return chat(settings, user_text(task, settings.template))

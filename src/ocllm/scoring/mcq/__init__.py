@@ -14,10 +14,10 @@ TASK_TYPE = TaskType(
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,
     record_fields=fields.record_fields,
-    template_setting="prompt_template",
     default_template=prompt.DEFAULT_TEMPLATE,
     template_placeholders=prompt.PLACEHOLDERS,
     required_placeholders=("question", "options"),
     prompt=prompt.prompt,
+    template_key_before="prompt_template",
     option_count=fields.option_count,
 )

@@ -6,6 +6,7 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.models import Task
+from ocllm.scoring.task_type import Message, PromptSettings, chat
 
 DEFAULT_TEMPLATE = "{question}"
 PLACEHOLDERS = ("question",)
@@ -47,5 +48,10 @@ def record_fields(task: Task) -> dict[str, Any]:
     }
 
 
-def prompt(task: Task, template: str) -> str:
+def user_text(task: Task, template: str) -> str:
+    """The user message: the task through the lane's template."""
     return template.format(question=task.question)
+
+
+def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+    return chat(settings, user_text(task, settings.template))

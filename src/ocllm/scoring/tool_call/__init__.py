@@ -5,7 +5,7 @@ AST checker's rules); only calls in the structured `tool_calls` field count, and
 from __future__ import annotations
 
 from ocllm.scoring.task_type import TaskType
-from ocllm.scoring.tool_call import fields, render
+from ocllm.scoring.tool_call import fields, render, request
 from ocllm.scoring.tool_call.decide import decide_tool_call, gold
 from ocllm.scoring.tool_call.decision import ToolCallDecision
 from ocllm.scoring.tool_call.tally import ToolCallTally
@@ -19,12 +19,13 @@ TASK_TYPE = TaskType(
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,
     record_fields=fields.record_fields,
-    template_setting="tool_template",
     default_template=fields.DEFAULT_TEMPLATE,
     template_placeholders=fields.PLACEHOLDERS,
     required_placeholders=("question",),
     prompt=fields.prompt,
-    request_fields=lambda task: {"tools": task.tools},
+    template_key_before="tool_template",
+    lane_settings=request.LANE_SETTINGS,
+    request_fields=request.request_fields,
     expected_text=render.expected_text,
     extracted_text=render.extracted_text,
     evidence_lines=render.evidence_lines,

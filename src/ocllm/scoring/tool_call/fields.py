@@ -14,6 +14,7 @@ from ocllm.errors import InputError
 from ocllm.models import Task
 from ocllm.scoring.json_answer.schema import schema_problem
 from ocllm.scoring.json_answer.schema_bounds import size_problem
+from ocllm.scoring.task_type import Message, PromptSettings, chat
 
 DEFAULT_TEMPLATE = "{question}"  # the tools travel in the request's `tools`; a lane may show them too with {tools}
 PLACEHOLDERS = ("question", "tools")
@@ -104,5 +105,10 @@ def record_fields(task: Task) -> dict[str, Any]:
     return {"tools": task.tools, "expected_calls": task.expected_calls}
 
 
-def prompt(task: Task, template: str) -> str:
+def user_text(task: Task, template: str) -> str:
+    """The user message: the task through the lane's template."""
     return template.format(question=task.question, tools=json.dumps(task.tools or [], ensure_ascii=False))
+
+
+def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+    return chat(settings, user_text(task, settings.template))
