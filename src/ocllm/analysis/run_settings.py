@@ -114,7 +114,8 @@ def _unused_templates(types: Collection[str] | None) -> set[str]:
     noise on its pages (issue 30, item 6). None: the types are not known, and every template is shown."""
     if types is None:
         return set()
-    return {t.template_setting for name, t in TASK_TYPES.items() if name not in types}
+    # A run's record keeps each template under its key before the templates table (run/lanes.py, KEYS_BEFORE).
+    return {t.template_key_before for name, t in TASK_TYPES.items() if name not in types and t.template_key_before}
 
 
 def settings_of(
