@@ -1,0 +1,80 @@
+"""Issue 29, a second probe of hostile answers (model outputs), whose checks run in the decision workers: each
+answer ends with a recorded verdict within its check's CPU-time limit, never a traceback nor gigabytes. Real
+files in the old harness's format, the real `ocllm rescore`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ocllm.cli import main
+
+
+def rescore(tmp_path: Path, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """`ocllm rescore` of these records: each task's output record, by id."""
+    src = tmp_path / "old.json"
+    src.write_text(json.dumps({"run_id": "r", "lane": "A", "summary": {}, "tasks": records}))
+    out = tmp_path / "out.json"
+    assert main(["rescore", str(src), "-o", str(out)]) == 0
+    return {t["task_id"]: t for t in json.loads(out.read_text())["tasks"]}
+
+
+def json_record(task_id: str, schema: dict[str, Any], content: str) -> dict[str, Any]:
+    return {"task_id": task_id, "category": "c", "task_type": "json", "prompt": "Give JSON.", "schema": schema,
+            "raw_content": content, "raw_reasoning": None, "finish_reason": "stop"}  # fmt: skip
+
+
+# --- json: a schema without patterns costs without bound too ---------------------------------------------------
+
+
+def test_schema_checks_without_patterns_are_limited_by_cpu_time_too(tmp_path: Path) -> None:
+    # uniqueItems on objects (which do not sort) compares every pair: 8,000 objects are 32 million comparisons
+    # (about a minute of CPU; 100,000 are hours), run bare in the worker because the schema holds no pattern.
+    unique = {"type": "array", "uniqueItems": True}
+    done = rescore(tmp_path, [
+        json_record("unique", unique, json.dumps([{"a": i} for i in range(8_000)])),
+        json_record("fine", unique, json.dumps([{"a": 1}, {"a": 2}])),
+        json_record("twice", unique, json.dumps([{"a": 1}, {"a": 1}])),
+    ])  # fmt: skip
+    assert done["unique"]["rule"] == "schema_check_killed" and done["unique"]["correct"] is False
+    assert "reached its CPU-time limit of 2 s and was killed" in done["unique"]["reason"]
+    assert done["fine"]["rule"] == "valid" and done["fine"]["correct"] is True
+    assert done["twice"]["rule"] == "schema_violation" and done["twice"]["violations"][0]["keyword"] == "uniqueItems"
+
+
+def test_a_float_multiple_of_and_an_integer_past_a_float_s_range_is_a_verdict_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    # jsonschema divides the integer by the float before it guards against an overflow: OverflowError, which
+    # ended `ocllm rescore` with a traceback (and a run's decision with an error).
+    schema = {"type": "number", "multipleOf": 1e-300}
+    done = rescore(tmp_path, [json_record("big", schema, "9" * 4_000), json_record("small", schema, "1e300")])
+    big = done["big"]
+    assert big["rule"] == "schema_check_killed" and big["correct"] is False
+    assert "OverflowError" in big["reason"]
+    assert done["small"]["rule"] == "schema_violation"
+
+
+def test_violations_are_kept_as_they_come_twenty_by_place_the_rest_counted(tmp_path: Path) -> None:
+    # Kept as they come, not all held and sorted: 1,000 violations of which the first 20 by place are kept.
+    schema = {"type": "array", "items": {"type": "string"}}
+    done = rescore(tmp_path, [json_record("many", schema, json.dumps(list(range(1_000))))])
+    many = done["many"]
+    assert many["rule"] == "schema_violation" and many["violations_left_out"] == 980
+    assert [v["path"] for v in many["violations"][:3]] == ["$[0]", "$[1]", "$[2]"]
+    assert many["violations"][-1]["path"] == "$[19]"
+
+
+def test_a_value_nested_hundreds_deep_crosses_to_the_guarded_check(tmp_path: Path) -> None:
+    # The parsed value was pickled to the guarded child: 400 objects in arrays (800 levels) are past pickle's
+    # recursion limit, a traceback in the worker before any limit applied (a schema with a pattern, before every
+    # schema went there; a recursive one after).
+    schema = {"type": "object", "properties": {"a": {"pattern": "^x"}}}
+    tree = {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}}
+    done = rescore(tmp_path, [
+        json_record("deep", schema, '{"c": [' * 400 + "{}" + "]}" * 400),
+        json_record("tree", tree, '{"children": [' * 400 + "{}" + "]}" * 400),
+    ])  # fmt: skip
+    assert done["deep"]["rule"] == "valid" and done["deep"]["correct"] is True
+    assert done["tree"]["rule"] == "too_deep_to_validate" and done["tree"]["correct"] is False
