@@ -78,3 +78,59 @@ def test_a_value_nested_hundreds_deep_crosses_to_the_guarded_check(tmp_path: Pat
     ])  # fmt: skip
     assert done["deep"]["rule"] == "valid" and done["deep"]["correct"] is True
     assert done["tree"]["rule"] == "too_deep_to_validate" and done["tree"]["correct"] is False
+
+
+# --- instructions: every check reads the whole answer, up to eight times -----------------------------------------
+
+
+def instructions_record(task_id: str, instructions: list[dict[str, Any]], content: str) -> dict[str, Any]:
+    return {"task_id": task_id, "task_type": "instructions", "category": "ifeval", "prompt": "Write.",
+            "instructions": instructions, "raw_content": content, "finish_reason": "stop"}  # fmt: skip
+
+
+def test_the_checks_of_a_long_answer_are_limited_by_cpu_time_killed_and_counted_apart(tmp_path: Path) -> None:
+    # 20 instructions (the most a task holds) that read every letter of a 3 MB answer in each of IFEval's eight
+    # loose variants: about a minute of CPU in the worker, with no limit.
+    capitals = [{"id": "change_case:english_capital", "kwargs": {}}] * 20
+    no_comma = [{"id": "punctuation:no_comma", "kwargs": {}}, {"id": "change_case:english_lowercase", "kwargs": {}}]
+    src = tmp_path / "old.json"
+    src.write_text(json.dumps({"lane": "A", "tasks": [
+        instructions_record("huge", capitals, "shout " * 500_000),
+        instructions_record("long", no_comma, "a calm long answer " * 4_000),  # 76,000 characters, checked
+        instructions_record("short", no_comma, "a calm short answer"),
+    ]}))  # fmt: skip
+    out = tmp_path / "out.json"
+    assert main(["rescore", str(src), "-o", str(out)]) == 0
+    document = json.loads(out.read_text())
+    done = {t["task_id"]: t for t in document["tasks"]}
+    huge = done["huge"]
+    assert huge["rule"] == "check_killed" and huge["correct"] is False and huge["correct_loose"] is False
+    assert "reached its CPU-time limit of 10 s and were killed" in huge["reason"]
+    assert huge["verdicts"] == [] and huge["instructions_followed"] == [False] * 20
+    for task_id in ("long", "short"):
+        assert done[task_id]["rule"] == "all_followed" and done[task_id]["instructions_followed"] == [True, True]
+    assert "lowercase" in done["long"]["verdicts"][1]["measured"]
+    details = document["summary"]["by_type"]["instructions"]["details"]
+    assert details["instruction_checks_killed"] == 1 and details["instructions"] == 4
+    assert details["prompt_level_strict"] == round(2 / 3, 6)
+
+
+def test_an_answer_of_megabytes_in_lowercase_is_counted_not_listed(tmp_path: Path) -> None:
+    # english_capital listed every lowercase letter as (index, letter) to report their count and the first:
+    # 530 MB for a 5 MB answer. Checked here in a process limited to 400 MB of address space.
+    import subprocess
+    import sys
+
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (400 * 2**20, 400 * 2**20))\n"
+        "from ocllm.scoring.instructions.checks import CHECKS\n"
+        "for check in ('change_case:english_capital', 'change_case:english_lowercase'):\n"
+        "    text = ('a' if check.endswith('capital') else 'A') * 5_000_000\n"
+        "    print(CHECKS[check].run(text, {}).measured)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.splitlines() == [
+        "lowercase letters: 5000000, the first 'a' at 0; needed none",
+        "capital letters: 5000000, the first 'A' at 0; needed none",
+    ]
