@@ -134,3 +134,30 @@ def test_an_answer_of_megabytes_in_lowercase_is_counted_not_listed(tmp_path: Pat
         "lowercase letters: 5000000, the first 'a' at 0; needed none",
         "capital letters: 5000000, the first 'A' at 0; needed none",
     ]
+
+
+# --- reading a saved run: one long answer -----------------------------------------------------------------------
+
+
+def test_one_long_answer_is_read_in_pieces_that_grow(tmp_path: Path) -> None:
+    # ijson's C parser costs by the pieces a value spans times its length: an answer of 40 MB (hermes-format calls,
+    # full of escaped quotes) read in 64 KB pieces took over a minute of CPU, twice (the file is read in two
+    # passes). A CPU-time limit of 30 s on the whole rescore, which reads it in about 3 s.
+    import resource
+    import subprocess
+    import sys
+
+    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    record = json_record("long", {"type": "object"}, call * 550_000)
+    src = tmp_path / "old.json"
+    src.write_text(json.dumps({"lane": "A", "tasks": [record]}))
+    assert src.stat().st_size > 40_000_000
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (30, 30))
+
+    out = tmp_path / "out.json"
+    done = subprocess.run([sys.executable, "-m", "ocllm", "rescore", str(src), "-o", str(out)], capture_output=True,
+                          text=True, preexec_fn=limit, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    assert json.loads(out.read_text())["tasks"][0]["rule"] == "not_json"
