@@ -29,6 +29,13 @@ from ocllm.files.file_kind import LFS_POINTER, refuse_lfs_pointer
 # walks a value recursively (msgspec's encoder, the report templates) can.
 MAX_DEPTH = 512
 _PIECE = 64 * 1024  # bytes handed to the parser at a time (ijson's own default)
+# ijson's C parser costs by the pieces one value spans times that value's length: an answer of 15 MB (one JSON
+# string) took 11 s of CPU in 64 KB pieces, 50 MB took 20 s, and it grows with the square. So while the pieces hold
+# no quote that could end a string (every quote inside a string follows a backslash), the parse is inside one long
+# value, and the next piece is twice as large, up to _LARGEST_PIECE: a value of n bytes spans O(log n) pieces.
+# Any other piece resets the size, so an ordinary file is read in pieces of _PIECE (its memory stays that of one
+# record). Only the speed depends on this guess, never what is read.
+_LARGEST_PIECE = 16 * 1024 * 1024
 _OPENS = ("start_map", "start_array")
 _CLOSES = ("end_map", "end_array")
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that are no character's first
@@ -96,7 +103,7 @@ def json_events(path: Path) -> Iterator[tuple[str, Any]]:
     not UTF-8, empty, invalid JSON (with its line and column), nested deeper than MAX_DEPTH."""
     done = 0  # events handed out: a parse begun again by the Python parser passes over them
     for parser in (ijson, _PYTHON_PARSER):
-        with _source(path, watch=parser is ijson) as source:
+        with _source(path, watch=parser is ijson, grow=True) as source:
             depth = 0
             try:
                 for number, (event, value) in enumerate(parser.basic_parse(source, buf_size=_PIECE, use_float=True)):
@@ -122,7 +129,7 @@ def json_items(path: Path, prefix: str) -> Iterator[Any]:
     `json_events`. It does not count the depth: read a file `json_events` has been through first."""
     done = 0  # values handed out (as json_events)
     for parser in (ijson, _PYTHON_PARSER):
-        with _source(path, watch=parser is ijson) as source:
+        with _source(path, watch=parser is ijson, grow=True) as source:
             try:
                 for number, item in enumerate(parser.items(source, prefix, buf_size=_PIECE, use_float=True)):
                     if number >= done:
@@ -181,10 +188,12 @@ class _Source:
     is named as `read_text` names it, whichever ijson backend reads), and counted, so that a parse error
     can be placed afterwards."""
 
-    def __init__(self, path: Path, fh: BinaryIO, watch: bool = False) -> None:
+    def __init__(self, path: Path, fh: BinaryIO, watch: bool = False, grow: bool = False) -> None:
         self.path = path
         self._fh = fh
         self._watch = watch  # for a lone surrogate escape, which yajl cannot hand over (_LoneSurrogate)
+        self._grow = grow  # larger pieces inside one long value (_LARGEST_PIECE)
+        self._next = _PIECE
         self._tail = b""  # the last bytes of the piece before, an escape split between pieces seen whole
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self.offset = fh.tell()  # the file's bytes read so far (a byte-order mark counted)
@@ -192,6 +201,8 @@ class _Source:
         self.content = False  # anything but white space handed out yet
 
     def read(self, size: int = -1) -> bytes:
+        if self._grow and size > 0:
+            size = max(size, self._next)
         try:
             data = self._fh.read(size)
         except OSError as exc:
@@ -210,6 +221,9 @@ class _Source:
             self.content = True
         if self._watch:
             self._look_for_lone_escapes(data)
+        if self._grow:
+            inside = data and data.count(b'"') == data.count(b'\\"')  # every quote after a backslash, or none
+            self._next = min(2 * len(data), _LARGEST_PIECE) if inside else _PIECE
         return data
 
     def _look_for_lone_escapes(self, data: bytes) -> None:
@@ -244,7 +258,7 @@ class _LoneSurrogate(InputError):
 
 
 @contextlib.contextmanager
-def _source(path: Path, watch: bool = False) -> Iterator[_Source]:
+def _source(path: Path, watch: bool = False, grow: bool = False) -> Iterator[_Source]:
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
@@ -256,7 +270,7 @@ def _source(path: Path, watch: bool = False) -> Iterator[_Source]:
                 fh.seek(0)  # a byte-order mark, as some editors write, is no part of the text; all else is
         except OSError as exc:
             raise _unreadable(path, exc) from None
-        yield _Source(path, fh, watch)
+        yield _Source(path, fh, watch, grow)
 
 
 def _unreadable(path: Path, exc: OSError) -> InputError:

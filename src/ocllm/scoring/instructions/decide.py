@@ -1,5 +1,5 @@
 """Instructions tasks: each of IFEval's verifiable instructions checked against the visible answer, strictly and
-by IFEval's loose rule (docs/scoring.md, "Instructions tasks", rules I1-I5)."""
+by IFEval's loose rule (docs/scoring.md, "Instructions tasks", rules I1-I6)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from ocllm.models import Policy, Sample, Task
 from ocllm.scoring.instructions.checks import CHECKS, checked_kwargs
 from ocllm.scoring.instructions.checks.registry import Measured, present
 from ocllm.scoring.instructions.decision import InstructionsDecision, InstructionVerdict, LooseVariant
+from ocllm.scoring.instructions.guarded_checks import GUARDED_CHARS, verdicts_guarded
 from ocllm.scoring.regions import split_regions
 
 
@@ -46,7 +47,23 @@ def decide_instructions(task: Task, sample: Sample, policy: Policy) -> Instructi
             instructions_followed_loose=[False] * len(instructions),
             verdicts=verdicts,
         )
-    verdicts = [_verdict(item, visible) for item in instructions]
+    if len(visible) > GUARDED_CHARS:
+        # I6: a long answer is checked in the guarded child, under a CPU-time limit.
+        checked = verdicts_guarded(instructions, visible)
+        if checked.status != "done":
+            killed = checked.status == "limit"
+            said = f"{checked.detail} and were killed" if killed else f"could not run: {checked.detail}"
+            return InstructionsDecision(
+                **base, extraction_source="content", extraction_method="instructions", ambiguity="none",
+                correct=False, correct_loose=False, rule="check_killed",
+                reason=f"the instruction checks of this {len(visible):,}-character answer {said}: not decided, not "
+                       "credited" + ("; the answer was cut at max_tokens (finish_reason: length)" if truncated else ""),
+                instructions_followed=[False] * len(instructions),
+                instructions_followed_loose=[False] * len(instructions),
+            )  # fmt: skip
+        verdicts: list[InstructionVerdict] = checked.value
+    else:
+        verdicts = [verdict(item, visible) for item in instructions]
     strict = [v.followed for v in verdicts]
     loose = [v.followed_loose for v in verdicts]
     correct = all(strict)
@@ -87,7 +104,8 @@ def _kwargs(item: dict[str, Any]) -> dict[str, Any]:
     return present(check, kwargs) if check is not None else {k: v for k, v in kwargs.items() if v is not None}
 
 
-def _verdict(item: dict[str, Any], text: str) -> InstructionVerdict:
+def verdict(item: dict[str, Any], text: str) -> InstructionVerdict:
+    """One instruction checked on the answer's text, strictly and by the loose rule."""
     check = CHECKS[item["id"]]  # known: suites and readers refuse an unknown id (I5)
     kwargs = checked_kwargs(check, item.get("kwargs") or {})
     strict = check.run(text, kwargs)

@@ -9,7 +9,7 @@ import msgspec
 
 from ocllm.models import Decision
 
-InstructionsRule = Literal["all_followed", "not_all_followed", "empty_answer", "request_error"]
+InstructionsRule = Literal["all_followed", "not_all_followed", "empty_answer", "check_killed", "request_error"]
 InstructionsAmbiguity = Literal["none", "empty_answer"]
 # IFEval's loose variants of an answer, in the order they are tried: the answer as it stands, without its first
 # line, without its last line, without both; each also with every `*` removed.

@@ -23,6 +23,8 @@ def detail_words(details: Mapping[str, Any]) -> str:
     )
     if details.get("empty_answers"):
         said += f"; {details['empty_answers']} empty answer(s), which follow nothing"
+    if details.get("instruction_checks_killed"):
+        said += f"; {details['instruction_checks_killed']} answer(s) whose checks were killed at their CPU-time limit"
     return said
 
 
@@ -51,6 +53,8 @@ def extracted_text(record: Record) -> str:
     loose = record.get("instructions_followed_loose") or []
     if record.get("ambiguity") == "empty_answer":
         return "empty answer"
+    if record.get("rule") == "check_killed":
+        return "not checked: the checks reached their CPU-time limit"
     if not strict:
         return "—"
     return f"{sum(map(bool, strict))} of {len(strict)} followed (loose: {sum(map(bool, loose))})"
@@ -72,6 +76,8 @@ def evidence_lines(record: Record) -> list[tuple[str, str]]:
         kwargs = verdict.get("kwargs") or {}
         args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
         lines.append((f"{verdict.get('id')}" + (f" ({args})" if args else ""), text))
+    if record.get("rule") == "check_killed":
+        lines.append(("checks killed", str(record.get("reason"))))
     if record.get("truncated"):
         lines.append(("truncated", "cut at max_tokens: checked as it stands"))
     return lines

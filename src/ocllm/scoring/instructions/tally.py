@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ocllm.models import Decision
+from ocllm.scoring.instructions.guarded_checks import GUARDED_CHARS, LIMIT_S
 
 
 class InstructionsTally:
@@ -13,6 +14,7 @@ class InstructionsTally:
         self.prompts = self.prompts_strict = self.prompts_loose = 0
         self.instructions = self.instructions_strict = self.instructions_loose = 0
         self.empty = 0
+        self.killed = 0  # answers whose checks reached their CPU-time limit: no instruction verdict, counted apart
         self.by_kind: dict[str, list[int]] = {}  # id -> [given, followed strictly, followed loosely]
 
     def add(self, decision: Decision) -> None:
@@ -23,6 +25,7 @@ class InstructionsTally:
         self.prompts_strict += decision.correct is True
         self.prompts_loose += getattr(decision, "correct_loose", False) is True
         self.empty += decision.ambiguity == "empty_answer"
+        self.killed += decision.rule == "check_killed"
         for verdict in verdicts:
             self.instructions += 1
             self.instructions_strict += verdict.followed
@@ -44,6 +47,7 @@ class InstructionsTally:
             "prompts": self.prompts,
             "instructions": self.instructions,
             "empty_answers": self.empty,
+            "instruction_checks_killed": self.killed,
             "by_instruction": {
                 kind: {"given": given, "followed": strict, "followed_loose": loose,
                        "strict": share(strict, given), "loose": share(loose, given)}
@@ -52,9 +56,17 @@ class InstructionsTally:
         }  # fmt: skip
 
     def notices(self) -> list[str]:
-        if not self.empty:
-            return []
-        return [
-            f"{self.empty} instructions answer(s) were empty (no visible text after <think> blocks were removed): "
-            "they follow no instruction, and each decision says so (ambiguity empty_answer)"
-        ]
+        said: list[str] = []
+        if self.empty:
+            said.append(
+                f"{self.empty} instructions answer(s) were empty (no visible text after <think> blocks were removed): "
+                "they follow no instruction, and each decision says so (ambiguity empty_answer)"
+            )
+        if self.killed:
+            said.append(
+                f"{self.killed} instructions answer(s) could not be checked: their checks reached the "
+                f"{LIMIT_S:g} s CPU-time limit of an answer longer than {GUARDED_CHARS:,} characters, or could not "
+                "run (not decided, not credited; counted apart as instruction_checks_killed, and in no "
+                "instruction-level figure)"
+            )
+        return said

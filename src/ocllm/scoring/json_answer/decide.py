@@ -10,7 +10,7 @@ from ocllm.models import Policy, Sample, Task
 from ocllm.scoring.json_answer import schema as schemas
 from ocllm.scoring.json_answer.decision import JsonBlock, JsonDecision, JsonParseError
 from ocllm.scoring.json_answer.extract import JSON_LABELS, Fence, fenced_blocks, line_and_column, parse, raw_offset
-from ocllm.scoring.json_answer.guarded_validation import Validated, has_patterns, validate_guarded
+from ocllm.scoring.json_answer.guarded_validation import validate_guarded
 from ocllm.scoring.regions import split_regions
 
 _CUT = "; the answer was cut at max_tokens (finish_reason: length) and is checked as it stands"
@@ -82,10 +82,10 @@ def decide_json(task: Task, sample: Sample, policy: Policy) -> JsonDecision:
     if task.schema is None:
         return JsonDecision(**decided, correct=True, rule="parsed",
                             reason=f"{where} is one JSON value (the task has no schema)" + cut)  # fmt: skip
-    # J5, J6: validated against the schema by its own draft, offline; a schema with patterns in the guarded child.
-    cls = schemas.validator_class(task.schema) or schemas.DEFAULT
-    draft = schemas.draft_of(cls)
-    checked = _validate(task.schema, cls, parsed.value)
+    # J5, J6: validated against the schema by its own draft, offline, in the guarded child (every schema: one without
+    # patterns costs without bound too, by uniqueItems, enum or anyOf on a long array, or raises on a huge integer).
+    draft = schemas.draft_of(schemas.validator_class(task.schema) or schemas.DEFAULT)
+    checked = validate_guarded(task.schema, text)
     if checked.outcome == "unresolvable":
         return JsonDecision(**decided, correct=False, rule="schema_unresolvable", schema_draft=draft,
                             reason=f"the schema's reference does not resolve offline ({checked.detail}): the value "
@@ -110,20 +110,6 @@ def decide_json(task: Task, sample: Sample, policy: Policy) -> JsonDecision:
         violations_left_out=left_out,
         reason=f"{where} is JSON but breaks the schema (draft {draft}) in {count} place(s); the first: {first}" + cut,
     )  # fmt: skip
-
-
-def _validate(schema: dict[str, Any], cls: type[Any], value: Any) -> Validated:
-    """The value checked against the schema: in the process, or in the guarded child when the schema runs regular
-    expressions (which can take Python's `re` hours on a short string)."""
-    if has_patterns(schema):
-        return validate_guarded(schema, value)
-    try:
-        found, left_out = schemas.violations(schemas.validator_of(schema, cls), value)
-    except schemas.UNRESOLVABLE as exc:
-        return Validated("unresolvable", [], 0, str(exc))
-    except RecursionError:
-        return Validated("too_deep", [], 0, "")
-    return Validated("checked", found, left_out, "")
 
 
 def _block(pieces: list[Any], fence: Fence) -> JsonBlock:

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from ocllm.models import Decision
-from ocllm.scoring.json_answer.guarded_validation import PATTERN_LIMIT_S
+from ocllm.scoring.json_answer.guarded_validation import VALIDATION_LIMIT_S
 
 
 class JsonTally:
@@ -59,8 +59,8 @@ class JsonTally:
             )
         if self.rules["schema_check_killed"]:
             said.append(
-                f"{self.rules['schema_check_killed']} json answer(s) could not be checked: the schema check (its "
-                f"patterns) reached its {PATTERN_LIMIT_S:g} s CPU-time limit (not decided, not credited; counted "
-                "apart as schema_checks_killed)"
+                f"{self.rules['schema_check_killed']} json answer(s) could not be checked: the schema check "
+                f"reached its {VALIDATION_LIMIT_S:g} s CPU-time limit or could not run (not decided, not credited; "
+                "counted apart as schema_checks_killed)"
             )
         return said

@@ -26,6 +26,7 @@ from ocllm.scoring.instructions.checks.registry import RELATIONS, Check, Measure
 
 _WORD = re.compile(r"\w+(?:[-.]\w+)*")
 ENGLISH_LATIN_SHARE = 0.9  # the least share of letters in A-Z for an answer to count as English here
+_ASCII_LETTERS = frozenset(string.ascii_letters)
 
 
 def capital_words(text: str) -> list[str]:
@@ -44,10 +45,12 @@ def _capital_frequency(text: str, kwargs: Mapping[str, Any]) -> Measured:
 
 
 def _latin_share(text: str) -> tuple[int, float]:
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return 0, 0.0
-    return len(letters), sum(c in string.ascii_letters for c in letters) / len(letters)
+    count = latin = 0  # counted, never listed: an answer of megabytes held a list of every letter
+    for c in text:
+        if c.isalpha():
+            count += 1
+            latin += c in _ASCII_LETTERS
+    return count, (latin / count if count else 0.0)
 
 
 def _english(text: str) -> str | None:
@@ -71,11 +74,18 @@ def _all_case(text: str, upper: bool) -> Measured:
     whole = text.isupper() if upper else text.islower()
     if not whole:
         # A cased letter of the wrong case: lowercase (or titlecase, like "ǅ") for capitals, and the reverse.
-        wrong = [(i, c) for i, c in enumerate(text) if _wrong_case(c, upper)]
-        if not wrong:
+        # Counted with the first one kept, never listed: a list of (index, letter) for every letter of a 5 MB
+        # answer held 500 MB.
+        count, first = 0, None
+        for i, c in enumerate(text):
+            if _wrong_case(c, upper):
+                count += 1
+                if first is None:
+                    first = (i, c)
+        if first is None:
             return Measured(False, f"no cased letters: the answer is not in {name}")
-        at, letter = wrong[0]
-        return Measured(False, f"{other} letters: {len(wrong)}, the first {letter!r} at {at}; needed none")
+        at, letter = first
+        return Measured(False, f"{other} letters: {count}, the first {letter!r} at {at}; needed none")
     not_english = _english(text)
     if not_english is not None:
         return Measured(False, f"all cased letters are {name}, but {not_english}")
