@@ -32,12 +32,12 @@ def read_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise _unreadable(path, exc) from None
+        raise unreadable(path, exc) from None
     try:
         return raw.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not part of the text
     except UnicodeDecodeError as exc:
         at = exc.start + (len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0)  # counted after the mark
-        raise _not_utf8(path, raw[at], at) from None
+        raise not_utf8(path, raw[at], at) from None
 
 
 def too_deep(where: object) -> str:
@@ -132,7 +132,7 @@ class _Source:
         try:
             data = self._fh.read(size)
         except OSError as exc:
-            raise _unreadable(self.path, exc) from None
+            raise unreadable(self.path, exc) from None
         if not size:
             return data  # ijson's look at what kind of file this is
         self.last, self.offset = self.offset, self.offset + len(data)
@@ -142,7 +142,7 @@ class _Source:
                 self._utf8.decode(data, final=not data)
             except UnicodeDecodeError as exc:
                 at = self.offset - len(data) - len(pending) + exc.start  # the decoder counts from what it held
-                raise _not_utf8(self.path, exc.object[exc.start], at) from None
+                raise not_utf8(self.path, exc.object[exc.start], at) from None
         if not self.content and data.strip():
             self.content = True
         return data
@@ -153,17 +153,17 @@ def _source(path: Path) -> Iterator[_Source]:
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
-        raise _unreadable(path, exc) from None
+        raise unreadable(path, exc) from None
     with fh:
         try:
             if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
                 fh.seek(0)  # a byte-order mark, as some editors write, is no part of the text; all else is
         except OSError as exc:
-            raise _unreadable(path, exc) from None
+            raise unreadable(path, exc) from None
         yield _Source(path, fh)
 
 
-def _unreadable(path: Path, exc: OSError) -> InputError:
+def unreadable(path: Path, exc: OSError) -> InputError:
     if isinstance(exc, FileNotFoundError):
         return InputError(f"{path}: no such file")
     if isinstance(exc, IsADirectoryError):
@@ -171,7 +171,7 @@ def _unreadable(path: Path, exc: OSError) -> InputError:
     return InputError(f"{path}: cannot read ({exc.strerror or exc})")
 
 
-def _not_utf8(path: Path, byte: int, offset: int) -> InputError:
+def not_utf8(path: Path, byte: int, offset: int) -> InputError:
     return InputError(f"{path}: not UTF-8 text (byte 0x{byte:02x} at offset {offset})")
 
 
