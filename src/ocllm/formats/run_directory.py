@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import mmap
 import os
+from array import array
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -16,7 +17,7 @@ from ocllm.files.atomic import MANIFEST, METRICS, SAMPLES, SUITE_COPY
 from ocllm.formats.metrics_file import DECISION_FIELDS
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
 from ocllm.models import Sample, as_sent
-from ocllm.suites import load_suite
+from ocllm.suites import stream_suite
 
 
 def recognise(path: Path) -> bool:
@@ -43,11 +44,11 @@ def stream_run_dir(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     path = _run_of_metrics(path) or path
     if not (path / SUITE_COPY).exists() or not (path / SAMPLES).exists():
         raise InputError(f"{path}: not a run directory (needs {SUITE_COPY} and {SAMPLES})")
-    tasks = load_suite(str(path / SUITE_COPY)).tasks
-    where, models = _index_samples(path / SAMPLES)
+    suite = stream_suite(path / SUITE_COPY)  # checked now, read again task by task as the records are written
+    index, models = _index_samples(path / SAMPLES)
     previous = _previous_decisions(path / METRICS)
     meta = _manifest(path / MANIFEST)
-    meta["tasks_in_suite"] = len(tasks)  # an interrupted run holds fewer: it is then not complete
+    meta["tasks_in_suite"] = suite.count  # an interrupted run holds fewer: it is then not complete
     # Reports name the model the server answered as: the name the lane asked for may be an alias, or
     # another model altogether (a single-model server answers to any name).
     if models:
@@ -55,12 +56,10 @@ def stream_run_dir(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
 
     def records() -> Iterator[SavedRecord]:
         with open(path / SAMPLES, "rb") as fh:
-            for task in tasks:
+            for task in suite.tasks():
                 # Not run yet: an unfinished run is re-scored on what it holds.
-                for index, span in sorted(where.get(task.id, {}).items()):
-                    fh.seek(span[0])
-                    sample = _SAMPLE.decode(fh.read(span[1] - span[0]))
-                    yield SavedRecord(as_sent(task, sample), sample, previous.get((task.id, index), {}), {})
+                for sample in index.samples_of(task.id, fh):
+                    yield SavedRecord(as_sent(task, sample), sample, previous.get((task.id, sample.sample), {}), {})
 
     return RunMeta.from_fields(meta), records()
 
@@ -73,15 +72,46 @@ class _SampleHead(msgspec.Struct):
     model: str | None = None
 
 
+class _SampleIndex:
+    """Where each sample line of samples.jsonl is, kept in arrays (about 30 bytes a line, where a dict of tuples
+    cost 400): the hash of its task id, its sample index, its offset and length, sorted by (hash, sample index,
+    line). A task's lines are found by bisection; each line read is checked to be of the task (two ids may share a
+    hash), and of a sample written twice the last line is taken."""
+
+    def __init__(self, hashes: array[int], samples: array[int], starts: array[int], lengths: array[int]) -> None:
+        import numpy as np
+
+        hash_of = np.frombuffer(hashes, dtype=np.int64)
+        # lexsort: the last key first; the line order breaks ties (argsort of a stable sort keeps it).
+        order = np.lexsort((np.arange(len(hash_of)), np.frombuffer(samples, dtype=np.int64), hash_of))
+        self._hash = hash_of[order]
+        self._sample = np.frombuffer(samples, dtype=np.int64)[order]
+        self._start = np.frombuffer(starts, dtype=np.int64)[order]
+        self._length = np.frombuffer(lengths, dtype=np.int64)[order]
+
+    def samples_of(self, task_id: str, fh: BinaryIO) -> Iterator[Sample]:
+        """The task's samples, by their index (the last line of each), read from `fh`."""
+        key = hash(task_id)
+        lo, hi = int(self._hash.searchsorted(key, side="left")), int(self._hash.searchsorted(key, side="right"))
+        last: dict[int, Sample] = {}  # the task's samples (a handful): its own lines, the later one of a pair
+        for at in range(lo, hi):
+            fh.seek(int(self._start[at]))
+            sample = _SAMPLE.decode(fh.read(int(self._length[at])))
+            if sample.task_id == task_id:
+                last[sample.sample] = sample
+        for number in sorted(last):
+            yield last[number]
+
+
 _HEAD = msgspec.json.Decoder(_SampleHead)
 _SAMPLE = msgspec.json.Decoder(Sample)
 
 
-def _index_samples(samples: Path) -> tuple[dict[str, dict[int, tuple[int, int]]], Counter[str]]:
+def _index_samples(samples: Path) -> tuple[_SampleIndex, Counter[str]]:
     """Where each sample's line is, by task and sample index (the last one, should a sample appear twice), and
     the model names the server answered as. A torn last line (the process died mid-write) is left out; a bad line
     elsewhere is an error, as when a run is resumed."""
-    where: dict[str, dict[int, tuple[int, int]]] = {}
+    hashes, indices, starts, lengths = array("q"), array("q"), array("q"), array("q")
     models: Counter[str] = Counter()
     with open(samples, "rb") as fh:
         offset = 0
@@ -95,10 +125,13 @@ def _index_samples(samples: Path) -> tuple[dict[str, dict[int, tuple[int, int]]]
                 if not line.endswith(b"\n"):
                     break  # the last line, torn
                 raise InputError(f"{samples}:{number}: not a valid sample line") from None
-            where.setdefault(head.task_id, {})[head.sample] = (start, offset)
+            hashes.append(hash(head.task_id))
+            indices.append(head.sample)
+            starts.append(start)
+            lengths.append(len(line))
             if head.model:
                 models[head.model] += 1
-    return where, models
+    return _SampleIndex(hashes, indices, starts, lengths), models
 
 
 class _Decided(msgspec.Struct):
