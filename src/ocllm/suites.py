@@ -218,4 +218,3 @@ def parse_task_line(path: Path, number: int, line: str) -> Task:
         return msgspec.convert(row, Task)
     except msgspec.ValidationError as exc:
         raise InputError(f"{where}: {exc}") from None
-
