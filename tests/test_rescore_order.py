@@ -133,3 +133,32 @@ def test_a_suite_read_a_line_at_a_time_holds_the_tasks_of_a_suite_read_whole(tmp
     path.write_bytes((lines[0] + '{"id": "x\u2028y"}\n').encode("utf-8"))
     said = refusal(load_suite, path)
     assert said.startswith(f"{path}:2: invalid JSON") and refusal(stream_suite, path) == said
+
+
+def test_the_decisions_of_metrics_json_are_read_by_line_as_they_were_read_whole(tmp_path: Path) -> None:
+    """A run directory's metrics.json (one task a line, as this project writes it) is indexed, not held: its
+    decisions, a task's earlier verdict included, are those of the same document laid out otherwise (read whole),
+    and a damaged one is nothing to compare against, as before."""
+    together = [sample_line(t, i, a) for t, (_, answers) in DESIGN.items() for i, a in enumerate(answers)]
+    folder = run_directory(tmp_path / "run", together)
+    assert main(["rescore", str(folder), "-o", str(tmp_path / "first.json")]) == 0
+    lines = (tmp_path / "first.json").read_text().split("\n")
+    flipped = [
+        line.replace('"correct":true', '"correct":false') if line.startswith('    {"task_id":"t5"') else line
+        for line in lines
+    ]
+    assert flipped != lines
+    documents = {}
+    for layout, text in [
+        ("by line", "\n".join(flipped)),
+        ("indented", json.dumps(json.loads("\n".join(flipped)), indent=2)),
+        ("cut off", "\n".join(flipped)[:-200]),
+    ]:
+        (folder / "metrics.json").write_text(text)
+        documents[layout] = rescored(folder, tmp_path / f"{layout}.json")
+    assert documents["by line"] == documents["indented"]
+    assert documents["by line"]["summary"]["changed"] == 2  # t5's two right answers, marked wrong in metrics.json
+    t5 = [t["previous"]["correct"] for t in documents["by line"]["tasks"] if t["task_id"] == "t5"]
+    assert t5 == [False, False, False, False]
+    assert documents["cut off"]["summary"]["changed"] == 0
+    assert all(not t["previous"] for t in documents["cut off"]["tasks"])
