@@ -112,6 +112,12 @@ class _SampleIndex(_LineIndex):
             yield last[number]
 
 
+def _sort_key(sample: object) -> int:
+    """A line's sample index as its index sorts it: one that fits no int64 (a hand-made file) sorts as -1 (only the
+    order of a task's lines hangs on it; the lines themselves say which sample they are)."""
+    return sample if isinstance(sample, int) and -(2**63) <= sample < 2**63 else -1
+
+
 _HEAD = msgspec.json.Decoder(_SampleHead)
 _SAMPLE = msgspec.json.Decoder(Sample)
 
@@ -135,7 +141,7 @@ def _index_samples(samples: Path) -> tuple[_SampleIndex, Counter[str]]:
                     break  # the last line, torn
                 raise InputError(f"{samples}:{number}: not a valid sample line") from None
             hashes.append(hash(head.task_id))
-            indices.append(head.sample)
+            indices.append(_sort_key(head.sample))
             starts.append(start)
             lengths.append(len(line))
             if head.model:
@@ -225,7 +231,7 @@ class _PreviousDecisions:
                 runs[-1] = (runs[-1][0], len(columns[0]) + 1)
                 task_id, sample = decided.task_id, decided.sample
                 columns[0].append(hash(task_id) if isinstance(task_id, str) else 0)
-                columns[1].append(sample if isinstance(sample, int) and -(2**63) <= sample < 2**63 else -1)
+                columns[1].append(_sort_key(sample))
                 columns[2].append(start)
                 columns[3].append(len(line))
         # Whatever the skeleton does not settle is settled by decoding the file whole: a skeleton that is no JSON
