@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from array import array
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -77,18 +79,94 @@ def load_suite(name_or_path: str) -> Suite:
     file_hash = hashlib.sha256()  # of the bytes after a byte-order mark, as manifests have recorded it
     tasks: list[Task] = []
     seen: dict[str, int] = {}
-    for number, line in text_lines(path, MAX_LINE_BYTES, _LINE_BOUND, file_hash):
-        if not line.strip():
-            continue
-        task = parse_task_line(path, number, line)
-        if task.id in seen:
-            raise InputError(f"{path}:{number}: field 'id': {task.id!r} already used on line {seen[task.id]}")
-        seen[task.id] = number
-        tasks.append(task)
+    lines = suite_lines(path, file_hash)
+    try:
+        for number, line in lines:
+            if not line.strip():
+                continue
+            task = parse_task_line(path, number, line)
+            if task.id in seen:
+                raise InputError(f"{path}:{number}: field 'id': {task.id!r} already used on line {seen[task.id]}")
+            seen[task.id] = number
+            tasks.append(task)
+    except InputError:
+        _read_through(lines)
+        raise
     if not tasks:
         raise InputError(f"{path}: the suite holds no tasks")
     canonical = hashlib.sha256(canonical_jsonl(tasks)).hexdigest()
     return Suite(path.stem, path, canonical, tasks, file_hash.hexdigest())
+
+
+def suite_lines(path: Path, digest: Any = None) -> Iterator[tuple[int, str]]:
+    """The lines of a suite file and their numbers, a line at a time, each bounded before it is parsed
+    (`files.reading.text_lines`: split at "\\n" as JSON Lines are; not UTF-8, a Git LFS pointer and a line past
+    MAX_LINE_BYTES each said in one line); `digest` fed the file's bytes after a byte-order mark."""
+    return text_lines(path, MAX_LINE_BYTES, _LINE_BOUND, digest)
+
+
+class StreamedSuite(NamedTuple):
+    """A suite file read through once, its tasks checked as `load_suite` checks them, and read again task by task
+    when `tasks()` is called: a run directory of 100,000 tasks is re-scored without its suite in memory."""
+
+    path: Path
+    count: int
+
+    def tasks(self) -> Iterator[Task]:
+        for number, line in suite_lines(self.path):
+            if line.strip():
+                yield parse_task_line(self.path, number, line)
+
+
+def stream_suite(path: Path) -> StreamedSuite:
+    """The suite's tasks checked, one at a time, with the error `load_suite` gives first (a byte that is not UTF-8
+    anywhere, else the first line that is wrong or uses an id again, else an empty suite). What is kept meanwhile
+    is a hash of each id, eight bytes a task; only ids whose hash repeats are compared, in a second pass."""
+    hashes = array("q")
+    lines = suite_lines(path)
+    try:
+        for number, line in lines:
+            if line.strip():
+                hashes.append(hash(parse_task_line(path, number, line).id))
+    except InputError:
+        _read_through(lines)
+        _refuse_a_repeated_id(path, hashes)  # an id used twice before the bad line comes first too
+        raise
+    if not hashes:
+        raise InputError(f"{path}: the suite holds no tasks")
+    _refuse_a_repeated_id(path, hashes)
+    return StreamedSuite(path, len(hashes))
+
+
+def _read_through(lines: Iterator[tuple[int, str]]) -> None:
+    """The rest of a suite after a bad line: a byte that is not UTF-8 anywhere in the file is the first thing said
+    of it (as when the file was read whole before its lines)."""
+    for _ in lines:
+        pass
+
+
+def _refuse_a_repeated_id(path: Path, hashes: array[int]) -> None:
+    """`load_suite`'s error for the first task (of those hashed) whose id an earlier one used, if any."""
+    import numpy as np
+
+    ranked = np.sort(np.frombuffer(hashes, dtype=np.int64))
+    repeated = set(ranked[1:][ranked[1:] == ranked[:-1]].tolist())
+    if not repeated:
+        return
+    seen: dict[str, int] = {}
+    tasks = 0
+    for number, line in suite_lines(path):
+        if not line.strip():
+            continue
+        tasks += 1
+        if tasks > len(hashes):
+            return
+        task_id = parse_task_line(path, number, line).id
+        if hash(task_id) not in repeated:
+            continue
+        if task_id in seen:
+            raise InputError(f"{path}:{number}: field 'id': {task_id!r} already used on line {seen[task_id]}")
+        seen[task_id] = number
 
 
 def parse_task_line(path: Path, number: int, line: str) -> Task:
@@ -126,4 +204,3 @@ def parse_task_line(path: Path, number: int, line: str) -> Task:
         return msgspec.convert(row, Task)
     except msgspec.ValidationError as exc:
         raise InputError(f"{where}: {exc}") from None
-

@@ -70,15 +70,15 @@ def clustered_from_sums(clusters: Sequence[tuple[float, int]]) -> ClusteredMean:
     mean = sum S / N; stderr = sqrt(G/(G-1) * sum over clusters of (S_g - n_g * mean)^2) / N. Zero when there are
     fewer than two clusters (nothing to estimate a spread from: the interval is then the whole range, see
     `interval`). Empty clusters (n_g = 0) are left out."""
-    kept = [(s, n) for s, n in clusters if n > 0]
-    n = sum(count for _, count in kept)
+    # Read three times rather than copied: a rescore passes 100,000 tasks' sums, read from its arrays.
+    n = sum(count for _, count in clusters if count > 0)
     if n == 0:
         return ClusteredMean(0.0, 0.0, 0, 0)
-    mean = sum(s for s, _ in kept) / n
-    g = len(kept)
+    mean = sum(s for s, count in clusters if count > 0) / n
+    g = sum(1 for _, count in clusters if count > 0)
     if g < 2:
         return ClusteredMean(mean, 0.0, g, n)
-    spread = sum((s - count * mean) ** 2 for s, count in kept)
+    spread = sum((s - count * mean) ** 2 for s, count in clusters if count > 0)
     return ClusteredMean(mean, math.sqrt(g / (g - 1) * spread) / n, g, n)
 
 

@@ -124,13 +124,12 @@ class Tally:
 
     def summary(self) -> Summary:
         """Totals overall and per category. Errors are counted apart and left out of the accuracy."""
-        in_category, of_type = self._sampled.ids_by("category"), self._sampled.ids_by("task_type")
         by_category = {
-            name: _figures(Figures, cat, self._sampled.figures(in_category[name]))
+            name: _figures(Figures, cat, self._sampled.figures(category=name))
             for name, cat in sorted(self._categories.items())
         }
         by_type = {
-            name: _figures(TypeFigures, counts, self._sampled.figures(of_type[name]))
+            name: _figures(TypeFigures, counts, self._sampled.figures(task_type=name))
             for name, counts in sorted(self._types.items())
         }
         for name, figures in self._type_tallies.figures().items():

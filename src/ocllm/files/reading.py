@@ -54,14 +54,14 @@ def read_text(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise _unreadable(path, exc) from None
+        raise unreadable(path, exc) from None
     if raw.startswith(LFS_POINTER):
         refuse_lfs_pointer(path)
     try:
         return raw.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not part of the text
     except UnicodeDecodeError as exc:
         at = exc.start + (len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0)  # counted after the mark
-        raise _not_utf8(path, raw[at], at) from None
+        raise not_utf8(path, raw[at], at) from None
 
 
 def text_lines(path: Path, max_bytes: int, bound: str, digest: Any = None) -> Iterator[tuple[int, str]]:
@@ -86,11 +86,11 @@ def text_lines(path: Path, max_bytes: int, bound: str, digest: Any = None) -> It
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise _not_utf8(path, raw[exc.start], offset + exc.start) from None
+                    raise not_utf8(path, raw[exc.start], offset + exc.start) from None
                 offset += len(raw)
                 yield number, line.rstrip("\r\n")
     except OSError as exc:
-        raise _unreadable(path, exc) from None
+        raise unreadable(path, exc) from None
 
 
 def too_deep(where: object) -> str:
@@ -206,7 +206,7 @@ class _Source:
         try:
             data = self._fh.read(size)
         except OSError as exc:
-            raise _unreadable(self.path, exc) from None
+            raise unreadable(self.path, exc) from None
         if not size:
             return data  # ijson's look at what kind of file this is
         self.last, self.offset = self.offset, self.offset + len(data)
@@ -216,7 +216,7 @@ class _Source:
                 self._utf8.decode(data, final=not data)
             except UnicodeDecodeError as exc:
                 at = self.offset - len(data) - len(pending) + exc.start  # the decoder counts from what it held
-                raise _not_utf8(self.path, exc.object[exc.start], at) from None
+                raise not_utf8(self.path, exc.object[exc.start], at) from None
         if not self.content and data.strip():
             self.content = True
         if self._watch:
@@ -262,18 +262,18 @@ def _source(path: Path, watch: bool = False, grow: bool = False) -> Iterator[_So
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
-        raise _unreadable(path, exc) from None
+        raise unreadable(path, exc) from None
     with fh:
         refuse_lfs_pointer(path)  # every JSON reader opens here: a pointer is said as one, not as bad JSON
         try:
             if fh.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
                 fh.seek(0)  # a byte-order mark, as some editors write, is no part of the text; all else is
         except OSError as exc:
-            raise _unreadable(path, exc) from None
+            raise unreadable(path, exc) from None
         yield _Source(path, fh, watch, grow)
 
 
-def _unreadable(path: Path, exc: OSError) -> InputError:
+def unreadable(path: Path, exc: OSError) -> InputError:
     if isinstance(exc, FileNotFoundError):
         return InputError(f"{path}: no such file")
     if isinstance(exc, IsADirectoryError):
@@ -281,7 +281,7 @@ def _unreadable(path: Path, exc: OSError) -> InputError:
     return InputError(f"{path}: cannot read ({exc.strerror or exc})")
 
 
-def _not_utf8(path: Path, byte: int, offset: int) -> InputError:
+def not_utf8(path: Path, byte: int, offset: int) -> InputError:
     return InputError(f"{path}: not UTF-8 text (byte 0x{byte:02x} at offset {offset})")
 
 
