@@ -52,6 +52,7 @@ from loopback import free_port, machine, reasoning_text, wait_until_serving
 
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.run.decision_pool import DEFAULT_WORKERS, DecisionPool
+from ocllm.run.decision_spool import EncodedDecision, encode
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.prompting import request_body
@@ -204,8 +205,10 @@ def heavy_decide(ms: float, task: Task, sample: Sample, policy: Policy) -> Decis
 class InLoopPool(DecisionPool):
     """Bench only: decisions taken in the event loop, as the runner took them before the pool."""
 
-    async def decide(self, task: Task, sample: Sample, policy: Policy) -> Decision | None:
-        return self._decider(task, sample, policy)
+    def submit(self, task: Task, sample: Sample, policy: Policy) -> asyncio.Future[EncodedDecision | None]:
+        future: asyncio.Future[EncodedDecision | None] = asyncio.get_running_loop().create_future()
+        future.set_result(encode(self._decider(task, sample, policy)))
+        return future
 
 
 def ocllm_main(base: str, suite: str, out: str, concurrency: int, heavy_ms: float, in_loop: bool, profile: str) -> None:

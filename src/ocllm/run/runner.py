@@ -24,10 +24,10 @@ from ocllm.documents import Summary
 from ocllm.errors import InputError, Interrupted, OcllmError
 from ocllm.files.atomic import METRICS, SAMPLES
 from ocllm.formats.run_directory import stream_run_dir
-from ocllm.models import Decision, Sample, ShardRecord, Task, as_sent
+from ocllm.models import Sample, ShardRecord, Task, as_sent
 from ocllm.run.client import ClientSettings, ServerProbe, chat_completion, make_session, probe_server
 from ocllm.run.decision_pool import DecisionPool, LiveDecisions
-from ocllm.run.decision_spool import DecisionSpool
+from ocllm.run.decision_spool import DecisionSpool, EncodedDecision
 from ocllm.run.directory import RunDirectory
 from ocllm.run.endpoints import Endpoints
 from ocllm.run.execute import Dispatch, Job, execute
@@ -227,10 +227,10 @@ async def _run(
         async with make_session(lane.concurrency, reuse_connections=not one_each) as session:
             with make_progress(lane.name, len(suite.tasks) * lane.samples_per_task, len(done)) as bar:
 
-                def decided(task: Task, sample: Sample, decision: Decision | None) -> None:
+                def decided(task: Task, sample: Sample, decision: EncodedDecision | None) -> None:
                     # None: the workers died on it twice; the final scoring decides it from samples.jsonl.
                     if decision is not None:
-                        spool.add((task.id, sample.sample), decision)
+                        spool.add_encoded((task.id, sample.sample), decision)
                     correct = None if sample.error or decision is None else decision.correct
                     bar.advance(correct, sample.error is not None)
 
