@@ -219,6 +219,9 @@ async def _run(
     counts = _Counts()
     endpoints = Endpoints(replicas) if len(replicas) > 1 else None
     began = time.monotonic()
+    # The serving figures' wall time ends with the last response, not with the last decision: the decisions still
+    # waiting then (LiveDecisions.drain) are the scorer's time, not the server's.
+    answered: float | None = None
     try:
         # Streamed requests to llama-server get a connection each: it closes the connection after every streamed
         # response (measured, docs/lanes.md), so a pooled one would be dead when the next request takes it. Other
@@ -252,6 +255,7 @@ async def _run(
                     dispatch = until_server_dies(dispatch, server)
                 try:
                     await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
+                    answered = time.monotonic()
                     await live.drain()
                 finally:
                     await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
@@ -260,7 +264,8 @@ async def _run(
         run_dir.count_requests(counts.requests, counts.retries, counts.resends)
         if pending:
             # The replicas' figures are this invocation's (a resumed run counts its own requests anew).
-            run_dir.add_wall_time(time.monotonic() - began, endpoints.figures() if endpoints is not None else None)
+            wall = (answered or time.monotonic()) - began
+            run_dir.add_wall_time(wall, endpoints.figures() if endpoints is not None else None)
     return len(pending), counts, before, served, (identities, added)
 
 
