@@ -12,8 +12,9 @@ pickling a Decision and its evidence cost ten times that, and the loop never dec
   While the workers are idle a decision goes at once, alone; while they are busy the decisions that arrive
   meanwhile wait and go together when one comes back (as a database groups its commits). A hand-over per decision
   cost the run more than an MCQ decision itself (issue 29: 0.17 of a bare client's tasks/s, against 0.28 deciding
-  in the event loop); a batch pays it once. No thread of ocllm takes part: the loop writes and reads the workers'
-  pipes itself (`decision_workers.py`).
+  in the event loop); a batch pays it once. The outcomes come back one by one, each as it is decided, so a slow
+  decision keeps waiting only those after it in its batch. No thread of ocllm takes part: the loop writes and
+  reads the workers' pipes itself (`decision_workers.py`).
 - Workers: `DEFAULT_WORKERS`, min(4, the CPUs this process may use), started by `start` (the runner calls it once
   the server has answered, before the first request, and it waits until each has started) or else on the first
   decision; a worker that died is replaced at the next hand-over.
@@ -186,7 +187,7 @@ class DecisionPool:
         if worker.loop is not self._loop:
             self._loop.add_reader(worker.outcomes_fd, self._readable, worker)
             worker.loop = self._loop
-        worker.batch = batch
+        worker.batch = deque(batch)  # the items not yet decided
         try:
             if not worker.send([(item.task, item.sample, item.policy) for item in batch]):
                 self._loop.add_writer(worker.jobs_fd, self._writable, worker)
@@ -208,12 +209,13 @@ class DecisionPool:
             if not worker.ready:
                 worker.ready = True  # its first message
                 continue
-            batch, worker.batch = worker.batch, None
-            for item, outcome in zip(batch or [], message, strict=True):
-                if isinstance(outcome, BaseException):
-                    _settle(item.future, exception=outcome)
-                else:
-                    _settle(item.future, result=outcome)
+            item = worker.batch.popleft()  # one outcome a message, in the batch's order
+            if not worker.batch:
+                worker.batch = None  # idle: the next batch may go
+            if isinstance(message, BaseException):
+                _settle(item.future, exception=message)
+            else:
+                _settle(item.future, result=message)
         if ended:
             self._died(worker)
         elif messages:
@@ -225,7 +227,7 @@ class DecisionPool:
         self._forget(worker)
         self._running.remove(worker)
         worker.stop(kill=True)
-        batch: list[_Item] = worker.batch or []
+        batch: list[_Item] = list(worker.batch or [])  # those it had not decided yet
         log.info(
             "a decision worker died (exit code %s) deciding tasks %s; starting a new one",
             worker.process.exitcode, ", ".join(item.task.id for item in batch),

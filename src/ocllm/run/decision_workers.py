@@ -60,8 +60,8 @@ def context() -> ForkServerContext:
 
 class Worker:
     """One worker process. `send` a batch of jobs (only when it has none: one batch at a time), `receive` what it
-    has sent back (its readiness, then each batch's outcomes, in order), `stop` it. The two pipe ends kept here are
-    non-blocking: `send` and `receive` never wait for the worker."""
+    has sent back (its readiness, then the outcome of each job, in order, as each is decided), `stop` it. The two
+    pipe ends kept here are non-blocking: `send` and `receive` never wait for the worker."""
 
     def __init__(self, chosen: ForkServerContext, decider: Decider) -> None:
         jobs_in, jobs_out = chosen.Pipe(duplex=False)
@@ -177,21 +177,21 @@ def _serve(jobs: Connection, outcomes: Connection, decider: Decider, parent: int
     try:
         outcomes.send(None)  # ready
         while True:
-            outcomes.send(_decide_batch(decider, jobs.recv()))
+            # Each outcome sent as soon as it is decided, not with the batch: a slow decision (a symbolic check)
+            # keeps waiting only the decisions after it, and the run's room for waiting answers frees one by one.
+            for task, sample, policy in jobs.recv():
+                outcomes.send(_decided(decider, task, sample, policy))
     except (EOFError, OSError):
         return  # ocllm closed its ends: the pool is stopping
 
 
-def _decide_batch(decider: Decider, batch: list[Job]) -> list[EncodedDecision | BaseException]:
-    """Each decision of a batch, encoded; an exception the scorer raised on one is that one's outcome (raised to
-    its caller, as it would be in-process), and the others are decided all the same."""
-    outcomes: list[EncodedDecision | BaseException] = []
-    for task, sample, policy in batch:
-        try:
-            outcomes.append(encode(decider(task, sample, policy)))
-        except Exception as exc:  # carried to the caller of this one decision
-            outcomes.append(_carried(exc))
-    return outcomes
+def _decided(decider: Decider, task: Task, sample: Sample, policy: Policy) -> EncodedDecision | BaseException:
+    """One decision, encoded; an exception the scorer raised is its outcome (raised to its caller, as it would be
+    in-process), and the batch's other decisions are taken all the same."""
+    try:
+        return encode(decider(task, sample, policy))
+    except Exception as exc:  # carried to the caller of this one decision
+        return _carried(exc)
 
 
 def _carried(exc: Exception) -> Exception:
