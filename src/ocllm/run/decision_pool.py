@@ -8,9 +8,11 @@ back, JSON-encoded as the spool keeps it (`decision_spool.EncodedDecision`: enco
 pickling a Decision and its evidence cost ten times that, and the loop never decodes it).
 
 - Hand-overs in batches: a decision is queued in the event loop, and the queue goes to the workers in batches,
-  one batch a worker at a time (`BATCH_MAX` decisions at most, the queue shared out between the idle workers).
-  While the workers are idle a decision goes at once, alone; while they are busy the decisions that arrive
-  meanwhile wait and go together when one comes back (as a database groups its commits). A hand-over per decision
+  at most `AHEAD` batches a worker (`BATCH_MAX` decisions at most, the queue shared out between the workers that
+  may take one). While the workers are idle a decision goes at once, alone; while they are busy the decisions that
+  arrive meanwhile wait and go together when a batch is done (as a database groups its commits). The second batch
+  waits in the worker's pipe while it decides the first: it never waits, idle, for the event loop to send more
+  (on a loaded machine that is a turn of the scheduler for ocllm and another for the worker). A hand-over per decision
   cost the run more than an MCQ decision itself (issue 29: 0.17 of a bare client's tasks/s, against 0.28 deciding
   in the event loop); a batch pays it once. The outcomes come back one by one, each as it is decided, so a slow
   decision keeps waiting only those after it in its batch. No thread of ocllm takes part: the loop writes and
@@ -46,7 +48,7 @@ from ocllm.run.decision_spool import EncodedDecision, decode
 from ocllm.run.decision_workers import Worker, context
 from ocllm.scoring import decide
 
-__all__ = ["BATCH_MAX", "DEFAULT_WORKERS", "Decider", "DecisionPool", "LiveDecisions"]
+__all__ = ["AHEAD", "BATCH_MAX", "DEFAULT_WORKERS", "Decider", "DecisionPool", "LiveDecisions"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,8 @@ DEFAULT_WORKERS = max(1, min(4, _usable_cpus()))
 # The most decisions in one hand-over: enough that a hand-over's cost is shared out, few enough that the decisions
 # behind a slow one (a symbolic check, up to its CPU-time limit) are few.
 BATCH_MAX = 32
+# Batches a worker holds at once: the one it decides and the next.
+AHEAD = 2
 
 
 class _Item(NamedTuple):
@@ -120,7 +124,7 @@ class DecisionPool:
             raise RuntimeError("the decision pool is closed")
         self._fill()
         for worker in self._running:
-            if worker.batch is None:  # one deciding already has started (its loop reads its readiness)
+            if not worker.batch:  # one deciding already has started (its loop reads its readiness)
                 worker.wait_ready()
 
     def pids(self) -> list[int]:
@@ -148,7 +152,7 @@ class DecisionPool:
         lane ended on an error) is replaced: its reply would answer futures of a closed loop."""
         for worker in list(self._running):
             self._forget(worker)
-            if worker.batch is not None:
+            if worker.batch:
                 self._running.remove(worker)
                 worker.stop(kill=True)
         self._queue.clear()
@@ -169,9 +173,22 @@ class DecisionPool:
         if self._closed or not self._queue:
             return
         self._fill()
-        idle = [worker for worker in self._running if worker.batch is None]
+        # The least busy first, one batch each per turn. A decision taken again goes alone, to a worker that holds
+        # nothing else, and that worker takes nothing more until it is back: were it to kill its worker again, it
+        # takes no other decision with it.
+        idle = sorted(
+            (
+                worker
+                for worker in self._running
+                if len(worker.sizes) < AHEAD and worker.flush_done and not (worker.batch and worker.batch[0].retry)
+            ),
+            key=lambda worker: len(worker.batch),
+            reverse=True,
+        )
         while self._queue and idle:
             if self._queue[0].retry:
+                if idle[-1].batch:
+                    break  # no worker is empty: it waits for one
                 batch = [self._queue.popleft()]
             else:
                 size = min(BATCH_MAX, -(-len(self._queue) // len(idle)))
@@ -187,7 +204,8 @@ class DecisionPool:
         if worker.loop is not self._loop:
             self._loop.add_reader(worker.outcomes_fd, self._readable, worker)
             worker.loop = self._loop
-        worker.batch = deque(batch)  # the items not yet decided
+        worker.batch.extend(batch)  # the items not yet decided, in the order it decides them
+        worker.sizes.append(len(batch))
         try:
             if not worker.send([(item.task, item.sample, item.policy) for item in batch]):
                 self._loop.add_writer(worker.jobs_fd, self._writable, worker)
@@ -209,9 +227,10 @@ class DecisionPool:
             if not worker.ready:
                 worker.ready = True  # its first message
                 continue
-            item = worker.batch.popleft()  # one outcome a message, in the batch's order
-            if not worker.batch:
-                worker.batch = None  # idle: the next batch may go
+            item = worker.batch.popleft()  # one outcome a message, in the order sent
+            worker.sizes[0] -= 1
+            if not worker.sizes[0]:
+                worker.sizes.popleft()  # a batch done: room for the next
             if isinstance(message, BaseException):
                 _settle(item.future, exception=message)
             else:
@@ -227,7 +246,7 @@ class DecisionPool:
         self._forget(worker)
         self._running.remove(worker)
         worker.stop(kill=True)
-        batch: list[_Item] = list(worker.batch or [])  # those it had not decided yet
+        batch: list[_Item] = list(worker.batch)  # those it had not decided yet
         log.info(
             "a decision worker died (exit code %s) deciding tasks %s; starting a new one",
             worker.process.exitcode, ", ".join(item.task.id for item in batch),

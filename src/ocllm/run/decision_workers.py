@@ -28,6 +28,7 @@ import struct
 import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable
 from multiprocessing import forkserver, resource_tracker
 from multiprocessing.connection import Connection
@@ -80,13 +81,20 @@ class Worker:
         self._unread = bytearray()
         self._unsent = memoryview(b"")
         self.ready = False
-        # What the pool keeps with it: the batch it is deciding, and the event loop that reads it.
-        self.batch: Any = None
+        # What the pool keeps with it: the decisions sent and not yet back, the sizes of the batches they came in,
+        # and the event loop that reads it.
+        self.batch: deque[Any] = deque()
+        self.sizes: deque[int] = deque()
         self.loop: Any = None
 
     @property
     def pid(self) -> int | None:
         return self.process.pid
+
+    @property
+    def flush_done(self) -> bool:
+        """Whether the last batch sent has all gone into the pipe (another may be sent)."""
+        return not self._unsent
 
     @property
     def outcomes_fd(self) -> int:
