@@ -2,7 +2,7 @@
 
     PYTHONPATH=src .venv/bin/python bench/bench_stream_fidelity.py [N_TASKS] [--concurrency C] [--ttft-s S]
         [--reasoning-chars N] [--chars-per-event K] [--events-per-write W] [--repeats R] [--heavy-ms M]
-        [--in-loop] [--profile FILE.prof]
+        [--dense] [--in-loop] [--profile FILE.prof]
 
 Defaults: 640 tasks, concurrency 64, a time to first token of 0.2 s, 30,000 characters of reasoning in events
 of 4 characters (one token each, as vLLM and llama.cpp send them), 64 events to a write, spread over 2 s
@@ -23,7 +23,10 @@ Printed, per side: requests/s (tasks over the time with requests in flight; ocll
 also given over the whole `run_lane`) and the time to first token's median and p95 (ocllm's from its samples).
 The issue's bar: ocllm within 10% of the bare client's requests/s and within 25% of its p95.
 
-With `--heavy-ms M` every decision first spends M ms of CPU in its worker (a bench-only decider standing for a
+With `--dense` the reasoning is format examples throughout ("FINAL: A or Answer: (C) or ...", 51 of them kept as
+evidence): an MCQ decision of it costs some 50 ms (against under 1 ms for the default reasoning, which quotes ten
+once), the costliest bounded decision there is. With `--heavy-ms M` every decision first spends M ms of CPU in
+its worker (a bench-only decider standing for a
 math answer's symbolic check); with `--in-loop` as well, ocllm takes its decisions in the event loop instead
 (how it ran before the pool), to show what the pool saves. With `--profile`, (b) runs under cProfile.
 """
@@ -48,10 +51,11 @@ import aiohttp
 import msgspec
 from aiohttp import web
 from bench_runner import write_suite
-from loopback import free_port, machine, reasoning_text, wait_until_serving
+from loopback import FORMAT_EXAMPLES, free_port, machine, reasoning_text, wait_until_serving
 
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.run.decision_pool import DEFAULT_WORKERS, DecisionPool
+from ocllm.run.decision_spool import EncodedDecision, encode
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.prompting import request_body
@@ -74,9 +78,10 @@ def event(delta: dict[str, Any] | None = None, finish: str | None = None, usage:
     return b"data: " + json.dumps(chunk).encode() + b"\n\n"
 
 
-def stream_events(reasoning_chars: int, chars_per_event: int) -> list[bytes]:
-    """One answer's events: the reasoning (quoting format examples, as real traces do), then "FINAL: B"."""
-    reasoning = reasoning_text(reasoning_chars, "B")
+def stream_events(reasoning_chars: int, chars_per_event: int, dense: bool = False) -> list[bytes]:
+    """One answer's events: the reasoning (quoting format examples, as real traces do; with `dense`, nothing but
+    format examples), then "FINAL: B"."""
+    reasoning = dense_reasoning(reasoning_chars) if dense else reasoning_text(reasoning_chars, "B")
     events = [event({"role": "assistant", "content": ""})]
     events += [
         event({"reasoning_content": reasoning[i : i + chars_per_event]})
@@ -90,10 +95,22 @@ def stream_events(reasoning_chars: int, chars_per_event: int) -> list[bytes]:
     return events
 
 
+def dense_reasoning(chars: int) -> str:
+    """`chars` characters of format examples, one after another."""
+    examples = " or ".join(FORMAT_EXAMPLES) + ". "
+    return (examples * (chars // len(examples) + 1))[:chars]
+
+
 async def serve(
-    port: int, ttft_s: float, stream_s: float, reasoning_chars: int, chars_per_event: int, events_per_write: int
+    port: int,
+    ttft_s: float,
+    stream_s: float,
+    reasoning_chars: int,
+    chars_per_event: int,
+    events_per_write: int,
+    dense: bool,
 ) -> None:
-    events = stream_events(reasoning_chars, chars_per_event)
+    events = stream_events(reasoning_chars, chars_per_event, dense)
     # The first text event (after the role) marks the first token; it is sent alone, at ttft_s.
     first = b"".join(events[:2])
     rest = [b"".join(events[i : i + events_per_write]) for i in range(2, len(events), events_per_write)]
@@ -132,7 +149,7 @@ def start_server(args: argparse.Namespace) -> tuple[subprocess.Popen[bytes], str
         "--reasoning-chars",
         str(args.reasoning_chars), "--chars-per-event", str(args.chars_per_event), "--events-per-write",
         str(args.events_per_write),
-    ]  # fmt: skip
+    ] + (["--dense"] if args.dense else [])  # fmt: skip
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env())
     return proc, wait_until_serving(proc, port, "the streaming server")
 
@@ -204,8 +221,10 @@ def heavy_decide(ms: float, task: Task, sample: Sample, policy: Policy) -> Decis
 class InLoopPool(DecisionPool):
     """Bench only: decisions taken in the event loop, as the runner took them before the pool."""
 
-    async def decide(self, task: Task, sample: Sample, policy: Policy) -> Decision | None:
-        return self._decider(task, sample, policy)
+    def submit(self, task: Task, sample: Sample, policy: Policy) -> asyncio.Future[EncodedDecision | None]:
+        future: asyncio.Future[EncodedDecision | None] = asyncio.get_running_loop().create_future()
+        future.set_result(encode(self._decider(task, sample, policy)))
+        return future
 
 
 def ocllm_main(base: str, suite: str, out: str, concurrency: int, heavy_ms: float, in_loop: bool, profile: str) -> None:
@@ -253,12 +272,13 @@ def p95(values: list[float]) -> float:
 
 
 def main(args: argparse.Namespace) -> None:
-    events = stream_events(args.reasoning_chars, args.chars_per_event)
+    events = stream_events(args.reasoning_chars, args.chars_per_event, args.dense)
     print("command: PYTHONPATH=src .venv/bin/python bench/bench_stream_fidelity.py " + " ".join(sys.argv[1:]))
     print(f"machine: {machine()}; nproc {os.cpu_count()}; decision workers {DEFAULT_WORKERS}")
     print(
         f"{args.tasks} tasks, concurrency {args.concurrency}, best of {args.repeats}; server: time to first token "
-        f"{args.ttft_s:g} s, then {args.reasoning_chars:,} characters of reasoning in {len(events) - 7:,} events of "
+        f"{args.ttft_s:g} s, then {args.reasoning_chars:,} characters of {'dense ' * args.dense}reasoning in "
+        f"{len(events) - 7:,} events of "
         f"{args.chars_per_event}, {args.events_per_write} events a write, spread over {args.stream_s:g} s, then "
         "'FINAL: B'"
         + (f"; every decision spends {args.heavy_ms:g} ms of CPU first" if args.heavy_ms else "")
@@ -318,6 +338,7 @@ if __name__ == "__main__":
     parser.add_argument("--events-per-write", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--heavy-ms", type=float, default=0.0)
+    parser.add_argument("--dense", action="store_true", help="reasoning of format examples throughout")
     parser.add_argument("--in-loop", action="store_true")
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
@@ -326,7 +347,7 @@ if __name__ == "__main__":
     ns = parser.parse_args()
     if ns.serve:
         shape = (ns.reasoning_chars, ns.chars_per_event, ns.events_per_write)
-        asyncio.run(serve(ns.serve, ns.ttft_s, ns.stream_s, *shape))
+        asyncio.run(serve(ns.serve, ns.ttft_s, ns.stream_s, *shape, ns.dense))
     elif ns.bare:
         bare_main(ns.bare[0], ns.bare[1], ns.concurrency)
     elif ns.ocllm:

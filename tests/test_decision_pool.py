@@ -87,6 +87,23 @@ def crashing_decide(task: Task, sample: Sample, policy: Policy) -> Decision:
     return decide(task, sample, policy)
 
 
+def refusing_decide(task: Task, sample: Sample, policy: Policy) -> Decision:
+    """Raises on a task whose question is "refuse"; else decides as the scorer does."""
+    if task.question == "refuse":
+        raise ValueError(f"refused {task.id}")
+    return decide(task, sample, policy)
+
+
+def _jobs(questions: list[str]) -> list[tuple[Task, Sample, Policy]]:
+    """One MCQ task per question, each with an answer that states a letter among format examples."""
+    jobs = []
+    for i, question in enumerate(questions):
+        task = Task(id=f"t{i}", type="mcq", question=question, options=["1", "2", "3", "4"], answer="B", category="c")
+        content = f"Not 'FINAL: A' nor 'Answer: (C)'.\n\nFINAL: {'ABCD'[i % 4]}"
+        jobs.append((task, Sample(task_id=task.id, content=content), Policy()))
+    return jobs
+
+
 # --- the tests -----------------------------------------------------------------------------------------------
 
 
@@ -155,6 +172,43 @@ def test_a_worker_that_dies_neither_hangs_nor_loses_the_run(tmp_path: Path) -> N
     assert written.keys() == expected.keys()
     for task_id, decision in expected.items():
         assert {k: v for k, v in written[task_id].items() if k in decision} == decision
+
+
+def test_decisions_handed_over_together_come_back_each_to_its_caller(tmp_path: Path) -> None:
+    # Sixty decisions at once go to two workers in batches; one that kills its worker, and one the scorer refuses,
+    # cost only themselves: the first is given up (None, for the final scoring), the second raises to its caller.
+    questions = [f"What is {i} + 1?" for i in range(60)]
+    questions[7], questions[40] = "crash always", "refuse"
+    jobs = _jobs(questions)
+
+    async def both() -> tuple[list[object], list[object]]:
+        with DecisionPool(2, decider=crashing_decide) as crashing, DecisionPool(2, decider=refusing_decide) as refusing:
+            first = await asyncio.gather(*(crashing.decide(*job) for job in jobs), return_exceptions=True)
+            second = await asyncio.gather(*(refusing.decide(*job) for job in jobs), return_exceptions=True)
+            assert crashing.lost == 1 and refusing.lost == 0 and refusing.restarts == 0
+            return first, second
+
+    first, second = asyncio.run(both())
+    expected = [decide(*job) for job in jobs]
+    assert first[7] is None
+    assert [d for i, d in enumerate(first) if i != 7] == [d for i, d in enumerate(expected) if i != 7]
+    refused = second[40]
+    assert isinstance(refused, ValueError) and str(refused) == "refused t40"
+    assert any("raised in a decision worker" in note for note in refused.__notes__)
+    assert [d for i, d in enumerate(second) if i != 40] == [d for i, d in enumerate(expected) if i != 40]
+
+
+def test_one_pool_decides_in_one_event_loop_after_another() -> None:
+    # A matrix's lanes share the pool, each lane in an event loop of its own.
+    jobs = _jobs([f"What is {i} + 1?" for i in range(20)])
+    with DecisionPool(2) as pool:
+        pool.start()
+        for _ in range(3):
+            assert asyncio.run(_all(pool, jobs)) == [decide(*job) for job in jobs]
+
+
+async def _all(pool: DecisionPool, jobs: list[tuple[Task, Sample, Policy]]) -> list[Decision | None]:
+    return list(await asyncio.gather(*(pool.decide(*job) for job in jobs)))
 
 
 def _descendants(root: int) -> set[int]:

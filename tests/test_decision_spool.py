@@ -30,3 +30,17 @@ def test_decisions_come_back_equal_and_the_file_is_anonymous(tmp_path: Path) -> 
         assert decisions[("t0", 0)] != decisions[("t0", 1)]
         assert spool.get(("unknown", 0)) is None
         assert spool.get(("t0", 2)) is None
+
+
+def test_reads_between_adds_leave_the_next_add_at_the_end(tmp_path: Path) -> None:
+    # An add appends without moving the file's position (a seek would flush the buffer each time); a read moves
+    # it, and the next add must still land at the end, not over a decision read back.
+    task = Task(id="t", type="mcq", options=["1", "2", "3", "4"], answer="B", category="c")
+    texts = ["FINAL: A", "FINAL: B", "Answer: (C)", "\\boxed{D}", "no answer at all"]
+    decisions = [decide(task, Sample(task_id="t", sample=i, content=text), Policy()) for i, text in enumerate(texts)]
+    with DecisionSpool(tmp_path) as spool:
+        for i, decision in enumerate(decisions):
+            spool.add(("t", i), decision)
+            assert spool.get(("t", 0)) == decisions[0]
+            assert spool.get(("t", i)) == decision
+        assert [spool.get(("t", i)) for i in range(len(texts))] == decisions

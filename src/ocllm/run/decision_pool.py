@@ -2,54 +2,53 @@
 
 A run decides each answer as it arrives. Deciding in the event loop would hold up the reading of every other
 response for as long as the decision takes (a math answer's symbolic check can take 100 ms and more), so the
-client's figures (time to first token, latency) would measure the scorer. The runner awaits
-`pool.decide(task, sample, policy)` instead; the loop only sends the records to a worker and takes the
-Decision back (msgspec Structs pickle).
+client's figures (time to first token, latency) would measure the scorer. The runner hands each answer to
+`pool.submit(task, sample, policy)` instead; the loop only sends the records to a worker and takes the decision
+back, JSON-encoded as the spool keeps it (`decision_spool.EncodedDecision`: encoding costs microseconds where
+pickling a Decision and its evidence cost ten times that, and the loop never decodes it).
 
-- Workers: `DEFAULT_WORKERS`, min(4, the CPUs this process may use); started by the "forkserver" context
-  (never by forking a process that runs an event loop and threads), by `start` (the runner calls it once the
-  server has answered, before the first request) or else on the first decision.
-- One pool per `ocllm run` or `ocllm matrix`, shared by its lanes (`run_lane(decisions=...)`); a `run_lane`
-  given none makes its own.
-- A worker that dies (killed, a crash) breaks the pool: the decisions it held are taken again in a fresh pool,
-  once; one that fails again comes back as None, and the run's final scoring decides that task from
-  samples.jsonl as it decides every task missing from the spool. An exception raised by the scorer itself is
-  not a crash: it is raised to the caller, as it would be in-process.
-- Closing: at the end of a run the idle workers are joined; on an error or Ctrl-C they are terminated (and
-  killed if they linger). Workers ignore SIGINT (Ctrl-C reaches the whole process group; the run, not each
-  worker, handles it), and each one exits by itself once its parent has gone (checked every
-  `_PARENT_CHECK_S`), so that not even a SIGKILLed ocllm leaves one behind.
-- Nothing outlives ocllm (docs/architecture.md, "What dies with what"). The forkserver exits the moment ocllm
-  does (multiprocessing gives it the read end of a pipe only ocllm holds). Each worker arms PR_SET_PDEATHSIG
-  (`guarded.die_with_parent_thread`) against the forkserver, whose one thread forked it: the kernel kills it
-  then, even inside a long C call that holds its interpreter, where a thread watching ocllm could not run. The
-  pidfd thread stays for systems without prctl. multiprocessing's resource tracker exits once the last of them
-  has closed its pipe; it is started by the pool with its "leaked semaphore" warning silenced, since the
-  queues' semaphores are what a SIGKILL leaves and the tracker removes them then (nothing for a user to do).
+- Hand-overs in batches: a decision is queued in the event loop, and the queue goes to the workers in batches,
+  at most `AHEAD` batches a worker (`BATCH_MAX` decisions at most, the queue shared out between the workers that
+  may take one). While the workers are idle a decision goes at once, alone; while they are busy the decisions that
+  arrive meanwhile wait and go together when a batch is done (as a database groups its commits). The second batch
+  waits in the worker's pipe while it decides the first: it never waits, idle, for the event loop to send more
+  (on a loaded machine that is a turn of the scheduler for ocllm and another for the worker). A hand-over per decision
+  cost the run more than an MCQ decision itself (issue 29: 0.17 of a bare client's tasks/s, against 0.28 deciding
+  in the event loop); a batch pays it once. The outcomes come back one by one, each as it is decided, so a slow
+  decision keeps waiting only those after it in its batch. No thread of ocllm takes part: the loop writes and
+  reads the workers' pipes itself (`decision_workers.py`).
+- Workers: `DEFAULT_WORKERS`, min(4, the CPUs this process may use), started by `start` (the runner calls it once
+  the server has answered, before the first request, and it waits until each has started) or else on the first
+  decision; a worker that died is replaced at the next hand-over.
+- One pool per `ocllm run` or `ocllm matrix`, shared by its lanes (`run_lane(decisions=...)`), each lane in an
+  event loop of its own; a `run_lane` given none makes its own.
+- A worker that dies (killed, a crash) costs only the batch it held: those decisions are taken again in fresh
+  workers, once, each alone (so that one decision that kills its worker takes no other with it); one that dies
+  again comes back as None, and the run's final scoring decides that task from samples.jsonl as it decides every
+  task missing from the spool. An exception raised by the scorer itself is not a crash: it is raised to that
+  decision's caller, as it would be in-process.
+- Closing: at the end of a run the idle workers exit as their pipes close and are joined; on an error or Ctrl-C
+  they are terminated (and killed if they linger). Nothing outlives ocllm (docs/architecture.md, "What dies with
+  what"; decision_workers.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import logging
-import multiprocessing
 import os
-import select
-import signal
-import threading
-import time
+import weakref
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import forkserver, resource_tracker
-from types import TracebackType
+from typing import NamedTuple
 
 from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.run.decision_spool import EncodedDecision, decode
+from ocllm.run.decision_workers import Worker, context
 from ocllm.scoring import decide
-from ocllm.scoring.guarded import die_with_parent_thread
 
-__all__ = ["DEFAULT_WORKERS", "Decider", "DecisionPool", "LiveDecisions"]
+__all__ = ["AHEAD", "BATCH_MAX", "DEFAULT_WORKERS", "Decider", "DecisionPool", "LiveDecisions"]
 
 log = logging.getLogger(__name__)
 
@@ -65,195 +64,241 @@ def _usable_cpus() -> int:
 
 # Small: a decision takes milliseconds, and the workers share the CPUs with the event loop (and often the server).
 DEFAULT_WORKERS = max(1, min(4, _usable_cpus()))
-# Tries per decision: the first, and one in a fresh pool after a worker died.
-_ATTEMPTS = 2
-# How often a worker looks whether ocllm is still there, where it cannot wait for its end (no pidfd).
-_PARENT_CHECK_S = 1.0
-# How long closing waits for a terminated worker before killing it.
-_TERMINATE_GRACE_S = 5.0
+# The most decisions in one hand-over: enough that a hand-over's cost is shared out, few enough that the decisions
+# behind a slow one (a symbolic check, up to its CPU-time limit) are few.
+BATCH_MAX = 32
+# Batches a worker holds at once: the one it decides and the next.
+AHEAD = 2
+
+
+class _Item(NamedTuple):
+    task: Task
+    sample: Sample
+    policy: Policy
+    future: asyncio.Future[EncodedDecision | None]
+    retry: bool  # its worker died on its batch: taken again, alone, and given up if its worker dies again
 
 
 class DecisionPool:
-    """`await decide(task, sample, policy)`: the Decision, taken in a worker process (None when workers died
-    on it twice). `decider` is what the workers call, `scoring.decide` unless a test or benchmark gives another
-    (a module-level function, so that it pickles)."""
+    """`submit(task, sample, policy)`: a future of the decision, taken in a worker process and encoded (None when
+    workers died on it twice); `await decide(...)`: the Decision itself. `decider` is what the workers call,
+    `scoring.decide` unless a test or benchmark gives another (a module-level function, so that it pickles)."""
 
     def __init__(self, workers: int | None = None, *, decider: Decider = decide) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers or DEFAULT_WORKERS
         self._decider = decider
-        self._executor: ProcessPoolExecutor | None = None
+        self._running: list[Worker] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: deque[_Item] = deque()
+        self._flush_due = False
         self._closed = False
-        self.restarts = 0  # pools replaced after a worker died
+        self.restarts = 0  # workers replaced after one died
         self.lost = 0  # decisions given up after dying twice: decided again by the final scoring
+        # At exit, whatever happened: the workers stopped before multiprocessing joins its children.
+        self._finalizer = weakref.finalize(self, _stop_all, self._running, True)
 
     async def decide(self, task: Task, sample: Sample, policy: Policy) -> Decision | None:
+        encoded = await self.submit(task, sample, policy)
+        return None if encoded is None else decode(encoded)
+
+    def submit(self, task: Task, sample: Sample, policy: Policy) -> asyncio.Future[EncodedDecision | None]:
+        """Queue one decision (in the running event loop) and return at once: the future is the decision encoded,
+        None when workers died on it twice, or the exception the scorer raised."""
+        if self._closed:
+            raise RuntimeError("the decision pool is closed")
         loop = asyncio.get_running_loop()
-        for _ in range(_ATTEMPTS):
-            executor = self._current()
-            try:
-                return await loop.run_in_executor(executor, self._decider, task, sample, policy)
-            except BrokenProcessPool:
-                log.info("a decision worker died while deciding task %s; starting new workers", task.id)
-                self._replace(executor)
-        self.lost += 1
-        return None
+        if loop is not self._loop:
+            self._adopt(loop)
+        future: asyncio.Future[EncodedDecision | None] = loop.create_future()
+        self._queue.append(_Item(task, sample, policy, future, retry=False))
+        self._flush_soon()
+        return future
 
     def start(self) -> None:
         """Start the workers now, and wait until each has started: the runner calls it before its first request,
         so that starting them (a forkserver, the scorer's imports: a second of CPU) does not compete with the
-        reading of the first answers. A pool already started is left as it is."""
-        if self._executor is not None:
-            return
-        executor = self._current()
-        for ready in [executor.submit(_ready) for _ in range(self.workers)]:
-            ready.result()
+        reading of the first answers. Workers already started are left as they are."""
+        if self._closed:
+            raise RuntimeError("the decision pool is closed")
+        self._fill()
+        for worker in self._running:
+            if not worker.batch:  # one deciding already has started (its loop reads its readiness)
+                worker.wait_ready()
 
     def pids(self) -> list[int]:
         """The workers' process ids (started lazily: none before the first decision)."""
-        if self._executor is None:
-            return []
-        # ProcessPoolExecutor keeps its processes in `_processes` (3.8-3.14); read only, for diagnostics and tests.
-        return list(getattr(self._executor, "_processes", None) or {})
+        return [worker.pid for worker in self._running if worker.pid is not None]
 
     def close(self, *, kill: bool = False) -> None:
         """Stop the workers: joined when idle (the end of a run), terminated with `kill` (an error, Ctrl-C)."""
         self._closed = True
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            _stop(executor, kill=kill)
-
-    def _current(self) -> ProcessPoolExecutor:
-        if self._closed:
-            raise RuntimeError("the decision pool is closed")
-        if self._executor is None:
-            _start_resource_tracker()
-            context = multiprocessing.get_context("forkserver")
-            # The forkserver imports the scorer once; every worker forked from it starts with it loaded.
-            context.set_forkserver_preload(["ocllm.scoring"])
-            self._executor = ProcessPoolExecutor(
-                self.workers, mp_context=context, initializer=_worker_started, initargs=(os.getpid(),)
-            )
-        return self._executor
-
-    def _replace(self, broken: ProcessPoolExecutor) -> None:
-        # Several decisions fail together when a worker dies: the first one to get here replaces the pool.
-        if self._executor is broken:
-            self._executor = None
-            self.restarts += 1
-            _stop(broken, kill=True)
+        for worker in self._running:
+            self._forget(worker)
+        _stop_all(self._running, kill)
+        self._finalizer.detach()
 
     def __enter__(self) -> DecisionPool:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
         self.close(kill=kind is not None)
 
+    # --- the queue and the hand-overs, in the event loop ------------------------------------------------------------
 
-def _stop(executor: ProcessPoolExecutor, *, kill: bool) -> None:
-    if not kill:
-        executor.shutdown(wait=True, cancel_futures=True)
-        return
-    processes = list((getattr(executor, "_processes", None) or {}).values())
-    executor.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        with contextlib.suppress(OSError, ValueError):
-            process.terminate()
-    deadline = time.monotonic() + _TERMINATE_GRACE_S
-    for process in processes:
-        with contextlib.suppress(OSError, ValueError, AssertionError):
-            process.join(max(0.0, deadline - time.monotonic()))
-            if process.is_alive():
-                process.kill()
-                process.join()
+    def _adopt(self, loop: asyncio.AbstractEventLoop) -> None:
+        """A new event loop (the next lane of a matrix). A worker still busy with a batch of the loop before (that
+        lane ended on an error) is replaced: its reply would answer futures of a closed loop."""
+        for worker in list(self._running):
+            self._forget(worker)
+            if worker.batch:
+                self._running.remove(worker)
+                worker.stop(kill=True)
+        self._queue.clear()
+        self._loop = loop
 
+    def _fill(self) -> None:
+        while len(self._running) < self.workers:
+            self._running.append(Worker(context(), self._decider))
 
-def _start_resource_tracker() -> None:
-    """Start multiprocessing's resource tracker (once per process; the forkserver would start it otherwise) with
-    its warning about leaked semaphores silenced: after a SIGKILL of ocllm it removes the pool's queue semaphores
-    and says so on the console, which tells a user nothing to do. The filter is the tracker's alone (its
-    environment at start); a warning of ocllm's own is untouched."""
-    with _tracker_lock:
-        before = os.environ.get("PYTHONWARNINGS")
-        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [before, _TRACKER_QUIET]))
-        try:
-            resource_tracker.ensure_running()
-        finally:
-            if before is None:
-                del os.environ["PYTHONWARNINGS"]
+    def _flush_soon(self) -> None:
+        # After the callbacks of this turn of the loop: the answers read in the same turn go in one batch.
+        if not self._flush_due and self._loop is not None:
+            self._flush_due = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        if self._closed or not self._queue:
+            return
+        self._fill()
+        # The least busy first, one batch each per turn. A decision taken again goes alone, to a worker that holds
+        # nothing else, and that worker takes nothing more until it is back: were it to kill its worker again, it
+        # takes no other decision with it.
+        idle = sorted(
+            (
+                worker
+                for worker in self._running
+                if len(worker.sizes) < AHEAD and worker.flush_done and not (worker.batch and worker.batch[0].retry)
+            ),
+            key=lambda worker: len(worker.batch),
+            reverse=True,
+        )
+        while self._queue and idle:
+            if self._queue[0].retry:
+                if idle[-1].batch:
+                    break  # no worker is empty: it waits for one
+                batch = [self._queue.popleft()]
             else:
-                os.environ["PYTHONWARNINGS"] = before
+                size = min(BATCH_MAX, -(-len(self._queue) // len(idle)))
+                batch = []
+                while self._queue and len(batch) < size and not self._queue[0].retry:
+                    batch.append(self._queue.popleft())
+            batch = [item for item in batch if not item.future.done()]  # given up by the caller meanwhile
+            if batch:
+                self._send(idle.pop(), batch)
 
-
-_TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
-_tracker_lock = threading.Lock()
-
-
-def _ready() -> None:
-    """What `start` asks of each worker: nothing, once it is there."""
-
-
-def _worker_started(parent: int) -> None:
-    """In each worker, first: Ctrl-C is the run's to handle, and the worker goes when `parent` (ocllm) goes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The forkserver forked this worker from its one thread and exits when ocllm does: dying with it is dying with
-    # ocllm, at once and whatever this worker is doing. (If it has gone already, the thread below sees ocllm gone.)
-    _let_the_forkserver_see_ocllm_go()
-    die_with_parent_thread()
-    # Neither the worker's parent (the forkserver) nor its queue tells it that ocllm has gone: the forkserver
-    # stays as long as any worker does (each holds its "alive" pipe), and the queue's pipe too. So a thread
-    # waits for ocllm's end itself: on a pidfd where there is one (Linux), else by looking every few seconds.
-    threading.Thread(target=_exit_with, args=(parent,), name="exit-with-ocllm", daemon=True).start()
-
-
-def _let_the_forkserver_see_ocllm_go() -> None:
-    """Close this worker's copy of the forkserver's "alive" pipe. The forkserver exits when that pipe's write end
-    is closed everywhere, and multiprocessing hands every worker a copy (for processes a worker would start through
-    the same forkserver, which ours never do): held here, a SIGKILLed ocllm leaves the forkserver waiting on its
-    workers, and its workers (dying with it) on it. The attribute is multiprocessing's (3.4-3.14); where it is not
-    there, nothing is closed and the watch thread remains."""
-    server = getattr(forkserver, "_forkserver", None)
-    alive = getattr(server, "_forkserver_alive_fd", None)
-    if isinstance(alive, int):
-        with contextlib.suppress(OSError):
-            os.close(alive)
-        server._forkserver_alive_fd = None  # type: ignore[union-attr]
-
-
-def _exit_with(parent: int) -> None:
-    try:
-        handle = os.pidfd_open(parent)
-    except ProcessLookupError:
-        os._exit(0)  # gone already
-    except (AttributeError, OSError):
-        handle = None
-    if handle is not None:
-        select.select([handle], [], [])  # readable once the process has ended, however it ended
-        os._exit(0)
-    while True:
+    def _send(self, worker: Worker, batch: list[_Item]) -> None:
+        assert self._loop is not None
+        if worker.loop is not self._loop:
+            self._loop.add_reader(worker.outcomes_fd, self._readable, worker)
+            worker.loop = self._loop
+        worker.batch.extend(batch)  # the items not yet decided, in the order it decides them
+        worker.sizes.append(len(batch))
         try:
-            os.kill(parent, 0)
-        except ProcessLookupError:
-            os._exit(0)
-        except PermissionError:
-            pass
-        time.sleep(_PARENT_CHECK_S)
+            if not worker.send([(item.task, item.sample, item.policy) for item in batch]):
+                self._loop.add_writer(worker.jobs_fd, self._writable, worker)
+        except BrokenPipeError:
+            self._died(worker)
+
+    def _writable(self, worker: Worker) -> None:
+        try:
+            done = worker.flush()
+        except BrokenPipeError:
+            self._died(worker)
+            return
+        if done:
+            self._loop.remove_writer(worker.jobs_fd)  # type: ignore[union-attr]
+
+    def _readable(self, worker: Worker) -> None:
+        messages, ended = worker.receive()
+        for message in messages:
+            if not worker.ready:
+                worker.ready = True  # its first message
+                continue
+            item = worker.batch.popleft()  # one outcome a message, in the order sent
+            worker.sizes[0] -= 1
+            if not worker.sizes[0]:
+                worker.sizes.popleft()  # a batch done: room for the next
+            if isinstance(message, BaseException):
+                _settle(item.future, exception=message)
+            else:
+                _settle(item.future, result=message)
+        if ended:
+            self._died(worker)
+        elif messages:
+            self._flush_soon()
+
+    def _died(self, worker: Worker) -> None:
+        if worker not in self._running:
+            return  # seen already (its two pipes both told)
+        self._forget(worker)
+        self._running.remove(worker)
+        worker.stop(kill=True)
+        batch: list[_Item] = list(worker.batch)  # those it had not decided yet
+        log.info(
+            "a decision worker died (exit code %s) deciding tasks %s; starting a new one",
+            worker.process.exitcode, ", ".join(item.task.id for item in batch),
+        )  # fmt: skip
+        self.restarts += 1
+        for item in reversed(batch):
+            if item.retry:
+                self.lost += 1
+                _settle(item.future, result=None)
+            elif not item.future.done():
+                self._queue.appendleft(item._replace(retry=True))
+        self._flush_soon()
+
+    def _forget(self, worker: Worker) -> None:
+        """Its pipes no longer watched by the loop that read them (unless that loop has ended already)."""
+        if worker.loop is not None and not worker.loop.is_closed():
+            worker.loop.remove_reader(worker.outcomes_fd)
+            worker.loop.remove_writer(worker.jobs_fd)
+        worker.loop = None
+
+
+def _stop_all(workers: list[Worker], kill: bool) -> None:
+    while workers:
+        workers.pop().stop(kill=kill)
+
+
+def _settle(
+    future: asyncio.Future[EncodedDecision | None],
+    *,
+    result: EncodedDecision | None = None,
+    exception: BaseException | None = None,
+) -> None:
+    if future.done():  # given up by its caller (the run is ending on an error or Ctrl-C)
+        return
+    if exception is not None:
+        future.set_exception(exception)
+    else:
+        future.set_result(result)
 
 
 class LiveDecisions:
     """A run's decisions while it streams: `add` hands an answer to the pool and returns at once (unless
     `limit` decisions are already waiting: then the caller waits, so a scorer slower than the server holds the
     requests back instead of piling up answers in memory); `on_decided(task, sample, decision)` is called in
-    the event loop as each decision comes back (None: lost, see DecisionPool); `drain` waits for the rest."""
+    the event loop as each decision comes back, encoded (None: lost, see DecisionPool); `drain` waits for the
+    rest."""
 
     def __init__(
         self,
         pool: DecisionPool,
         policy: Policy,
-        on_decided: Callable[[Task, Sample, Decision | None], None],
+        on_decided: Callable[[Task, Sample, EncodedDecision | None], None],
         *,
         limit: int,
     ) -> None:
@@ -261,38 +306,41 @@ class LiveDecisions:
         self._policy = policy
         self._on_decided = on_decided
         self._room = asyncio.Semaphore(max(1, limit))
-        self._waiting: set[asyncio.Task[None]] = set()
+        # The pool's futures themselves, with a callback each: no task per decision.
+        self._waiting: set[asyncio.Future[EncodedDecision | None]] = set()
         self._failure: BaseException | None = None
 
     async def add(self, task: Task, sample: Sample) -> None:
         if self._failure is not None:
             raise self._failure
         await self._room.acquire()
-        job = asyncio.create_task(self._decide(task, sample))
-        self._waiting.add(job)
-        job.add_done_callback(self._done)
-
-    async def _decide(self, task: Task, sample: Sample) -> None:
         try:
-            decision = await self._pool.decide(task, sample, self._policy)
-        finally:
+            future = self._pool.submit(task, sample, self._policy)
+        except BaseException:
             self._room.release()
-        self._on_decided(task, sample, decision)
+            raise
+        self._waiting.add(future)
+        future.add_done_callback(functools.partial(self._returned, task, sample))
 
-    def _done(self, job: asyncio.Task[None]) -> None:
-        self._waiting.discard(job)
-        if not job.cancelled() and job.exception() is not None and self._failure is None:
-            self._failure = job.exception()  # the scorer raised: the next add, or drain, raises it
+    def _returned(self, task: Task, sample: Sample, future: asyncio.Future[EncodedDecision | None]) -> None:
+        self._waiting.discard(future)
+        self._room.release()
+        if future.cancelled():
+            return
+        try:
+            self._on_decided(task, sample, future.result())
+        except Exception as exc:  # the scorer raised, or taking the decision did: the next add, or drain, raises it
+            if self._failure is None:
+                self._failure = exc
 
     async def drain(self) -> None:
         while self._waiting:
-            await asyncio.gather(*self._waiting, return_exceptions=True)
+            await asyncio.wait(set(self._waiting))
         if self._failure is not None:
             raise self._failure
 
     async def cancel(self) -> None:
         """Give up the decisions still waiting (the run is ending on an error or Ctrl-C)."""
-        for job in self._waiting:
-            job.cancel()
-        with contextlib.suppress(BaseException):
-            await asyncio.gather(*self._waiting, return_exceptions=True)
+        for future in self._waiting:
+            future.cancel()
+        self._waiting.clear()

@@ -22,10 +22,10 @@ from ocllm.documents import Summary
 from ocllm.errors import Interrupted
 from ocllm.files.atomic import METRICS, SAMPLES
 from ocllm.formats.run_directory import stream_run_dir
-from ocllm.models import Decision, Sample, ShardRecord, Task, as_sent
+from ocllm.models import Sample, ShardRecord, Task, as_sent
 from ocllm.run.client import AttemptWatch, FailedAttempt
 from ocllm.run.decision_pool import DecisionPool, LiveDecisions
-from ocllm.run.decision_spool import DecisionSpool
+from ocllm.run.decision_spool import DecisionSpool, EncodedDecision
 from ocllm.run.directory import RunDirectory
 from ocllm.run.engine import Engine, Send, engine_for
 from ocllm.run.execute import Dispatch, Job, execute
@@ -294,14 +294,17 @@ async def _run(
     counts = _Counts()
     refusals = _Refusals(lane.name)
     began = time.monotonic()
+    # The serving figures' wall time ends with the last response, not with the last decision: the decisions still
+    # waiting then (LiveDecisions.drain) are the scorer's time, not the server's.
+    answered: float | None = None
     try:
         async with engine.open() as send:
             with make_progress(lane.name, len(suite.tasks) * lane.samples_per_task, len(done)) as bar:
 
-                def decided(task: Task, sample: Sample, decision: Decision | None) -> None:
+                def decided(task: Task, sample: Sample, decision: EncodedDecision | None) -> None:
                     # None: the workers died on it twice; the final scoring decides it from samples.jsonl.
                     if decision is not None:
-                        spool.add((task.id, sample.sample), decision)
+                        spool.add_encoded((task.id, sample.sample), decision)
                     correct = None if sample.error or decision is None else decision.correct
                     bar.advance(correct, sample.error is not None)
 
@@ -320,6 +323,7 @@ async def _run(
                 dispatch = refusals.dispatcher(dispatch)
                 try:
                     await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
+                    answered = time.monotonic()
                     await live.drain()
                 finally:
                     await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
@@ -328,7 +332,8 @@ async def _run(
         run_dir.count_requests(counts.requests, counts.retries, counts.resends)
         if pending:
             # The replicas' figures are this invocation's (a resumed run counts its own requests anew).
-            run_dir.add_wall_time(time.monotonic() - began, engine.figures())
+            wall = (answered or time.monotonic()) - began
+            run_dir.add_wall_time(wall, engine.figures())
     return len(pending), counts, before, served, (identities, added), refusals.stopped()
 
 
