@@ -96,7 +96,9 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
     out = tmp_path / "run"
     with FaultServer() as broken:
         broken.script(then=Reply(status=500, body="overloaded"))
-        failing = lane(broken.base_url, max_attempts=2, retry_budget_s=1.0)
+        # max_attempts ends the retries; a budget far above the back-off keeps a loaded machine from ending them
+        # first (the error would then say the budget was spent, not the attempts).
+        failing = lane(broken.base_url, max_attempts=2, retry_budget_s=60.0)
         result = run_lane(failing, out, progress=quiet)
     # Every task ran, so the run is complete; its requests failed, which `errors` counts (issue 8).
     assert (result.summary.errors, result.summary.correct, result.summary.complete) == (10, 0, True)
