@@ -215,13 +215,44 @@ def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> l
         found.append(label)
     if (result := result_line(pieces, region, found)) is not None:
         found.append(result)
+    raw_pieces = [Piece(f, o, t) for (f, o), t in raw.items()]
+    at_raw, at_scanned = _PieceIndex(raw_pieces), _PieceIndex(pieces)
     for c in found:  # the statement as written, in the raw field's own characters
-        offset, text = next((o, t) for (f, o), t in raw.items() if f == c.field and o <= c.start <= o + len(t))
-        c.text = text[c.start - offset : c.end - offset]
+        piece = at_raw.holding(c)
+        c.text = piece.text[c.start - piece.offset : c.end - piece.offset]
     found.sort(key=lambda c: (c.field != "reasoning", c.start) if region == "reasoning" else (0, c.start))
     for c in found:
-        _mark_examples(c, pieces, prompt)
+        _mark_examples(c, at_scanned.holding(c), prompt)
     return found
+
+
+class _PieceIndex:
+    """The piece a statement stands in, found by bisection: the first of the pieces, in their order, whose span
+    (its end included) holds the statement's start. Searching every piece for every statement was quadratic in
+    an answer of thousands of think blocks each followed by a box."""
+
+    def __init__(self, pieces: list[Piece]) -> None:
+        self.pieces = pieces
+        self.by_field: dict[str, list[tuple[int, int]]] = {}  # field: (offset, index in pieces), by offset
+        for i, p in enumerate(pieces):
+            self.by_field.setdefault(p.field, []).append((p.offset, i))
+        for spans in self.by_field.values():
+            spans.sort()
+
+    def holding(self, c: MathCandidate) -> Piece:
+        spans = self.by_field[c.field]
+        j = bisect.bisect_right(spans, (c.start, len(self.pieces))) - 1
+        # Pieces before it may end exactly where it starts (or be empty there): the first in order is the one
+        # meant. The pieces of a field do not overlap, so those that hold the start are the last few.
+        holders = []
+        while j >= 0 and self._holds(self.pieces[spans[j][1]], c.start):
+            holders.append(spans[j][1])
+            j -= 1
+        return self.pieces[min(holders)]
+
+    @staticmethod
+    def _holds(p: Piece, at: int) -> bool:
+        return p.offset <= at <= p.offset + len(p.text)
 
 
 def last_number(pieces: list[Piece], region: Field, statements: list[MathCandidate]) -> MathCandidate | None:
@@ -476,8 +507,7 @@ def _value_span(text: str, at: int, kind: str, lines: _Lines | None = None) -> t
     return start, end
 
 
-def _mark_examples(c: MathCandidate, pieces: list[Piece], prompt: str | None) -> None:
-    piece = next(p for p in pieces if p.field == c.field and p.offset <= c.start <= p.offset + len(p.text))
+def _mark_examples(c: MathCandidate, piece: Piece, prompt: str | None) -> None:
     local = c.start - piece.offset
     before = piece.text[max(0, local - 40) : local]
     plain = re.sub(r"\\text\{([^{}]*)\}", r"\1", c.value).strip().lower()
