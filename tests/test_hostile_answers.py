@@ -265,3 +265,39 @@ def test_the_bounds_on_statements_hold_at_their_values_exactly() -> None:
     for claims, rule in ((MCQ_PLACES, "final_statement"), (MCQ_PLACES + 1, "too_many_statements")):
         decision = decide_mcq(task, Sample(task_id="q", content="FINAL: A\n" * claims, finish_reason="stop"), Policy())
         assert decision.rule == rule and decision.correct is (rule == "final_statement")
+    # A reasoning past the bound: the visible answer decides as ever; with none, the reasoning could have decided.
+    reasoning = "FINAL: B\n" * (MCQ_PLACES + 1)
+    for content, rule in (("FINAL: A", "final_statement"), ("", "too_many_statements")):
+        sample = Sample(task_id="q", content=content, reasoning=reasoning, finish_reason="stop")
+        decision = decide_mcq(task, sample, Policy(allow_reasoning_fallback=True))
+        assert decision.rule == rule and decision.correct is (rule == "final_statement")
+        assert f"the reasoning was not read: it holds {MCQ_PLACES + 1:,} places" in decision.reason
+    task = Task(id="m", type="math", question="q", answer="42", category="c")
+    sample = Sample(task_id="m", content="", reasoning="\\boxed{42}" * (MAX_STATEMENT_PLACES + 1), finish_reason="stop")
+    decision = decide_math(task, sample, Policy(allow_reasoning_fallback=True))
+    assert decision.rule == "too_many_statements" and decision.correct is False
+    assert decision.reason.startswith("the reasoning was not read: it holds 10,001 places")
+
+
+def test_statements_in_thousands_of_pieces_are_placed_by_bisection(tmp_path: Path) -> None:
+    # Each of 9,999 boxes, one after each of 9,999 think blocks, was looked for in every piece of the region, twice
+    # (quadratic: about 12 s of CPU). Under the bound on places, so read and decided, within 5 s of CPU time.
+    import resource
+    import subprocess
+    import sys
+
+    code = (
+        "from ocllm.models import Policy, Sample, Task\n"
+        "from ocllm.scoring.math import decide_math\n"
+        "task = Task(id='m', type='math', question='q', answer='1', category='c')\n"
+        "content = '<think>a</think>\\\\boxed{1}' * 9_999\n"
+        "d = decide_math(task, Sample(task_id='m', content=content, finish_reason='stop'), Policy())\n"
+        "print(d.rule, d.correct, d.candidates[-1].text, d.candidates[-1].start)\n"
+    )
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (5, 5))
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limit, timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.split() == ["final_statement", "True", "\\boxed{1}", str(25 * 9_999 - 9)]
