@@ -161,3 +161,143 @@ def test_one_long_answer_is_read_in_pieces_that_grow(tmp_path: Path) -> None:
                           text=True, preexec_fn=limit, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-500:]
     assert json.loads(out.read_text())["tasks"][0]["rule"] == "not_json"
+
+
+# --- math and mcq: the statements of one region ------------------------------------------------------------------
+
+
+def _cpu_limited_rescore(tmp_path: Path, records: list[dict[str, Any]], cpu_s: int) -> dict[str, dict[str, Any]]:
+    """The real `ocllm rescore` in a process that the kernel stops after `cpu_s` seconds of CPU time: finishing at
+    all is the bound on the work, whatever the machine's load (no wall clock is read)."""
+    import resource
+    import subprocess
+    import sys
+
+    src = tmp_path / "old.json"
+    src.write_text(json.dumps({"run_id": "r", "lane": "A", "summary": {}, "tasks": records}))
+    out = tmp_path / "out.json"
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+
+    done = subprocess.run([sys.executable, "-m", "ocllm", "rescore", str(src), "-o", str(out)], capture_output=True,
+                          text=True, preexec_fn=limit, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    document = json.loads(out.read_text())
+    return {t["task_id"]: t for t in document["tasks"]} | {"": document["summary"]}
+
+
+def math_record(task_id: str, content: str, gold: str, reasoning: str | None = None) -> dict[str, Any]:
+    return {"task_id": task_id, "task_type": "math", "category": "c", "question": "q", "expected_answer": gold,
+            "raw_content": content, "raw_reasoning": reasoning, "finish_reason": "stop"}  # fmt: skip
+
+
+def test_hostile_statements_end_with_a_recorded_verdict_within_a_cpu_time_limit(tmp_path: Path) -> None:
+    # The red team's answers: "The answer is 1. " 300,000 times (no verdict after 120 s of CPU), 300,000 boxes
+    # then \boxed{42} (14.6 s), 500,000 Arabic-Indic digits after "Final answer:" (3.8 s in the screen alone),
+    # 60,000 MCQ "FINAL:" claims (4.5 s). Each decision's cost was about 50 µs a statement, without a bound.
+    mcq = {"task_id": "mcq", "task_type": "mcq", "category": "c", "question": "q", "options": ["w", "x", "y", "z"],
+           "expected_answer": "A", "raw_content": "FINAL: A\nFINAL: B\n" * 30_000, "finish_reason": "stop"}  # fmt: skip
+    done = _cpu_limited_rescore(tmp_path, [
+        math_record("answer_is", "The answer is 1. " * 300_000, "1"),
+        math_record("boxes", "\\boxed{1}" * 300_000 + "\\boxed{42}", "42"),
+        math_record("digits", "Final answer: " + "\u0661" * 500_000, "1"),
+        # Within the bound on statements, the screen takes a run of digits outside ASCII whole (it walked them
+        # one by one in Python) and it goes no further: a literal of 50,000 digits.
+        math_record("fewer_digits", "Final answer: " + "\u0661" * 50_000, "1"),
+        # The visible answer decides; a reasoning past the bound is not read, and the decision says so.
+        math_record("reasoning", "\\boxed{42}", "42", reasoning="\\boxed{1}" * 300_000),
+        math_record("below", "\\boxed{1}" * 5_000 + "\\boxed{42}", "42"),  # far above any real answer: read
+        # Few places, long values: each statement's value ran to the end of the one line, read again for each of
+        # the 1,000 (quadratic: about 270 s of CPU for this half megabyte).
+        math_record("long_values", ("The answer is " + "x" * 500 + " ") * 1_000, "1"),
+        mcq,
+    ], cpu_s=30)  # fmt: skip
+    for task_id, places in (("answer_is", "300,000"), ("boxes", "300,001"), ("mcq", "60,000")):
+        decision = done[task_id]
+        assert (decision["rule"], decision["ambiguity"], decision["correct"]) == (
+            "too_many_statements", "too_many_statements", False
+        ), task_id
+        assert decision["reason"].startswith(f"the visible content was not read: it holds {places} places where")
+        assert "more than the bound of 10,000; not credited" in decision["reason"]
+    # One statement of half a megabyte: past the bound on the characters statements span (one value of 500,014).
+    assert done["digits"]["rule"] == "too_many_statements" and done["digits"]["correct"] is False
+    assert "(reading stopped at 500,014)" in done["digits"]["reason"]
+    fewer = done["fewer_digits"]
+    assert (fewer["rule"], fewer["comparator"], fewer["correct"]) == ("equivalence_undecided", "screen", False)
+    assert "a number of 50,000 digits (not all ASCII digits)" in fewer["comparison_detail"]
+    reasoning = done["reasoning"]
+    assert reasoning["rule"] == "final_statement" and reasoning["correct"] is True
+    assert "the reasoning was not read: it holds 300,000 places" in reasoning["reason"]
+    assert done["below"]["rule"] == "conflict_last" and done["below"]["correct"] is True
+    long_values = done["long_values"]
+    assert long_values["rule"] == "too_many_statements" and long_values["correct"] is False
+    assert "its markers and boxes span more than the bound of 100,000 characters" in long_values["reason"]
+    summary = done[""]
+    assert summary["by_type"]["math"]["details"]["too_many_statements"] == 4
+    assert summary["by_ambiguity"]["too_many_statements"] == 5
+
+
+def test_the_bounds_on_statements_hold_at_their_values_exactly() -> None:
+    # Counted, not timed: a region at the bound is read and decided; one place more, or one character more of
+    # statements, and it is not read.
+    from ocllm.models import Policy, Sample, Task
+    from ocllm.scoring.math import decide_math
+    from ocllm.scoring.math.statements import MAX_STATED_CHARS, MAX_STATEMENT_PLACES
+    from ocllm.scoring.mcq.decide import decide_mcq
+    from ocllm.scoring.mcq.statements import MAX_STATEMENT_PLACES as MCQ_PLACES
+
+    def math(content: str) -> Any:
+        task = Task(id="m", type="math", question="q", answer="42", category="c")
+        return decide_math(task, Sample(task_id="m", content=content, finish_reason="stop"), Policy())
+
+    at_bound = "\\boxed{1}" * (MAX_STATEMENT_PLACES - 1) + "\\boxed{42}"
+    assert (math(at_bound).rule, math(at_bound).correct) == ("conflict_last", True)
+    assert math("\\boxed{1}" + at_bound).rule == "too_many_statements"
+    # One statement whose value runs to the end of its line: its span is "Final answer: " and the value.
+    value = "4" + "2" * (MAX_STATED_CHARS - len("Final answer: ") - 1)
+    assert math("Final answer: " + value).rule != "too_many_statements"
+    past = math("Final answer: " + value + "2")
+    assert past.rule == "too_many_statements" and past.correct is False
+    assert f"reading stopped at {MAX_STATED_CHARS + 1:,}" in past.reason
+
+    task = Task(id="q", type="mcq", question="q", options=["w", "x"], answer="A", category="c")
+    for claims, rule in ((MCQ_PLACES, "final_statement"), (MCQ_PLACES + 1, "too_many_statements")):
+        decision = decide_mcq(task, Sample(task_id="q", content="FINAL: A\n" * claims, finish_reason="stop"), Policy())
+        assert decision.rule == rule and decision.correct is (rule == "final_statement")
+    # A reasoning past the bound: the visible answer decides as ever; with none, the reasoning could have decided.
+    reasoning = "FINAL: B\n" * (MCQ_PLACES + 1)
+    for content, rule in (("FINAL: A", "final_statement"), ("", "too_many_statements")):
+        sample = Sample(task_id="q", content=content, reasoning=reasoning, finish_reason="stop")
+        decision = decide_mcq(task, sample, Policy(allow_reasoning_fallback=True))
+        assert decision.rule == rule and decision.correct is (rule == "final_statement")
+        assert f"the reasoning was not read: it holds {MCQ_PLACES + 1:,} places" in decision.reason
+    task = Task(id="m", type="math", question="q", answer="42", category="c")
+    sample = Sample(task_id="m", content="", reasoning="\\boxed{42}" * (MAX_STATEMENT_PLACES + 1), finish_reason="stop")
+    decision = decide_math(task, sample, Policy(allow_reasoning_fallback=True))
+    assert decision.rule == "too_many_statements" and decision.correct is False
+    assert decision.reason.startswith("the reasoning was not read: it holds 10,001 places")
+
+
+def test_statements_in_thousands_of_pieces_are_placed_by_bisection(tmp_path: Path) -> None:
+    # Each of 9,999 boxes, one after each of 9,999 think blocks, was looked for in every piece of the region, twice
+    # (quadratic: about 12 s of CPU). Under the bound on places, so read and decided, within 5 s of CPU time.
+    import resource
+    import subprocess
+    import sys
+
+    code = (
+        "from ocllm.models import Policy, Sample, Task\n"
+        "from ocllm.scoring.math import decide_math\n"
+        "task = Task(id='m', type='math', question='q', answer='1', category='c')\n"
+        "content = '<think>a</think>\\\\boxed{1}' * 9_999\n"
+        "d = decide_math(task, Sample(task_id='m', content=content, finish_reason='stop'), Policy())\n"
+        "print(d.rule, d.correct, d.candidates[-1].text, d.candidates[-1].start)\n"
+    )
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (5, 5))
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limit, timeout=300)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.split() == ["final_statement", "True", "\\boxed{1}", str(25 * 9_999 - 9)]

@@ -11,12 +11,12 @@ ConflictPolicy = Literal["last", "strict"]
 # that a misspelt class fails where it is made, not in a report that counts it under a new name.
 Ambiguity = Literal[
     "none", "conflicting_final_answers", "ambiguous_final_answer", "out_of_range", "no_extractable_answer",
-    "answer_only_in_reasoning",
+    "answer_only_in_reasoning", "too_many_statements",
 ]  # fmt: skip
 Rule = Literal[
     "final_statement", "conflict_last", "conflict_strict", "several_letters", "out_of_range", "value_not_an_option",
     "letter_value_mismatch", "answers_other_questions", "no_statement", "answer_only_in_reasoning",
-    "reasoning_fallback", "required_substrings", "request_error",
+    "reasoning_fallback", "required_substrings", "request_error", "too_many_statements",
 ]  # fmt: skip
 Method = Literal[
     "final_colon_letter", "final_answer_letter", "answer_letter", "boxed_letter", "option_claim", "option_line",

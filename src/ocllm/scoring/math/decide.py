@@ -14,8 +14,16 @@ from ocllm.scoring.evidence import bounded
 from ocllm.scoring.math.decision import MathAmbiguity, MathCandidate, MathDecision, MathMethod, MathRule
 from ocllm.scoring.math.equivalence import Verdict, compare, exact_number
 from ocllm.scoring.math.normalise import dropped_unit, normalise
-from ocllm.scoring.math.statements import RANK, find_statements, last_number
-from ocllm.scoring.regions import split_regions
+from ocllm.scoring.math.statements import (
+    MAX_STATED_CHARS,
+    MAX_STATEMENT_PLACES,
+    RANK,
+    TooManyStatements,
+    find_statements,
+    last_number,
+    statement_places,
+)
+from ocllm.scoring.regions import Field, Piece, split_regions
 
 __all__ = ["MathCandidate", "MathDecision", "decide_math"]
 
@@ -53,8 +61,18 @@ def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
                          candidates=[], reasoning_statements=0, error=sample.error)  # fmt: skip
 
     regions = split_regions(sample.content, sample.reasoning, think_prefilled=policy.think_prefilled)
-    found = find_statements(regions.visible, "content", task.prompt)
-    in_reasoning = find_statements(regions.reasoning, "reasoning", task.prompt)
+    # The bound on statements (rule M2): a region with more places where a statement may begin, or whose statements
+    # span more characters, than any answer writes is not read further, so that a decision's cost is bounded.
+    found = _read(regions.visible, "content", task.prompt)
+    if isinstance(found, str):
+        pick = _Pick(None, "too_many_statements", "too_many_statements",
+                     f"the visible content was not read: {found}; not credited")  # fmt: skip
+        return _decision(task, sample, gold, gold_steps, source="none", pick=pick, candidates=[],
+                         reasoning_statements=0)  # fmt: skip
+    in_reasoning = _read(regions.reasoning, "reasoning", task.prompt)
+    reasoning_unread = in_reasoning if isinstance(in_reasoning, str) else None
+    if isinstance(in_reasoning, str):
+        in_reasoning = []
     truncated = sample.finish_reason == "length"
     if truncated:  # a statement running to where the output was cut may be cut itself: "The answer is 5" of 512
         _mark_cut(found + in_reasoning, {"content": sample.content or "", "reasoning": sample.reasoning or ""})
@@ -68,6 +86,13 @@ def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
         pick = _select(visible, policy, "visible content")
         if usable_reasoning:
             pick = pick._replace(reason=f"{pick.reason}; {len(usable_reasoning)} statement(s) in the reasoning ignored")
+        elif reasoning_unread is not None:  # the visible answer decides whatever the reasoning holds (rule M1)
+            pick = pick._replace(reason=f"{pick.reason}; the reasoning was not read: {reasoning_unread}")
+    elif reasoning_unread is not None:
+        # What the reasoning states would decide here (a fallback) or be named (an answer only in the reasoning).
+        source = "none"
+        pick = _Pick(None, "too_many_statements", "too_many_statements",
+                     f"the reasoning was not read: {reasoning_unread}; not credited")  # fmt: skip
     elif usable_reasoning and policy.allow_reasoning_fallback:
         source = "reasoning"
         pick = _select(usable_reasoning, policy, "reasoning (fallback allowed)")
@@ -201,6 +226,23 @@ def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pic
         return _Pick(last, "conflict_last", "conflicting_final_answers", f"{disagree}; policy last takes the last")
     count = f"{len(group)} statements of this kind agree" if len(group) > 1 else "the only one of its kind"
     return _Pick(last, "final_statement", "none", f"{said} ({count})")
+
+
+def _read(pieces: list[Piece], region: Field, prompt: str | None) -> list[MathCandidate] | str:
+    """The region's statements, or why it was not read: past one of rule M2's bounds on statements."""
+    places = statement_places(pieces)
+    if places > MAX_STATEMENT_PLACES:
+        return (
+            f"it holds {places:,} places where a statement may begin (\\boxed, \\fbox, final, answer, ####), more "
+            f"than the bound of {MAX_STATEMENT_PLACES:,}"
+        )
+    try:
+        return find_statements(pieces, region, prompt)
+    except TooManyStatements as stopped:
+        return (
+            f"its markers and boxes span more than the bound of {MAX_STATED_CHARS:,} characters (reading stopped "
+            f"at {stopped.read:,})"
+        )
 
 
 def _mark_cut(statements: list[MathCandidate], raw: dict[str, str]) -> None:

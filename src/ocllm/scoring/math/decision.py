@@ -19,10 +19,11 @@ MathMethod = Literal[
 MathRule = Literal[
     "final_statement", "conflict_last", "conflict_strict", "reasoning_fallback", "answer_only_in_reasoning",
     "no_statement", "last_number_salvage", "symbolic_check_killed", "equivalence_undecided", "request_error",
+    "too_many_statements",
 ]  # fmt: skip
 MathAmbiguity = Literal[
     "none", "conflicting_final_answers", "no_extractable_answer", "answer_only_in_reasoning", "weak_salvage",
-    "symbolic_check_killed", "equivalence_undecided",
+    "symbolic_check_killed", "equivalence_undecided", "too_many_statements",
 ]  # fmt: skip
 # Which comparison decided (math rule M5): in the order they are tried; "none" when nothing was compared.
 # "screen": a value too large to evaluate, not sent to the symbolic check (M6); its outcome is "undecided".

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from typing import Literal, NamedTuple
 
 MAX_LITERAL_DIGITS = 10_000
@@ -43,12 +44,38 @@ class Screened(NamedTuple):
 
 def screen(text: str) -> Screened | None:
     """Why the text's value cannot be evaluated by the symbolic step, if it cannot; None for ordinary text."""
+    if (long_run := _long_digit_run(text)) is not None:
+        return long_run
     try:
         _Reader(text).read()
     except _Fired as fired:
         return fired.screened
     except (_TooDeep, RecursionError):
         return None  # nested too deep to read here: the CPU-time limit still holds
+    return None
+
+
+# A run of more decimal digits than a literal may hold, in any script (Unicode's Nd: "١٢٣", "१२३", "１２３").
+_LONG_DIGIT_RUN = re.compile(rf"\d{{{MAX_LITERAL_DIGITS + 1},}}")
+
+
+def _long_digit_run(text: str) -> Screened | None:
+    """A literal too long, decided before the reader: a run of digits outside ASCII. The reader takes an ASCII run
+    as one token and screens it by its significant digits; every other digit is a token of its own, walked one
+    by one in Python (500,000 Arabic-Indic digits cost seconds). Found by one regex scan, in C."""
+    for m in _LONG_DIGIT_RUN.finditer(text):
+        run = m.group(0)
+        if run.isascii():
+            continue  # the reader's own case, one token: its verdict stays the reader's
+        zeros = 0
+        while zeros < len(run) and unicodedata.decimal(run[zeros]) == 0:
+            zeros += 1  # leading zeros, in whatever script: no significant digits, as the reader counts
+        significant = len(run) - zeros
+        if significant > MAX_LITERAL_DIGITS:
+            return Screened("literal", (
+                f"it writes a number of {significant:,} digits (not all ASCII digits), more than "
+                f"{MAX_LITERAL_DIGITS:,} (the screen's limit)"
+            ))  # fmt: skip
     return None
 
 

@@ -59,8 +59,11 @@ def marker_matches(text: str) -> list[_Marker]:
     tried: list[_Marker] = []
     for word in ("final", "answer", "####"):
         at = lower.find(word)
+        line_start, looked = 0, 0  # the line start of the last place, found from there on: one line, one scan
         while at != -1:
-            line_start = text.rfind("\n", 0, at) + 1
+            newline = text.rfind("\n", looked, at)
+            line_start = newline + 1 if newline != -1 else line_start
+            looked = at
             if word == "final":
                 starts = [("final", at)]
             elif word == "####":
@@ -148,27 +151,108 @@ def scanned(pieces: list[Piece]) -> list[Piece]:
     ]
 
 
+# The bound on what one region is read for (docs/scoring.md, math rule M2, "the bound on statements"): every
+# statement begins at, or holds, one of these, so their count bounds the statements a region yields and the work
+# of finding them (about 40 µs of CPU each). str.count finds them in C, so a region past the bound is refused
+# after one linear pass and no more. The largest count in the dev set (tests/data/math_dev) is 49; a model
+# looping "\\boxed{42}" until a 32,768-token limit writes about 6,500.
+MAX_STATEMENT_PLACES = 10_000
+_PLACE_WORDS = ("final", "answer", "####")
+_PLACE_COMMANDS = ("\\boxed", "\\fbox")
+
+
+# The second bound (rule M2): the characters a region's markers and boxes span, their values included, read in
+# all. Reading a statement's value (strip, normalise, examples) costs about 1 µs of CPU a character, so ten
+# thousand statements of a thousand characters each would cost seconds where the count alone allowed them. The
+# longest statement in the dev set spans 131 characters, the most a region's statements span 638.
+MAX_STATED_CHARS = 100_000
+
+
+class TooManyStatements(Exception):
+    """A region past the bound on statements: it is not read further (the decision says so, rule M2)."""
+
+    def __init__(self, read: int) -> None:
+        super().__init__(read)
+        self.read = read  # the characters its markers and boxes spanned when reading stopped
+
+
+class _Budget:
+    """The characters a region's statements have spanned so far, against MAX_STATED_CHARS."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def spend(self, chars: int) -> None:
+        self.chars += chars
+        if self.chars > MAX_STATED_CHARS:
+            raise TooManyStatements(self.chars)
+
+
+def statement_places(pieces: list[Piece]) -> int:
+    """The places in the region's pieces where a statement may begin: "final", "answer" (either case, within a
+    word too) and "####", `\\boxed` and `\\fbox`, each occurrence counted once (non-overlapping)."""
+    count = 0
+    for piece in pieces:
+        lower = piece.text.lower()
+        count += sum(lower.count(word) for word in _PLACE_WORDS)
+        count += sum(piece.text.count(command) for command in _PLACE_COMMANDS)
+    return count
+
+
 def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> list[MathCandidate]:
-    """Every statement in the pieces of one region, in reading order within each piece."""
+    """Every statement in the pieces of one region, in reading order within each piece. Raises TooManyStatements
+    once the markers and boxes read span more than MAX_STATED_CHARS characters."""
     raw = {(p.field, p.offset): p.text for p in pieces}
     pieces = scanned(pieces)
     found: list[MathCandidate] = []
+    budget = _Budget()
     for piece in pieces:
-        boxes = _boxes(piece, region)
+        boxes = _boxes(piece, region, budget)
         found.extend(boxes)
-        found.extend(_markers(piece, region, boxes))
-        found.extend(_json_answers(piece, region, boxes))
+        found.extend(_markers(piece, region, boxes, budget))
+        found.extend(_json_answers(piece, region, boxes, budget))
     if (label := _last_line_label(pieces, region, found)) is not None:
         found.append(label)
     if (result := result_line(pieces, region, found)) is not None:
         found.append(result)
+    raw_pieces = [Piece(f, o, t) for (f, o), t in raw.items()]
+    at_raw, at_scanned = _PieceIndex(raw_pieces), _PieceIndex(pieces)
     for c in found:  # the statement as written, in the raw field's own characters
-        offset, text = next((o, t) for (f, o), t in raw.items() if f == c.field and o <= c.start <= o + len(t))
-        c.text = text[c.start - offset : c.end - offset]
+        piece = at_raw.holding(c)
+        c.text = piece.text[c.start - piece.offset : c.end - piece.offset]
     found.sort(key=lambda c: (c.field != "reasoning", c.start) if region == "reasoning" else (0, c.start))
     for c in found:
-        _mark_examples(c, pieces, prompt)
+        _mark_examples(c, at_scanned.holding(c), prompt)
     return found
+
+
+class _PieceIndex:
+    """The piece a statement stands in, found by bisection: the first of the pieces, in their order, whose span
+    (its end included) holds the statement's start. Searching every piece for every statement was quadratic in
+    an answer of thousands of think blocks each followed by a box."""
+
+    def __init__(self, pieces: list[Piece]) -> None:
+        self.pieces = pieces
+        self.by_field: dict[str, list[tuple[int, int]]] = {}  # field: (offset, index in pieces), by offset
+        for i, p in enumerate(pieces):
+            self.by_field.setdefault(p.field, []).append((p.offset, i))
+        for spans in self.by_field.values():
+            spans.sort()
+
+    def holding(self, c: MathCandidate) -> Piece:
+        spans = self.by_field[c.field]
+        j = bisect.bisect_right(spans, (c.start, len(self.pieces))) - 1
+        # Pieces before it may end exactly where it starts (or be empty there): the first in order is the one
+        # meant. The pieces of a field do not overlap, so those that hold the start are the last few.
+        holders = []
+        while j >= 0 and self._holds(self.pieces[spans[j][1]], c.start):
+            holders.append(spans[j][1])
+            j -= 1
+        return self.pieces[min(holders)]
+
+    @staticmethod
+    def _holds(p: Piece, at: int) -> bool:
+        return p.offset <= at <= p.offset + len(p.text)
 
 
 def last_number(pieces: list[Piece], region: Field, statements: list[MathCandidate]) -> MathCandidate | None:
@@ -221,7 +305,7 @@ def _last_line_label(pieces: list[Piece], region: Field, found: list[MathCandida
     return None
 
 
-def _boxes(piece: Piece, region: Field) -> list[MathCandidate]:
+def _boxes(piece: Piece, region: Field, budget: _Budget) -> list[MathCandidate]:
     text = piece.text
     found: list[MathCandidate] = []
     covered = -1
@@ -232,13 +316,20 @@ def _boxes(piece: Piece, region: Field) -> list[MathCandidate]:
         close = matching_brace(text, m.end() - 1, pairs)
         if close is None:
             continue  # never closed (a truncated output): states nothing
+        budget.spend(close + 1 - m.start())
         covered = close + 1
         found.append(
             make_candidate("boxed", region, piece.field, piece.offset + m.start(), piece.offset + close + 1,
                        text[m.start() : close + 1], text[m.end() : close])
         )  # fmt: skip
+    braced = [(c.start, c.end) for c in found]  # in order, and apart (a box inside a box is the outer one's)
     for m in _BOX_SPACE.finditer(text):
-        if not any(c.start <= piece.offset + m.start() < c.end for c in found):
+        # Inside a braced box? The last one opened before it, found by bisection: a linear scan of every box for
+        # every "\\boxed 5" was quadratic.
+        at = piece.offset + m.start()
+        before = bisect.bisect_right(braced, (at, float("inf"))) - 1
+        if before < 0 or not braced[before][0] <= at < braced[before][1]:
+            budget.spend(m.end() - m.start())
             found.append(
                 make_candidate("boxed", region, piece.field, piece.offset + m.start(), piece.offset + m.end(),
                            m.group(0), m.group(1))
@@ -273,13 +364,16 @@ def _box_lists(boxes: list[MathCandidate], piece: Piece) -> list[MathCandidate]:
     return merged
 
 
-def _markers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[MathCandidate]:
+def _markers(piece: Piece, region: Field, boxes: list[MathCandidate], budget: _Budget) -> list[MathCandidate]:
     text = piece.text
     found: list[MathCandidate] = []
     box_starts = [b.start for b in boxes]  # in order
+    lines = _Lines(text)
     for m in marker_matches(text):
         kind = m.kind
-        value_start, value_end = _value_span(text, m.end, kind)
+        value_start, value_end = _value_span(text, m.end, kind, lines)
+        # Counted whether or not it states anything: reading its value cost as much ("Final answer: \\boxed{…}").
+        budget.spend(value_end - m.start)
         value = text[value_start:value_end]
         start, end = piece.offset + m.start, piece.offset + value_end
         # A box after the marker ("Final answer: \boxed{18}") is stated by the box, the stronger kind.
@@ -304,17 +398,19 @@ _JSON_ANSWER = re.compile(
 )
 
 
-def _json_answers(piece: Piece, region: Field, boxes: list[MathCandidate]) -> list[MathCandidate]:
+def _json_answers(piece: Piece, region: Field, boxes: list[MathCandidate], budget: _Budget) -> list[MathCandidate]:
     """An `answer_label` statement for each "answer" field of JSON in the text (reading `json_field`), its string
     read as JSON reads it ("\\\\frac{1}{2}" states \\frac{1}{2}); a box inside it is the box's statement."""
     found = []
     if '"answer"' not in piece.text and '"final_answer"' not in piece.text:
         return found
+    box_starts = [b.start for b in boxes]  # in order
     for m in _JSON_ANSWER.finditer(piece.text):
         group = "string" if m.group("string") is not None else "number"
         start, end = piece.offset + m.start(), piece.offset + m.end()
-        if any(start <= b.start < end for b in boxes):
-            continue
+        budget.spend(end - start)
+        if bisect.bisect_left(box_starts, start) < bisect.bisect_left(box_starts, end):
+            continue  # a box inside it: the box's statement
         raw = m.group(group)
         try:
             value = json.loads(f'"{raw}"') if group == "string" else raw
@@ -335,11 +431,48 @@ _ASKED = re.compile(r"[ \t$*_)\\]{0,6}\?")
 _NEXT_LINE = re.compile(r"\n[ \t]*(\S[^\n]*)")
 
 
-def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
+class _Lines:
+    """Where the next newline, closing delimiter or digit stands, for positions asked in increasing order (the
+    markers of a piece): each answer is kept and reused until a position passes it, so that the markers of one
+    line of megabytes cost one scan of it, not one each."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._next: dict[str, tuple[int, int]] = {}  # needle: (asked from, where it stands at or after, or -1)
+
+    def next(self, needle: str, at: int) -> int:
+        """text.find(needle, at), answered from the last answer when it still holds."""
+        asked, found = self._next.get(needle, (-1, -1))
+        if not (0 <= asked <= at and (found == -1 or at <= found)):
+            if needle == "digit":
+                m = _DIGIT.search(self.text, at)
+                found = -1 if m is None else m.start()
+            else:
+                found = self.text.find(needle, at)
+            self._next[needle] = (at, found)
+        return found
+
+    def end(self, at: int) -> int:
+        found = self.next("\n", at)
+        return len(self.text) if found == -1 else found
+
+    def digit_before(self, at: int, end: int) -> bool:
+        found = self.next("digit", at)
+        return found != -1 and found < end
+
+    def find(self, needle: str, at: int, end: int) -> int:
+        found = self.next(needle, at)
+        return found if found != -1 and found + len(needle) <= end else -1
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _value_span(text: str, at: int, kind: str, lines: _Lines | None = None) -> tuple[int, int]:
     """The value after a marker: the rest of its line; a heading's value is on the next non-empty line (a
     display block \\[ … \\] or $$ … $$ whole). Running text ends at the sentence's end."""
-    line_end = text.find("\n", at)
-    line_end = len(text) if line_end == -1 else line_end
+    lines = lines if lines is not None else _Lines(text)
+    line_end = lines.end(at)
     start = at
     while start < line_end and text[start] in " \t":
         start += 1
@@ -360,22 +493,21 @@ def _value_span(text: str, at: int, kind: str) -> tuple[int, int]:
     cut = _VALUE_END.search(text, start, end)
     for opener, closer in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
         if text.startswith(opener, start):
-            close = text.find(closer, start + len(opener), line_end)
+            close = lines.find(closer, start + len(opener), line_end)
             while close > 0 and closer == "$" and text[close - 1] == "\\":
-                close = text.find(closer, close + 1, line_end)  # \$ is a dollar sign, not the closer
+                close = lines.find(closer, close + 1, line_end)  # \$ is a dollar sign, not the closer
             # "$26.00 because both cost $13": a dollar sign, not math, when the sentence ends before the next $.
             if close != -1 and (opener != "$" or cut is None or close < cut.start()):
                 return start, close + len(closer)
             break
     if cut is not None:
-        if _CONDITION.match(text, cut.start()) and re.search(r"\d", text[cut.end() : line_end]):
+        if _CONDITION.match(text, cut.start()) and lines.digit_before(cut.end(), line_end):
             return start, start  # "28 if no one sits on a lap, and 40 otherwise": two answers under conditions
         end = cut.start()
     return start, end
 
 
-def _mark_examples(c: MathCandidate, pieces: list[Piece], prompt: str | None) -> None:
-    piece = next(p for p in pieces if p.field == c.field and p.offset <= c.start <= p.offset + len(p.text))
+def _mark_examples(c: MathCandidate, piece: Piece, prompt: str | None) -> None:
     local = c.start - piece.offset
     before = piece.text[max(0, local - 40) : local]
     plain = re.sub(r"\\text\{([^{}]*)\}", r"\1", c.value).strip().lower()

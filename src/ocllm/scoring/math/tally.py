@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from ocllm.models import Decision
+from ocllm.scoring.math.statements import MAX_STATEMENT_PLACES
 from ocllm.scoring.math.symbolic import SYMBOLIC_LIMIT_S
 
 
@@ -17,6 +18,7 @@ class MathTally:
         self.killed = 0
         self.undecided = 0
         self.screened = 0  # of the undecided: values the screen kept from the symbolic check
+        self.too_many_statements = 0  # regions past rule M2's bound on statements: not read, not credited
 
     def add(self, decision: Decision) -> None:
         comparator = getattr(decision, "comparator", "none")
@@ -26,12 +28,14 @@ class MathTally:
         self.killed += comparison == "killed"
         self.undecided += comparison == "undecided"
         self.screened += comparator == "screen"
+        self.too_many_statements += getattr(decision, "rule", None) == "too_many_statements"
 
     def figures(self) -> dict[str, Any]:
         return {
             "symbolic_checks_killed": self.killed,
             "undecided": self.undecided,
             "screened": self.screened,
+            "too_many_statements": self.too_many_statements,
             "decided_by": dict(self.comparators.most_common()),
         }
 
@@ -53,5 +57,11 @@ class MathTally:
             notices.append(
                 f"{self.undecided} math answer(s) were left undecided: no comparator could confirm them equal or "
                 f"different (not credited; each decision's comparison_detail says why){screened}"
+            )
+        if self.too_many_statements:
+            notices.append(
+                f"{self.too_many_statements} math answer(s) were not read: a region held more than "
+                f"{MAX_STATEMENT_PLACES:,} places where a statement may begin (not credited; counted apart as "
+                "too_many_statements)"
             )
         return notices

@@ -10,7 +10,13 @@ from ocllm.models import Candidate, Decision, Policy, Sample, Task
 from ocllm.scoring.evidence import bounded
 from ocllm.scoring.mcq.candidates import TaskContext, rank
 from ocllm.scoring.mcq.option_lines import find_bare_letter, find_option_claims, find_option_lines
-from ocllm.scoring.mcq.statements import find_statements, task_context, value_contradiction
+from ocllm.scoring.mcq.statements import (
+    MAX_STATEMENT_PLACES,
+    find_statements,
+    statement_places,
+    task_context,
+    value_contradiction,
+)
 from ocllm.scoring.mcq.values import normalize, same_value
 from ocllm.scoring.regions import split_regions
 from ocllm.scoring.withdrawal import withdraw
@@ -30,6 +36,17 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     ctx = task_context(task.options or [], task.prompt)
     gold = (task.answer or "").upper() or None
     regions = split_regions(sample.content, sample.reasoning, think_prefilled=policy.think_prefilled)
+    # The bound on statements (rule 2): a region with more places where a marker may begin than any answer writes
+    # is not read, so that a decision's cost is bounded; the same verdict on any machine.
+    places = statement_places(regions.visible)
+    if places > MAX_STATEMENT_PLACES:
+        return Decision(task_id=task.id, task_type=task.type, category=task.category, expected_answer=gold,
+                        extracted_final_answer=None, extraction_source="none", extraction_method="none",
+                        ambiguity="too_many_statements", correct=False, rule="too_many_statements",
+                        reason=f"the visible content was not read: {_past_bound(places)}; not credited",
+                        truncated=sample.finish_reason == "length")  # fmt: skip
+    reasoning_places = statement_places(regions.reasoning)
+    reasoning_unread = reasoning_places > MAX_STATEMENT_PLACES
 
     found = (
         find_statements(regions.visible, "content", ctx)
@@ -45,7 +62,7 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
         c
         for c in find_statements(regions.reasoning, "reasoning", ctx, check_restated=policy.allow_reasoning_fallback)
         if not c.placeholder
-    ]
+    ] if not reasoning_unread else []  # fmt: skip
     withdraw(found, sample.content or "")
     if not _keep_own_question(found, sample.content or "", ctx.options, task.question):
         _drop_invented_questions(found, sample.content or "")
@@ -65,6 +82,8 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
         pick = _select(visible, policy, "visible content")
         if in_reasoning:
             pick = pick._replace(reason=f"{pick.reason}; {len(in_reasoning)} statement(s) in the reasoning ignored")
+        elif reasoning_unread:  # the visible answer decides whatever the reasoning holds (rule 6)
+            pick = pick._replace(reason=f"{pick.reason}; the reasoning was not read: {_past_bound(reasoning_places)}")
     elif other_questions:
         # Only answers labelled for other numbered questions (few-shot exemplars answered again): which of
         # them is this task's, nothing says.
@@ -77,6 +96,11 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
             f"visible content: answers labelled for numbered questions {numbers}, none marked as this one",
             "none",
         )
+    elif reasoning_unread:
+        # What the reasoning states would decide here (a fallback) or be named (an answer only in the reasoning).
+        source = "none"
+        reason = f"the reasoning was not read: {_past_bound(reasoning_places)}; not credited"
+        pick = _Pick(None, "too_many_statements", "too_many_statements", reason, "none")
     elif in_reasoning and policy.allow_reasoning_fallback:
         source = "reasoning"
         pick = _select(in_reasoning, policy, "reasoning (fallback allowed)")
@@ -128,6 +152,13 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     )
 
 
+
+
+def _past_bound(places: int) -> str:
+    return (
+        f"it holds {places:,} places where a marker may begin (final, answer, boxed, correct, most, …), more than "
+        f"the bound of {MAX_STATEMENT_PLACES:,}"
+    )
 
 
 # A base model run without a stop sequence answers, then writes a new question of its own, with options,

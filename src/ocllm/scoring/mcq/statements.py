@@ -83,6 +83,21 @@ _MARKER_WORDS = (
     "incorrect", "untrue", "true", "答案", "respuesta", "réponse", "antwort", "resposta", "risposta",
 )  # fmt: skip
 _ASCII_MARKER_WORDS = tuple(word for word in _MARKER_WORDS if word.isascii())
+# The bound on statements (docs/scoring.md, rule 2): every marker begins with one of _MARKER_WORDS, so their count
+# bounds the statements a region yields and the work of reading them (about 70 µs of CPU each, read and judged).
+# str.count finds them in C: a region past the bound is refused after one linear pass. The most in one region of
+# tests/data/mcq_corpus.jsonl is 7; the longest real reasoning in tests/data/math_dev (37,677 characters) holds 5.
+MAX_STATEMENT_PLACES = 10_000
+
+
+def statement_places(pieces: list[Piece]) -> int:
+    """The places in the pieces where a marker may begin: each of _MARKER_WORDS, in either case, within a word
+    too ("almost" holds "most"), counted as marker_matches finds them (non-overlapping)."""
+    count = 0
+    for piece in pieces:
+        lower = piece.text.lower()
+        count += sum(lower.count(word) for word in _MARKER_WORDS)
+    return count
 # The words a marker may begin with that are also common English ("most of them", "the right way") begin a
 # marker only when one of these follows them; checking that first spares the whole marker pattern at the
 # hundreds of places in a long reasoning where they are plain words. The property test holds this to
