@@ -15,7 +15,8 @@ import pytest
 
 from ocllm.errors import OcllmError
 from ocllm.models import Sample
-from ocllm.run.engine import AttemptWatch, Engine, EngineStart, Send, engine_for
+from ocllm.run.engine import AttemptWatch, Engine, EngineStart, Send
+from ocllm.run.engines import engine_for
 from ocllm.run.http_engine import HttpEngine
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress

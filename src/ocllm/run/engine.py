@@ -2,7 +2,7 @@
 
 The runner knows an engine only through `Engine` below; the OpenAI-compatible HTTP client (`http_engine.py`) is
 its one implementation so far. Another engine (an in-process vLLM `LLM`, a batch API, a cluster's queue) is one
-class with these three methods and one branch in `engine_for`; the runner, the run directory, the decisions
+class with these three methods and one branch in `engines.engine_for`; the runner, the run directory, the decisions
 and the reports do not change (tests/test_engine.py runs a lane end to end through an engine defined there).
 
 An engine's life in one run (`runner._run`):
@@ -24,7 +24,7 @@ An engine's life in one run (`runner._run`):
    an engine tells it of each attempt sent (`sent`), failed (`failed`) and of the request's end (`ended`).
 4. `figures()`, after the requests: per-endpoint serving figures for the manifest, or None.
 
-A lane chooses its engine in one place, `engine_for`; `runner.run_lane` takes any other `Engine` as well.
+A lane chooses its engine in one place, `engines.engine_for`; `runner.run_lane` takes any other `Engine` as well.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 from ocllm.models import ErrorKind, Sample
 
 if TYPE_CHECKING:  # only named in annotations: server_kind imports the client, which imports this module
-    from ocllm.run.lanes import Lane
     from ocllm.run.server_kind import ServerIdentity
 
 
@@ -98,14 +97,3 @@ class Engine(Protocol):
     def figures(self) -> list[dict[str, Any]] | None:
         """After the requests: each endpoint's serving figures (requests, errors, latency), or None."""
         ...
-
-
-def engine_for(lane: Lane) -> Engine:
-    """The engine a lane's requests go through. Raises InputError for settings no engine can use (an invalid
-    base URL) and OcllmError for a key the lane names but the environment lacks.
-
-    Only the OpenAI-compatible HTTP client so far; another engine is chosen here, by a lane setting."""
-    # Imported here: the HTTP engine imports this module for its types.
-    from ocllm.run.http_engine import HttpEngine
-
-    return HttpEngine(lane)

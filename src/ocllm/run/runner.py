@@ -27,7 +27,8 @@ from ocllm.run.client import AttemptWatch, FailedAttempt
 from ocllm.run.decision_pool import DecisionPool, LiveDecisions
 from ocllm.run.decision_spool import DecisionSpool, EncodedDecision
 from ocllm.run.directory import RunDirectory
-from ocllm.run.engine import Engine, Send, engine_for
+from ocllm.run.engine import Engine, Send
+from ocllm.run.engines import engine_for
 from ocllm.run.execute import Dispatch, Job, execute
 from ocllm.run.http_engine import client_settings
 from ocllm.run.lanes import Lane

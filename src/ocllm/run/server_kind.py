@@ -14,7 +14,8 @@ from typing import Any, NamedTuple
 import aiohttp
 import msgspec
 
-from ocllm.run.client import ClientSettings, get_json
+from ocllm.run.client.probe import get_json
+from ocllm.run.client.settings import ClientSettings
 
 UNKNOWN = "unknown"
 # All the probes together: a server that does not know a path answers 404 at once; one that hangs costs this.

@@ -45,6 +45,6 @@ def _start() -> str:
 
 
 def _verdicts_in_child(instructions: list[dict[str, Any]], text: str) -> list[Any]:
-    from ocllm.scoring.instructions.decide import verdict
+    from ocllm.scoring.instructions.verdict import verdict
 
     return [verdict(item, text) for item in instructions]
