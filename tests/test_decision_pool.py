@@ -23,6 +23,7 @@ from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.runner import run_lane
 from ocllm.scoring import decide
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import load_suite, shipped_suites
 
@@ -98,7 +99,7 @@ def _jobs(questions: list[str]) -> list[tuple[Task, Sample, Policy]]:
     """One MCQ task per question, each with an answer that states a letter among format examples."""
     jobs = []
     for i, question in enumerate(questions):
-        task = Task(id=f"t{i}", type="mcq", question=question, options=["1", "2", "3", "4"], answer="B", category="c")
+        task = McqTask(id=f"t{i}", question=question, options=["1", "2", "3", "4"], answer="B", category="c")
         content = f"Not 'FINAL: A' nor 'Answer: (C)'.\n\nFINAL: {'ABCD'[i % 4]}"
         jobs.append((task, Sample(task_id=task.id, content=content), Policy()))
     return jobs

@@ -19,6 +19,7 @@ from test_import import write_jsonl
 
 from ocllm.cli import main
 from ocllm.models import Task
+from ocllm.scoring.instructions.fields import InstructionsTask
 from ocllm.suites import load_suite
 
 Row = dict[str, Any]
@@ -62,7 +63,7 @@ def hf_row(key: int) -> Row:
 
 
 def expected(key: int) -> Task:
-    return Task(id=f"ifeval/{key}", type="instructions", question=PROMPTS[key],
+    return InstructionsTask(id=f"ifeval/{key}", question=PROMPTS[key],
                 instructions=[{"id": "punctuation:no_comma", "kwargs": {}}], category="ifeval")  # fmt: skip
 
 

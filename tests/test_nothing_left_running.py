@@ -125,7 +125,7 @@ from pool_helpers import hold_the_interpreter
 pool = DecisionPool(1, decider=hold_the_interpreter)
 pool.start()
 print("started", flush=True)
-task = Task(id="t", type="mcq", question="q", options=["a", "b"], answer="A", category="c")
+task = McqTask(id="t", question="q", options=["a", "b"], answer="A", category="c")
 asyncio.run(pool.decide(task, Sample(task_id="t", content="A"), Policy()))
 """
 

@@ -13,9 +13,10 @@ from test_runner import lane, quiet
 
 from ocllm.analysis.notices import Scored, run_notices
 from ocllm.cli import main
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.run.runner import run_lane
-from ocllm.scoring import decide
+from ocllm.scoring import decide, task_types
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 
@@ -63,7 +64,7 @@ def cli_run(base_url: str, suite: Path | str, out: Path, *extra: str, model: str
 
 
 def scored(task: dict, content: str | None, *, finish: str = "stop", error: str | None = None, **kw: object) -> Scored:
-    t = Task(**{"category": "text", **task})
+    t = task_types.task_from({"category": "text", **task})
     sample = Sample(task_id=t.id, content=content, finish_reason=finish, error=error, **kw)  # type: ignore[arg-type]
     return Scored(sample, decide(t, sample, Policy()))
 
@@ -412,7 +413,7 @@ def test_the_tally_counts_without_the_outputs() -> None:
     """A streaming tally: it keeps counters, never the samples it was given (a rescore of any size)."""
     from ocllm.analysis.notices import NoticeTally
 
-    task = Task(id="t", type="mcq", question="q", options=["3", "4"], answer="B", category="x")
+    task = McqTask(id="t", question="q", options=["3", "4"], answer="B", category="x")
     tally = NoticeTally(Policy())
     for i in range(200):
         content = CLOSED_AT_ONCE if i % 2 else "so FINAL: B, but let me check the"
@@ -557,7 +558,7 @@ def test_what_think_prefilled_would_change(content: str, fallback: bool, changes
     """Hand-labelled: the tally's count, whether it decides an output again or knows the answer by rule 5."""
     from ocllm.analysis.notices import NoticeTally
 
-    task = Task(id="t", type="mcq", question="q", options=["3", "4"], answer="B", category="x")
+    task = McqTask(id="t", question="q", options=["3", "4"], answer="B", category="x")
     policy = Policy(allow_reasoning_fallback=fallback)
     sample = Sample(task_id="t", content=content, finish_reason="length")
     tally = NoticeTally(policy)

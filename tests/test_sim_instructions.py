@@ -7,9 +7,10 @@ import random
 
 import pytest
 
-from ocllm.models import Sample, Task
+from ocllm.models import Sample
 from ocllm.scoring import decide
 from ocllm.scoring.instructions.checks import CHECKS
+from ocllm.scoring.instructions.fields import InstructionsTask
 from ocllm.sim.instruction_answers import instructions_answer
 
 # One instruction of each kind, with arguments as IFEval's input_data.jsonl gives them.
@@ -51,8 +52,8 @@ def test_every_kind_of_ifeval_is_here() -> None:
 def test_a_drawn_answer_follows_or_breaks_its_instruction(kind: str, correct: bool) -> None:
     if kind not in CHECKS:
         pytest.fail(f"{kind} has no check registered")
-    task = Task(
-        id="t", type="instructions", question="Write a short note about a harbor.", category="c",
+    task = InstructionsTask(
+        id="t", question="Write a short note about a harbor.", category="c",
         instructions=[{"id": kind, "kwargs": KINDS[kind]}],
     )  # fmt: skip
     for seed in range(5):

@@ -23,7 +23,8 @@ from typing import Any
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import NotScorable, verdict_of
 from ocllm.importers.ifeval_dataset import instructions_of, key_and_prompt, key_of
-from ocllm.models import Sample, Task
+from ocllm.models import Sample
+from ocllm.scoring.instructions.fields import InstructionsTask
 
 METRICS = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
 VERDICT_METRIC = "prompt_level_strict_acc"
@@ -53,7 +54,7 @@ def record(
     instructions, problem = instructions_of(doc.get("instruction_id_list"), doc.get("kwargs"))
     if instructions is None:
         raise NotScorable(task_id, where, f"instructions this scorer cannot check: {problem}")
-    built = Task(id=task_id, type="instructions", question=question,
+    built = InstructionsTask(id=task_id, question=question,
                  instructions=instructions, category=task, prompt=prompt)  # fmt: skip
     metrics = {name: row[name] for name in METRICS if name in row}
     previous = {

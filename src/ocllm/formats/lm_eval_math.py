@@ -24,7 +24,8 @@ from typing import Any, Literal
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import NotScorable, first_item, verdict_of
 from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
-from ocllm.models import Sample, Task
+from ocllm.models import Sample
+from ocllm.scoring.math.fields import MathTask
 
 Family = Literal["gsm8k", "math", "aime"]
 # The task-name prefixes of lm-eval's math tasks, by the doc layout they read.
@@ -82,7 +83,7 @@ def record(
         subject = doc.get("type") or doc.get("subject")
         category = subject if isinstance(subject, str) and subject.strip() else task
         subset = level_name(doc.get("level"))
-    built = Task(id=task_id, type="math", question=_question(kind, doc), answer=gold, category=category,
+    built = MathTask(id=task_id, question=_question(kind, doc), answer=gold, category=category,
                  subset=subset, prompt=prompt)  # fmt: skip
     filters = {name: _outcome(line, responses) for name, (_, line) in lines.items()}
     outcome = filters[chosen]

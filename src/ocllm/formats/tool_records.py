@@ -14,6 +14,7 @@ from typing import Any
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.models import Sample, Task
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
 # A value that is one letter, perhaps in brackets and with a closing full stop: "B", "(B)", "[B]", "B.".
@@ -92,9 +93,8 @@ def mcq_task(
     gold = lone_letter(answer)
     if gold is None or not "A" <= gold <= last:
         raise NotScorable(task_id, where, f"the answer {answer!r} is not one of its options A-{last}")
-    return Task(
+    return McqTask(
         id=task_id,
-        type="mcq",
         question=question,
         options=options,
         answer=gold,

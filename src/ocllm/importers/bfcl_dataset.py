@@ -26,6 +26,7 @@ from ocllm.importers.bounds import Budget
 from ocllm.importers.layout import BadRow, Dataset, field
 from ocllm.importers.rows import JSONL, Row, files_of, read_rows
 from ocllm.models import Task
+from ocllm.scoring.tool_call.fields import ToolCallTask
 
 TYPE = "tool_call"
 # BFCL's single-turn Python categories, by the name its ids start with. v4 calls the Python simple set
@@ -211,7 +212,7 @@ def bfcl_task_with(answer_paths: list[Path]) -> TaskOf:
                 expected = expected_calls_of(answers[bfcl_id][1], tools)
             except BadRow as exc:
                 raise BadRow(f"its possible answer ({answers[bfcl_id][0]}): {exc}") from None
-        return Task(id=f"bfcl/{bfcl_id}", type=TYPE, question=question, tools=tools,
+        return ToolCallTask(id=f"bfcl/{bfcl_id}", question=question, tools=tools,
                     expected_calls=expected, category=category)  # fmt: skip
 
     return task

@@ -27,6 +27,7 @@ from ocllm.importers.layout import text as _text
 from ocllm.importers.math_datasets import MATH_DATASETS
 from ocllm.importers.rows import CSV, JSONL, PARQUET, Row, read_rows
 from ocllm.models import Task
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
 
@@ -128,7 +129,7 @@ def _mmlu_task(row: Row, seed: int, seen: Counter[str]) -> Task:
             raise BadRow(f"expected {len(_MMLU_COLUMNS)} columns: question, four options, answer letter")
         options = _options([row.fields[c] for c in "ABCD"], "options")
         gold = _mmlu_answer(row, options)
-    return Task(id=f"mmlu/{key}/{number}", type="mcq", question=question, options=options, answer=gold,
+    return McqTask(id=f"mmlu/{key}/{number}", question=question, options=options, answer=gold,
                 category=subject)  # fmt: skip
 
 
@@ -142,7 +143,7 @@ def _mmlu_pro_task(row: Row, seed: int, seen: Counter[str]) -> Task:
         if by_index != gold:
             raise BadRow(f"answer {gold} and answer_index {row.fields['answer_index']} disagree")
     src = row.fields.get("src")
-    return Task(id=f"mmlu-pro/{qid}", type="mcq", question=_text(row, "question"), options=options, answer=gold,
+    return McqTask(id=f"mmlu-pro/{qid}", question=_text(row, "question"), options=options, answer=gold,
                 category=_text(row, "category"), subset=str(src) if src else None)  # fmt: skip
 
 
@@ -158,7 +159,7 @@ def _gpqa_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     options = [answers[i] for i in order]
     domain = _text(row, "High-level domain")
     sub = row.fields.get("Subdomain")
-    return Task(id=f"gpqa/{record}", type="mcq", question=_text(row, "Question"), options=options,
+    return McqTask(id=f"gpqa/{record}", question=_text(row, "Question"), options=options,
                 answer=option_letter(order.index(0)), category=domain,
                 subset=str(sub).strip() or None if sub else None)  # fmt: skip
 
@@ -190,7 +191,7 @@ def _arc_task(row: Row, seed: int, seen: Counter[str]) -> Task:
         key = str(ord(key.upper()) - ord("A") + 1)
     if key not in labels:
         raise BadRow(f"answerKey {key!r} is not among the labels {', '.join(labels)}")
-    return Task(id=f"arc/{_text(row, 'id')}", type="mcq", question=question.strip(), options=options,
+    return McqTask(id=f"arc/{_text(row, 'id')}", question=question.strip(), options=options,
                 answer=option_letter(labels.index(key)), category="arc")  # fmt: skip
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from ocllm.importers.layout import BadRow, Dataset, field
 from ocllm.importers.rows import JSONL, PARQUET, Row, read_rows
 from ocllm.models import Task
-from ocllm.scoring.instructions.fields import instructions_problem
+from ocllm.scoring.instructions.fields import InstructionsTask, instructions_problem
 
 CATEGORY = "ifeval"
 
@@ -86,7 +86,7 @@ def _ifeval_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     if instructions is None:
         raise BadRow(problem or "no instructions")
     # The prompt exactly as IFEval wrote it: it is what is sent, and repeat_prompt compares answers with it.
-    return Task(id=f"ifeval/{key}", type="instructions", question=prompt, instructions=instructions,
+    return InstructionsTask(id=f"ifeval/{key}", question=prompt, instructions=instructions,
                 category=CATEGORY)  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from ocllm.importers.layout import BadRow, Dataset, text
 from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name
 from ocllm.importers.rows import CSV, JSONL, PARQUET, Row, read_rows
 from ocllm.models import Task
+from ocllm.scoring.math.fields import MathTask
 
 # The split a file holds, from its name: `test-00000-of-00001.parquet`, `train.jsonl`, `test_socratic.jsonl`.
 _SPLIT = re.compile(r"^(test|train|validation|val|dev)(?![a-z])", re.IGNORECASE)
@@ -53,7 +54,7 @@ def _gsm8k_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     if gold is None:
         raise BadRow("'answer' has no gold answer after '####'")
     task_id = f"gsm8k/{number}" if split == "test" else f"gsm8k/{split}/{number}"
-    return Task(id=task_id, type="math", question=question, answer=gold, category="gsm8k")
+    return MathTask(id=task_id, question=question, answer=gold, category="gsm8k")
 
 
 # MATH: hendrycks' (`problem`, `level` "Level 5", `type` "Algebra", `solution`) and MATH-500's (`problem`,
@@ -76,7 +77,7 @@ def _math_task(row: Row, seed: int, seen: Counter[str]) -> Task:
         task_id = f"math/{unique_id.strip()}"
     else:
         task_id = f"math/{key}/{number}"
-    return Task(id=task_id, type="math", question=problem, answer=gold, category=subject,
+    return MathTask(id=task_id, question=problem, answer=gold, category=subject,
                 subset=level_name(row.fields.get("level")))  # fmt: skip
 
 
@@ -120,7 +121,7 @@ def _aime_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     if gold is None:
         raise BadRow(f"{answer[0]!r} {answer[1]!r} is not an integer 0-999, as every AIME answer is")
     name, year = _aime_id(row)
-    return Task(id=f"aime/{name}", type="math", question=text(row, question[0]), answer=gold,
+    return MathTask(id=f"aime/{name}", question=text(row, question[0]), answer=gold,
                 category=year or "aime")  # fmt: skip
 
 

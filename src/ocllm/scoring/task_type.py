@@ -126,8 +126,13 @@ def _no_request_fields(_task: Task, _settings: Mapping[str, Any]) -> dict[str, A
 class TaskType:
     name: str  # the suite line's `type`, a decision's `task_type`
     label: str  # what reports call it ("multiple choice")
-    decide: Callable[[Task, Sample, Policy], Decision]  # pure: docs/scoring.md states its rules
-    decision_type: type[Decision] = Decision  # what its decisions decode to (a type with evidence of its own)
+    # Its task struct: a subclass of Task holding the type's own fields, tagged with `name` (a suite line, a saved
+    # record decodes into it; scoring/task_types.py checks the tag).
+    task_struct: type[Task]
+    # Its decision struct: a subclass of Decision holding its evidence and the closed sets of its rule, method and
+    # ambiguity (a failed request's decision is the base Decision).
+    decision_type: type[Decision]
+    decide: Callable[[Any, Sample, Policy], Decision]  # pure, given its task struct: docs/scoring.md states its rules
     gold: Callable[[Task], str | None] = _gold_as_given  # a decision's expected_answer (a failed request's too)
     # A suite line's own fields checked (raises InputError naming the line and the field), before it becomes a Task.
     check_suite_line: Callable[[str, dict[str, Any]], None]

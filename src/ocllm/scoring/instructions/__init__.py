@@ -12,8 +12,9 @@ from ocllm.scoring.task_type import TaskType
 TASK_TYPE = TaskType(
     name="instructions",
     label="instruction following",
-    decide=decide_instructions,
+    task_struct=fields.InstructionsTask,
     decision_type=InstructionsDecision,
+    decide=decide_instructions,
     gold=lambda task: None,
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,

@@ -13,8 +13,9 @@ from ocllm.scoring.task_type import TaskType
 TASK_TYPE = TaskType(
     name="json",
     label="JSON",
-    decide=decide_json,
+    task_struct=fields.JsonTask,
     decision_type=JsonDecision,
+    decide=decide_json,
     gold=lambda task: None,
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,

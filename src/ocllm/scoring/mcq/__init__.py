@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from ocllm.scoring.mcq import fields, prompt
 from ocllm.scoring.mcq.decide import decide_mcq
+from ocllm.scoring.mcq.decision import McqDecision
 from ocllm.scoring.task_type import TaskType
 
 TASK_TYPE = TaskType(
     name="mcq",
     label="multiple choice",
+    task_struct=fields.McqTask,
+    decision_type=McqDecision,
     decide=decide_mcq,
     gold=fields.gold,
     check_suite_line=fields.check_suite_line,

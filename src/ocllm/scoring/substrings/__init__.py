@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from ocllm.scoring.substrings import fields, render
 from ocllm.scoring.substrings.decide import decide_substrings
+from ocllm.scoring.substrings.decision import SubstringsDecision
 from ocllm.scoring.task_type import TaskType
 
 TASK_TYPE = TaskType(
     name="required_substrings",
     label="required substrings",
+    task_struct=fields.SubstringsTask,
+    decision_type=SubstringsDecision,
     decide=decide_substrings,
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,

@@ -13,8 +13,9 @@ from ocllm.scoring.tool_call.tally import ToolCallTally
 TASK_TYPE = TaskType(
     name="tool_call",
     label="tool call",
-    decide=decide_tool_call,
+    task_struct=fields.ToolCallTask,
     decision_type=ToolCallDecision,
+    decide=decide_tool_call,
     gold=gold,
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,

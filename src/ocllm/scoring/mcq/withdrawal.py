@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ocllm.models import Candidate
+from ocllm.scoring.mcq.decision import Candidate
 
 # A statement taken back later: "The closest option is (C) 14, but it is not the correct answer",
 # "... we can't choose option D".
