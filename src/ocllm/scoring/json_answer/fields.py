@@ -7,7 +7,7 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.models import Task
-from ocllm.scoring.json_answer.schema import schema_problem
+from ocllm.scoring.json_schemas.checks import schema_problem
 from ocllm.scoring.task_type import Message, PromptSettings, chat
 
 

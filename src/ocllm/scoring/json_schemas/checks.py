@@ -1,10 +1,11 @@
-"""A json task's schema: checked once when the suite is read, then each answer's value validated against it by
-`jsonschema`. Never a network call: references are followed inside the schema (and to the meta-schemas jsonschema
-ships) only; any other is refused when the suite is read (rule J6)."""
+"""A JSON Schema as the rooms that carry one use it (a json task's `schema`, a tool_call task's tools' parameters):
+checked once when the suite is read (its size bound, its draft's meta-schema, a known `$schema`, references that
+resolve inside it, no reference cycle in place), and a validator that never fetches. Never a network call:
+references are followed inside the schema (and to the meta-schemas jsonschema ships) only; any other is refused
+when the suite is read (rule J6). Several rooms use it, so it is no room's own."""
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,16 +13,15 @@ import jsonschema
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as META_SCHEMAS
 
-from ocllm.scoring.json_answer.decision import MAX_VIOLATIONS, SchemaViolation
-from ocllm.scoring.json_answer.schema_bounds import cycle_problem, size_problem
+from ocllm.scoring.json_schemas.bounds import cycle_problem, size_problem
 
 DEFAULT = jsonschema.Draft202012Validator  # a schema without `$schema` is read as Draft 2020-12
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
-_MESSAGE_LIMIT = 300  # a violation's message names the value, which may be large
+MESSAGE_LIMIT = 300  # a message of jsonschema's names the value, which may be large
 
 
 _DRAFTS: dict[type[Validator], str] = {
@@ -58,7 +58,7 @@ def schema_problem(schema: object) -> str | None:
         cls.check_schema(schema)
     except SchemaError as exc:
         where = "/".join(map(str, exc.absolute_path))
-        return f"not a valid JSON Schema (draft {draft_of(cls)}): {_short(exc.message)}" + (
+        return f"not a valid JSON Schema (draft {draft_of(cls)}): {short(exc.message)}" + (
             f" at /{where}" if where else ""
         )
     nested_ids = any(where for where, _ in _keyword_values(schema, ("$id", "id")))
@@ -96,45 +96,9 @@ def _offline_resolver(schema: dict[str, Any], cls: type[Validator]) -> referenci
     return referencing.Registry().with_resource(base, specification.create_resource(schema)).resolver(base)
 
 
-def violations(validator: Validator, value: Any) -> tuple[list[SchemaViolation], int]:
-    """Every way `value` breaks the schema, in a stable order (by path in the value, then keyword): the first
-    MAX_VIOLATIONS, and how many more there were. Raises referencing's Unresolvable for a reference that does not
-    resolve (suites refuse those first; a nested `$id` can hide one)."""
-    count = 0
-
-    def counted(errors: Iterator[ValidationError]) -> Iterator[ValidationError]:
-        nonlocal count
-        for error in errors:
-            count += 1
-            yield error
-
-    # The first MAX_VIOLATIONS by order, the others counted and dropped as they come: a value with a million
-    # violations held them all (3 GB) to keep 20.
-    first = heapq.nsmallest(MAX_VIOLATIONS, counted(validator.iter_errors(value)), key=_order)
-    kept = [
-        SchemaViolation(
-            path=error.json_path,
-            message=_short(error.message),
-            keyword=str(error.validator),
-            schema_path="/" + "/".join(map(str, error.absolute_schema_path)),
-        )
-        for error in first
-    ]
-    return kept, max(0, count - MAX_VIOLATIONS)
-
-
-# What validating raises for a reference that does not resolve (jsonschema wraps referencing's own error in it).
-UNRESOLVABLE = referencing.exceptions.Unresolvable
-
-
-def _order(error: ValidationError) -> tuple[tuple[tuple[int, int, str], ...], str, str]:
-    # By place in the value, an array's items by number ($[2] before $[10]), then keyword and message.
-    place = tuple((1, 0, e) if isinstance(e, str) else (0, e, "") for e in error.absolute_path)
-    return (place, str(error.validator), error.message)
-
-
-def _short(message: str) -> str:
-    return message if len(message) <= _MESSAGE_LIMIT else message[: _MESSAGE_LIMIT - 1] + "…"
+def short(message: str) -> str:
+    """A message of jsonschema's, cut to MESSAGE_LIMIT characters."""
+    return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 1] + "…"
 
 
 def _keyword_values(node: Any, keywords: tuple[str, ...], where: str = "") -> Iterator[tuple[str, Any]]:
