@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 from ocllm.errors import InputError, OcllmError
 from ocllm.models import Policy, Sample, Task
 from ocllm.scoring import decide
+from ocllm.scoring.mcq.simulated import parse_options
 from ocllm.sim import SimConfig, SimServer
 from ocllm.sim.responses import split_pieces
-from ocllm.sim.suite_index import SuiteIndex, parse_options
+from ocllm.sim.suite_index import SuiteIndex
 
 LETTERS = "ABCDEFGHIJ"
 

@@ -15,6 +15,7 @@ import random
 from typing import Any
 
 from ocllm.models import Task
+from ocllm.scoring.simulated import SimulatedAnswer, SimulatedRequest
 
 # Words with no comma, no capital and none of the usual forbidden words; a sentence is drawn from them.
 _WORDS = (
@@ -42,6 +43,17 @@ _LANGUAGES = {
     "sw": "Mwanga wa asubuhi unaanguka juu ya bustani tulivu na mto unatiririka polepole chini ya daraja la zamani.",
 }
 _FIXED_ANSWERS = ("My answer is yes.", "My answer is no.", "My answer is maybe.")
+
+
+def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
+    """The room's hook (`TaskType.simulated_answer`): an answer to an instructions task; no answer to a prompt it
+    does not know."""
+    if request.task is None:
+        return None
+    content, thinking = instructions_answer(
+        request.rng, request.task, correct=request.correct, reasoning=request.reasoning
+    )
+    return SimulatedAnswer(content, thinking)
 
 
 def instructions_answer(rng: random.Random, task: Task, *, correct: bool, reasoning: bool) -> tuple[str, str | None]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ocllm.models import Task
+from ocllm.scoring.simulated import SimulatedAnswer, SimulatedRequest
 
 # What a gold answer is, as far as the simulator needs to know to write it another way or miss it.
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -71,6 +72,17 @@ def read_gold(text: str) -> Gold:
         kind = "pair" if (opening, closing) == ("(", ")") and not _INFINITY.search(text) else "interval"
         return Gold(text, kind, ends=(first, second), brackets=(opening, closing))
     return Gold(text, "other")
+
+
+def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
+    """The room's hook (`TaskType.simulated_answer`): an answer to a math task whose gold is known. Without a gold
+    neither right nor wrong is known, so the simulator's plain sentence answers, as it does a prompt it does not
+    know (None, before any draw)."""
+    task = request.task
+    if task is None or not (task.answer or "").strip():
+        return None
+    content, thinking = math_answer(request.rng, task, correct=request.correct, reasoning=request.reasoning)
+    return SimulatedAnswer(content, thinking)
 
 
 def math_answer(rng: random.Random, task: Task, *, correct: bool, reasoning: bool) -> tuple[str, str | None]:
