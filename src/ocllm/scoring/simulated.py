@@ -23,6 +23,13 @@ from typing import Any
 from ocllm.models import Task
 
 Call = tuple[str, dict[str, Any]]  # a function name and its arguments
+# Where a tool call the model makes arrives: "structured" in `message.tool_calls`, as a server with a tool parser gives
+# it; "none" as text in the content, as a server without one does; "reasoning" as text inside the reasoning field, as
+# a reasoning parser that swallows the call does. The simulator's settings (SimConfig.tool_parser) take these values.
+TOOL_PARSERS = ("structured", "none", "reasoning")
+# How a call written as text is written (`scoring/tool_call/simulated.py` shows each); SimConfig.tool_format takes
+# one of them, or "mixed", one drawn per answer.
+TOOL_TEXT_FORMATS = ("hermes", "json", "mistral", "llama", "pythonic")
 
 
 @dataclass(frozen=True)
@@ -32,8 +39,8 @@ class SimulatedTools:
 
     offered: tuple[dict[str, Any], ...]  # the request's tools; () when it sent none
     choice: str | dict[str, Any] | None  # the request's tool_choice
-    parser: str  # "structured" (message.tool_calls), "none" (as text in the content), "reasoning" (in the reasoning)
-    fmt: str  # how a call written as text is written: "mixed" (drawn per answer) or one format's name
+    parser: str  # one of TOOL_PARSERS
+    fmt: str  # "mixed" (one drawn per answer) or one of TOOL_TEXT_FORMATS
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,8 @@ from typing import Any
 
 from ocllm.models import Task
 from ocllm.scoring.schema_values import schema_value
-from ocllm.scoring.simulated import Call, SimulatedAnswer, SimulatedRequest, SimulatedTools
+from ocllm.scoring.simulated import TOOL_TEXT_FORMATS, Call, SimulatedAnswer, SimulatedRequest, SimulatedTools
 
-TEXT_FORMATS = ("hermes", "json", "mistral", "llama", "pythonic")
 # Strings a wrong value may take: no acceptable value in a suite is likely to be one of them.
 _WRONG_WORDS = ("Atlantis", "Springfield", "El Dorado", "Nowhere", "unknown")
 
@@ -57,7 +56,7 @@ def tool_answer(
     expected = task.expected_calls if task is not None else None
     calls, why = _intent(rng, tools, expected, correct=correct)
     calls, why = _as_chosen(rng, tools, expected, setting.choice, calls, why)
-    fmt = rng.choice(TEXT_FORMATS) if setting.fmt == "mixed" else setting.fmt  # drawn even when unused
+    fmt = rng.choice(TOOL_TEXT_FORMATS) if setting.fmt == "mixed" else setting.fmt  # drawn even when unused
     thinking = _thinking(rng, task, calls, why) if reasoning else None
     if not calls:
         return SimulatedAnswer(_no_call_text(rng, why), thinking, None)
@@ -201,7 +200,7 @@ def _equal(value: Any, acceptable: Any) -> bool:
 
 
 def written(calls: list[Call], fmt: str) -> str:
-    """The calls as a model writes them in `fmt` (one of TEXT_FORMATS), when no parser turns them into structure."""
+    """The calls as a model writes them in `fmt` (one of TOOL_TEXT_FORMATS), when no parser makes them structured."""
     objects = [{"name": name, "arguments": arguments} for name, arguments in calls]
     if fmt == "hermes":
         return "\n".join(f"<tool_call>\n{_json(o)}\n</tool_call>" for o in objects)
