@@ -49,6 +49,7 @@ FEWSHOT = TaskType(
     required_placeholders=("question", "options"),
     prompt=fewshot_prompt,
     option_count=mcq.TASK_TYPE.option_count,
+    simulated_answer=mcq.TASK_TYPE.simulated_answer,  # the simulator answers it as it answers mcq tasks
 )
 
 

@@ -24,9 +24,10 @@ from ocllm.errors import InputError, OcllmError
 from ocllm.models import Policy, Sample
 from ocllm.scoring import decide, task_types
 from ocllm.scoring.mcq.fields import McqTask
+from ocllm.scoring.mcq.simulated import parse_options
 from ocllm.sim import SimConfig, SimServer
 from ocllm.sim.responses import split_pieces
-from ocllm.sim.suite_index import SuiteIndex, parse_options
+from ocllm.sim.suite_index import SuiteIndex
 
 LETTERS = "ABCDEFGHIJ"
 

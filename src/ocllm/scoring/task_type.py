@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict
 
 from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.scoring.simulated import SimulatedAnswerer
 
 # A task's record in a document (a rescore's, metrics.json's, a report's): a mapping, as the JSON says it.
 Record = Mapping[str, Any]
@@ -176,3 +177,7 @@ class TaskType:
     passes_word: str = "passes"
     cut_pass_held: str = "the text passed, but the answer was not finished"
     new_tally: Callable[[], TypeTally] | None = None
+    # The simulator's answer to its tasks, and to a prompt the simulator does not know that it claims (tools offered,
+    # lettered options), or None to leave the plain sentence (`ocllm.scoring.simulated` says who is asked when).
+    # None: the simulator answers its tasks with the plain sentence.
+    simulated_answer: SimulatedAnswerer | None = None

@@ -4,7 +4,7 @@ JSON Schema when it has one; the evidence names the block read, the parse error 
 
 from __future__ import annotations
 
-from ocllm.scoring.json_answer import fields, render
+from ocllm.scoring.json_answer import fields, render, simulated
 from ocllm.scoring.json_answer.decide import decide_json
 from ocllm.scoring.json_answer.decision import JsonDecision
 from ocllm.scoring.json_answer.tally import JsonTally
@@ -30,4 +30,5 @@ TASK_TYPE = TaskType(
     evidence_lines=render.evidence_lines,
     extracts_answer=True,
     new_tally=JsonTally,
+    simulated_answer=simulated.simulated_answer,
 )

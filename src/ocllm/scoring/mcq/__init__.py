@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocllm.scoring.mcq import fields, prompt
+from ocllm.scoring.mcq import fields, prompt, simulated
 from ocllm.scoring.mcq.decide import decide_mcq
 from ocllm.scoring.mcq.decision import McqDecision
 from ocllm.scoring.task_type import TaskType
@@ -23,4 +23,5 @@ TASK_TYPE = TaskType(
     prompt=prompt.prompt,
     template_key_before="prompt_template",
     option_count=fields.option_count,
+    simulated_answer=simulated.simulated_answer,
 )

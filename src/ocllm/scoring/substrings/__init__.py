@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocllm.scoring.substrings import fields, render
+from ocllm.scoring.substrings import fields, render, simulated
 from ocllm.scoring.substrings.decide import decide_substrings
 from ocllm.scoring.substrings.decision import SubstringsDecision
 from ocllm.scoring.task_type import TaskType
@@ -26,4 +26,5 @@ TASK_TYPE = TaskType(
     extracts_answer=False,
     passes_word="required-substring passes",
     cut_pass_held="the text held the substrings, but the answer was not finished",
+    simulated_answer=simulated.simulated_answer,
 )

@@ -14,7 +14,8 @@ import json
 import random
 from typing import Any
 
-from ocllm.models import Task
+from ocllm.scoring.instructions.fields import InstructionsTask
+from ocllm.scoring.simulated import SimulatedAnswer, SimulatedRequest
 
 # Words with no comma, no capital and none of the usual forbidden words; a sentence is drawn from them.
 _WORDS = (
@@ -44,7 +45,20 @@ _LANGUAGES = {
 _FIXED_ANSWERS = ("My answer is yes.", "My answer is no.", "My answer is maybe.")
 
 
-def instructions_answer(rng: random.Random, task: Task, *, correct: bool, reasoning: bool) -> tuple[str, str | None]:
+def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
+    """The room's hook (`TaskType.simulated_answer`): an answer to an instructions task; no answer to a prompt it
+    does not know."""
+    if request.task is None:
+        return None
+    content, thinking = instructions_answer(
+        request.rng, request.task, correct=request.correct, reasoning=request.reasoning
+    )
+    return SimulatedAnswer(content, thinking)
+
+
+def instructions_answer(
+    rng: random.Random, task: InstructionsTask, *, correct: bool, reasoning: bool
+) -> tuple[str, str | None]:
     """The content and reasoning (None in non-reasoning mode) of an answer to `task`: following every instruction
     when `correct`, else breaking one drawn at random."""
     instructions = [i for i in task.instructions or [] if isinstance(i, dict)]
@@ -68,7 +82,7 @@ def _sentence(rng: random.Random, words: int = 8, avoid: str = "") -> str:
     return " ".join(chosen).capitalize() + "."
 
 
-def _compose(rng: random.Random, task: Task, plan: dict[str, tuple[dict[str, Any], bool]]) -> str:
+def _compose(rng: random.Random, task: InstructionsTask, plan: dict[str, tuple[dict[str, Any], bool]]) -> str:
     def wants(kind: str) -> tuple[dict[str, Any], bool] | None:
         return plan.get(kind)
 

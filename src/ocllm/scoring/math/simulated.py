@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ocllm.models import Task
+from ocllm.scoring.math.fields import MathTask
+from ocllm.scoring.simulated import SimulatedAnswer, SimulatedRequest
 
 # What a gold answer is, as far as the simulator needs to know to write it another way or miss it.
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -73,7 +74,18 @@ def read_gold(text: str) -> Gold:
     return Gold(text, "other")
 
 
-def math_answer(rng: random.Random, task: Task, *, correct: bool, reasoning: bool) -> tuple[str, str | None]:
+def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
+    """The room's hook (`TaskType.simulated_answer`): an answer to a math task whose gold is known. Without a gold
+    neither right nor wrong is known, so the simulator's plain sentence answers, as it does a prompt it does not
+    know (None, before any draw)."""
+    task = request.task
+    if task is None or not (task.answer or "").strip():
+        return None
+    content, thinking = math_answer(request.rng, task, correct=request.correct, reasoning=request.reasoning)
+    return SimulatedAnswer(content, thinking)
+
+
+def math_answer(rng: random.Random, task: MathTask, *, correct: bool, reasoning: bool) -> tuple[str, str | None]:
     """The content and reasoning (None in non-reasoning mode) of an answer to a math task whose gold is known:
     right when `correct`."""
     gold = read_gold(task.answer or "")

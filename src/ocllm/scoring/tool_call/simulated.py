@@ -11,82 +11,61 @@ What the model does is drawn first, the same whatever the server does with it:
 The request's `tool_choice` then has its say: "none" leaves no call, "required" (or an object naming a function)
 makes one when there was none.
 
-Where the calls go is the server's setting `tool_parser` (SimConfig), not a draw, so two lanes that differ only in
-it get the same calls: "structured" puts them in `message.tool_calls` (finish_reason "tool_calls"); "none" writes
-them as text in the content (finish_reason "stop"), as a server without a tool parser passes on what the model
-wrote; "reasoning" writes them as text at the end of the reasoning field, as a reasoning parser that takes the call
-for thinking does (content null). A request that offers no tools gets its calls as text in the content too: no
-server parses calls it was not given tools for. Text is written in the format `tool_format` names, or, "mixed", in
-one drawn per answer (always drawn, so the setting moves nothing else): Hermes/Qwen `<tool_call>{"name",
-"arguments"}</tool_call>` (one block a call), a bare JSON object (a list of them for parallel calls), Mistral
-`[TOOL_CALLS][{...}]`, Llama `<|python_tag|>{"name", "parameters"}` (parallel calls joined by "; "), or pythonic
-`[get_weather(city="Paris")]`.
+Where the calls go is the simulated server's setting `tool_parser` (`SimulatedTools.parser`), not a draw, so two
+lanes that differ only in it get the same calls: "structured" puts them in `message.tool_calls` (finish_reason
+"tool_calls"); "none" writes them as text in the content (finish_reason "stop"), as a server without a tool parser
+passes on what the model wrote; "reasoning" writes them as text at the end of the reasoning field, as a reasoning
+parser that takes the call for thinking does (content null). A request that offers no tools gets its calls as text
+in the content too: no server parses calls it was not given tools for. Text is written in the format `tool_format`
+names, or, "mixed", in one drawn per answer (always drawn, so the setting moves nothing else): Hermes/Qwen
+`<tool_call>{"name", "arguments"}</tool_call>` (one block a call), a bare JSON object (a list of them for parallel
+calls), Mistral `[TOOL_CALLS][{...}]`, Llama `<|python_tag|>{"name", "parameters"}` (parallel calls joined by "; "),
+or pythonic `[get_weather(city="Paris")]`.
 
 Every random choice comes from the `random.Random` handed in.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
-from dataclasses import dataclass
 from typing import Any
 
-from ocllm.models import Task
-from ocllm.sim.json_answers import schema_value
+from ocllm.scoring.schema_values import schema_value
+from ocllm.scoring.simulated import TOOL_TEXT_FORMATS, Call, SimulatedAnswer, SimulatedRequest, SimulatedTools
+from ocllm.scoring.tool_call.fields import ToolCallTask
 
-Call = tuple[str, dict[str, Any]]  # a function name and its arguments
-TEXT_FORMATS = ("hermes", "json", "mistral", "llama", "pythonic")
 # Strings a wrong value may take: no acceptable value in a suite is likely to be one of them.
 _WRONG_WORDS = ("Atlantis", "Springfield", "El Dorado", "Nowhere", "unknown")
 
 
-@dataclass(frozen=True)
-class ToolSetting:
-    """What the request offers and how the server delivers calls (the config's tool_parser and tool_format)."""
-
-    offered: tuple[dict[str, Any], ...]  # the request's tools; () when it sent none
-    choice: str | dict[str, Any] | None  # the request's tool_choice
-    parser: str  # "structured", "none" or "reasoning"
-    fmt: str  # "mixed" or one of TEXT_FORMATS
-
-
-@dataclass(frozen=True)
-class ToolAnswer:
-    content: str | None
-    reasoning: str | None
-    calls: list[Call] | None  # the structured calls; None when there are none (or they went out as text)
+def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
+    """The room's hook (`TaskType.simulated_answer`): an answer to a tool_call task, and to a prompt the simulator
+    does not know whose request offers tools (a model given tools mostly calls one); no answer to an unknown prompt
+    offered none."""
+    if request.task is None and not request.tools.offered:
+        return None
+    return tool_answer(request.rng, request.task, request.tools, correct=request.correct, reasoning=request.reasoning)
 
 
 def tool_answer(
-    rng: random.Random, task: Task | None, setting: ToolSetting, *, correct: bool, reasoning: bool
-) -> ToolAnswer:
+    rng: random.Random, task: ToolCallTask | None, setting: SimulatedTools, *, correct: bool, reasoning: bool
+) -> SimulatedAnswer:
     """The answer to a tool request: calls right when `correct`, where right is known, delivered as `setting` says."""
     tools = [t for t in (setting.offered or (task.tools if task is not None else None) or ()) if _name(t)]
     expected = task.expected_calls if task is not None else None
     calls, why = _intent(rng, tools, expected, correct=correct)
     calls, why = _as_chosen(rng, tools, expected, setting.choice, calls, why)
-    fmt = rng.choice(TEXT_FORMATS) if setting.fmt == "mixed" else setting.fmt  # drawn even when unused
+    fmt = rng.choice(TOOL_TEXT_FORMATS) if setting.fmt == "mixed" else setting.fmt  # drawn even when unused
     thinking = _thinking(rng, task, calls, why) if reasoning else None
     if not calls:
-        return ToolAnswer(_no_call_text(rng, why), thinking, None)
+        return SimulatedAnswer(_no_call_text(rng, why), thinking, None)
     text = written(calls, fmt)
     if setting.parser == "reasoning":
-        return ToolAnswer(None, f"{thinking}\n\n{text}" if thinking else text, None)
+        return SimulatedAnswer(None, f"{thinking}\n\n{text}" if thinking else text, None)
     if setting.parser == "structured" and setting.offered:
-        return ToolAnswer(None, thinking, calls)
-    return ToolAnswer(text, thinking, None)
-
-
-def wire_calls(calls: list[Call], digest: str) -> list[dict[str, Any]]:
-    """The calls as `message.tool_calls` holds them, with ids made from the response's digest (vLLM's id form)."""
-    wired = []
-    for number, (name, arguments) in enumerate(calls):
-        suffix = hashlib.sha256(f"{digest}:{number}".encode()).hexdigest()[:32]
-        function = {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}
-        wired.append({"id": f"chatcmpl-tool-{suffix}", "type": "function", "function": function})
-    return wired
+        return SimulatedAnswer(None, thinking, calls)
+    return SimulatedAnswer(text, thinking, None)
 
 
 # --- what the model means to call ---------------------------------------------------------------------------------
@@ -221,7 +200,7 @@ def _equal(value: Any, acceptable: Any) -> bool:
 
 
 def written(calls: list[Call], fmt: str) -> str:
-    """The calls as a model writes them in `fmt` (one of TEXT_FORMATS), when no parser turns them into structure."""
+    """The calls as a model writes them in `fmt` (one of TOOL_TEXT_FORMATS), when no parser makes them structured."""
     objects = [{"name": name, "arguments": arguments} for name, arguments in calls]
     if fmt == "hermes":
         return "\n".join(f"<tool_call>\n{_json(o)}\n</tool_call>" for o in objects)
@@ -254,7 +233,7 @@ def _python(value: Any) -> str:
 # --- words --------------------------------------------------------------------------------------------------------
 
 
-def _thinking(rng: random.Random, task: Task | None, calls: list[Call], why: str) -> str:
+def _thinking(rng: random.Random, task: ToolCallTask | None, calls: list[Call], why: str) -> str:
     # Prose only: the function is named, but nothing here reads as a call in any of the formats.
     asked = " ".join((task.question if task is not None else "").split()[:20])
     opening = f'The user asks: "{asked}".' if asked else "The user wants something done."
