@@ -72,7 +72,7 @@ def run_import(paths: list[Path], out: Path, *flags: str) -> int:
 
 
 def suite(path: Path) -> list[Task]:
-    return [msgspec.json.decode(line, type=Task) for line in path.read_bytes().splitlines()]
+    return [msgspec.json.decode(line, type=InstructionsTask) for line in path.read_bytes().splitlines()]
 
 
 def one_error(capsys: pytest.CaptureFixture[str]) -> str:

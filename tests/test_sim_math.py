@@ -292,7 +292,7 @@ def test_the_task_is_found_by_its_question_whatever_the_template(template: str) 
 def test_the_shipped_demo_math_suite_is_answered_right_and_wrong() -> None:
     path = Path(str(resources.files("ocllm") / "data" / "suites" / "demo-math.jsonl"))
     # Read as Task records directly, so that the test holds whatever the suite reader accepts at the time.
-    tasks = tuple(msgspec.json.decode(line, type=Task) for line in path.read_text("utf-8").splitlines() if line)
+    tasks = tuple(msgspec.json.decode(line, type=MathTask) for line in path.read_text("utf-8").splitlines() if line)
     assert len(tasks) == 14 and all(task.type == "math" for task in tasks)
     golds = {task.answer for task in tasks}
     assert {"18", "4100", "\\frac{3}{4}", "\\sqrt{2}", "(1,2)", "[-2,3)", "(-\\infty,4]"} <= golds
