@@ -15,8 +15,8 @@ import pytest
 from test_import import write_csv, write_jsonl, write_parquet
 
 from ocllm.cli import main
-from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
 from ocllm.models import Task
+from ocllm.scoring.math.golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
 
 Row = dict[str, Any]
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import NotScorable, verdict_of
-from ocllm.importers.ifeval_dataset import instructions_of, key_and_prompt, key_of
 from ocllm.models import Sample, Task
+from ocllm.scoring.instructions.dataset import instructions_of, key_and_prompt, key_of
 
 METRICS = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
 VERDICT_METRIC = "prompt_level_strict_acc"

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from ocllm.formats.records import SavedRecord
 from ocllm.formats.tool_records import NotScorable, first_item, verdict_of
-from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
 from ocllm.models import Sample, Task
+from ocllm.scoring.math.golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
 
 Family = Literal["gsm8k", "math", "aime"]
 # The task-name prefixes of lm-eval's math tasks, by the doc layout they read.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict
 
 from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.scoring.dataset_rows import Dataset
 
 # A task's record in a document (a rescore's, metrics.json's, a report's): a mapping, as the JSON says it.
 Record = Mapping[str, Any]
@@ -171,3 +172,6 @@ class TaskType:
     passes_word: str = "passes"
     cut_pass_held: str = "the text passed, but the answer was not finished"
     new_tally: Callable[[], TypeTally] | None = None
+    # The datasets `ocllm import` reads into tasks of this type: each one's name, files and row -> Task mapping
+    # (scoring/dataset_rows.py); the importers read the files and list the names.
+    datasets: tuple[Dataset, ...] = ()

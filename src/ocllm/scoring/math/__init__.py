@@ -3,7 +3,7 @@ with the gold by a named chain of comparators."""
 
 from __future__ import annotations
 
-from ocllm.scoring.math import fields, prompt, render
+from ocllm.scoring.math import datasets, fields, prompt, render
 from ocllm.scoring.math.decide import decide_math
 from ocllm.scoring.math.decision import MathCandidate, MathDecision
 from ocllm.scoring.math.tally import MathTally
@@ -26,4 +26,5 @@ TASK_TYPE = TaskType(
     template_key_before="math_template",
     evidence_lines=render.evidence_lines,
     new_tally=MathTally,
+    datasets=datasets.DATASETS,
 )
