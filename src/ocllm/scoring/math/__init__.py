@@ -3,7 +3,7 @@ with the gold by a named chain of comparators."""
 
 from __future__ import annotations
 
-from ocllm.scoring.math import datasets, fields, prompt, render
+from ocllm.scoring.math import datasets, fields, lm_eval, prompt, render
 from ocllm.scoring.math.decide import decide_math
 from ocllm.scoring.math.decision import MathCandidate, MathDecision
 from ocllm.scoring.math.tally import MathTally
@@ -27,4 +27,5 @@ TASK_TYPE = TaskType(
     evidence_lines=render.evidence_lines,
     new_tally=MathTally,
     datasets=datasets.DATASETS,
+    lm_eval=lm_eval.LM_EVAL,
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocllm.scoring.mcq import datasets, fields, prompt
+from ocllm.scoring.mcq import datasets, fields, lm_eval, prompt, tool_tasks
 from ocllm.scoring.mcq.decide import decide_mcq
 from ocllm.scoring.task_type import TaskType
 
@@ -21,4 +21,7 @@ TASK_TYPE = TaskType(
     template_key_before="prompt_template",
     option_count=fields.option_count,
     datasets=datasets.DATASETS,
+    lm_eval=lm_eval.LM_EVAL,
+    tool_records=tool_tasks.TOOL_RECORDS,
+    claims_untyped=tool_tasks.claims_untyped,
 )
