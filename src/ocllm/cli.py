@@ -55,6 +55,41 @@ class Bounded(click.ParamType):
         return number
 
 
+class RegisteredDatasets(click.Choice):
+    """`ocllm import`'s FORMAT: the datasets the task types register (importers/datasets.py), read when asked, so
+    that a type registered after this module was loaded (a test's own room) is a choice too."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        from ocllm.importers.datasets import names
+
+        return names()
+
+    @choices.setter
+    def choices(self, _value: Any) -> None:
+        pass  # click.Choice sets its choices; these are the registry's
+
+
+class DatasetsCommand(click.Command):
+    """A command whose help says `{datasets}` where the registered datasets are named ("MMLU, MMLU-Pro, ..."),
+    filled in when the help is shown."""
+
+    @property  # type: ignore[override]
+    def help(self) -> str | None:
+        if self._help is None:
+            return None
+        from ocllm.importers.datasets import labels
+
+        return self._help.replace("{datasets}", labels())
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._help = value
+
+
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
     """The scoring switches of every command that scores. Each one given replaces that setting only:
     the rest stay as the run recorded them (a run directory's lane, this project's metrics file), or
@@ -388,12 +423,8 @@ def run(
     return 0 if all_answered(result.summary) else 1
 
 
-@app.command(name="import")
-@click.argument(
-    "fmt",
-    metavar="FORMAT",
-    type=click.Choice(["mmlu", "mmlu-pro", "gpqa", "arc", "gsm8k", "math", "aime", "ifeval", "bfcl"]),
-)
+@app.command(name="import", cls=DatasetsCommand)
+@click.argument("fmt", metavar="FORMAT", type=RegisteredDatasets())
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The suite (JSONL) to write.")
 @click.option("--per-category", type=Bounded("--per-category", int), help="Take N tasks of each category (seeded).")
@@ -427,7 +458,7 @@ def import_suite(
     answers: tuple[Path, ...],
     force: bool,
 ) -> None:
-    """Turn dataset files on disk (MMLU, MMLU-Pro, GPQA, ARC, GSM8K, MATH, AIME, IFEval, BFCL; CSV, Parquet, JSONL)
+    """Turn dataset files on disk ({datasets}; CSV, Parquet, JSONL)
     into a suite.
 
     Reads local files only. A PATH may be a folder: every file of the format inside, in sorted order. The

@@ -15,6 +15,7 @@ from typing import Any
 from ocllm.errors import InputError
 from ocllm.files.reading import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
+from ocllm.formats.tool_records import untyped_claimed
 from ocllm.models import Sample
 from ocllm.scoring import task_types
 
@@ -144,7 +145,8 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
     if not isinstance(task_id, str) or not task_id:
         raise InputError(f"{where} has no task_id")
     where = f"{path}: task {task_id!r}"
-    task_type = row.get("task_type") or ("mcq" if row.get("options") else None)
+    # A record of the old harness from before records named their type: the room that claims it (MCQ: options).
+    task_type = row.get("task_type") or untyped_claimed(row)
     if not isinstance(task_type, str) or task_type not in task_types.TASK_TYPES:
         raise InputError(f"{where} has task_type {task_type!r}; expected one of {', '.join(task_types.TASK_TYPES)}")
     own_fields = task_types.of(task_type).saved_task_fields(where, row)  # the type's fields, checked

@@ -237,6 +237,6 @@ def _looks_like(fmt: ToolFormat, path: Path) -> bool:
         if fmt.name == "inspect":
             return path.suffix in (".eval", ".json") and isinstance(inspect_log.header(path).get("eval"), dict)
         first = next(json_items(path, "item"), None)  # mmlu-pro: a list of questions
-        return isinstance(first, dict) and "question_id" in first and "options" in first
+        return isinstance(first, dict) and all(name in first for name in mmlu_pro_results.record_fields())
     except (InputError, OSError, ValueError):
         return False

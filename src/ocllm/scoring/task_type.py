@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict
 
 from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.scoring.dataset_rows import Dataset
+from ocllm.scoring.other_tools import LmEvalMapping, ToolMapping
 from ocllm.scoring.simulated import SimulatedAnswerer
 
 # A task's record in a document (a rescore's, metrics.json's, a report's): a mapping, as the JSON says it.
@@ -119,6 +121,10 @@ class LaneSetting:
     problem: Callable[[object], str | None]  # what is wrong with a value, in words ("must be one of ..."), or None
 
 
+def _claims_no_record(_record: Mapping[str, Any]) -> bool:
+    return False
+
+
 def _no_request_fields(_task: Task, _settings: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
@@ -181,3 +187,12 @@ class TaskType:
     # lettered options), or None to leave the plain sentence (`ocllm.scoring.simulated` says who is asked when).
     # None: the simulator answers its tasks with the plain sentence.
     simulated_answer: SimulatedAnswerer | None = None
+    # The datasets `ocllm import` reads into tasks of this type: each one's name, files and row -> Task mapping
+    # (scoring/dataset_rows.py); the importers read the files and list the names.
+    datasets: tuple[Dataset, ...] = ()
+    # Other tools' files (scoring/other_tools.py says the split): the lm-eval docs it reads, and the tools whose
+    # files' records are all its tasks, by the tool's name ("mmlu-pro", "inspect").
+    lm_eval: LmEvalMapping | None = None
+    tool_records: Mapping[str, ToolMapping] = field(default_factory=dict)
+    # An old-harness record that names no task_type is the first type's (in the registry's order) that claims it.
+    claims_untyped: Callable[[Mapping[str, Any]], bool] = _claims_no_record

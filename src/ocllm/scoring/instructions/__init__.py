@@ -3,7 +3,7 @@ what it measured, strictly and by IFEval's loose rule."""
 
 from __future__ import annotations
 
-from ocllm.scoring.instructions import fields, render, simulated
+from ocllm.scoring.instructions import dataset, fields, lm_eval, render, simulated
 from ocllm.scoring.instructions.decide import decide_instructions
 from ocllm.scoring.instructions.decision import InstructionsDecision
 from ocllm.scoring.instructions.tally import InstructionsTally
@@ -34,4 +34,6 @@ TASK_TYPE = TaskType(
     cut_pass_held="the text followed every instruction, but the answer was not finished",
     new_tally=InstructionsTally,
     simulated_answer=simulated.simulated_answer,
+    datasets=dataset.DATASETS,
+    lm_eval=lm_eval.LM_EVAL,
 )

@@ -3,7 +3,7 @@ with the gold by a named chain of comparators."""
 
 from __future__ import annotations
 
-from ocllm.scoring.math import fields, prompt, render, simulated
+from ocllm.scoring.math import datasets, fields, lm_eval, prompt, render, simulated
 from ocllm.scoring.math.decide import decide_math
 from ocllm.scoring.math.decision import MathCandidate, MathDecision
 from ocllm.scoring.math.tally import MathTally
@@ -28,4 +28,6 @@ TASK_TYPE = TaskType(
     evidence_lines=render.evidence_lines,
     new_tally=MathTally,
     simulated_answer=simulated.simulated_answer,
+    datasets=datasets.DATASETS,
+    lm_eval=lm_eval.LM_EVAL,
 )

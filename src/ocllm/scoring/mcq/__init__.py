@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocllm.scoring.mcq import fields, prompt, simulated
+from ocllm.scoring.mcq import datasets, fields, lm_eval, prompt, simulated, tool_tasks
 from ocllm.scoring.mcq.decide import decide_mcq
 from ocllm.scoring.mcq.decision import McqDecision
 from ocllm.scoring.task_type import TaskType
@@ -24,4 +24,8 @@ TASK_TYPE = TaskType(
     template_key_before="prompt_template",
     option_count=fields.option_count,
     simulated_answer=simulated.simulated_answer,
+    datasets=datasets.DATASETS,
+    lm_eval=lm_eval.LM_EVAL,
+    tool_records=tool_tasks.TOOL_RECORDS,
+    claims_untyped=tool_tasks.claims_untyped,
 )

@@ -5,7 +5,7 @@ AST checker's rules); only calls in the structured `tool_calls` field count, and
 from __future__ import annotations
 
 from ocllm.scoring.task_type import TaskType
-from ocllm.scoring.tool_call import fields, render, request, simulated
+from ocllm.scoring.tool_call import bfcl, fields, render, request, simulated
 from ocllm.scoring.tool_call.decide import decide_tool_call, gold
 from ocllm.scoring.tool_call.decision import ToolCallDecision
 from ocllm.scoring.tool_call.tally import ToolCallTally
@@ -35,4 +35,5 @@ TASK_TYPE = TaskType(
     extracts_answer=True,
     new_tally=ToolCallTally,
     simulated_answer=simulated.simulated_answer,
+    datasets=bfcl.DATASETS,
 )

@@ -1,5 +1,5 @@
-"""lm-eval's `ifeval` task (and any task whose docs are IFEval's rows): a doc's line -> an instructions task, the
-response lm-eval kept, and lm-eval's four metrics under `previous`.
+"""lm-eval's `ifeval` task (and any task whose docs are IFEval's rows): a doc's line -> an instructions task and
+lm-eval's four metrics under `previous` (the reader, formats/lm_eval.py, adds the response lm-eval kept).
 
 The doc is the Hugging Face row lm-eval loaded (`key`, `prompt`, `instruction_id_list`, `kwargs`, every argument
 of every instruction in each kwargs object, null where unused), read as `ocllm import ifeval` reads the dataset:
@@ -20,28 +20,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import NotScorable, verdict_of
-from ocllm.importers.ifeval_dataset import instructions_of, key_and_prompt, key_of
-from ocllm.models import Sample
+from ocllm.models import Task
+from ocllm.scoring.instructions.dataset import instructions_of, key_and_prompt, key_of
 from ocllm.scoring.instructions.fields import InstructionsTask
+from ocllm.scoring.other_tools import LmEvalDoc, LmEvalMapping, NotScorable, verdict_of
 
 METRICS = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
 VERDICT_METRIC = "prompt_level_strict_acc"
 
 
-def is_ifeval(task: str, doc: Any) -> bool:
-    """Read as ifeval: lm-eval's task by its name, or a doc of another task that is an IFEval row by its fields
-    (no multiple-choice or math doc has an `instruction_id_list`)."""
-    return task.startswith("ifeval") or (isinstance(doc, dict) and "instruction_id_list" in doc)
+def _named_ifeval(task: str) -> bool:
+    return task.startswith("ifeval")
 
 
-def record(
-    where: str, task_id: str, task: str, row: dict[str, Any], response: str, index: int, prompt: str | None
-) -> SavedRecord:
-    """Sample `index` of the doc (its `index`-th response), with lm-eval's verdicts on the doc. `task_id` is the
-    reader's `<task>/<doc_id>`, used only where the doc has no key to name it by."""
-    doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
+def _an_ifeval_row(doc: dict[str, Any]) -> bool:
+    """A doc of any task that is an IFEval row by its fields (no multiple-choice or math doc has an
+    `instruction_id_list`)."""
+    return "instruction_id_list" in doc
+
+
+def read(read_doc: LmEvalDoc) -> tuple[Task, dict[str, Any]]:
+    """Sample `index` of the doc (its `index`-th response), with lm-eval's verdicts on the doc. The reader's
+    `<task>/<doc_id>` names it only where the doc has no key to name it by."""
+    task_id, where, task, row = read_doc.task_id, read_doc.where, read_doc.task, read_doc.row
+    doc = read_doc.doc
     key = key_of(doc.get("key"))
     if key is not None:
         task_id = f"{task}/{key}"
@@ -55,7 +57,7 @@ def record(
     if instructions is None:
         raise NotScorable(task_id, where, f"instructions this scorer cannot check: {problem}")
     built = InstructionsTask(id=task_id, question=question,
-                 instructions=instructions, category=task, prompt=prompt)  # fmt: skip
+                 instructions=instructions, category=task, prompt=read_doc.prompt)  # fmt: skip
     metrics = {name: row[name] for name in METRICS if name in row}
     previous = {
         "tool": "lm-eval",
@@ -69,7 +71,7 @@ def record(
         "metric_value": metrics.get(VERDICT_METRIC),
         "metrics": metrics,
     }
-    return SavedRecord(built, Sample(task_id=task_id, sample=index, content=response), previous, {})
+    return built, previous
 
 
 def _verdicts(value: Any) -> list[bool | None] | None:
@@ -77,3 +79,7 @@ def _verdicts(value: Any) -> list[bool | None] | None:
     if not isinstance(value, list):
         return None
     return [verdict_of(item) for item in value]
+
+
+# IFEval's rows are claimed by their fields before any other room is asked, whatever the task's name.
+LM_EVAL = LmEvalMapping(read=read, claims_doc=_an_ifeval_row, claims_task=_named_ifeval)

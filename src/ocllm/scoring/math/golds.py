@@ -1,8 +1,9 @@
 """The gold answer a math dataset's row holds, read the way its publisher writes it: GSM8K's after `####`,
 MATH's in the last `\\boxed{}` of a solution, AIME's an integer 0-999, MATH's difficulty as "Level N".
 
-Pure text functions, shared by `ocllm import` (the datasets' own files) and the lm-eval reader (whose docs are
-those datasets' rows): the gold never depends on which of the two read it.
+Pure text functions of the math room, shared by its dataset mappings (`ocllm import`, datasets.py) and its mapping
+of lm-eval's docs (lm_eval.py, whose docs are those datasets' rows): the gold never depends on which of the two read
+it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The Berkeley Function Calling Leaderboard's layout: a question row (`BFCL_v3_simple.json`, ...: `id`, `question`,
-`function`) and its possible answer (`possible_answer/BFCL_v3_simple.json`: `id`, `ground_truth`) -> a Task of type
-tool_call.
+"""The tool_call room's dataset for `ocllm import`, the Berkeley Function Calling Leaderboard: a question row
+(`BFCL_v3_simple.json`, ...: `id`, `question`, `function`) and its possible answer (`possible_answer/
+BFCL_v3_simple.json`: `id`, `ground_truth`) -> a Task of type tool_call. The importers read the question files and
+the `--answers` files; their rows are mapped here.
 
 Only BFCL's single-turn Python categories are read (SINGLE_TURN below); a Java or JavaScript row, a multi-turn
 one, or one whose first turn holds anything but user messages is a bad row. Each function doc becomes an OpenAI
@@ -17,18 +18,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 from ocllm.errors import InputError
-from ocllm.importers.bounds import Budget
-from ocllm.importers.layout import BadRow, Dataset, field
-from ocllm.importers.rows import JSONL, Row, files_of, read_rows
 from ocllm.models import Task
+from ocllm.scoring.dataset_rows import BadRow, Dataset, Row, RowTask, field
 from ocllm.scoring.tool_call.fields import ToolCallTask
 
-TYPE = "tool_call"
 # BFCL's single-turn Python categories, by the name its ids start with. v4 calls the Python simple set
 # `simple_python`; the live sets are the same layout, written by users.
 SINGLE_TURN = (
@@ -43,7 +40,6 @@ _TYPES = {
     "string": "string", "boolean": "boolean", "array": "array", "list": "array", "tuple": "array", "null": "null",
 }  # fmt: skip
 _ANY = "any"
-TaskOf = Callable[[Row, int, Counter[str]], Task]
 
 
 def sent_name(name: str) -> str:
@@ -172,24 +168,25 @@ def expected_calls_of(ground_truth: Any, tools: list[dict[str, Any]]) -> list[di
     return calls
 
 
-def answers_from(paths: list[Path]) -> dict[str, tuple[str, Any]]:
-    """The possible-answer files' ground truths by BFCL id, each with the row it came from."""
+def answers_from(rows: Iterable[Row]) -> dict[str, tuple[str, Any]]:
+    """The possible-answer files' ground truths by BFCL id, each with the row it came from (the importers read the
+    files, within the same bounds, counted apart from the questions)."""
     answers: dict[str, tuple[str, Any]] = {}
-    budget = Budget()  # the answer files are read within the same bounds, counted apart from the questions
-    for path in files_of(paths, JSONL):
-        for row in read_rows(path, budget):
-            bfcl_id = row.fields.get("id")
-            if not isinstance(bfcl_id, str) or "ground_truth" not in row.fields:
-                raise InputError(f"{row.where()}: not a BFCL possible answer (an 'id' and a 'ground_truth')")
-            if bfcl_id in answers:
-                raise InputError(f"{row.where()}: id {bfcl_id!r} answered twice (first at {answers[bfcl_id][0]})")
-            answers[bfcl_id] = (row.where(), row.fields["ground_truth"])
+    for row in rows:
+        bfcl_id = row.fields.get("id")
+        if not isinstance(bfcl_id, str) or "ground_truth" not in row.fields:
+            raise InputError(f"{row.where()}: not a BFCL possible answer (an 'id' and a 'ground_truth')")
+        if bfcl_id in answers:
+            raise InputError(f"{row.where()}: id {bfcl_id!r} answered twice (first at {answers[bfcl_id][0]})")
+        answers[bfcl_id] = (row.where(), row.fields["ground_truth"])
     return answers
 
 
-def bfcl_task_with(answer_paths: list[Path]) -> TaskOf:
-    """The row -> Task function that takes each question's ground truth from these possible-answer files."""
-    answers = answers_from(answer_paths) if answer_paths else {}
+def bfcl_task_with(answer_rows: Iterable[Row] | None) -> RowTask:
+    """The row -> Task function that takes each question's ground truth from these possible-answer rows (all read
+    before it returns); None: no possible answers were given (--answers)."""
+    given = answer_rows is not None
+    answers = answers_from(answer_rows) if answer_rows is not None else {}
 
     def task(row: Row, seed: int, seen: Counter[str]) -> Task:
         if "ground_truth" in row.fields and "question" not in row.fields:
@@ -203,7 +200,7 @@ def bfcl_task_with(answer_paths: list[Path]) -> TaskOf:
         tools = tools_of(field(row, "function"))
         if category in NO_CALL:
             expected: list[dict[str, Any]] = []
-        elif not answer_paths:
+        elif not given:
             raise InputError(f"{row.where()}: {bfcl_id!r} ({category}) needs its possible answer: give --answers")
         elif bfcl_id not in answers:
             raise BadRow(f"no possible answer for {bfcl_id!r} in the --answers files")
@@ -218,4 +215,6 @@ def bfcl_task_with(answer_paths: list[Path]) -> TaskOf:
     return task
 
 
-BFCL_DATASETS: dict[str, Dataset] = {"bfcl": Dataset(JSONL, read_rows, bfcl_task_with([]), bfcl_task_with)}
+DATASETS = (
+    Dataset(name="bfcl", label="BFCL", files=("jsonl",), task=bfcl_task_with(None), with_answers=bfcl_task_with),
+)

@@ -1,5 +1,5 @@
-"""The math datasets' layouts: a row as GSM8K, MATH (hendrycks, MATH-500) or an AIME set distributes it -> a Task
-of type math, whose `answer` is the gold (plain or LaTeX) and which keeps no worked solution.
+"""The math room's datasets for `ocllm import`: a row as GSM8K, MATH (hendrycks, MATH-500) or an AIME set
+distributes it -> a math Task, whose `answer` is the gold (plain or LaTeX) and which keeps no worked solution.
 
 Ids name their source and, where the dataset has none of its own, the row's place: `gsm8k/12` (the 13th test
 question, which is also lm-eval's doc_id 12), `math/test/precalculus/807.json` (MATH-500's unique_id),
@@ -10,30 +10,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from ocllm.importers.bounds import Budget
-from ocllm.importers.layout import BadRow, Dataset, text
-from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name
-from ocllm.importers.rows import CSV, JSONL, PARQUET, Row, read_rows
 from ocllm.models import Task
+from ocllm.scoring.dataset_rows import BadRow, Dataset, Row, text
 from ocllm.scoring.math.fields import MathTask
-
-# The split a file holds, from its name: `test-00000-of-00001.parquet`, `train.jsonl`, `test_socratic.jsonl`.
-_SPLIT = re.compile(r"^(test|train|validation|val|dev)(?![a-z])", re.IGNORECASE)
-
-
-def _split_of(path: Path) -> str:
-    match = _SPLIT.match(path.stem)
-    return match.group(1).lower() if match else "test"
-
-
-def _rows_with_split(path: Path, budget: Budget) -> Iterator[Row]:
-    split = _split_of(path)
-    for row in read_rows(path, budget):
-        yield Row(row.file, row.number, {**row.fields, "__split__": split})
+from ocllm.scoring.math.golds import aime_integer, gsm8k_gold, last_boxed, level_name
 
 
 def _counted(seen: Counter[str], key: str) -> int:
@@ -156,8 +138,9 @@ def _whole(value: Any) -> str | None:
     return text_value if text_value.isdigit() else None
 
 
-MATH_DATASETS: dict[str, Dataset] = {
-    "gsm8k": Dataset(PARQUET + JSONL, _rows_with_split, _gsm8k_task),
-    "math": Dataset(PARQUET + JSONL, _rows_with_split, _math_task),
-    "aime": Dataset(PARQUET + JSONL + CSV, read_rows, _aime_task),
-}
+# GSM8K's and MATH's ids name a split other than test, which their files' names tell (the "split_from_name" rows).
+DATASETS = (
+    Dataset(name="gsm8k", label="GSM8K", files=("parquet", "jsonl"), rows="split_from_name", task=_gsm8k_task),
+    Dataset(name="math", label="MATH", files=("parquet", "jsonl"), rows="split_from_name", task=_math_task),
+    Dataset(name="aime", label="AIME", files=("parquet", "jsonl", "csv"), task=_aime_task),
+)

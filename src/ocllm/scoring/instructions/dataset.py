@@ -1,5 +1,6 @@
-"""IFEval's layout: a row of its `input_data.jsonl` (`key`, `prompt`, `instruction_id_list`, `kwargs`), or of
-Hugging Face's google/IFEval copy (the same fields, JSONL or Parquet) -> a Task of type instructions.
+"""The instructions room's dataset for `ocllm import`, IFEval: a row of its `input_data.jsonl` (`key`, `prompt`,
+`instruction_id_list`, `kwargs`), or of Hugging Face's google/IFEval copy (the same fields, JSONL or Parquet) -> a
+Task of type instructions.
 
 `kwargs` is a list of objects, one per instruction and in the same order. Hugging Face's copy writes every
 argument of every instruction in each object, null where unused; the nulls are dropped, so both copies give the
@@ -18,9 +19,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ocllm.importers.layout import BadRow, Dataset, field
-from ocllm.importers.rows import JSONL, PARQUET, Row, read_rows
 from ocllm.models import Task
+from ocllm.scoring.dataset_rows import BadRow, Dataset, Row, field
 from ocllm.scoring.instructions.fields import InstructionsTask, instructions_problem
 
 CATEGORY = "ifeval"
@@ -90,4 +90,4 @@ def _ifeval_task(row: Row, seed: int, seen: Counter[str]) -> Task:
                 category=CATEGORY)  # fmt: skip
 
 
-IFEVAL_DATASETS: dict[str, Dataset] = {"ifeval": Dataset(PARQUET + JSONL, read_rows, _ifeval_task)}
+DATASETS = (Dataset(name="ifeval", label="IFEval", files=("parquet", "jsonl"), task=_ifeval_task),)

@@ -1,5 +1,6 @@
-"""lm-eval's math tasks (`gsm8k`, `gsm8k_cot*`, `minerva_math*`, `hendrycks_math*`, `aime*`): a doc's lines ->
-a math task, the response lm-eval kept, and the tool's verdicts under `previous`.
+"""lm-eval's math tasks (`gsm8k`, `gsm8k_cot*`, `minerva_math*`, `hendrycks_math*`, `aime*`; a doc of another name
+by its fields, when the MCQ room found no options in it): a doc's lines -> a math task and the tool's verdicts under
+`previous` (the reader, formats/lm_eval.py, adds the response lm-eval kept).
 
 The gold is taken from the doc, never from lm-eval's `target` where the doc holds one: the minerva_math tasks'
 `process_docs` replaces the doc's `answer` (and so the target) by its normalised form, which before lm-eval 0.4.13
@@ -21,11 +22,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import NotScorable, first_item, verdict_of
-from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
-from ocllm.models import Sample
+from ocllm.models import Task
 from ocllm.scoring.math.fields import MathTask
+from ocllm.scoring.math.golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
+from ocllm.scoring.other_tools import LmEvalDoc, LmEvalMapping, NotScorable, first_item, verdict_of
 
 Family = Literal["gsm8k", "math", "aime"]
 # The task-name prefixes of lm-eval's math tasks, by the doc layout they read.
@@ -60,37 +60,29 @@ def by_shape(doc: dict[str, Any]) -> Family | None:
     return None
 
 
-def record(
-    where: str,
-    task_id: str,
-    task: str,
-    kind: Family,
-    lines: dict[str, tuple[int, dict[str, Any]]],
-    chosen: str,
-    responses: list[str],
-    index: int,
-    prompt: str | None,
-) -> SavedRecord:
-    """Sample `index` of the doc (its `index`-th response), with the tool's verdicts on the doc."""
-    _, row = lines[chosen]
-    response = responses[index]
-    doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
-    gold, source = _gold(kind, doc, row.get("target"))
+def read(doc: LmEvalDoc) -> tuple[Task, dict[str, Any]]:
+    """Sample `index` of the doc (its `index`-th response), with the tool's verdicts on the doc. Asked of a task
+    claimed by its name, or of a doc by its shape (round 4, scoring/other_tools.py): the name decides first."""
+    kind = by_name(doc.task) or by_shape(doc.doc)
+    if kind is None:
+        raise NotScorable(doc.task_id, doc.where, "not a math task by its name nor a math doc by its fields")
+    fields = doc.doc
+    gold, source = _gold(kind, fields, doc.row.get("target"))
     if gold is None:
-        raise NotScorable(task_id, where, f"no gold answer: {source}")
-    category, subset = task, None
+        raise NotScorable(doc.task_id, doc.where, f"no gold answer: {source}")
+    category, subset = doc.task, None
     if kind == "math":
-        subject = doc.get("type") or doc.get("subject")
-        category = subject if isinstance(subject, str) and subject.strip() else task
-        subset = level_name(doc.get("level"))
-    built = MathTask(id=task_id, question=_question(kind, doc), answer=gold, category=category,
-                 subset=subset, prompt=prompt)  # fmt: skip
-    filters = {name: _outcome(line, responses) for name, (_, line) in lines.items()}
-    outcome = filters[chosen]
-    method = f"lm-eval filter {chosen}" if chosen != "none" else f"lm-eval metric {outcome['metric']}"
+        subject = fields.get("type") or fields.get("subject")
+        category = subject if isinstance(subject, str) and subject.strip() else doc.task
+        subset = level_name(fields.get("level"))
+    built = MathTask(id=doc.task_id, question=_question(kind, fields), answer=gold, category=category,
+                 subset=subset, prompt=doc.prompt)  # fmt: skip
+    filters = {name: _outcome(line, doc.responses) for name, (_, line) in doc.lines.items()}
+    outcome = filters[doc.chosen]
+    method = f"lm-eval filter {doc.chosen}" if doc.chosen != "none" else f"lm-eval metric {outcome['metric']}"
     previous = {
         "tool": "lm-eval",
-        "filter": chosen,
+        "filter": doc.chosen,
         "extraction_method": method,
         "extracted_final_answer": outcome["extracted"],
         "tool_answer": outcome["answer"],
@@ -100,9 +92,9 @@ def record(
         "verdicts": outcome["verdicts"],
         "filters": filters,
         "gold_source": source,
-        "tool_target": row.get("target"),
+        "tool_target": doc.row.get("target"),
     }
-    return SavedRecord(built, Sample(task_id=task_id, sample=index, content=response), previous, {})
+    return built, previous
 
 
 def _gold(kind: Family, doc: dict[str, Any], target: Any) -> tuple[str | None, str]:
@@ -167,3 +159,10 @@ def _outcome(row: dict[str, Any], responses: list[str]) -> dict[str, Any]:
         "correct": verdicts.get(metric) if metric else None,
         "verdicts": verdicts,
     }
+
+
+LM_EVAL = LmEvalMapping(
+    read=read,
+    claims_task=lambda task: by_name(task) is not None,
+    may_claim_doc=lambda doc: by_shape(doc) is not None,
+)
