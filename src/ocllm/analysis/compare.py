@@ -41,6 +41,7 @@ class ScoredTask(NamedTuple):
     completion_tokens: int | None
     reasoning_tokens: int | None
     latency_s: float | None
+    task_type: str  # the registered type it is of
     no_answer: bool = False  # a response the scorer found no answer in (metrics.gave_no_answer)
     n_options: int | None = None  # an MCQ task's options, for the chance level
     # What a flipped task shows of this side: the visible answer, the reasoning and the decision's evidence.
@@ -49,7 +50,6 @@ class ScoredTask(NamedTuple):
     rule: str | None = None
     reason: str | None = None
     method: str | None = None
-    task_type: str = "mcq"
     sample: int = 0  # which of the task's samples
     finish_reason: bool = True  # the answer recorded a finish_reason (lm-eval's and MMLU-Pro's do not)
 
