@@ -5,6 +5,7 @@ once instead of first loading SciPy, matplotlib and aiohttp."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import sys
@@ -701,6 +702,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
+        if os.environ.get("OCLLM_TASK_TYPES"):  # rooms defined outside ocllm (loaded only when named)
+            from ocllm.scoring import task_types
+
+            task_types.import_rooms(os.environ["OCLLM_TASK_TYPES"])
         result = app.main(args=argv, prog_name="ocllm", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
         print(exc.format_message())

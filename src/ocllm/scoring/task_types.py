@@ -6,18 +6,20 @@ The types that ship are listed here; a type defined elsewhere (a test's toy room
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
+from ocllm.errors import OcllmError
 from ocllm.models import Decision, Task
 from ocllm.scoring import instructions, json_answer, math, mcq, substrings, tool_call
 from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
 __all__ = [
-    "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "extracts_answer", "of", "register", "task_from",
-    "unregister",
+    "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "extracts_answer", "import_rooms", "of", "register",
+    "task_from", "unregister",
 ]  # fmt: skip
 
 TASK_TYPES: dict[str, TaskType] = {}
@@ -35,6 +37,18 @@ def register(task_type: TaskType) -> TaskType:
         raise ValueError(f"task type {task_type.name!r} is registered already")
     TASK_TYPES[task_type.name] = task_type
     return task_type
+
+
+def import_rooms(modules: str) -> None:
+    """Import the modules `modules` names (comma-separated): a room defined outside ocllm registers itself when its
+    module is imported (`register` at its top level), and a decision worker that unpickles one of its tasks imports
+    it too. The CLI hands in OCLLM_TASK_TYPES (docs/architecture.md, "How to add a task type")."""
+    for name in filter(None, (part.strip() for part in modules.split(","))):
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # any failure of a user's module is theirs to read, in one line
+            said = f"{type(exc).__name__}: {exc}"
+            raise OcllmError(f"OCLLM_TASK_TYPES names {name!r}, which does not import: {said}") from None
 
 
 def unregister(name: str) -> None:
