@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from ocllm.report import charts
-from ocllm.report.format import SERVING_MISSING, duration, rate
 from ocllm.report.html import comparison_html, filter_script, matrix_html, run_report_html, segments
 from ocllm.report.markdown import cell, comparison_markdown, matrix_markdown, run_report_markdown
+from ocllm.report.wording import SERVING_MISSING, duration, rate
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 
 # --- Documents --------------------------------------------------------------------------------------------

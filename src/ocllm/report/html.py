@@ -27,7 +27,7 @@ from ocllm.analysis.audit import SCORER_LABEL
 from ocllm.analysis.metrics import token_counts
 from ocllm.report import charts
 from ocllm.report.charts import Difference, Estimate, LaneAccuracy
-from ocllm.report.format import (
+from ocllm.report.wording import (
     AGREEMENT_NOTE,
     ENDPOINT_HEADER,
     PASS_AT_K_NOTE,
@@ -180,7 +180,7 @@ def environment() -> jinja2.Environment:
         points_interval=points_interval,
         rank_of=rank_of,
         correct_of=correct_of,
-        # The words of repeated samples (format.py): which test, which interval, what could not be detected.
+        # The words of repeated samples (wording.py): which test, which interval, what could not be detected.
         sampled_comparison=comparison_sampled,
         test_text=test_text,
         test_header=test_header,
@@ -217,7 +217,7 @@ def _render(template: str, *, script: str | None = None, **context: Any) -> str:
 
 
 def _estimate(figures: Mapping[str, Any], prefix: str = "") -> Estimate | None:
-    """The accuracy and interval to draw; None where nothing was measured (format.blank_figures): no bar."""
+    """The accuracy and interval to draw; None where nothing was measured (wording.blank_figures): no bar."""
     if figures.get(f"{prefix}accuracy") is None:
         return None
     value = float(figures[f"{prefix}accuracy"])

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ocllm.analysis.audit import SCORER_LABEL
-from ocllm.report.format import (
+from ocllm.report.wording import (
     AGREEMENT_NOTE,
     ENDPOINT_HEADER,
     PASS_AT_K_NOTE,
