@@ -13,7 +13,7 @@ import base64
 import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -52,7 +52,6 @@ from ocllm.report.wording import (
     diff_intervals_name,
     difference_counts,
     endpoint_rows,
-    evidence_lines,
     expected_text,
     extracted_text,
     in_sample_order,
@@ -84,6 +83,7 @@ from ocllm.report.wording import (
     settings_rows,
     share_text,
     stderr_points,
+    task_evidence,
     task_shares,
     test_header,
     test_p,
@@ -97,7 +97,6 @@ from ocllm.report.wording import (
     wrong_answers,
 )
 from ocllm.scoring import task_types
-from ocllm.scoring.mcq.option_letters import option_letter
 
 
 @dataclass(frozen=True)
@@ -119,24 +118,6 @@ class Segment:
     text: str
     index: int | None = None
     deciding: bool = False
-
-
-@dataclass(frozen=True)
-class Tag:
-    text: str
-    warn: bool = False
-
-
-@dataclass(frozen=True)
-class CandidateView:
-    kind: str
-    method: str
-    region: str
-    letters: list[str]
-    text: str
-    deciding: bool
-    tags: list[Tag] = field(default_factory=list)
-    stated: str | None = None  # a statement of a value, not a letter (math): the value, and its normal form
 
 
 # A few lines of progressive enhancement, shipped as templates/filter.js: the page is complete without them
@@ -555,36 +536,6 @@ def segments(text: str, spans: Sequence[tuple[int, int, int]], decided: int | No
     return out
 
 
-def _candidate_view(c: Mapping[str, Any], deciding: bool) -> CandidateView:
-    tags = []
-    if c.get("hedged"):
-        tags.append(Tag("hedged", warn=True))
-    if c.get("out_of_range"):
-        tags.append(Tag("out of range", warn=True))
-    if c.get("placeholder"):
-        tags.append(Tag("placeholder echo", warn=True))
-    # A statement names letters (MCQ), or states a value (math: `value`, with its normal form beside it).
-    stated = None
-    if "letters" not in c and c.get("value") is not None:
-        normal = c.get("normalised")
-        stated = str(c["value"]) + (f" → {normal}" if normal is not None and normal != c["value"] else "")
-    elif c.get("value") is not None:
-        tags.append(Tag(f"value {c['value']}"))
-    if c.get("field") and c.get("field") != c.get("region"):
-        tags.append(Tag(f"in the {c['field']} field"))
-    tags += [Tag(str(r)) for r in c.get("reading") or []]
-    return CandidateView(
-        kind=str(c.get("kind", "?")),
-        method=str(c.get("method", "?")),
-        region=str(c.get("region", "?")),
-        letters=[str(x) for x in c.get("letters") or ([c["letter"]] if c.get("letter") else [])],
-        text=str(c.get("text", "")),
-        deciding=deciding,
-        tags=tags,
-        stated=stated,
-    )
-
-
 def _usage_facts(usage: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     if not isinstance(usage, Mapping):
         return []
@@ -596,24 +547,6 @@ def _usage_facts(usage: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     if reasoning is not None:
         facts.append(("reasoning tokens", count(reasoning)))
     return facts
-
-
-def _options(task: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The options with their letters; the expected one, and a wrong pick, marked."""
-    expected = task.get("expected_answer")
-    picked = task.get("extracted_final_answer")
-    out = []
-    for i, text in enumerate(task.get("options") or []):
-        letter = option_letter(i) if i < 26 else str(i + 1)
-        out.append(
-            {
-                "letter": letter,
-                "text": str(text),
-                "expected": letter == expected,
-                "wrong_pick": letter == picked and picked != expected,
-            }
-        )
-    return out
 
 
 def _run_resource_rows(resources: Mapping[str, Any] | None) -> list[list[str]]:
@@ -645,17 +578,16 @@ def task_view(task: Mapping[str, Any], tool: str | None = None, sampled: bool = 
     """Everything the per-task view shows, as plain values (the template escapes them). `tool`: the other tool
     whose verdict `previous` holds (rescore --from), else the input's; `sampled`: the run asked each task several
     times, and the record is one sample (its index is shown)."""
-    raw_candidates = task.get("candidates") or []
-    decided = task.get("decided_by")
-    candidates = [_candidate_view(c, i == decided) for i, c in enumerate(raw_candidates)]
+    own = task_evidence(task)  # the type's own blocks, drawn by its room (scoring/task_view.py)
+    decided = next((i for i, st in enumerate(own.statements) if st.deciding), None)
     content = task.get("raw_content") or ""
     reasoning = task.get("raw_reasoning") or ""
 
     def spans(field_name: str) -> list[tuple[int, int, int]]:
         return [
-            (int(c["start"]), int(c["end"]), i)
-            for i, c in enumerate(raw_candidates)
-            if c.get("field") == field_name and isinstance(c.get("start"), int) and isinstance(c.get("end"), int)
+            (st.start, st.end, i)
+            for i, st in enumerate(own.statements)
+            if st.raw_field == field_name and st.start is not None and st.end is not None
         ]
 
     verdict = verdict_of(task)
@@ -668,9 +600,7 @@ def task_view(task: Mapping[str, Any], tool: str | None = None, sampled: bool = 
         ("ambiguity", str(task.get("ambiguity") or "—")),
         ("finish reason", str(task.get("finish_reason") or "—")),
     ]
-    if task.get("missing_substrings"):
-        facts.append(("missing substrings", ", ".join(map(str, task["missing_substrings"]))))
-    facts += evidence_lines(task)
+    facts += own.facts
     facts += _usage_facts(task.get("usage"))
     if isinstance(task.get("latency_s"), int | float):
         facts.append(("latency", seconds(float(task["latency_s"]))))
@@ -712,12 +642,13 @@ def task_view(task: Mapping[str, Any], tool: str | None = None, sampled: bool = 
         "error": task.get("error"),
         "facts": facts,
         "prompt": task.get("prompt") or "",
-        "options": _options(task),
+        "options": own.options,
         "content": segments(content, spans("content"), decided),
         "reasoning": segments(reasoning, spans("reasoning"), decided),
         "reasoning_chars": len(reasoning),
-        "reasoning_statements": sum(c.get("field") == "reasoning" for c in raw_candidates),
-        "candidates": candidates,
+        "reasoning_statements": sum(st.raw_field == "reasoning" for st in own.statements),
+        "statements": own.statements,
+        "tables": own.tables,
         "search": search,
     }
 

@@ -8,7 +8,7 @@ from ocllm.models import Decision
 from ocllm.scoring import instructions, json_answer, math, mcq, substrings, tool_call
 from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
-__all__ = ["NAMES", "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "extracts_answer", "of"]
+__all__ = ["NAMES", "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "drawn_as", "extracts_answer", "of"]
 
 TASK_TYPES: dict[str, TaskType] = {
     t.name: t
@@ -24,6 +24,12 @@ TEMPLATE_SETTINGS = tuple(t.template_key_before for t in TASK_TYPES.values() if 
 def of(name: str) -> TaskType:
     """The type of that name; KeyError for one that is not registered (suites and readers refuse it first)."""
     return TASK_TYPES[name]
+
+
+def drawn_as(name: object) -> TaskType:
+    """The type a record read back from a document is drawn as in reports: the type it names, else multiple
+    choice, which the old harness's records were (one of a type this scorer lacks is drawn as those are)."""
+    return TASK_TYPES[name] if isinstance(name, str) and name in TASK_TYPES else mcq.TASK_TYPE
 
 
 def extracts_answer(name: str) -> bool:

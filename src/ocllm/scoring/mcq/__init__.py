@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocllm.scoring.mcq import fields, prompt
+from ocllm.scoring.mcq import fields, prompt, render
 from ocllm.scoring.mcq.decide import decide_mcq
 from ocllm.scoring.task_type import TaskType
 
@@ -20,4 +20,5 @@ TASK_TYPE = TaskType(
     prompt=prompt.prompt,
     template_key_before="prompt_template",
     option_count=fields.option_count,
+    task_view=render.task_view,
 )
