@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from test_report_render import candidate, run_doc, task
 
-from ocllm.report.html import run_report_html, task_view
+from ocllm.report.html import run_report_html
+from ocllm.report.task_views import task_view
 from ocllm.scoring import task_types
 from ocllm.scoring.task_view import EvidenceTable, MarkedOption, Tag, TaskView
 
