@@ -13,7 +13,7 @@ from conftest import legacy_record, write_json
 from test_report_render import table_rows
 
 from ocllm.cli import main
-from ocllm.report.format import SERVING_MISSING, count, duration, rate, seconds
+from ocllm.report.wording import SERVING_MISSING, count, duration, rate, seconds
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.runner import run_lane

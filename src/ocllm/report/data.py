@@ -30,7 +30,7 @@ from ocllm.analysis.sampled import SampledTally, accuracy_interval, interval_met
 from ocllm.documents import Estimate, Matrix, MatrixLane, RunReport
 from ocllm.errors import InputError
 from ocllm.models import Task
-from ocllm.report.format import scored
+from ocllm.report.wording import scored
 from ocllm.scoring import task_types
 
 

@@ -7,12 +7,14 @@ before it reaches a table, so it can neither break the table (`|`, newlines) nor
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ocllm.analysis.audit import SCORER_LABEL
-from ocllm.report.format import (
+from ocllm.report.markdown_escaping import cell
+from ocllm.report.markdown_escaping import table as _table
+from ocllm.report.markdown_rendering import render_lines
+from ocllm.report.wording import (
     AGREEMENT_NOTE,
     ENDPOINT_HEADER,
     PASS_AT_K_NOTE,
@@ -29,7 +31,6 @@ from ocllm.report.format import (
     category_stderr_sentence,
     comparison_sampled,
     correct_of,
-    diff_interval_name,
     difference_counts,
     endpoint_rows,
     evidence_lines,
@@ -40,7 +41,6 @@ from ocllm.report.format import (
     interval_methods_note,
     interval_name,
     is_sampled,
-    mde_sentence,
     p_value,
     partly_recorded,
     pass_at_k_rows,
@@ -74,33 +74,6 @@ from ocllm.report.format import (
     verdict_scope_rows,
     wrong_answers,
 )
-
-# --- Markdown escaping --------------------------------------------------------------------------------
-
-_MD_SPECIAL = re.compile(r"([\\`*\[\]~])")
-# Underscores only matter at a word's edge (GitHub ignores intraword ones), so task ids stay readable.
-_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-
-
-def cell(text: object, limit: int = 120) -> str:
-    """Text from a file or a model, made safe for one Markdown table cell (or inline use)."""
-    s = "—" if text is None else str(text)
-    s = " ".join(s.split())  # newlines, tabs and runs of spaces: one line, one space
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = _MD_SPECIAL.sub(r"\\\1", s)
-    s = _MD_UNDERSCORE.sub(r"\\_", s)
-    return s.replace("|", r"\|")
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> list[str]:
-    """A GitHub table; `align` is one letter per column (l, r or c)."""
-    marks = {"l": ":---", "r": "---:", "c": ":---:"}
-    sep = [marks[a] for a in align] if align else ["---"] * len(header)
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
 
 
 def notices_md(doc: Mapping[str, Any]) -> list[str]:
@@ -491,58 +464,18 @@ def _significance(doc: Mapping[str, Any]) -> str:
 
 
 def comparison_core(doc: Mapping[str, Any]) -> list[str]:
-    """The headline figures of a comparison, shared by the full comparison and the matrix."""
+    """The headline figures of a comparison, shared by the full comparison and the matrix
+    (templates/_comparison_core.md.j2)."""
     doc = blank_paired(doc)
-    a, b = doc["a"]["label"], doc["b"]["label"]
-    n = doc["n_paired"]
-    sampled = comparison_sampled(doc)
-    if sampled:  # the accuracies are means of per-task shares; the counts are of samples
-        counts = [
-            ["samples per task", str(doc.get("samples_per_task_a", 1)), str(doc.get("samples_per_task_b", 1))],
-            ["correct samples", str(doc["a_correct"]), str(doc["b_correct"])],
-        ]
-        pairs = (
-            f"- Per task: {cell(a)}'s share of correct samples is higher on {doc['a_wins']}, {cell(b)}'s on "
-            f"{doc['b_wins']}, the same on {n - doc['a_wins'] - doc['b_wins']} (all right on both "
-            f"{doc['both_correct']}, all wrong on both {doc['both_wrong']}); {test_text(doc)}."
-        )
-    else:
-        counts = [["correct", f"{doc['a_correct']}/{n}" if n else "n/a", f"{doc['b_correct']}/{n}" if n else "n/a"]]
-        pairs = (
-            f"- Discordant pairs: {cell(a)} right where {cell(b)} is wrong on {doc['a_wins']}; the reverse on "
-            f"{doc['b_wins']} (both right {doc['both_correct']}, both wrong {doc['both_wrong']}); {test_text(doc)}."
-        )
-    lines = [
-        f"> **{cell(doc['verdict'], 1000)}**",
-        "",
-        *_table(
-            ["", cell(a), cell(b)],
-            [
-                ["accuracy", pct(doc["a_accuracy"]), pct(doc["b_accuracy"])],
-                *counts,
-                ["no answer", str(doc.get("a_no_answer", 0)), str(doc.get("b_no_answer", 0))],
-                [
-                    "95% interval",
-                    interval(doc["a_ci_low"], doc["a_ci_high"]),
-                    interval(doc["b_ci_low"], doc["b_ci_high"]),
-                ],
-            ],
-            "lrr",
-        ),
-        "",
-        f"- Difference ({cell(b)} − {cell(a)}): **{points(doc['diff'])}**, 95% {diff_interval_name(doc)} "
-        f"{points_interval(doc['diff_ci_low'], doc['diff_ci_high'])}; {_significance(doc)}.",
-        pairs,
-    ]
-    if sampled:
-        lines.append(
-            f"- Standard error of the difference, clustered on tasks: {stderr_points(doc.get('diff_stderr'))}."
-        )
-        if said := category_stderr_sentence(doc, "diff_stderr", "diff_stderr_category"):
-            lines.append(f"- {said}")
-    if mde := mde_sentence(doc):
-        lines.append(f"- {mde}")
-    return lines
+    return render_lines(
+        "_comparison_core.md.j2",
+        doc=doc,
+        a=doc["a"]["label"],
+        b=doc["b"]["label"],
+        n=doc["n_paired"],
+        sampled=comparison_sampled(doc),
+        significance=_significance(doc),
+    )
 
 
 def _differences_md(doc: Mapping[str, Any]) -> list[str]:

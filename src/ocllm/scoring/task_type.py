@@ -17,6 +17,7 @@ from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.scoring.dataset_rows import Dataset
 from ocllm.scoring.other_tools import LmEvalMapping, ToolMapping
 from ocllm.scoring.simulated import SimulatedAnswerer
+from ocllm.scoring.task_view import TaskView
 
 # A task's record in a document (a rescore's, metrics.json's, a report's): a mapping, as the JSON says it.
 Record = Mapping[str, Any]
@@ -170,6 +171,9 @@ class TaskType:
     expected_text: Callable[[Record], str] = _gold_as_written
     extracted_text: Callable[[Record], str] = _answer_as_stated
     evidence_lines: Callable[[Record], list[tuple[str, str]]] = _no_evidence
+    # Reports: the run report's view of one task, in blocks the templates draw for any type (facts, options with
+    # their marks, the statements found, tables: scoring/task_view.py). None: its evidence_lines as facts, no more.
+    task_view: Callable[[Record], TaskView] | None = None
     # Reports: the type's own summary figures (`by_type[type].details`) in one line of words (None: each figure as
     # "name value"), and any tables of them.
     detail_words: Callable[[Mapping[str, Any]], str] | None = None

@@ -18,8 +18,8 @@ from ocllm.scoring import instructions, json_answer, math, mcq, substrings, tool
 from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
 __all__ = [
-    "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "extracts_answer", "import_rooms", "of", "register",
-    "task_from", "unregister",
+    "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "drawn_as", "extracts_answer", "import_rooms", "of",
+    "register", "task_from", "unregister",
 ]  # fmt: skip
 
 TASK_TYPES: dict[str, TaskType] = {}
@@ -73,6 +73,12 @@ def task_from(fields: Mapping[str, Any]) -> Task:
     """A task from its fields as a suite line writes them (`type` among them), in its room's struct; KeyError for
     a type that is not registered, msgspec.ValidationError for a field of the wrong kind."""
     return msgspec.convert(fields, of(fields["type"]).task_struct)
+
+
+def drawn_as(name: object) -> TaskType:
+    """The type a record read back from a document is drawn as in reports: the type it names, else multiple
+    choice, which the old harness's records were (one of a type this scorer lacks is drawn as those are)."""
+    return TASK_TYPES[name] if isinstance(name, str) and name in TASK_TYPES else mcq.TASK_TYPE
 
 
 def extracts_answer(name: str) -> bool:

@@ -26,6 +26,7 @@ TASK_TYPE = TaskType(
     prompt=prompt.prompt,
     template_key_before="math_template",
     evidence_lines=render.evidence_lines,
+    task_view=render.task_view,
     new_tally=MathTally,
     simulated_answer=simulated.simulated_answer,
     datasets=datasets.DATASETS,

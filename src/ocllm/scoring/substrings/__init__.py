@@ -23,6 +23,7 @@ TASK_TYPE = TaskType(
     template_key_before="substring_template",
     expected_text=render.expected_text,
     extracted_text=render.extracted_text,
+    task_view=render.task_view,
     extracts_answer=False,
     passes_word="required-substring passes",
     cut_pass_held="the text held the substrings, but the answer was not finished",

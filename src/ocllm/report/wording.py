@@ -14,10 +14,9 @@ from ocllm.analysis import verdict_words
 from ocllm.analysis.metrics import gave_no_answer
 from ocllm.analysis.notices import truncation_parts, truncation_words
 from ocllm.documents import InputVerdicts
-from ocllm.scoring import mcq, task_types
+from ocllm.scoring import task_types
 from ocllm.scoring.task_type import DetailTable, TaskType
-
-_MCQ = mcq.TASK_TYPE
+from ocllm.scoring.task_view import TaskView
 
 # --- Numbers and intervals ----------------------------------------------------------------------------
 
@@ -196,9 +195,7 @@ def chance_text(chance: float | None) -> str:
 
 
 def _task_type(task: Mapping[str, Any]) -> TaskType:
-    # A record read back from a document names its type; one of a type this scorer lacks is drawn as MCQ's are.
-    name = task.get("task_type")
-    return task_types.TASK_TYPES.get(name) if isinstance(name, str) and name in task_types.TASK_TYPES else _MCQ
+    return task_types.drawn_as(task.get("task_type"))
 
 
 def expected_text(task: Mapping[str, Any]) -> str:
@@ -214,6 +211,13 @@ def extracted_text(task: Mapping[str, Any]) -> str:
 def evidence_lines(task: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The type's own evidence beside the common fields, as (label, text) lines both renderers draw."""
     return _task_type(task).evidence_lines(task)
+
+
+def task_evidence(task: Mapping[str, Any]) -> TaskView:
+    """The type's own evidence in blocks for the view of one task, as its room draws them (a room without a view of
+    its own: its evidence lines as facts)."""
+    known = _task_type(task)
+    return known.task_view(task) if known.task_view is not None else TaskView(facts=known.evidence_lines(task))
 
 
 def type_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], str]]:
