@@ -289,7 +289,8 @@ def test_statements_in_thousands_of_pieces_are_placed_by_bisection(tmp_path: Pat
     import sys
 
     code = (
-        "from ocllm.models import Policy, Sample, Task\n"
+        "from ocllm.models import Policy, Sample\n"
+        "from ocllm.scoring.math.fields import MathTask\n"
         "from ocllm.scoring.math import decide_math\n"
         "task = MathTask(id='m', question='q', answer='1', category='c')\n"
         "content = '<think>a</think>\\\\boxed{1}' * 9_999\n"

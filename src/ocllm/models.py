@@ -141,6 +141,28 @@ class Decision(msgspec.Struct, kw_only=True):
     candidates_left_out: int = 0
 
 
+# The keys every output record carried before each room owned its decision struct, in their order, with the value a
+# type without the field writes: the per-task record's layout is a contract (DESIGN.md, "Contracts worth keeping
+# stable"), so `hedged` (MCQ's) and `missing_substrings` (required substrings') stay on every record, false and null
+# where the type has no such evidence. A type's own evidence follows them, in its struct's order.
+_RECORD_LAYOUT: tuple[tuple[str, Any], ...] = (
+    ("task_id", None), ("task_type", None), ("category", None), ("expected_answer", None),
+    ("extracted_final_answer", None), ("extraction_source", None), ("extraction_method", None), ("ambiguity", None),
+    ("correct", None), ("rule", None), ("reason", None), ("candidates", None), ("decided_by", None),
+    ("reasoning_statements", None), ("truncated", None), ("hedged", False), ("missing_substrings", None),
+    ("error", None), ("candidates_left_out", None),
+)  # fmt: skip
+
+
+def decision_record(decision: Decision) -> dict[str, Any]:
+    """A decision as the output record writes it: the keys of the record's layout first, in its order, then the
+    type's own evidence."""
+    fields = msgspec.to_builtins(decision)
+    record = {key: fields.pop(key, default) for key, default in _RECORD_LAYOUT}
+    record.update(fields)
+    return record
+
+
 RunStatus = Literal["running", "interrupted", "finished", "finished_with_errors"]
 
 

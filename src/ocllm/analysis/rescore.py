@@ -20,7 +20,7 @@ from ocllm.files.output_guard import AUDIT, METRICS, Inputs, check_output
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
 from ocllm.formats.tools import format_of_run, read_tool_files
-from ocllm.models import Decision, Policy
+from ocllm.models import Decision, Policy, decision_record
 from ocllm.scoring import SCORER_VERSION, decide, task_types
 from ocllm.server_facts import facts_of
 
@@ -42,7 +42,7 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
     from (so the output can itself be re-scored), and the input's own decision under `previous`.
     Without `raw_outputs` the raw content and reasoning are left out: a run directory's metrics.json, whose
     samples.jsonl holds them already."""
-    out = msgspec.to_builtins(decision)
+    out = decision_record(decision)
     task, sample = record.task, record.sample
     out["sample"] = sample.sample  # which of the task's samples (0 to samples_per_task - 1) was decided
     out["subset"] = task.subset
