@@ -17,8 +17,8 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from ocllm.analysis.notices import same_model, unlisted_model_notice
 from ocllm.errors import InputError, OcllmError
+from ocllm.model_names import same_model, unlisted_model_notice
 from ocllm.models import Sample
 from ocllm.run.client import AttemptWatch, ClientSettings, ServerProbe, chat_completion, make_session, probe_server
 from ocllm.run.endpoints import Endpoints
