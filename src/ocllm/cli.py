@@ -241,8 +241,8 @@ def report(
 ) -> None:
     """Report one run (or another tool's results, --from): summary, breakdowns and the tasks' evidence, as
     Markdown and HTML."""
+    from ocllm.analysis.report_documents import run_report_doc
     from ocllm.files.output_guard import REPORT_FILES, check_folder_output
-    from ocllm.report.data import run_report_doc
     from ocllm.report.write import write_run_report
 
     _check_filter(from_format, filter_name)
@@ -282,8 +282,8 @@ def matrix_report(
     think_prefilled: bool | None,
 ) -> None:
     """A leaderboard of the runs in FOLDER and each compared with the baseline lane."""
+    from ocllm.analysis.report_documents import find_runs, matrix_doc
     from ocllm.files.output_guard import MATRIX_FILES, check_folder_output
-    from ocllm.report.data import find_runs, matrix_doc
     from ocllm.report.write import write_matrix_report
 
     check_folder_output(out or folder / "report", MATRIX_FILES, find_runs(folder), force=force)

@@ -28,11 +28,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from ocllm.analysis.compare import compare_runs, load_scored
+from ocllm.analysis.report_documents import matrix_doc, run_report_doc
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.console import ServerWait, console_comparison, print_run_result
 from ocllm.files.atomic import atomic_write_bytes
 from ocllm.importers import Selection, import_tasks
-from ocllm.report.data import matrix_doc, run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 from ocllm.run.lanes import load_lanes
 from ocllm.run.runner import run_lane

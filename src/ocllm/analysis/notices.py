@@ -16,7 +16,7 @@ import msgspec
 from ocllm import advice
 from ocllm.model_names import model_mismatch_notice, same_model
 from ocllm.models import Decision, Policy, Sample, Task
-from ocllm.run.refusals import can_pass
+from ocllm.retry_rule import can_pass
 from ocllm.scoring import decide, task_types
 from ocllm.scoring.regions import split_regions
 from ocllm.server_facts import ServerFacts
@@ -46,29 +46,6 @@ def incomplete_notice(missing: int, in_suite: int | None, command: str | None = 
         f"INCOMPLETE: {missing}{of} tasks never ran (the run stopped part-way: {again} with --resume finishes it); "
         "every figure covers only the tasks that ran"
     )
-
-
-NOT_RECORDED = "not recorded"
-
-
-def truncation_parts(truncated: int | None, recorded: int | None, answered: int) -> tuple[str, str | None]:
-    """The truncated count as every page and the console says it, and what it is of: "not recorded" where no
-    answer recorded a finish_reason, the count of those that did where only some did, else the count. `recorded`
-    None: a document written before finish reasons were counted (its count stands as it was written)."""
-    if truncated is None or (recorded is not None and answered and not recorded):
-        return NOT_RECORDED, "no response in the input records a finish_reason"
-    if recorded is not None and recorded < answered:
-        return str(truncated), (
-            f"of the {recorded} responses that record a finish_reason; for the other {answered - recorded}, "
-            f"{NOT_RECORDED}"
-        )
-    return str(truncated), None
-
-
-def truncation_words(truncated: int | None, recorded: int | None, answered: int) -> str:
-    """`not recorded (no response in the input records a finish_reason)`, `3 (of the 40 responses ...)`, `3`."""
-    value, of = truncation_parts(truncated, recorded, answered)
-    return f"{value} ({of})" if of else value
 
 
 def run_notices(

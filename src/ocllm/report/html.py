@@ -23,8 +23,7 @@ from markupsafe import Markup
 from markupsafe import escape as markupsafe_escape
 
 from ocllm import __version__
-from ocllm.analysis.audit import SCORER_LABEL
-from ocllm.analysis.metrics import token_counts
+from ocllm.models import token_counts
 from ocllm.report import charts
 from ocllm.report.charts import Difference, Estimate, LaneAccuracy
 from ocllm.report.format import (
@@ -98,6 +97,7 @@ from ocllm.report.format import (
 )
 from ocllm.scoring import task_types
 from ocllm.scoring.mcq.option_letters import option_letter
+from ocllm.verdict_words import SCORER_LABEL
 
 
 @dataclass(frozen=True)

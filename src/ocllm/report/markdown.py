@@ -11,7 +11,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ocllm.analysis.audit import SCORER_LABEL
 from ocllm.report.format import (
     AGREEMENT_NOTE,
     ENDPOINT_HEADER,
@@ -74,6 +73,7 @@ from ocllm.report.format import (
     verdict_scope_rows,
     wrong_answers,
 )
+from ocllm.verdict_words import SCORER_LABEL
 
 # --- Markdown escaping --------------------------------------------------------------------------------
 

@@ -20,11 +20,11 @@ import msgspec
 from ocllm.errors import InputError, OcllmError
 from ocllm.model_names import same_model, unlisted_model_notice
 from ocllm.models import Sample
+from ocllm.retry_rule import transient_status
 from ocllm.run.client import AttemptWatch, ClientSettings, ServerProbe, chat_completion, make_session, probe_server
 from ocllm.run.endpoints import Endpoints
 from ocllm.run.engine import EngineStart, Send
 from ocllm.run.lanes import Lane
-from ocllm.run.refusals import transient_status
 from ocllm.run.server_kind import ServerIdentity, closes_streamed_connections, identify, repeatability
 
 
