@@ -129,7 +129,7 @@ def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Pat
     from conftest import REPO
     from test_runner import lane, quiet
 
-    from ocllm.analysis.rescore import policy_of, rescore_run
+    from ocllm.analysis.rescore import policy_of, rescore_run, score_run_dir
     from ocllm.formats import load_saved_run
     from ocllm.run.runner import run_lane
     from ocllm.sim import SimConfig, SimServer
@@ -137,7 +137,7 @@ def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Pat
 
     run = tmp_path / "run"
     with SimServer(SimConfig(suites=tuple(shipped_suites().values()), truncation_rate=0.2)) as sim:
-        run_lane(lane(sim.base_url, suite="demo"), run, progress=quiet)
+        run_lane(lane(sim.base_url, suite="demo"), run, progress=quiet, score=score_run_dir)
     samples = run / "samples.jsonl"
     samples.write_bytes(samples.read_bytes()[:-40])  # the last line torn, as by a crash
     for source in (run, REPO / "examples" / "old_harness_metrics.json"):

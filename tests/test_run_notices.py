@@ -12,6 +12,7 @@ from faultserver import FaultServer, Reply
 from test_runner import lane, quiet
 
 from ocllm.analysis.notices import Scored, run_notices
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
 from ocllm.models import Policy, Sample
 from ocllm.run.runner import run_lane
@@ -123,6 +124,7 @@ def test_a_model_served_under_another_name_is_said_before_the_run_starts(tmp_pat
             out,
             progress=quiet,
             announce=announce,
+            score=score_run_dir,
         )
     # Said after /models and the one trial request, before any task was sent or recorded.
     ((text, requests, recorded),) = said
@@ -181,7 +183,7 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("matrix")
     with SimServer(SimConfig(suites=tuple(shipped_suites().values()))) as sim:
         for name in ("A_baseline", "B_cut"):
-            run_lane(lane(sim.base_url, name=name), folder / name, progress=quiet)
+            run_lane(lane(sim.base_url, name=name), folder / name, progress=quiet, score=score_run_dir)
     samples = folder / "B_cut" / "samples.jsonl"
     samples.write_bytes(b"".join(samples.read_bytes().splitlines(keepends=True)[:4]))
     return folder / "A_baseline", folder / "B_cut"
@@ -270,6 +272,7 @@ def test_a_stalled_server_shows_in_the_progress_lines(tmp_path: Path, monkeypatc
             lane(server.base_url, model="m", suite=str(write_suite(tmp_path)), concurrency=1, timeout_s=0.6),
             tmp_path / "run",
             progress=lambda label, total, done: RunProgress(label, total, done, stream=log, interval_s=0.05),
+            score=score_run_dir,
         )
     lines = log.getvalue().splitlines()
     # While the first request hangs, lines keep coming: one in flight, nothing finished yet.

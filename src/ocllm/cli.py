@@ -277,8 +277,8 @@ def report(
 ) -> None:
     """Report one run (or another tool's results, --from): summary, breakdowns and the tasks' evidence, as
     Markdown and HTML."""
+    from ocllm.analysis.report_documents import run_report_doc
     from ocllm.files.output_guard import REPORT_FILES, check_folder_output
-    from ocllm.report.data import run_report_doc
     from ocllm.report.write import write_run_report
 
     _check_filter(from_format, filter_name)
@@ -318,8 +318,8 @@ def matrix_report(
     think_prefilled: bool | None,
 ) -> None:
     """A leaderboard of the runs in FOLDER and each compared with the baseline lane."""
+    from ocllm.analysis.report_documents import find_runs, matrix_doc
     from ocllm.files.output_guard import MATRIX_FILES, check_folder_output
-    from ocllm.report.data import find_runs, matrix_doc
     from ocllm.report.write import write_matrix_report
 
     check_folder_output(out or folder / "report", MATRIX_FILES, find_runs(folder), force=force)
@@ -386,6 +386,7 @@ def run(
     Exit code 0 when every task has an answer, 1 when the run finished with failed requests (they are
     recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files, or when the server refused
     the lane's requests alike (its reason is the last line; the results are written)."""
+    from ocllm.analysis.rescore import score_run_dir
     from ocllm.console import ServerWait
     from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import Lane, lane_from_mapping, pick_lane, with_flags
@@ -416,6 +417,7 @@ def run(
             servers=None if no_server else servers,
             shard=shard,
             decisions=decisions,
+            score=score_run_dir,
         )
     print_run_result(result)
     if result.stopped is not None:
@@ -506,6 +508,7 @@ def matrix(
     Lanes with a [server] table run against a server ocllm starts for them (consecutive lanes with the same
     table share one start) and stops after them. A lane whose server never becomes ready, or dies, fails
     and the next lane runs. Exit code 1 when any lane failed or finished with failed requests."""
+    from ocllm.analysis.rescore import score_run_dir
     from ocllm.console import ServerWait, print_lane_outcomes
     from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import load_lanes, with_flags
@@ -538,6 +541,7 @@ def matrix(
                     shard=shard,
                     decisions=decisions,
                     command="matrix",
+                    score=score_run_dir,
                 )
             except ServerFailed as exc:
                 print_notice(str(exc))

@@ -28,10 +28,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from ocllm.analysis.compare import compare_runs, load_scored
+from ocllm.analysis.report_documents import matrix_doc, run_report_doc
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.console import ServerWait, console_comparison, print_run_result
 from ocllm.files.atomic import atomic_write_bytes
 from ocllm.importers import Selection, import_tasks
-from ocllm.report.data import matrix_doc, run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 from ocllm.run.lanes import load_lanes
 from ocllm.run.runner import run_lane
@@ -191,30 +192,30 @@ def main(out: Path = Path("out/demo")) -> int:
         console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
         lanes = load_lanes(lanes_file)
         for name, lane in lanes.items():
-            print_run_result(run_lane(lane, runs / name))
+            print_run_result(run_lane(lane, runs / name, score=score_run_dir))
         on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
-        print_run_result(run_lane(on_import, out / "imported_run"))
+        print_run_result(run_lane(on_import, out / "imported_run", score=score_run_dir))
         math_file = out / "math_lanes.toml"
         math_file.write_text(MATH_LANES.format(base_url=sim.base_url), encoding="utf-8")
         console.print(f"[bold]Math lanes[/bold] (free-form answers): {escape(str(math_file))}")
         for name, lane in load_lanes(math_file).items():
-            print_run_result(run_lane(lane, math_runs / name))
+            print_run_result(run_lane(lane, math_runs / name, score=score_run_dir))
         sampled_file = out / "sampled_lanes.toml"
         sampled_file.write_text(SAMPLED_LANES.format(base_url=sim.base_url), encoding="utf-8")
         console.print(f"[bold]Sampled lanes[/bold] (4 samples of each task): {escape(str(sampled_file))}")
         for name, lane in load_lanes(sampled_file).items():
-            print_run_result(run_lane(lane, sampled_runs / name))
+            print_run_result(run_lane(lane, sampled_runs / name, score=score_run_dir))
         formats_file = out / "format_lanes.toml"
         formats_file.write_text(FORMAT_LANES.format(base_url=sim.base_url), encoding="utf-8")
         console.print(f"[bold]Format lanes[/bold] (instructions and JSON): {escape(str(formats_file))}")
         for name, lane in load_lanes(formats_file).items():
-            print_run_result(run_lane(lane, format_runs / name))
+            print_run_result(run_lane(lane, format_runs / name, score=score_run_dir))
         with SimServer(replace(config, tool_parser="none")) as unparsed:
             tools_file = out / "tool_lanes.toml"
             tools_file.write_text(TOOL_LANES.format(parsed=sim.base_url, unparsed=unparsed.base_url), encoding="utf-8")
             console.print(f"[bold]Tool lanes[/bold] (with and without a tool parser): {escape(str(tools_file))}")
             for name, lane in load_lanes(tools_file).items():
-                print_run_result(run_lane(lane, tool_runs / name))
+                print_run_result(run_lane(lane, tool_runs / name, score=score_run_dir))
     console.print("simulator stopped")
     _managed_lanes(console, out)
 
@@ -259,7 +260,7 @@ def _managed_lanes(console: Console, out: Path) -> None:
     lanes = load_lanes(lanes_file)
     with ServerPool(ServerWait()) as servers:
         for name, lane in lanes.items():
-            print_run_result(run_lane(lane, out / "managed" / name, servers=servers))
+            print_run_result(run_lane(lane, out / "managed" / name, servers=servers, score=score_run_dir))
         console.print(f"{len(lanes)} lanes, {servers.starts} server start; its log is in each run's server.log")
     console.print("the managed server was stopped")
 

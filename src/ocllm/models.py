@@ -227,3 +227,18 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # The ocllm command that ran it ("run", "matrix"): what --resume goes with to finish it (None: written before
     # this was recorded).
     command: str | None = None
+
+
+def token_counts(usage: dict[str, Any] | None) -> tuple[int | None, int | None]:
+    """(completion tokens, reasoning tokens) of a server's usage object, None where it did not say.
+    vLLM puts reasoning tokens under completion_tokens_details; SGLang at the top level of usage."""
+    usage = usage if isinstance(usage, dict) else {}
+    completion = usage.get("completion_tokens")
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if reasoning is None:
+        reasoning = usage.get("reasoning_tokens")
+    return (
+        completion if isinstance(completion, int) and not isinstance(completion, bool) else None,
+        reasoning if isinstance(reasoning, int) and not isinstance(reasoning, bool) else None,
+    )

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import msgspec
 import numpy as np
 
-from ocllm.analysis.metrics import ServingTally, chance_level, decision_gave_no_answer, gave_no_answer, token_counts
+from ocllm.analysis.metrics import ServingTally, chance_level, decision_gave_no_answer
 from ocllm.analysis.notices import incomplete_notice
 from ocllm.analysis.paired import paired_figures, sampled_paired_figures
 from ocllm.analysis.rescore import PolicyOverrides, policy_of
@@ -24,8 +24,9 @@ from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired,
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
 from ocllm.formats.tools import format_of_run, read_tool_files, recognise
-from ocllm.models import Decision
+from ocllm.models import Decision, token_counts
 from ocllm.scoring import SCORER_VERSION, decide, task_types
+from ocllm.scoring.no_answer import gave_no_answer
 
 
 class ScoredTask(NamedTuple):
@@ -42,7 +43,7 @@ class ScoredTask(NamedTuple):
     reasoning_tokens: int | None
     latency_s: float | None
     task_type: str  # the registered type it is of
-    no_answer: bool = False  # a response the scorer found no answer in (metrics.gave_no_answer)
+    no_answer: bool = False  # a response the scorer found no answer in (scoring/no_answer.py)
     n_options: int | None = None  # an MCQ task's options, for the chance level
     # What a flipped task shows of this side: the visible answer, the reasoning and the decision's evidence.
     content: str | None = None

@@ -15,10 +15,12 @@ from ocllm.analysis.notices import NoticeTally
 from ocllm.analysis.verdict_scopes import input_verdicts
 from ocllm.documents import MetricsDocument, Summary, UnscorableRecord
 from ocllm.errors import OcllmError
-from ocllm.files.atomic import atomic_write_text, atomic_writer, pretty_json
+from ocllm.files.atomic import METRICS as RUN_METRICS
+from ocllm.files.atomic import SAMPLES, atomic_write_text, atomic_writer, pretty_json
 from ocllm.files.output_guard import AUDIT, METRICS, Inputs, check_output
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.records import RunMeta
+from ocllm.formats.run_directory import stream_run_dir
 from ocllm.formats.tools import format_of_run, read_tool_files
 from ocllm.models import Decision, Policy, decision_record
 from ocllm.scoring import SCORER_VERSION, decide, task_types
@@ -311,6 +313,25 @@ def write_rescored(
             audit_text = render_audit(audit, title or input_path.name, summary.scorer, input_label)
             atomic_write_text(report_path, audit_text)
     return RescoredFile(summary, said, notices.most_served(), audit, input_label)
+
+
+def score_run_dir(
+    out_dir: Path,
+    lane_name: str,
+    policy: Policy,
+    decided: Callable[[tuple[str, int]], Decision | None] | None = None,
+) -> RescoredFile:
+    """A run directory's final scoring: decide every task from the samples on disk and write its metrics.json, one
+    task at a time (a run's memory does not grow with its outputs). `decided` gives, by (task id, sample), the
+    decisions the run already took (its decision spool), so that they are not taken twice. What `run_lane` is
+    handed by its caller (runner.py says why), and what `ocllm merge` scores a merged run with."""
+    meta, records = stream_run_dir(out_dir)
+    # The raw outputs stay in samples.jsonl alone: metrics.json names the file instead of copying them.
+    source = {"path": str(out_dir), "lane": lane_name, "raw_outputs": SAMPLES}
+    by_record = None if decided is None else (lambda record: decided((record.task.id, record.sample.sample)))
+    return write_rescored(
+        out_dir, meta, records, policy, out_dir / RUN_METRICS, source=source, decided=by_record, raw_outputs=False
+    )
 
 
 def _json(value: object) -> bytes:

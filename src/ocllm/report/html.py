@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ocllm.analysis.audit import SCORER_LABEL
 from ocllm.report import charts
 from ocllm.report.chart_views import comparison_charts, matrix_charts, run_charts
 from ocllm.report.html_rendering import filter_script, render
@@ -59,6 +58,7 @@ from ocllm.report.wording import (
     verdict_scope_rows,
     wrong_answers,
 )
+from ocllm.verdict_words import SCORER_LABEL
 
 
 def _run_resource_rows(resources: Mapping[str, Any] | None) -> list[list[str]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ocllm.analysis.audit import SCORER_LABEL
 from ocllm.report.markdown_escaping import cell
 from ocllm.report.markdown_escaping import table as _table
 from ocllm.report.markdown_rendering import render_lines
@@ -74,6 +73,7 @@ from ocllm.report.wording import (
     verdict_scope_rows,
     wrong_answers,
 )
+from ocllm.verdict_words import SCORER_LABEL
 
 
 def notices_md(doc: Mapping[str, Any]) -> list[str]:

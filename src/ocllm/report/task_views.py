@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ocllm.analysis.metrics import token_counts
+from ocllm.models import token_counts
 from ocllm.report.wording import (
     count,
     expected_text,

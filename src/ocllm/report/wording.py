@@ -10,13 +10,13 @@ from typing import Any
 
 import msgspec
 
-from ocllm.analysis import verdict_words
-from ocllm.analysis.metrics import gave_no_answer
-from ocllm.analysis.notices import truncation_parts, truncation_words
+from ocllm import verdict_words
 from ocllm.documents import InputVerdicts
 from ocllm.scoring import task_types
+from ocllm.scoring.no_answer import gave_no_answer
 from ocllm.scoring.task_type import DetailTable, TaskType
 from ocllm.scoring.task_view import TaskView
+from ocllm.summary_words import scored, truncation_parts, truncation_words
 
 # --- Numbers and intervals ----------------------------------------------------------------------------
 
@@ -418,13 +418,6 @@ def endpoint_rows(serving: Mapping[str, Any] | None) -> list[list[str]]:
             ]
         )
     return rows
-
-
-def scored(figures: Mapping[str, Any]) -> int:
-    """Tasks scored: all of them but the failed requests. Documents carry it (`scored`); one made by an
-    earlier version may not, and this is the one place that knows what it means."""
-    value = figures.get("scored")
-    return int(value) if isinstance(value, int) else int(figures["total"]) - int(figures.get("errors") or 0)
 
 
 # --- Settings -----------------------------------------------------------------------------------------

@@ -12,17 +12,14 @@ import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
-from ocllm.analysis.notices import is_model_mismatch
-from ocllm.analysis.rescore import RescoredFile, write_rescored
 from ocllm.documents import Summary
 from ocllm.errors import Interrupted
-from ocllm.files.atomic import METRICS, SAMPLES
-from ocllm.formats.run_directory import stream_run_dir
-from ocllm.models import Sample, ShardRecord, Task, as_sent
+from ocllm.model_names import is_model_mismatch
+from ocllm.models import Decision, Policy, Sample, ShardRecord, Task, as_sent
 from ocllm.run.client import AttemptWatch, FailedAttempt
 from ocllm.run.decision_pool import DecisionPool, LiveDecisions
 from ocllm.run.decision_spool import DecisionSpool, EncodedDecision
@@ -38,6 +35,27 @@ from ocllm.run.server_kind import ServerIdentity
 from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
 from ocllm.suites import Suite, load_suite
+
+
+class FinalScore(Protocol):
+    """What the final scoring tells the run: the summary, the notices said after it, the model most answers were
+    given as (None when the answers did not say)."""
+
+    @property
+    def summary(self) -> Summary: ...
+    @property
+    def notices(self) -> list[str]: ...
+    @property
+    def served_model(self) -> str | None: ...
+
+
+# The final scoring, handed in by whoever runs a lane (cli.py, demo.py: they sit above both sides), rather than
+# imported: what metrics.json holds (the summary, the notices, the figures) is analysis of the run directory, the
+# same pass `ocllm rescore DIR` and `ocllm merge` make, and the run side never imports analysis. Not a function of
+# the scoring side either: `scoring/` decides one answer and does no I/O, while this pass reads the run directory
+# and writes a file. Given the run directory, the lane's name, the policy the run decides under and, by
+# (task id, sample), the decisions the run already took (its spool); it writes metrics.json.
+ScoreRun = Callable[[Path, str, Policy, Callable[[tuple[str, int]], Decision | None] | None], FinalScore]
 
 
 class RunResult(NamedTuple):
@@ -62,6 +80,7 @@ def run_lane(
     lane: Lane,
     out_dir: Path,
     *,
+    score: ScoreRun,
     resume: bool = False,
     retry_errors: bool = False,
     progress: Callable[[str, int, int], RunProgress] | None = None,
@@ -72,7 +91,8 @@ def run_lane(
     command: str = "run",
     engine: Engine | None = None,
 ) -> RunResult:
-    """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix.
+    """Run `lane` into `out_dir` and score it with `score` (writing metrics.json). Raises OcllmError for what the
+    user can fix.
 
     `announce` is told, before the first task is sent, what the user must know before waiting for the
     run (the server serves the model under another name, a first request failed). With `servers`, a lane
@@ -116,7 +136,7 @@ def run_lane(
                     command,
                 )
             )
-            rescored = score_run_dir(out_dir, lane, spool)
+            rescored = score(out_dir, lane.name, lane.policy(), spool.get)
     except KeyboardInterrupt:
         run_dir.interrupted()
         if run_dir.manifest is None:
@@ -394,15 +414,3 @@ def until_server_dies(dispatch: Dispatch, server: ManagedServer) -> Dispatch:
 
 
 _SERVER_CHECK_S = 0.2  # how often a request in flight looks whether the managed server is still there
-
-
-def score_run_dir(out_dir: Path, lane: Lane, spool: DecisionSpool | None = None) -> RescoredFile:
-    """Decide every task from the samples on disk and write metrics.json, one task at a time (a run's
-    memory does not grow with its outputs). Tasks this invocation already decided are read from `spool`."""
-    meta, records = stream_run_dir(out_dir)
-    # The raw outputs stay in samples.jsonl alone: metrics.json names the file instead of copying them.
-    source = {"path": str(out_dir), "lane": lane.name, "raw_outputs": SAMPLES}
-    decided = None if spool is None else (lambda record: spool.get((record.task.id, record.sample.sample)))
-    return write_rescored(
-        out_dir, meta, records, lane.policy(), out_dir / METRICS, source=source, decided=decided, raw_outputs=False
-    )

@@ -8,6 +8,9 @@ from typing import Literal, NamedTuple
 
 from ocllm.documents import InputVerdicts, Paired
 
+# What this scorer's side of those verdicts is called, in every table and sentence.
+SCORER_LABEL = "ocllm's scorer"
+
 ScopeKind = Literal["type", "task", "pooled"]
 
 

@@ -1,4 +1,5 @@
-"""The documents the renderers draw: one run, and a folder of runs (a matrix).
+"""The documents the renderers draw: one run, and a folder of runs (a matrix), built here on the analysis side
+(re-scored, compared, counted); `report/` only draws them, and imports nothing of analysis.
 
 Comparisons come from `ocllm.analysis.compare`. Every document is plain JSON-able data, so what a report shows
 can always be checked against the file beside it.
@@ -30,8 +31,8 @@ from ocllm.analysis.sampled import SampledTally, accuracy_interval, interval_met
 from ocllm.documents import Estimate, Matrix, MatrixLane, RunReport
 from ocllm.errors import InputError
 from ocllm.models import Task
-from ocllm.report.wording import scored
 from ocllm.scoring import task_types
+from ocllm.summary_words import scored
 
 
 def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
