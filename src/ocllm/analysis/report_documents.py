@@ -80,7 +80,7 @@ def run_report_doc(
     summary["chance"] = chance_level(_options(r.task) for r in saved.records)
     # The other tool's verdicts against ours (per task type and the tool's task, as rescore --from gives them): what
     # the pages draw; none for this project's own runs.
-    verdicts = metrics.summary.input_verdicts if loaded.tool is not None else None
+    verdicts = metrics.summary.input_verdicts if loaded.harness is not None else None
     if verdicts is None:
         summary.pop("input_verdicts", None)
     return RunReport(
@@ -92,7 +92,7 @@ def run_report_doc(
         # From the decisions just made: scoring every task a second time to reach the same figures cost double.
         resources=resources_of([scored_task(r, d) for r, d in zip(saved.records, result.decisions, strict=True)]),
         tasks=metrics.tasks,
-        tool=loaded.tool,
+        tool=loaded.harness,
         tool_verdicts=verdicts.pooled if verdicts is not None else None,  # over every type (the pages say so)
         settings=run_settings(path, metrics.source, {r.task.type for r in saved.records}),
     )

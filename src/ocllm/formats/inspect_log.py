@@ -45,11 +45,11 @@ from ocllm.files.reading import (
     outline,
     too_deep,
 )
+from ocllm.formats.harness_records import failed_sample, not_expected, tool_mapping, unscorable
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import failed_sample, not_expected, tool_mapping, unscorable
 from ocllm.formats.zip_members import MB, Readable, open_member, read_member
 from ocllm.models import Sample
-from ocllm.scoring.other_tools import NotScorable, ToolRecord, verdict_of
+from ocllm.scoring.other_harnesses import HarnessRecord, NotScorable, verdict_of
 
 TOOL = "inspect"
 EXPECTED = "an inspect_ai log (.eval: a zip holding header.json and samples/; .json: an object with a samples list)"
@@ -280,7 +280,7 @@ def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_id
     category = metadata.get("category", metadata.get("subject"))
     mapping = tool_mapping(TOOL)
     built = mapping.task(
-        ToolRecord(
+        HarnessRecord(
             where,
             task_id,
             sample,

@@ -19,9 +19,9 @@ A doc this scorer cannot score (one option, no options to be found, no response 
 unscorable, with why, and the other docs are read; a line that is not an lm-eval line refuses the file.
 
 Which room's task a doc is, and how its fields become that task and `previous`, is the rooms'
-(`TaskType.lm_eval`, scoring/other_tools.py): multiple-choice docs the MCQ room's, the math tasks (gsm8k, minerva_math,
-aime and their variants) the math room's, ifeval (and docs that are IFEval's rows) the instructions room's. This
-reader reads the lines, the filters and the responses."""
+(`TaskType.lm_eval`, scoring/other_harnesses.py): multiple-choice docs the MCQ room's, the math tasks (gsm8k,
+minerva_math, aime and their variants) the math room's, ifeval (and docs that are IFEval's rows) the instructions
+room's. This reader reads the lines, the filters and the responses."""
 
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ from typing import Any, NamedTuple
 
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
+from ocllm.formats.harness_records import lm_eval_mappings, unscorable
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import lm_eval_mappings, unscorable
 from ocllm.models import Sample, Task
-from ocllm.scoring.other_tools import LmEvalDoc, NotScorable, first_item
+from ocllm.scoring.other_harnesses import LmEvalDoc, NotScorable, first_item
 
 TOOL = "lm-eval"
 EXPECTED = "an lm-eval samples file (samples_<task>_<timestamp>.jsonl, written by --log_samples)"
@@ -260,7 +260,7 @@ def _record(
 
 
 def _read(doc: LmEvalDoc) -> tuple[Task, dict[str, Any]]:
-    """The doc read by the room it is of, asked in the rounds scoring/other_tools.py says: a room claiming the doc
+    """The doc read by the room it is of, asked in the rounds scoring/other_harnesses.py says: a room claiming the doc
     by its fields, then the task by its name, then the room that reads any doc it finds its fields in, and only
     when that one found nothing, a room taking the doc by its fields after all."""
     mappings = lm_eval_mappings()

@@ -14,8 +14,8 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.files.reading import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
+from ocllm.formats.harness_records import untyped_claimed
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
-from ocllm.formats.tool_records import untyped_claimed
 from ocllm.models import Sample
 from ocllm.scoring import task_types
 

@@ -21,10 +21,10 @@ from typing import Any
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.files.reading import json_events, json_items
+from ocllm.formats.harness_records import not_expected, tool_mapping, unscorable
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import not_expected, tool_mapping, unscorable
 from ocllm.models import Sample
-from ocllm.scoring.other_tools import NotScorable, ToolRecord
+from ocllm.scoring.other_harnesses import HarnessRecord, NotScorable
 
 TOOL = "mmlu-pro"
 EXPECTED = "an MMLU-Pro result file (a JSON list of questions with options, answer, pred and response)"
@@ -131,7 +131,7 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
         raise NotScorable(task_id, where, f"a {field} that is not text")
     mapping = tool_mapping(TOOL)
     task = mapping.task(
-        ToolRecord(
+        HarnessRecord(
             where,
             task_id,
             row,

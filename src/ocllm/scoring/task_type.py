@@ -15,7 +15,7 @@ from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict
 
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.scoring.dataset_rows import Dataset
-from ocllm.scoring.other_tools import LmEvalMapping, ToolMapping
+from ocllm.scoring.other_harnesses import HarnessMapping, LmEvalMapping
 from ocllm.scoring.simulated import SimulatedAnswerer
 from ocllm.scoring.task_view import TaskView
 
@@ -194,9 +194,9 @@ class TaskType:
     # The datasets `ocllm import` reads into tasks of this type: each one's name, files and row -> Task mapping
     # (scoring/dataset_rows.py); the importers read the files and list the names.
     datasets: tuple[Dataset, ...] = ()
-    # Other tools' files (scoring/other_tools.py says the split): the lm-eval docs it reads, and the tools whose
+    # Other tools' files (scoring/other_harnesses.py says the split): the lm-eval docs it reads, and the tools whose
     # files' records are all its tasks, by the tool's name ("mmlu-pro", "inspect").
     lm_eval: LmEvalMapping | None = None
-    tool_records: Mapping[str, ToolMapping] = field(default_factory=dict)
+    harness_records: Mapping[str, HarnessMapping] = field(default_factory=dict)
     # An old-harness record that names no task_type is the first type's (in the registry's order) that claims it.
     claims_untyped: Callable[[Mapping[str, Any]], bool] = _claims_no_record

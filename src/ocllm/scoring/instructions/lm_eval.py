@@ -23,7 +23,7 @@ from typing import Any
 from ocllm.models import Task
 from ocllm.scoring.instructions.dataset import instructions_of, key_and_prompt, key_of
 from ocllm.scoring.instructions.fields import InstructionsTask
-from ocllm.scoring.other_tools import LmEvalDoc, LmEvalMapping, NotScorable, verdict_of
+from ocllm.scoring.other_harnesses import LmEvalDoc, LmEvalMapping, NotScorable, verdict_of
 
 METRICS = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
 VERDICT_METRIC = "prompt_level_strict_acc"

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from ocllm.models import Task
 from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
-from ocllm.scoring.other_tools import LmEvalDoc, LmEvalMapping, NotScorable, first_item, verdict_of
+from ocllm.scoring.other_harnesses import LmEvalDoc, LmEvalMapping, NotScorable, first_item, verdict_of
 
 Family = Literal["gsm8k", "math", "aime"]
 # The task-name prefixes of lm-eval's math tasks, by the doc layout they read.
@@ -62,7 +62,7 @@ def by_shape(doc: dict[str, Any]) -> Family | None:
 
 def read(doc: LmEvalDoc) -> tuple[Task, dict[str, Any]]:
     """Sample `index` of the doc (its `index`-th response), with the tool's verdicts on the doc. Asked of a task
-    claimed by its name, or of a doc by its shape (round 4, scoring/other_tools.py): the name decides first."""
+    claimed by its name, or of a doc by its shape (round 4, scoring/other_harnesses.py): the name decides first."""
     kind = by_name(doc.task) or by_shape(doc.doc)
     if kind is None:
         raise NotScorable(doc.task_id, doc.where, "not a math task by its name nor a math doc by its fields")

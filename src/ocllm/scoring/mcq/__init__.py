@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocllm.scoring.mcq import datasets, fields, lm_eval, prompt, render, simulated, tool_tasks
+from ocllm.scoring.mcq import datasets, fields, harness_tasks, lm_eval, prompt, render, simulated
 from ocllm.scoring.mcq.decide import decide_mcq
 from ocllm.scoring.mcq.decision import McqDecision
 from ocllm.scoring.task_type import TaskType
@@ -26,7 +26,7 @@ TASK_TYPE = TaskType(
     simulated_answer=simulated.simulated_answer,
     datasets=datasets.DATASETS,
     lm_eval=lm_eval.LM_EVAL,
-    tool_records=tool_tasks.TOOL_RECORDS,
-    claims_untyped=tool_tasks.claims_untyped,
+    harness_records=harness_tasks.HARNESS_RECORDS,
+    claims_untyped=harness_tasks.claims_untyped,
     task_view=render.task_view,
 )

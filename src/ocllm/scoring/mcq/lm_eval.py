@@ -1,7 +1,7 @@
 """lm-eval's multiple-choice docs (MMLU-Pro's, MMLU's, ARC's, GPQA's, or lettered options in the prompt): a doc ->
 an MCQ task, and the chosen filter's extraction and verdict under `previous`, every filter's beside it.
 
-The MCQ room reads any doc no other room claimed (scoring/other_tools.py, round 3): a doc it finds no options in is
+The MCQ room reads any doc no other room claimed (scoring/other_harnesses.py, round 3): a doc it finds no options in is
 NotScorable, unless a room takes it by its fields after all (a math doc of another name)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ocllm.models import Task
-from ocllm.scoring.mcq.tool_tasks import lone_letter, mcq_task, options_in_prompt
-from ocllm.scoring.other_tools import LmEvalDoc, LmEvalMapping, NotScorable, first_item, verdict_of
+from ocllm.scoring.mcq.harness_tasks import lone_letter, mcq_task, options_in_prompt
+from ocllm.scoring.other_harnesses import LmEvalDoc, LmEvalMapping, NotScorable, first_item, verdict_of
 
 METRICS = ("exact_match", "acc")  # the per-sample metrics of generative tasks, looked for when not listed
 

@@ -12,8 +12,8 @@ formats, so what a room registers is made of what is defined here:
   its task's name (IFEval's `instruction_id_list`); a room that claims the task by its name (`gsm8k*`, `ifeval*`);
   the room that reads any doc it finds its fields in (`reads_any`: MCQ, options in the doc or the prompt); and only
   when that room found nothing, a room that takes a doc of another name by its fields (a GSM8K `answer` with `####`).
-- `ToolMapping`, by the tool's name ("mmlu-pro", "inspect"): a file format whose records are all the room's
-  tasks; the record (`ToolRecord`, with the fields every record of the tool has read by the reader) -> the Task,
+- `HarnessMapping`, by the tool's name ("mmlu-pro", "inspect"): a file format whose records are all the room's
+  tasks; the record (`HarnessRecord`, with the fields every record of the tool has read by the reader) -> the Task,
   and the tool's extracted answer as the room's answer.
 - `TaskType.claims_untyped`: an old-harness record written before records named their `task_type` is claimed by
   the first room (in the registry's order) whose rule holds (MCQ: a record with `options`).
@@ -106,7 +106,7 @@ class LmEvalMapping:
     may_claim_doc: Callable[[dict[str, Any]], bool] = _claims_nothing  # round 4: when round 3 found nothing
 
 
-class ToolRecord(NamedTuple):
+class HarnessRecord(NamedTuple):
     """A record of another tool's file, as the reader hands it to a room: what every record of the tool has, read,
     and the record itself for the room's own fields."""
 
@@ -123,10 +123,10 @@ class ToolRecord(NamedTuple):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolMapping:
+class HarnessMapping:
     """How a room reads a tool's file format whose records are its tasks."""
 
-    task: Callable[[ToolRecord], Task]  # the record -> the room's Task, or NotScorable
+    task: Callable[[HarnessRecord], Task]  # the record -> the room's Task, or NotScorable
     extracted: Callable[[Any], str | None]  # the tool's extracted answer as the room's answer; None: none it can tell
     # The fields that make a record one of the room's in the tool's files, beside the tool's own (MMLU-Pro results:
     # `options`); what the reader recognises such a file by.

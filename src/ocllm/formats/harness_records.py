@@ -1,4 +1,4 @@
-"""What the readers of other tools' files share: the rooms' mappings of their records (scoring/other_tools.py),
+"""What the readers of other tools' files share: the rooms' mappings of their records (scoring/other_harnesses.py),
 found in the registry, and what a reader yields for a record it cannot score or a sample the tool recorded as
 failed.
 
@@ -15,7 +15,7 @@ from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.models import Sample
 from ocllm.scoring import task_types
-from ocllm.scoring.other_tools import LmEvalMapping, NotScorable, ToolMapping
+from ocllm.scoring.other_harnesses import HarnessMapping, LmEvalMapping, NotScorable
 
 
 def lm_eval_mappings() -> list[LmEvalMapping]:
@@ -23,11 +23,11 @@ def lm_eval_mappings() -> list[LmEvalMapping]:
     return [t.lm_eval for t in task_types.TASK_TYPES.values() if t.lm_eval is not None]
 
 
-def tool_mapping(tool: str) -> ToolMapping:
+def tool_mapping(tool: str) -> HarnessMapping:
     """The mapping of the room whose tasks a tool's records are (the first in the registry's order)."""
     for task_type in task_types.TASK_TYPES.values():
-        if tool in task_type.tool_records:
-            return task_type.tool_records[tool]
+        if tool in task_type.harness_records:
+            return task_type.harness_records[tool]
     raise InputError(f"no task type reads {tool} records")
 
 

@@ -1,7 +1,7 @@
-"""Other tools' result files, read for `ocllm rescore --from FORMAT FILE...`: lm-evaluation-harness sample
+"""Other harnesses' result files, read for `ocllm rescore --from FORMAT FILE...`: lm-evaluation-harness sample
 logs, the MMLU-Pro scripts' result lists, inspect_ai logs. Each format is one module; this one names them,
 finds their files in folders, and reads several files as one run, refusing a task id seen twice. Records this
-scorer cannot score are gathered apart (`ToolRun.unscorable`, filled as the records are read); a file none
+scorer cannot score are gathered apart (`HarnessRun.unscorable`, filled as the records are read); a file none
 of whose records can be scored is refused."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from ocllm.formats.not_text import screen
 from ocllm.formats.records import RunMeta, SavedRecord
 
 
-class ToolFormat(NamedTuple):
+class HarnessFormat(NamedTuple):
     name: str  # as given to --from
-    tool: str  # what the tool is called in the console and the audit
+    harness: str  # what the harness is called in the console and the audit
     # The format's files in a folder given instead of a file, and the files there it skipped (with why).
     files_in: Callable[[Path], tuple[list[Path], list[str]]]
     looked_for: str  # what a folder is searched for, said when it holds none
@@ -35,8 +35,8 @@ class ToolFormat(NamedTuple):
     task_of: Callable[[str], str | None] = lambda _task_id: None
 
 
-class ToolRun(NamedTuple):
-    format: ToolFormat
+class HarnessRun(NamedTuple):
+    format: HarnessFormat
     files: list[Path]
     meta: RunMeta
     records: Iterator[SavedRecord]
@@ -110,8 +110,8 @@ def _by_name(files_in: Callable[[Path], list[Path]]) -> Callable[[Path], tuple[l
     return lambda folder: (files_in(folder), [])
 
 
-FORMATS: dict[str, ToolFormat] = {
-    "lm-eval": ToolFormat(
+FORMATS: dict[str, HarnessFormat] = {
+    "lm-eval": HarnessFormat(
         "lm-eval",
         "lm-eval",
         _by_name(lm_eval.files_in),
@@ -120,7 +120,7 @@ FORMATS: dict[str, ToolFormat] = {
         _lm_eval_facts,
         lm_eval.task_of,
     ),
-    "mmlu-pro": ToolFormat(
+    "mmlu-pro": HarnessFormat(
         "mmlu-pro",
         "MMLU-Pro script",
         mmlu_pro_results.files_in,
@@ -128,7 +128,7 @@ FORMATS: dict[str, ToolFormat] = {
         lambda path, _filter, _qualify: mmlu_pro_results.read(path),
         _mmlu_pro_facts,
     ),
-    "inspect": ToolFormat(
+    "inspect": HarnessFormat(
         "inspect",
         "inspect_ai",
         _by_name(inspect_log.files_in),
@@ -139,7 +139,7 @@ FORMATS: dict[str, ToolFormat] = {
 }
 
 
-def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None) -> ToolRun:
+def read_harness_files(name: str, paths: list[Path], filter_name: str | None = None) -> HarnessRun:
     """Every file (a folder stands for the format's files in it) as one run, its records one at a time."""
     fmt = FORMATS[name]
     if filter_name is not None and name != "lm-eval":
@@ -153,7 +153,7 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
             f"skipped {len(skipped)} JSON file(s) of the folder that are not {fmt.name} results: {', '.join(skipped)}",
             *notices,
         ]
-    meta = RunMeta.from_fields({"run_format": f"{fmt.name} ({fmt.tool})", **facts})
+    meta = RunMeta.from_fields({"run_format": f"{fmt.name} ({fmt.harness})", **facts})
     # inspect_ai numbers the samples of a dataset without ids 1, 2, ...: logs of different tasks read as one
     # run would collide, so their ids then carry the task's name. (lm-eval's ids always carry it.)
     qualify = name == "inspect" and len({inspect_log.task_of(path) for path in files}) > 1
@@ -188,10 +188,10 @@ def read_tool_files(name: str, paths: list[Path], filter_name: str | None = None
                     f"{first.where}: {first.reason})"
                 )
 
-    return ToolRun(fmt, files, meta, records(), notices, unscorable)
+    return HarnessRun(fmt, files, meta, records(), notices, unscorable)
 
 
-def _expand(fmt: ToolFormat, paths: list[Path]) -> tuple[list[Path], list[str]]:
+def _expand(fmt: HarnessFormat, paths: list[Path]) -> tuple[list[Path], list[str]]:
     """The files named, a folder standing for the format's files in it; and the files of folders skipped."""
     files: list[Path] = []
     skipped: list[str] = []
@@ -214,13 +214,13 @@ def _expand(fmt: ToolFormat, paths: list[Path]) -> tuple[list[Path], list[str]]:
     return files, skipped
 
 
-def format_of_run(run_format: str | None) -> ToolFormat | None:
+def format_of_run(run_format: str | None) -> HarnessFormat | None:
     """The other tool a run was read from, by the `run_format` its reading recorded ("mmlu-pro (MMLU-Pro
     script)"), kept in the `source` of every document rescored from it; None for this project's own runs."""
-    return next((fmt for fmt in FORMATS.values() if run_format == f"{fmt.name} ({fmt.tool})"), None)
+    return next((fmt for fmt in FORMATS.values() if run_format == f"{fmt.name} ({fmt.harness})"), None)
 
 
-def recognise(path: Path) -> ToolFormat | None:
+def recognise(path: Path) -> HarnessFormat | None:
     """Which other tool wrote `path` (a file, or a folder of the tool's files), by its files' names and a look
     at the start of one: for the one line that sends a user to `--from` when compare or report is given one."""
     for fmt in FORMATS.values():
@@ -230,7 +230,7 @@ def recognise(path: Path) -> ToolFormat | None:
     return None
 
 
-def _looks_like(fmt: ToolFormat, path: Path) -> bool:
+def _looks_like(fmt: HarnessFormat, path: Path) -> bool:
     try:
         if fmt.name == "lm-eval":
             return path.name.startswith("samples_") and path.suffix == ".jsonl"

@@ -1,4 +1,4 @@
-"""MCQ tasks from other tools' records (scoring/other_tools.py says the split): the options and gold letter a tool
+"""MCQ tasks from other tools' records (scoring/other_harnesses.py says the split): the options and gold letter a tool
 wrote, checked; its extracted answer as a letter; the MMLU-Pro scripts' results and inspect_ai's samples, whose
 records are all MCQ tasks; and the rule that claims an old-harness record without a task_type.
 
@@ -15,7 +15,7 @@ from typing import Any
 from ocllm.models import Task
 from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
-from ocllm.scoring.other_tools import NotScorable, ToolMapping, ToolRecord
+from ocllm.scoring.other_harnesses import HarnessMapping, HarnessRecord, NotScorable
 
 # A value that is one letter, perhaps in brackets and with a closing full stop: "B", "(B)", "[B]", "B.".
 _LONE_LETTER = re.compile(r"\s*[\(\[]?\s*([A-Za-z])\s*[\)\]]?\s*\.?\s*")
@@ -78,7 +78,7 @@ def mcq_task(
     )
 
 
-def _mmlu_pro_task(record: ToolRecord) -> Task:
+def _mmlu_pro_task(record: HarnessRecord) -> Task:
     """An MMLU-Pro script's result: `options`, and the gold `answer` letter (else its `answer_index`)."""
     answer = record.fields.get("answer")
     if answer is None and isinstance(record.fields.get("answer_index"), int):
@@ -87,15 +87,15 @@ def _mmlu_pro_task(record: ToolRecord) -> Task:
                     category=record.category, subset=record.subset)  # fmt: skip
 
 
-def _inspect_task(record: ToolRecord) -> Task:
+def _inspect_task(record: HarnessRecord) -> Task:
     """An inspect_ai sample: its `choices` and its one target letter."""
     return mcq_task(record.where, record.task_id, record.fields.get("choices"), record.gold,
                     question=record.question, category=record.category, prompt=record.prompt)  # fmt: skip
 
 
-TOOL_RECORDS = {
-    "mmlu-pro": ToolMapping(task=_mmlu_pro_task, extracted=lone_letter, marks=("options",)),
-    "inspect": ToolMapping(task=_inspect_task, extracted=lone_letter),
+HARNESS_RECORDS = {
+    "mmlu-pro": HarnessMapping(task=_mmlu_pro_task, extracted=lone_letter, marks=("options",)),
+    "inspect": HarnessMapping(task=_inspect_task, extracted=lone_letter),
 }
 
 
