@@ -37,8 +37,9 @@ from ocllm.report.write import write_comparison, write_matrix_report, write_run_
 from ocllm.run.lanes import load_lanes
 from ocllm.run.runner import run_lane
 from ocllm.run.servers import ServerPool
+from ocllm.scoring import task_types
 from ocllm.sim import SimConfig, SimServer
-from ocllm.suites import canonical_jsonl, shipped_suites
+from ocllm.suites import canonical_jsonl, resolve_suite, shipped_suites
 
 LANES = """\
 # Written by `make demo`. The base_url points at the ocllm SIMULATOR started by the demo; for a real
@@ -164,6 +165,35 @@ reasoning = "native"
 """
 
 
+# Lanes for a task type whose demo suite none of the groups above runs (a room registered with its own `demo_suite`):
+# the suite, reasoning off and on, into out/demo/<suite>/.
+ROOM_LANES = """\
+# Written by `make demo`: lanes of the {suite} suite (a task type's demo suite), against the same SIMULATOR.
+[defaults]
+base_url = "{base_url}"
+suite = "{suite}"
+concurrency = 16
+max_tokens = 4096
+
+[lanes.{name}_baseline]
+model = "sim-baseline"
+reasoning = "off"
+
+[lanes.{name}_reasoning]
+model = "sim-reasoning"
+reasoning = "native"
+stream = true
+"""
+# The suites the lane groups above run.
+GROUP_SUITES = ("demo", "demo-math", "demo-formats", "demo-tools")
+
+
+def room_suites() -> list[str]:
+    """Each registered type's demo suite that none of the lane groups runs, once, in registry order."""
+    named = (task_type.demo_suite for task_type in task_types.TASK_TYPES.values())
+    return list(dict.fromkeys(suite for suite in named if suite is not None and suite not in GROUP_SUITES))
+
+
 def main(out: Path = Path("out/demo")) -> int:
     console = Console()
     runs = out / "runs"
@@ -184,7 +214,12 @@ def main(out: Path = Path("out/demo")) -> int:
     console.print(
         f"imported {len(tasks)} MMLU-Pro-layout tasks from {escape(str(sample))} into {escape(str(imported))}"
     )
-    config = SimConfig(latency_s=0.05, suites=(*shipped_suites().values(), imported))
+    rooms = {suite: out / Path(suite).stem for suite in room_suites()}
+    for earlier in rooms.values():
+        if earlier.exists():
+            shutil.rmtree(earlier)
+    own_files = [resolve_suite(suite) for suite in rooms if suite not in shipped_suites()]
+    config = SimConfig(latency_s=0.05, suites=(*shipped_suites().values(), imported, *own_files))
     console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
     with SimServer(config) as sim:
         lanes_file = out / "lanes.toml"
@@ -241,6 +276,9 @@ def main(out: Path = Path("out/demo")) -> int:
     written += write_comparison(tools, out / "tools_comparison")
     for lane_dir in sorted(tool_runs.iterdir()):
         written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+    for folder in rooms.values():
+        for lane_dir in sorted(folder.iterdir()):
+            written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
     for path in written:
         console.print(f"wrote {escape(str(path))}")
     html = out / "comparison" / "comparison.html"

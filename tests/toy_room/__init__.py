@@ -8,6 +8,8 @@ type, and in a CLI subprocess through OCLLM_TASK_TYPES=toy_room.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ocllm.scoring import task_types
 from ocllm.scoring.task_type import TaskType
 from toy_room import room
@@ -29,5 +31,6 @@ TASK_TYPE = task_types.register(
         prompt=room.prompt,
         evidence_lines=room.evidence_lines,
         simulated_answer=room.simulated_answer,
+        demo_suite=str(Path(__file__).with_name("shout.jsonl")),
     )
 )

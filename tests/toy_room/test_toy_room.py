@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 import toy_room
+from ocllm import demo
+from ocllm.run.lanes import load_lanes
 from ocllm.sim import SimConfig, SimServer
 
 HERE = Path(__file__).resolve().parent
@@ -20,14 +22,9 @@ WORDS = ["apple", "river", "stone", "cloud", "tiger", "lemon"]
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("shout") / "shout.jsonl"
-    lines = [
-        {"id": f"shout-{i}", "type": "shout", "question": f"Task {i}.", "category": "words", "word": word}
-        for i, word in enumerate(WORDS)
-    ]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    return path
+def suite() -> Path:
+    """The room's demo suite, a file of this folder."""
+    return Path(toy_room.TASK_TYPE.demo_suite or "")
 
 
 def ocllm(*args: str) -> subprocess.CompletedProcess[str]:
@@ -78,6 +75,16 @@ def test_the_toy_room_runs_rescores_compares_and_reports(suite: Path, tmp_path: 
     assert "- `shout-0` (✓ correct): heard: APPLE" in page  # the room's evidence, drawn by the report
     html = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "heard" in html and "APPLE" in html
+
+
+def test_make_demo_would_show_the_room_with_its_own_lanes(suite: Path, tmp_path: Path) -> None:
+    """A registered demo suite that no lane group of the demo runs gets two lanes of its own."""
+    assert demo.room_suites() == [str(suite)]
+    lanes_file = tmp_path / "shout_lanes.toml"
+    lanes_file.write_text(demo.ROOM_LANES.format(base_url="http://127.0.0.1:1/v1", suite=suite, name="shout"))
+    lanes = load_lanes(lanes_file)
+    assert sorted(lanes) == ["shout_baseline", "shout_reasoning"]
+    assert {lane.suite for lane in lanes.values()} == {str(suite)}
 
 
 def test_nothing_outside_this_folder_knows_the_toy_type() -> None:

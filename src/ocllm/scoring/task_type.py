@@ -187,6 +187,9 @@ class TaskType:
     passes_word: str = "passes"
     cut_pass_held: str = "the text passed, but the answer was not finished"
     new_tally: Callable[[], TypeTally] | None = None
+    # The suite `make demo` shows the type with: a shipped suite's name or a suite file. A type whose suite none of
+    # the demo's lane groups runs gets two lanes of its own (reasoning off and on, demo.py); None: not in the demo.
+    demo_suite: str | None = None
     # The simulator's answer to its tasks, and to a prompt the simulator does not know that it claims (tools offered,
     # lettered options), or None to leave the plain sentence (`ocllm.scoring.simulated` says who is asked when).
     # None: the simulator answers its tasks with the plain sentence.

@@ -36,4 +36,5 @@ TASK_TYPE = TaskType(
     simulated_answer=simulated.simulated_answer,
     datasets=dataset.DATASETS,
     lm_eval=lm_eval.LM_EVAL,
+    demo_suite="demo-formats",
 )

@@ -31,4 +31,5 @@ TASK_TYPE = TaskType(
     extracts_answer=True,
     new_tally=JsonTally,
     simulated_answer=simulated.simulated_answer,
+    demo_suite="demo-formats",
 )

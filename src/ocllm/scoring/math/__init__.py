@@ -31,4 +31,5 @@ TASK_TYPE = TaskType(
     simulated_answer=simulated.simulated_answer,
     datasets=datasets.DATASETS,
     lm_eval=lm_eval.LM_EVAL,
+    demo_suite="demo-math",
 )

@@ -29,4 +29,5 @@ TASK_TYPE = TaskType(
     harness_records=harness_tasks.HARNESS_RECORDS,
     claims_untyped=harness_tasks.claims_untyped,
     task_view=render.task_view,
+    demo_suite="demo",
 )

@@ -28,4 +28,5 @@ TASK_TYPE = TaskType(
     passes_word="required-substring passes",
     cut_pass_held="the text held the substrings, but the answer was not finished",
     simulated_answer=simulated.simulated_answer,
+    demo_suite="demo",
 )

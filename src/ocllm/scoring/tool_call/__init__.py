@@ -36,4 +36,5 @@ TASK_TYPE = TaskType(
     new_tally=ToolCallTally,
     simulated_answer=simulated.simulated_answer,
     datasets=bfcl.DATASETS,
+    demo_suite="demo-tools",
 )
