@@ -287,14 +287,7 @@ async def _run(
         sent_lane = msgspec.structs.replace(lane, extra_body={**added, **lane.extra_body})
     existing = run_dir.open(lane, suite, resume=resume, retry_errors=retry_errors)
     done = {(s.task_id, s.sample) for s in existing}
-    # Round by round (every task's sample 0, then every task's sample 1, ...): a run stopped early holds whole
-    # rounds, each task asked about as often as the next, rather than all of some tasks' samples and none of others'.
-    pending = [
-        Job(task, index)
-        for index in range(lane.samples_per_task)
-        for task in suite.tasks
-        if (task.id, index) not in done
-    ]
+    pending = _pending(lane, suite, done)
     run_dir.start(
         lane,
         suite,
@@ -307,30 +300,78 @@ async def _run(
         request_settings=added,
         command=command,
     )
-    policy = lane.policy()
     if pending:
         # Before the first request, not during the first answers' reading (no request is in flight yet).
         pool.start()
-    writer = run_dir.writer()
     counts = _Counts()
     refusals = _Refusals(lane.name)
     began = time.monotonic()
-    # The serving figures' wall time ends with the last response, not with the last decision: the decisions still
-    # waiting then (LiveDecisions.drain) are the scorer's time, not the server's.
     answered: float | None = None
     try:
+        live_to = _Live(run_dir, pool, spool, make_progress, len(suite.tasks) * lane.samples_per_task, len(done))
+        answered = await _answer(pending, engine, sent_lane, lane, live_to, counts, refusals, server)
+    finally:
+        run_dir.count_requests(counts.requests, counts.retries, counts.resends)
+        if pending:
+            # The replicas' figures are this invocation's (a resumed run counts its own requests anew). The serving
+            # figures' wall time ends with the last response, not with the last decision: the decisions still waiting
+            # then (LiveDecisions.drain) are the scorer's time, not the server's.
+            wall = (answered or time.monotonic()) - began
+            run_dir.add_wall_time(wall, engine.figures())
+    return len(pending), counts, before, served, (identities, added), refusals.stopped()
+
+
+def _pending(lane: Lane, suite: Suite, done: set[tuple[str, int]]) -> list[Job]:
+    """The samples still to ask for, round by round (every task's sample 0, then every task's sample 1, ...): a run
+    stopped early holds whole rounds, each task asked about as often as the next, rather than all of some tasks'
+    samples and none of others'."""
+    return [
+        Job(task, index)
+        for index in range(lane.samples_per_task)
+        for task in suite.tasks
+        if (task.id, index) not in done
+    ]
+
+
+class _Live(NamedTuple):
+    """Where each answer goes as it finishes: the run directory's samples, the decision pool and its spool, the
+    progress line (of `total` samples, `done` of them already on disk)."""
+
+    run_dir: RunDirectory
+    pool: DecisionPool
+    spool: DecisionSpool
+    make_progress: Callable[[str, int, int], RunProgress]
+    total: int
+    done: int
+
+
+async def _answer(
+    pending: list[Job],
+    engine: Engine,
+    sent_lane: Lane,
+    lane: Lane,
+    live_to: _Live,
+    counts: _Counts,
+    refusals: _Refusals,
+    server: ManagedServer | None,
+) -> float:
+    """Send every pending request through the engine, append each sample as it finishes and decide it in the pool
+    (off the event loop; the decision goes to the spool, for the final scoring). Returns when the last response
+    came, before the decisions still waiting were drained."""
+    writer = live_to.run_dir.writer()
+    try:
         async with engine.open() as send:
-            with make_progress(lane.name, len(suite.tasks) * lane.samples_per_task, len(done)) as bar:
+            with live_to.make_progress(lane.name, live_to.total, live_to.done) as bar:
 
                 def decided(task: Task, sample: Sample, decision: EncodedDecision | None) -> None:
                     # None: the workers died on it twice; the final scoring decides it from samples.jsonl.
                     if decision is not None:
-                        spool.add_encoded((task.id, sample.sample), decision)
+                        live_to.spool.add_encoded((task.id, sample.sample), decision)
                     correct = None if sample.error or decision is None else decision.correct
                     bar.advance(correct, sample.error is not None)
 
                 # At most `concurrency` answers wait for their decision: a slower scorer holds the requests back.
-                live = LiveDecisions(pool, policy, decided, limit=lane.concurrency)
+                live = LiveDecisions(live_to.pool, lane.policy(), decided, limit=lane.concurrency)
 
                 async def finished(job: Job, sample: Sample) -> None:
                     writer.append(sample)
@@ -350,12 +391,7 @@ async def _run(
                     await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
     finally:
         writer.close()
-        run_dir.count_requests(counts.requests, counts.retries, counts.resends)
-        if pending:
-            # The replicas' figures are this invocation's (a resumed run counts its own requests anew).
-            wall = (answered or time.monotonic()) - began
-            run_dir.add_wall_time(wall, engine.figures())
-    return len(pending), counts, before, served, (identities, added), refusals.stopped()
+    return answered
 
 
 def sampling_notices(lane: Lane) -> list[str]:
