@@ -3,17 +3,20 @@ simulator through the CLI, rescored, compared and reported, with no file of ocll
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-import toy_room
 from ocllm import demo
 from ocllm.run.lanes import load_lanes
+from ocllm.scoring import task_types
+from ocllm.scoring.task_type import TaskType
 from ocllm.sim import SimConfig, SimServer
 
 HERE = Path(__file__).resolve().parent
@@ -22,9 +25,20 @@ WORDS = ["apple", "river", "stone", "cloud", "tiger", "lemon"]
 
 
 @pytest.fixture(scope="module")
-def suite() -> Path:
+def room() -> Iterator[TaskType]:
+    """The room, registered by importing it (as OCLLM_TASK_TYPES does in the CLI) for this module's tests only: the
+    other tests see the shipped types alone."""
+    toy_room = importlib.import_module("toy_room")
+    yield toy_room.TASK_TYPE
+    task_types.unregister(toy_room.TASK_TYPE.name)
+    for name in [name for name in sys.modules if name == "toy_room" or name.startswith("toy_room.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def suite(room: TaskType) -> Path:
     """The room's demo suite, a file of this folder."""
-    return Path(toy_room.TASK_TYPE.demo_suite or "")
+    return Path(room.demo_suite or "")
 
 
 def ocllm(*args: str) -> subprocess.CompletedProcess[str]:
@@ -40,7 +54,6 @@ def ocllm(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_toy_room_runs_rescores_compares_and_reports(suite: Path, tmp_path: Path) -> None:
-    assert toy_room.TASK_TYPE.name == "shout"
     config = SimConfig(models={"loud": 1.0, "mumble": 0.0}, suites=(suite,), truncation_rate=0.0)
     with SimServer(config) as server:
         for model in ("loud", "mumble"):
