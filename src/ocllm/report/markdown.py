@@ -13,58 +13,41 @@ from typing import Any
 from ocllm.analysis.audit import SCORER_LABEL
 from ocllm.report.markdown_escaping import cell
 from ocllm.report.markdown_escaping import table as _table
-from ocllm.report.markdown_rendering import render_lines
+from ocllm.report.markdown_rendering import render, render_macro
+from ocllm.report.page_views import comparison_page, matrix_page
 from ocllm.report.wording import (
     AGREEMENT_NOTE,
     ENDPOINT_HEADER,
     PASS_AT_K_NOTE,
-    RESOLVED_HEADER,
-    RESOLVED_NOTE,
     SERVING_MISSING,
     SERVING_NOTE,
     accuracy_name,
     agreeing_tasks,
     blank_figures,
-    blank_matrix,
     blank_paired,
     category_stderr_larger,
     category_stderr_sentence,
     comparison_sampled,
-    correct_of,
-    difference_counts,
     endpoint_rows,
     evidence_lines,
     expected_text,
     extracted_text,
     in_sample_order,
     interval,
-    interval_methods_note,
     interval_name,
     is_sampled,
-    p_value,
-    partly_recorded,
     pass_at_k_rows,
     pct,
-    points,
-    points_interval,
     pooled_verdicts_note,
-    rank_of,
-    resolved_rows,
-    resolved_sentence,
     resource_rows,
-    resource_value,
     samples_per_task,
     says_changed,
     scored,
-    serving_cells,
     serving_recorded_by,
     serving_rows,
     settings_rows,
     share_counts,
-    share_text,
     stderr_points,
-    test_header,
-    test_p,
     test_text,
     truncated_text,
     type_detail_rows,
@@ -457,156 +440,15 @@ def _changed_task(task: Mapping[str, Any]) -> bool:
 # --- Comparison ---------------------------------------------------------------------------------------
 
 
-def _significance(doc: Mapping[str, Any]) -> str:
-    if not doc.get("n_paired"):
-        return "no test"
-    return "**significant**" if doc.get("significant") else "not significant"
-
-
 def comparison_core(doc: Mapping[str, Any]) -> list[str]:
-    """The headline figures of a comparison, shared by the full comparison and the matrix
-    (templates/_comparison_core.md.j2)."""
-    doc = blank_paired(doc)
-    return render_lines(
-        "_comparison_core.md.j2",
-        doc=doc,
-        a=doc["a"]["label"],
-        b=doc["b"]["label"],
-        n=doc["n_paired"],
-        sampled=comparison_sampled(doc),
-        significance=_significance(doc),
-    )
-
-
-def _differences_md(doc: Mapping[str, Any]) -> list[str]:
-    """A sampled comparison's per-task differences of shares (B - A), counted by value: the histogram's table."""
-    rows = [[text, str(n)] for text, n in difference_counts(doc)]
-    if not rows:
-        return []
-    a, b = cell(doc["a"]["label"]), cell(doc["b"]["label"])
-    return [
-        "## Per-task differences",
-        "",
-        f"Each paired task's share of correct samples on {b} minus {a}'s: the difference is their mean, and the t "
-        "test asks whether it could be chance.",
-        "",
-        *_table(["difference", "tasks"], rows, "rr"),
-        "",
-    ]
-
-
-def _category_rows(doc: Mapping[str, Any], key: str = "by_category") -> list[list[str]]:
-    return [
-        [
-            cell(name),
-            str(c["n_paired"]),
-            pct(c["a_accuracy"]),
-            pct(c["b_accuracy"]),
-            points(c["diff"]),
-            points_interval(c["diff_ci_low"], c["diff_ci_high"]),
-            str(c["a_wins"]),
-            str(c["b_wins"]),
-            p_value(test_p(c)),
-            "yes" if c.get("significant") else "no",
-        ]
-        for name, c in sorted((doc.get(key) or {}).items())
-    ]
-
-
-def _category_header(doc: Mapping[str, Any]) -> list[str]:
-    a, b = cell(doc["a"]["label"]), cell(doc["b"]["label"])
-    return [
-        "category",
-        "paired",
-        a,
-        b,
-        "difference",
-        "95% interval",
-        f"{a} only" if not comparison_sampled(doc) else f"{a} higher",
-        f"{b} only" if not comparison_sampled(doc) else f"{b} higher",
-        test_header(doc),
-        "significant",
-    ]
-
-
-def _id_list(ids: Sequence[str]) -> str:
-    return ", ".join(cell(t, 80) for t in ids)
+    """The headline figures of a comparison, as lines (templates/_comparison_core.md.j2): what a comparison and
+    each of a matrix's comparisons lead with."""
+    text = render_macro("_comparison_core.md.j2", "comparison_core", blank_paired(doc))
+    return text.removesuffix("\n").split("\n")
 
 
 def comparison_markdown(doc: Mapping[str, Any]) -> str:
-    doc = blank_paired(doc)
-    a, b = doc["a"]["label"], doc["b"]["label"]
-    lines = [f"# Comparison: {cell(a)} vs {cell(b)}", "", *notices_md(doc), *comparison_core(doc), ""]
-    lines += [
-        f"- Paired tasks: {doc['n_paired']}. "
-        + (
-            f"Both sides re-scored with scorer {cell(doc.get('scorer_version'))}."
-            if doc.get("rescored")
-            else "Verdicts as recorded in the files (not re-scored)."
-        ),
-        f"- A: {cell(a)} ({cell(doc['a'].get('path'), 200)}{_tool_of(doc['a'])}); "
-        f"B: {cell(b)} ({cell(doc['b'].get('path'), 200)}{_tool_of(doc['b'])}).",
-        "",
-        *_settings_section([(a, doc["a"].get("settings")), (b, doc["b"].get("settings"))]),
-        "## By category",
-        "",
-        *_table(_category_header(doc), _category_rows(doc), "lrrrrrrrrl"),
-        "",
-    ]
-    if doc.get("by_type"):
-        header = ["task type", *_category_header(doc)[1:]]
-        lines += ["## By task type", "", *_table(header, _category_rows(doc, "by_type"), "lrrrrrrrrl"), ""]
-    lines += _type_details_md([(a, doc["a"].get("type_details")), (b, doc["b"].get("type_details"))])
-    lines += _differences_md(doc)
-    flips = doc.get("flips") or []
-    lines += [f"## Flipped tasks ({len(flips)})", ""]
-    if flips:
-        shares = comparison_sampled(doc)  # each side's share of correct samples (the answers are its first sample)
-        rows = [
-            [
-                cell(f["task_id"], 80),
-                cell(f.get("category")),
-                cell(f.get("expected"), 60),
-                cell(f.get("a_extracted"), 60),
-                cell(f.get("b_extracted"), 60),
-                cell(a if f["winner"] == "a" else b),
-                *([share_text(f.get("a_share")), share_text(f.get("b_share"))] if shares else []),
-            ]
-            for f in flips
-        ]
-        header = ["task", "category", "expected", f"{cell(a)} answered", f"{cell(b)} answered"]
-        header.append("higher share" if shares else "right")
-        if shares:
-            header += [f"{cell(a)} share right", f"{cell(b)} share right"]
-        lines += _table(header, rows)
-        if shares:
-            lines += ["", "With repeated samples a flip is a task whose share of correct samples differs; the answers "
-                      "shown are each side's first sample."]  # fmt: skip
-    else:
-        lines.append("No task is right on one side and wrong on the other.")
-    lines += ["", "## Tasks not paired", ""]
-    for key, text in (
-        ("only_in_a", f"Only in {cell(a)}"),
-        ("only_in_b", f"Only in {cell(b)}"),
-        ("unpaired_errors", "Failed on either side (left out of the pairing)"),
-    ):
-        ids = doc.get(key) or []
-        lines.append(f"- {text} ({len(ids)}): {_id_list(ids) if ids else 'none'}")
-    resources = doc.get("resources") or {}
-    if resources:
-        lines += [
-            "",
-            "## Tokens, latency and errors",
-            "",
-            *_resources_table([(a, resources.get("a")), (b, resources.get("b"))]),
-        ]
-        notes = _recorded_notes([(a, resources.get("a")), (b, resources.get("b"))])
-        if notes:
-            lines += ["", *notes]
-    serving = _serving_section([(a, doc["a"].get("serving")), (b, doc["b"].get("serving"))])
-    if serving:
-        lines += ["", *serving]
-    return "\n".join(lines).rstrip() + "\n"
+    return render("comparison.md.j2", **comparison_page(doc))
 
 
 def _type_details_md(sides: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
@@ -617,132 +459,8 @@ def _type_details_md(sides: Sequence[tuple[str, Mapping[str, Any] | None]]) -> l
     return ["", "## Each task type's own figures", "", *_table(["lane", "task type", "figures"], rows, "lll"), ""]
 
 
-def _tool_of(side: Mapping[str, Any]) -> str:
-    return f", {cell(side['tool'])} results" if side.get("tool") else ""
-
-
-def _recorded_notes(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[str]:
-    return [f"- Only {', '.join(cell(h) for h in have)} recorded {name}." for name, have in partly_recorded(columns)]
-
-
 # --- Matrix -------------------------------------------------------------------------------------------
 
 
-UNRANKED_LAST = "; a lane not ranked (#: —) comes last, and the notices above say why."
-
-
 def matrix_markdown(doc: Mapping[str, Any]) -> str:
-    doc = blank_matrix(doc)
-    lanes = doc.get("lanes") or []
-    lines = [
-        f"# Matrix: {cell(doc.get('folder'), 200)}",
-        "",
-        *notices_md(doc),
-        f"{len(lanes)} lanes; baseline **{cell(doc.get('baseline'))}**. Best first"
-        + (UNRANKED_LAST if any(lane.get("not_ranked") for lane in lanes) else "."),
-        "",
-        "## Leaderboard",
-        "",
-    ]
-    serving_columns = bool(serving_recorded_by([(lane["label"], lane.get("serving")) for lane in lanes]))
-    sampled = any(is_sampled(lane) for lane in lanes)  # a column of each lane's k, and avg@k for its accuracy
-    rows = []
-    for position, lane in enumerate(lanes, start=1):
-        res = lane.get("resources") or {}
-        speed = serving_cells(lane.get("serving"))
-        name = cell(lane["label"])
-        if lane["label"] == doc.get("baseline"):
-            name += " (baseline)"
-        if lane.get("missing"):
-            name += f" (incomplete: {lane['missing']} missing)"
-        rows.append(
-            [
-                rank_of(lane, position),
-                name,
-                f"**{pct(lane['accuracy'])}**",
-                interval(lane.get("ci_low"), lane.get("ci_high")),
-                *([str(samples_per_task(lane))] if sampled else []),
-                correct_of(lane),
-                str(wrong_answers(lane)),
-                str(lane.get("no_answer", 0)),
-                str(lane.get("errors", 0)),
-                str(lane.get("truncated", 0)),
-                resource_value(res.get("completion_tokens"), "p50", True),
-                resource_value(res.get("latency_s"), "p50", False),
-                *(
-                    [speed["requests_per_s"], speed["output_tokens_per_s"], speed["ttft_p50"]]
-                    if serving_columns
-                    else []
-                ),
-            ]
-        )
-    header = [
-        "#",
-        "lane",
-        "accuracy (avg@k)" if sampled else "accuracy",
-        "95% interval",
-        *(["samples per task"] if sampled else []),
-        "correct",
-        "wrong",
-        "no answer",
-        "errors",
-        "truncated",
-        "completion tokens (median)",
-        "latency (median)",
-    ]
-    if serving_columns:
-        header += ["requests/s", "output tokens/s", "time to first token (median)"]
-    lines += _table(header, rows, "rl" + "r" * (len(header) - 2))
-    if serving_columns:
-        lines += ["", SERVING_NOTE]
-        for lane in lanes:
-            endpoints = _endpoints_table(lane.get("serving"))
-            if endpoints:
-                lines += ["", f"### Per endpoint: {cell(lane['label'])}", "", *endpoints]
-    settings = _settings_section([(lane["label"], lane.get("settings")) for lane in lanes])
-    if settings:
-        lines += ["", *settings[:-1]]
-    for key, title, head in (("by_category", "category", "category"), ("by_type", "task type", "task type")):
-        scopes = sorted({c for lane in lanes for c in (lane.get(key) or {})})
-        if scopes:
-            lines += ["", f"## Accuracy by {title}", ""]
-            rows = [
-                [cell(c), *[pct(lane[key][c]["accuracy"]) if c in (lane.get(key) or {}) else "—" for lane in lanes]]
-                for c in scopes
-            ]
-            lines += _table([head, *[cell(lane["label"]) for lane in lanes]], rows, "l" + "r" * len(lanes))
-    lines += _type_details_md([(lane["label"], lane.get("type_details")) for lane in lanes])
-    if sampled:
-        lines += ["", "With samples per task above 1 the accuracy is avg@k; correct counts samples."]
-    if methods := interval_methods_note(lanes):
-        lines += ["", methods]
-    comparisons = doc.get("comparisons") or []
-    if comparisons:
-        rows = [[cell(row[0]), *row[1:]] for row in resolved_rows(doc)]
-        lines += [
-            "",
-            "## Which differences are resolved",
-            "",
-            cell(resolved_sentence(doc), 2000),
-            "",
-            *_table(list(RESOLVED_HEADER), rows, "lrrrlr"),
-            "",
-            RESOLVED_NOTE,
-        ]
-    lines += ["", "## Against the baseline", ""]
-    if not comparisons:
-        lines.append("Only one lane: nothing to compare.")
-    for comp in comparisons:
-        lines += [
-            f"### {cell(comp['b']['label'])} vs {cell(comp['a']['label'])}",
-            "",
-            *comparison_core(comp),
-            f"- Flipped tasks: {len(comp.get('flips') or [])}; not paired: "
-            f"{len(comp.get('only_in_a') or []) + len(comp.get('only_in_b') or [])} "
-            f"(+{len(comp.get('unpaired_errors') or [])} failed requests).",
-            "",
-        ]
-        significant = [name for name, c in sorted((comp.get("by_category") or {}).items()) if c.get("significant")]
-        if significant:
-            lines += [f"- Categories with a significant difference: {', '.join(cell(s) for s in significant)}.", ""]
-    return "\n".join(lines).rstrip() + "\n"
+    return render("matrix.md.j2", **matrix_page(doc))
