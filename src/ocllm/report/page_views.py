@@ -11,25 +11,47 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ocllm.report.task_views import changed
 from ocllm.report.wording import (
+    PASS_AT_K_NOTE,
+    RESOURCE_FIGURES,
+    accuracy_name,
+    agreeing_tasks,
+    blank_figures,
     blank_matrix,
     blank_paired,
+    category_stderr_larger,
+    category_stderr_sentence,
+    count,
     difference_counts,
     endpoint_rows,
+    in_sample_order,
     interval_methods_note,
+    interval_name,
     is_sampled,
     partly_recorded,
+    pass_at_k_rows,
+    pct,
+    pooled_verdicts_note,
     resolved_rows,
     resolved_sentence,
     resource_rows,
     resource_value,
     samples_per_task,
+    says_changed,
     scored,
     serving_cells,
     serving_recorded_by,
     serving_rows,
     settings_rows,
+    stderr_points,
+    task_shares,
+    truncated_kpi,
+    truncated_text,
     type_detail_rows,
+    type_rows,
+    type_tables,
+    verdict_scope_rows,
     wrong_answers,
 )
 
@@ -155,4 +177,116 @@ def matrix_page(doc: Mapping[str, Any]) -> dict[str, Any]:
         "scorer_version": ", ".join(sorted(versions)),
         "settings_rows": settings_table([(lane["label"], lane.get("settings")) for lane in lanes_in]),
         "type_details_rows": type_detail_rows([(lane["label"], lane.get("type_details")) for lane in lanes_in]),
+    }
+
+
+def _run_resource_rows(resources: Mapping[str, Any] | None) -> list[list[str]]:
+    """One run's distributions as rows: figure, tasks that recorded it, mean, median, 95th percentile."""
+    rows = []
+    for key, name, integer in RESOURCE_FIGURES:
+        dist = (resources or {}).get(key)
+        if not dist:
+            rows.append([name, "not recorded", "", "", ""])
+            continue
+        rows.append(
+            [name, count(dist.get("n")), *[resource_value(dist, stat, integer) for stat in ("mean", "p50", "p95")]]
+        )
+    return rows
+
+
+def _breakdown(counts: Mapping[str, int], by_name: bool) -> list[tuple[str, int, float]]:
+    """(name, count, share) by count, most first; ties by name, or in the order recorded (sorted is stable)."""
+    total = sum(counts.values()) or 1
+    if by_name:
+        return [(name, n, n / total) for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return [(name, n, n / total) for name, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+
+
+def sampled_view(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """What the run page says of repeated samples: k, the pass@k rows and maj@k, the clustered standard errors
+    (the category one where it is larger), and the tasks whose samples agree."""
+    k = samples_per_task(summary)
+    figures = [
+        ("samples per task", str(k)),
+        ("tasks scored", str(summary.get("tasks_scored", 0))),
+        ("standard error, clustered on tasks", stderr_points(summary.get("accuracy_stderr"))),
+    ]
+    if category_stderr_larger(summary, "accuracy_stderr", "accuracy_stderr_category"):
+        figures.append(("standard error, clustered on categories", stderr_points(summary["accuracy_stderr_category"])))
+    figures.append(("tasks whose samples all agree", f"{agreeing_tasks(summary)} of {len(task_shares(summary))}"))
+    return {
+        "k": k,
+        "name": accuracy_name(summary),
+        "curve": [
+            *((f"pass@{j}", pct(v)) for j, v in pass_at_k_rows(summary)),
+            (f"maj@{k}", pct(summary.get("majority_at_k"))),
+        ],
+        "figures": figures,
+        "note": PASS_AT_K_NOTE,
+        "category_note": category_stderr_sentence(summary, "accuracy_stderr", "accuracy_stderr_category"),
+        # What was computed: the clustered t interval, or the Wilson fallback where every task's share is the same.
+        "interval_name": summary.get("ci_method") or interval_name(True),
+    }
+
+
+
+
+def run_page(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A run page's view: the summary blanked where nothing was scored, with its defaults; the tasks in the order
+    the page lists them; the tables' rows."""
+    summary = with_defaults(blank_figures(doc["summary"]), {**FIGURE_DEFAULTS, "complete": True, "by_category": {}})
+    summary["by_category"] = {k: with_defaults(v, FIGURE_DEFAULTS) for k, v in summary["by_category"].items()}
+    scorer = with_defaults(
+        summary.get("scorer") or {},
+        {"version": None, "conflict_policy": None, "allow_reasoning_fallback": False, "think_prefilled": False},
+    )
+    sampled = is_sampled(summary)
+    tasks = doc.get("tasks") or []
+    if sampled:  # each record is one sample: listed under its task, sample 0 first
+        tasks = in_sample_order(tasks)
+    serving = summary.get("serving")
+    label = str(doc.get("label", "run"))
+    breakdowns = {
+        key: {
+            # The HTML page breaks ties by name, the Markdown keeps the order the summary recorded them in.
+            "by_count_then_name": _breakdown(counts, by_name=True),
+            "by_count_as_recorded": _breakdown(counts, by_name=False),
+        }
+        for key, counts in (
+            ("method", summary.get("by_method") or {}),
+            ("source", summary.get("by_source") or {}),
+            ("ambiguity", summary.get("by_ambiguity") or {}),
+        )
+    }
+    return {
+        "doc": with_defaults(doc, {"label": "run", "tool": None, "tool_verdicts": None}),
+        # The title of the Markdown report: a document without a label shows none there.
+        "label_as_given": doc.get("label"),
+        "summary": summary,
+        "scorer": scorer,
+        "scored": scored(summary),
+        "source": with_defaults(
+            doc.get("source") or {}, {"path": None, "model": None, "requested_model": None, "origin": None}
+        ),
+        "notices": doc.get("notices") or [],
+        # From the summary as written: the defaults above would turn a truncation not recorded (None) into 0.
+        "truncated": truncated_kpi(doc["summary"]),
+        "truncated_text": truncated_text(doc["summary"]),
+        "verdict_scopes": verdict_scope_rows(doc["summary"]),
+        "pooled_note": pooled_verdicts_note(doc["summary"]),
+        "says_changed": says_changed(doc),
+        "tasks": tasks,
+        # A decision the scorer changed from the input's verdict: in the order listed, and as the document holds them.
+        "changed_tasks": [t for t in tasks if changed(t)],
+        "changed_as_recorded": [t for t in doc.get("tasks") or [] if changed(t)],
+        "failed_tasks": [t for t in tasks if t.get("error")],
+        "sampled": sampled_view(summary) if sampled else None,
+        "type_rows": type_rows(summary),
+        "type_tables": type_tables(summary),
+        "breakdowns": breakdowns,
+        "resource_distribution_rows": _run_resource_rows(doc.get("resources")),
+        "resource_rows": resource_rows([(label, doc["resources"])]) if doc.get("resources") else [],
+        "serving_rows": serving_rows([(label, serving)]) if serving else [],
+        "endpoint_rows": endpoint_rows(serving),
+        "settings_rows": settings_table([(label, doc.get("settings"))]),
     }
