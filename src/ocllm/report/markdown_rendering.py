@@ -12,26 +12,34 @@ import jinja2
 
 from ocllm.report.markdown_escaping import cell, table, table_head
 from ocllm.report.wording import (
+    AGREEMENT_NOTE,
     ENDPOINT_HEADER,
     RESOLVED_HEADER,
     RESOLVED_NOTE,
+    SERVING_MISSING,
     SERVING_NOTE,
     category_stderr_sentence,
     comparison_sampled,
     correct_of,
     diff_interval_name,
+    expected_text,
+    extracted_text,
     interval,
     mde_sentence,
     p_value,
+    pass_at,
     pct,
     points,
     points_interval,
     rank_of,
+    scored,
     share_text,
     stderr_points,
     test_header,
     test_p,
     test_text,
+    verdict_of,
+    wrong_answers,
 )
 
 
@@ -53,6 +61,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(cell=cell, pct=pct, points=points, stderr=stderr_points, p_value=p_value, share=share_text)
+    env.filters.update(scored=scored)
     env.globals.update(
         # A table whose rows a template writes itself starts with `head`; `table` writes rows given whole.
         head=lambda header, align=None: "\n".join(table_head(header, align)),
@@ -72,6 +81,13 @@ def environment() -> jinja2.Environment:
         endpoint_header=ENDPOINT_HEADER,
         resolved_header=RESOLVED_HEADER,
         resolved_note=RESOLVED_NOTE,
+        serving_missing=SERVING_MISSING,
+        agreement_note=AGREEMENT_NOTE,
+        pass_at=pass_at,
+        wrong_answers=wrong_answers,
+        verdict_of=verdict_of,
+        expected_text=expected_text,
+        extracted_text=extracted_text,
     )
     return env
 

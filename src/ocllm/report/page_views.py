@@ -2,8 +2,8 @@
 
 A view holds figures and the rows of tables (already in the shared words of `wording`), never the words of one
 format: each template says them its own way (the HTML page as cards and badges, the Markdown as tables and
-lists). What only one format draws is added by its renderer: the charts, the lanes' colours and the page script
-by `html`, nothing so far by `markdown`.
+lists). What only one format draws is added by its renderer: the charts, the lanes' colours, the tasks' views and
+the page script by `html`; each task's evidence in words by `markdown`.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from ocllm.report.wording import (
     serving_recorded_by,
     serving_rows,
     settings_rows,
+    share_counts,
     stderr_points,
     task_shares,
     truncated_kpi,
@@ -224,6 +225,9 @@ def sampled_view(summary: Mapping[str, Any]) -> dict[str, Any]:
         "figures": figures,
         "note": PASS_AT_K_NOTE,
         "category_note": category_stderr_sentence(summary, "accuracy_stderr", "accuracy_stderr_category"),
+        "agreeing": agreeing_tasks(summary),
+        "tasks": len(task_shares(summary)),
+        "share_counts": share_counts(summary),
         # What was computed: the clustered t interval, or the Wilson fallback where every task's share is the same.
         "interval_name": summary.get("ci_method") or interval_name(True),
     }
