@@ -23,10 +23,13 @@ def cell(text: object, limit: int = 120) -> str:
     return s.replace("|", r"\|")
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> list[str]:
-    """A GitHub table's lines; `align` is one letter per column (l, r or c). Its cells are escaped already."""
+def table_head(header: Sequence[str], align: str | None = None) -> list[str]:
+    """A GitHub table's header and separator lines; `align` is one letter per column (l, r or c)."""
     marks = {"l": ":---", "r": "---:", "c": ":---:"}
     sep = [marks[a] for a in align] if align else ["---"] * len(header)
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
+    return ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> list[str]:
+    """A GitHub table's lines; `align` is one letter per column (l, r or c). Its cells are escaped already."""
+    return [*table_head(header, align), *("| " + " | ".join(row) + " |" for row in rows)]

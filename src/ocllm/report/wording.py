@@ -568,6 +568,12 @@ def pass_at_k_rows(figures: Mapping[str, Any]) -> list[tuple[int, float]]:
     return sorted((int(j), float(v)) for j, v in curve.items())
 
 
+def pass_at(figures: Mapping[str, Any], k: int) -> float | None:
+    """A scope's pass@k at the run's k (a category's, a type's); None where it was not computed."""
+    value = (figures.get("pass_at_k") or {}).get(str(k))
+    return float(value) if isinstance(value, int | float) else None
+
+
 def task_shares(summary: Mapping[str, Any]) -> list[float]:
     """Each task's share of correct samples (summary.by_task), in task order."""
     return [float(t["share"]) for t in (summary.get("by_task") or {}).values()]
