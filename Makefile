@@ -26,8 +26,10 @@ lock:
 	  .lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^ocllm=='; } > requirements.lock
 	rm -rf .lock-venv
 
+# ruff, then the import contract of pyproject.toml ([tool.importlinter]: dependencies point down), about a second.
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/lint-imports
 
 # The HTML reports are tested in a real headless browser: Debian's chromium, installed when missing.
 browser:

@@ -2,8 +2,8 @@
 
     PYTHONPATH=src .venv/bin/python bench/bench_final_pass.py [N_RECORDS] [--chunk K]
 
-The final scoring (runner.py: score_run_dir) reads back from the spool every decision the run took as its answers
-arrived, so after a run that was not resumed it decides nothing; it decides afresh only the tasks of an earlier
+The final scoring (analysis/rescore.py: score_run_dir) reads back from the spool every decision the run took as its
+answers arrived, so after a run that was not resumed it decides nothing; it decides afresh only the tasks of an earlier
 invocation (`--resume`), as `ocllm rescore` decides every task. This times deciding N records (bench_scoring's
 realistic MCQ mix, default 20,000) (a) in this process, one after another, as the final pass does, and (b) in
 worker processes (`DEFAULT_WORKERS`, the "forkserver" context, as the pool starts them), handed over K at a time

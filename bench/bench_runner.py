@@ -23,6 +23,7 @@ from pathlib import Path
 import aiohttp
 from loopback import wait_until_serving
 
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.prompting import request_body
@@ -110,7 +111,8 @@ def main() -> None:
                 start = time.perf_counter()
                 with open(os.devnull, "w") as devnull:
                     run_lane(
-                        lane, out, progress=lambda label, total, done: RunProgress(label, total, done, stream=devnull)
+                        lane, out, progress=lambda label, total, done: RunProgress(label, total, done, stream=devnull),
+                        score=score_run_dir,
                     )
                 harness = time.perf_counter() - start
                 print(f"{concurrency:>11} {n / harness:>10.0f}/s {n / bare:>11.0f}/s {harness / bare - 1:>8.0%}")

@@ -89,7 +89,7 @@ def print_profile(path: Path, top: int = 15) -> None:
     inner = [row for row in rows if row[0] > 3 and not row[3].startswith(LOOP_PLUMBING)]
     cum = {name: ct for _, _, ct, name in rows}
     run_lane = next(ct for name, ct in cum.items() if name.startswith("runner.py:") and "(run_lane)" in name)
-    scoring = next(ct for name, ct in cum.items() if name.startswith("runner.py:") and "(score_run_dir)" in name)
+    scoring = next(ct for name, ct in cum.items() if name.startswith("rescore.py:") and "(score_run_dir)" in name)
     print(
         f"\nphases under cProfile: {total:.2f} s in all; run_lane {run_lane:.2f} s = the requests (event loop, "
         f"live scoring included) {run_lane - scoring:.2f} s + final scoring {scoring:.2f} s; "

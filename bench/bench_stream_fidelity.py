@@ -53,6 +53,7 @@ from aiohttp import web
 from bench_runner import write_suite
 from loopback import FORMAT_EXAMPLES, free_port, machine, reasoning_text, wait_until_serving
 
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.run.decision_pool import DEFAULT_WORKERS, DecisionPool
 from ocllm.run.decision_spool import EncodedDecision, encode
@@ -239,6 +240,7 @@ def ocllm_main(base: str, suite: str, out: str, concurrency: int, heavy_ms: floa
         run_lane(
             lane, Path(out), progress=lambda label, total, done: RunProgress(label, total, done, stream=devnull),
             decisions=pool,
+            score=score_run_dir,
         )  # fmt: skip
         if profiler is not None:
             profiler.disable()

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.models import Decision, Policy, Sample
 from ocllm.scoring import decide
+from ocllm.scoring.mcq.fields import McqTask
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_AUDIT = REPO.parent / "shared" / "fixtures" / "audit"
@@ -28,7 +29,7 @@ def mcq(
 ) -> Decision:
     """Score one MCQ response against a task with `n_options` options."""
     opts = options or [f"option {i}" for i in range(n_options)]
-    task = Task(id="t1", type="mcq", question="q", options=opts, answer=answer, category="reasoning", prompt=prompt)
+    task = McqTask(id="t1", question="q", options=opts, answer=answer, category="reasoning", prompt=prompt)
     sample = Sample(task_id="t1", content=content, reasoning=reasoning, finish_reason=finish_reason)
     return decide(task, sample, Policy(**policy))
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.scoring import decide, mcq, task_types
 from ocllm.scoring.mcq import prompt as mcq_prompt
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.task_type import Message, PromptSettings, TaskType
 
 SYSTEM = "You answer multiple-choice questions with one letter."
@@ -29,9 +30,15 @@ def fewshot_prompt(task: Task, settings: PromptSettings) -> list[Message]:
     ]
 
 
+class FewshotTask(McqTask, tag="fewshot_mcq"):
+    """An MCQ task of the few-shot room: the same fields under the room's own tag."""
+
+
 FEWSHOT = TaskType(
     name="fewshot_mcq",
     label="few-shot multiple choice",
+    task_struct=FewshotTask,
+    decision_type=mcq.TASK_TYPE.decision_type,
     decide=mcq.TASK_TYPE.decide,
     check_suite_line=mcq.TASK_TYPE.check_suite_line,
     saved_task_fields=mcq.TASK_TYPE.saved_task_fields,
@@ -42,17 +49,18 @@ FEWSHOT = TaskType(
     required_placeholders=("question", "options"),
     prompt=fewshot_prompt,
     option_count=mcq.TASK_TYPE.option_count,
+    simulated_answer=mcq.TASK_TYPE.simulated_answer,  # the simulator answers it as it answers mcq tasks
 )
 
 
 @contextmanager
 def registered() -> Iterator[TaskType]:
     """The room in the registry for the block's time (this process only)."""
-    task_types.TASK_TYPES[FEWSHOT.name] = FEWSHOT
+    task_types.register(FEWSHOT)
     try:
         yield FEWSHOT
     finally:
-        del task_types.TASK_TYPES[FEWSHOT.name]
+        task_types.unregister(FEWSHOT.name)
 
 
 def decide_registered(task: Task, sample: Sample, policy: Policy) -> Decision:

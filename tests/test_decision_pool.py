@@ -17,12 +17,14 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.models import Decision, Policy, Sample, Task, as_sent
 from ocllm.run.decision_pool import DecisionPool
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.runner import run_lane
 from ocllm.scoring import decide
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import load_suite, shipped_suites
 
@@ -98,7 +100,7 @@ def _jobs(questions: list[str]) -> list[tuple[Task, Sample, Policy]]:
     """One MCQ task per question, each with an answer that states a letter among format examples."""
     jobs = []
     for i, question in enumerate(questions):
-        task = Task(id=f"t{i}", type="mcq", question=question, options=["1", "2", "3", "4"], answer="B", category="c")
+        task = McqTask(id=f"t{i}", question=question, options=["1", "2", "3", "4"], answer="B", category="c")
         content = f"Not 'FINAL: A' nor 'Answer: (C)'.\n\nFINAL: {'ABCD'[i % 4]}"
         jobs.append((task, Sample(task_id=task.id, content=content), Policy()))
     return jobs
@@ -116,7 +118,7 @@ def sim() -> Iterator[SimServer]:
 @pytest.mark.parametrize("suite", sorted(shipped_suites()))
 def test_the_pools_decisions_equal_in_process_ones(sim: SimServer, tmp_path: Path, suite: str) -> None:
     run = tmp_path / "run"
-    run_lane(lane(sim.base_url, suite, concurrency=8), run, progress=quiet)
+    run_lane(lane(sim.base_url, suite, concurrency=8), run, progress=quiet, score=score_run_dir)
     tasks = {task.id: task for task in load_suite(suite).tasks}
     samples = samples_of(run)
     assert len(samples) == len(tasks)
@@ -144,7 +146,7 @@ def test_the_event_loop_reads_other_answers_while_a_decision_runs(tmp_path: Path
     questions = [f"wait for 12 lines in {run / 'samples.jsonl'}"] + [f"What is {i} + 1?" for i in range(11)]
     path = write_suite(tmp_path / "suite.jsonl", questions)
     with SimServer(SimConfig(suites=(path,))) as server, DecisionPool(2, decider=waiting_decide) as pool:
-        result = run_lane(lane(server.base_url, str(path)), run, progress=quiet, decisions=pool)
+        result = run_lane(lane(server.base_url, str(path)), run, progress=quiet, decisions=pool, score=score_run_dir)
     assert result.summary.total == 12 and result.summary.missing == 0
     first = json.loads((run / "metrics.json").read_text())["tasks"][0]
     assert first["task_id"] == "t0"
@@ -159,7 +161,9 @@ def test_a_worker_that_dies_neither_hangs_nor_loses_the_run(tmp_path: Path) -> N
     run = tmp_path / "run"
     # One request at a time, so one decision at a time: a worker's death takes down no other task's decision.
     with SimServer(SimConfig(suites=(path,))) as server, DecisionPool(2, decider=crashing_decide) as pool:
-        result = run_lane(lane(server.base_url, str(path), concurrency=1), run, progress=quiet, decisions=pool)
+        result = run_lane(
+            lane(server.base_url, str(path), concurrency=1), run, progress=quiet, decisions=pool, score=score_run_dir,
+        )
         # "crash always" killed its worker twice and was given up; "crash once" killed it once and was decided.
         assert marker.exists() and pool.restarts == 3 and pool.lost == 1
     assert result.summary.total == 20 and result.summary.missing == 0 and result.summary.errors == 0

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.run.decision_spool import DecisionSpool
 from ocllm.scoring import decide
+from ocllm.scoring.mcq.fields import McqTask
 
 
 def test_decisions_come_back_equal_and_the_file_is_anonymous(tmp_path: Path) -> None:
-    task = Task(id="t1", type="mcq", options=["1", "2", "3", "4"], answer="B", category="c")
+    task = McqTask(id="t1", options=["1", "2", "3", "4"], answer="B", category="c")
     outputs = ["FINAL: A\n\nOn reflection: FINAL: B", "The answer is (C). 3", "", "\\boxed{D}"]
     # Two samples of each task: the spool tells them apart by their index.
     decisions = {
@@ -35,7 +36,7 @@ def test_decisions_come_back_equal_and_the_file_is_anonymous(tmp_path: Path) -> 
 def test_reads_between_adds_leave_the_next_add_at_the_end(tmp_path: Path) -> None:
     # An add appends without moving the file's position (a seek would flush the buffer each time); a read moves
     # it, and the next add must still land at the end, not over a decision read back.
-    task = Task(id="t", type="mcq", options=["1", "2", "3", "4"], answer="B", category="c")
+    task = McqTask(id="t", options=["1", "2", "3", "4"], answer="B", category="c")
     texts = ["FINAL: A", "FINAL: B", "Answer: (C)", "\\boxed{D}", "no answer at all"]
     decisions = [decide(task, Sample(task_id="t", sample=i, content=text), Policy()) for i, text in enumerate(texts)]
     with DecisionSpool(tmp_path) as spool:

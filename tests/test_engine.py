@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.errors import OcllmError
 from ocllm.models import Sample
 from ocllm.run.engine import AttemptWatch, Engine, EngineStart, Send
@@ -112,7 +113,14 @@ def test_a_lane_runs_end_to_end_through_another_engine(tmp_path: Path) -> None:
     assert isinstance(engine, Engine)  # the protocol's methods, checked at run time too
     out = tmp_path / "run"
     said: list[str] = []
-    result = run_lane(lane(write_suite(tmp_path / "s.jsonl")), out, progress=quiet, announce=said.append, engine=engine)
+    result = run_lane(
+        lane(write_suite(tmp_path / "s.jsonl")),
+        out,
+        progress=quiet,
+        announce=said.append,
+        engine=engine,
+        score=score_run_dir,
+    )
 
     assert engine.events == ["check", "open", "closed"]
     assert said == ["answers come from a dict"]
@@ -145,9 +153,9 @@ def test_a_lane_runs_end_to_end_through_another_engine(tmp_path: Path) -> None:
 def test_retrying_errors_sends_only_the_failed_task_again_through_the_engine(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "s.jsonl")
     out = tmp_path / "run"
-    run_lane(lane(suite), out, progress=quiet, engine=DictEngine(ANSWERS))
+    run_lane(lane(suite), out, progress=quiet, engine=DictEngine(ANSWERS), score=score_run_dir)
     second = DictEngine({**ANSWERS, "airspeed": "FINAL: C"})
-    result = run_lane(lane(suite), out, progress=quiet, retry_errors=True, engine=second)
+    result = run_lane(lane(suite), out, progress=quiet, retry_errors=True, engine=second, score=score_run_dir)
     assert len(second.bodies) == 1 and "airspeed" in second.bodies[0]["messages"][-1]["content"]
     assert (result.ran, result.summary.correct, result.summary.errors) == (1, 3, 0)
 
@@ -156,7 +164,7 @@ def test_an_engine_that_refuses_the_lane_stops_it_before_anything_is_written(tmp
     engine = DictEngine(ANSWERS, refuse="lane 'dict': the model is not loaded")
     out = tmp_path / "run"
     with pytest.raises(OcllmError, match="the model is not loaded"):
-        run_lane(lane(write_suite(tmp_path / "s.jsonl")), out, progress=quiet, engine=engine)
+        run_lane(lane(write_suite(tmp_path / "s.jsonl")), out, progress=quiet, engine=engine, score=score_run_dir)
     assert engine.events == ["check"]  # never opened
     assert not (out / "samples.jsonl").exists() and not (out / "manifest.json").exists()
 

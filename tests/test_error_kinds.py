@@ -20,6 +20,7 @@ import msgspec
 import pytest
 from faultserver import Behaviour, Drop, FaultServer, Hang, Reply, Stream, free_port, sse
 
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
 from ocllm.files.atomic import read_samples
 from ocllm.models import ErrorKind, Sample
@@ -253,7 +254,7 @@ def test_every_kind_is_written_to_samples_jsonl(tmp_path: Path) -> None:
             max_attempts=1,
             timeout_s=0.5,
         )
-        result = run_lane(lane, tmp_path / "run", progress=quiet)
+        result = run_lane(lane, tmp_path / "run", progress=quiet, score=score_run_dir)
     assert (result.summary.errors, result.summary.total) == (len(failures), 10)
     lines = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
     written = [(s["error_kind"], s["error_status"]) if "error_status" in s else (s["error_kind"],) for s in lines[:8]]

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import io
 
-from ocllm.models import Sample, Task
+from ocllm.models import Sample
 from ocllm.run.execute import Job, execute
 from ocllm.run.progress import RunProgress
+from ocllm.scoring.mcq.fields import McqTask
 
 
 def test_every_task_goes_through_the_dispatcher_once_within_the_concurrency() -> None:
-    tasks = [Task(id=f"t{i}", type="mcq", options=["a", "b"], answer="A") for i in range(25)]
+    tasks = [McqTask(id=f"t{i}", options=["a", "b"], answer="A") for i in range(25)]
     in_flight, most, finished = 0, 0, []
 
     async def dispatch(job: Job) -> Sample:
@@ -37,7 +38,7 @@ def test_every_task_goes_through_the_dispatcher_once_within_the_concurrency() ->
 def test_every_sample_comes_back_marked_with_its_job_s_index() -> None:
     # A dispatcher knows nothing of samples (it sends a request and returns what came back): the loop marks each
     # sample with its job's index, so that k samples of one task are told apart whoever dispatched them.
-    task = Task(id="t", type="mcq", options=["a", "b"], answer="A")
+    task = McqTask(id="t", options=["a", "b"], answer="A")
     marked: list[tuple[int, int]] = []
 
     async def dispatch(job: Job) -> Sample:

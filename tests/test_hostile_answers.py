@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ocllm.cli import main
+from ocllm.scoring.math.fields import MathTask
+from ocllm.scoring.mcq.fields import McqTask
 
 
 def rescore(tmp_path: Path, records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -241,14 +243,14 @@ def test_hostile_statements_end_with_a_recorded_verdict_within_a_cpu_time_limit(
 def test_the_bounds_on_statements_hold_at_their_values_exactly() -> None:
     # Counted, not timed: a region at the bound is read and decided; one place more, or one character more of
     # statements, and it is not read.
-    from ocllm.models import Policy, Sample, Task
+    from ocllm.models import Policy, Sample
     from ocllm.scoring.math import decide_math
     from ocllm.scoring.math.statements import MAX_STATED_CHARS, MAX_STATEMENT_PLACES
     from ocllm.scoring.mcq.decide import decide_mcq
     from ocllm.scoring.mcq.statements import MAX_STATEMENT_PLACES as MCQ_PLACES
 
     def math(content: str) -> Any:
-        task = Task(id="m", type="math", question="q", answer="42", category="c")
+        task = MathTask(id="m", question="q", answer="42", category="c")
         return decide_math(task, Sample(task_id="m", content=content, finish_reason="stop"), Policy())
 
     at_bound = "\\boxed{1}" * (MAX_STATEMENT_PLACES - 1) + "\\boxed{42}"
@@ -261,7 +263,7 @@ def test_the_bounds_on_statements_hold_at_their_values_exactly() -> None:
     assert past.rule == "too_many_statements" and past.correct is False
     assert f"reading stopped at {MAX_STATED_CHARS + 1:,}" in past.reason
 
-    task = Task(id="q", type="mcq", question="q", options=["w", "x"], answer="A", category="c")
+    task = McqTask(id="q", question="q", options=["w", "x"], answer="A", category="c")
     for claims, rule in ((MCQ_PLACES, "final_statement"), (MCQ_PLACES + 1, "too_many_statements")):
         decision = decide_mcq(task, Sample(task_id="q", content="FINAL: A\n" * claims, finish_reason="stop"), Policy())
         assert decision.rule == rule and decision.correct is (rule == "final_statement")
@@ -272,7 +274,7 @@ def test_the_bounds_on_statements_hold_at_their_values_exactly() -> None:
         decision = decide_mcq(task, sample, Policy(allow_reasoning_fallback=True))
         assert decision.rule == rule and decision.correct is (rule == "final_statement")
         assert f"the reasoning was not read: it holds {MCQ_PLACES + 1:,} places" in decision.reason
-    task = Task(id="m", type="math", question="q", answer="42", category="c")
+    task = MathTask(id="m", question="q", answer="42", category="c")
     sample = Sample(task_id="m", content="", reasoning="\\boxed{42}" * (MAX_STATEMENT_PLACES + 1), finish_reason="stop")
     decision = decide_math(task, sample, Policy(allow_reasoning_fallback=True))
     assert decision.rule == "too_many_statements" and decision.correct is False
@@ -287,9 +289,10 @@ def test_statements_in_thousands_of_pieces_are_placed_by_bisection(tmp_path: Pat
     import sys
 
     code = (
-        "from ocllm.models import Policy, Sample, Task\n"
+        "from ocllm.models import Policy, Sample\n"
+        "from ocllm.scoring.math.fields import MathTask\n"
         "from ocllm.scoring.math import decide_math\n"
-        "task = Task(id='m', type='math', question='q', answer='1', category='c')\n"
+        "task = MathTask(id='m', question='q', answer='1', category='c')\n"
         "content = '<think>a</think>\\\\boxed{1}' * 9_999\n"
         "d = decide_math(task, Sample(task_id='m', content=content, finish_reason='stop'), Policy())\n"
         "print(d.rule, d.correct, d.candidates[-1].text, d.candidates[-1].start)\n"

@@ -22,6 +22,7 @@ from ocllm.importers import Selection, import_tasks
 from ocllm.importers.bounds import DEFAULT_BOUNDS, MB, Bounds
 from ocllm.importers.sampling import SeededSample
 from ocllm.models import Task
+from ocllm.scoring.math.fields import MathTask
 
 GSM8K = {"question": "What is 1 + 1?", "answer": "1 + 1 = 2\n#### 2"}
 
@@ -275,7 +276,7 @@ def reference_sample(tasks: list[Task], seed: int, per_category: int | None, lim
 def test_the_streamed_sample_is_the_sample_of_every_task(seed: int) -> None:
     rng = random.Random(seed)
     sizes = {"algebra": 300, "geometry": 40, "number theory": 7, "one": 1}
-    tasks = [Task(id=f"t/{name}/{i}", type="math", question="q", answer="1", category=name)
+    tasks = [MathTask(id=f"t/{name}/{i}", question="q", answer="1", category=name)
              for name, size in sizes.items() for i in range(size)]  # fmt: skip
     rng.shuffle(tasks)
     for per_category, limit in [(1, None), (5, None), (50, None), (None, 1), (None, 10), (None, 77), (None, 1000)]:

@@ -19,6 +19,7 @@ from test_import import write_jsonl
 
 from ocllm.cli import main
 from ocllm.models import Task
+from ocllm.scoring.instructions.fields import InstructionsTask
 from ocllm.suites import load_suite
 
 Row = dict[str, Any]
@@ -62,7 +63,7 @@ def hf_row(key: int) -> Row:
 
 
 def expected(key: int) -> Task:
-    return Task(id=f"ifeval/{key}", type="instructions", question=PROMPTS[key],
+    return InstructionsTask(id=f"ifeval/{key}", question=PROMPTS[key],
                 instructions=[{"id": "punctuation:no_comma", "kwargs": {}}], category="ifeval")  # fmt: skip
 
 
@@ -71,7 +72,7 @@ def run_import(paths: list[Path], out: Path, *flags: str) -> int:
 
 
 def suite(path: Path) -> list[Task]:
-    return [msgspec.json.decode(line, type=Task) for line in path.read_bytes().splitlines()]
+    return [msgspec.json.decode(line, type=InstructionsTask) for line in path.read_bytes().splitlines()]
 
 
 def one_error(capsys: pytest.CaptureFixture[str]) -> str:

@@ -15,8 +15,9 @@ import pytest
 from test_import import write_csv, write_jsonl, write_parquet
 
 from ocllm.cli import main
-from ocllm.importers.math_golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
 from ocllm.models import Task
+from ocllm.scoring.math.fields import MathTask
+from ocllm.scoring.math.golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
 
 Row = dict[str, Any]
 
@@ -26,7 +27,7 @@ def run_import(fmt: str, paths: list[Path], out: Path, *flags: str) -> int:
 
 
 def suite(path: Path) -> list[Task]:
-    return [msgspec.json.decode(line, type=Task) for line in path.read_bytes().splitlines()]
+    return [msgspec.json.decode(line, type=MathTask) for line in path.read_bytes().splitlines()]
 
 
 def imported(fmt: str, paths: list[Path], tmp: Path, *flags: str) -> list[Task]:

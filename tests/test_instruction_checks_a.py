@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from conftest import assert_instructions_refused
 
-from ocllm.models import Sample, Task
+from ocllm.models import Sample
 from ocllm.scoring import decide
 from ocllm.scoring.instructions.checks import CHECKS, checked_kwargs
 from ocllm.scoring.instructions.checks.registry import Measured
 from ocllm.scoring.instructions.decision import InstructionsDecision
+from ocllm.scoring.instructions.fields import InstructionsTask
 from ocllm.scoring.instructions.text import count_sentences, count_words, split_sentences, words
 
 
@@ -25,7 +26,7 @@ def run(instruction_id: str, text: str, **kwargs: Any) -> Measured:
 
 
 def decided(instruction_id: str, content: str, **kwargs: Any) -> InstructionsDecision:
-    task = Task(id="t", type="instructions", question="Write.", category="c",
+    task = InstructionsTask(id="t", question="Write.", category="c",
                 instructions=[{"id": instruction_id, "kwargs": kwargs}])  # fmt: skip
     decision = decide(task, Sample(task_id="t", content=content))
     assert isinstance(decision, InstructionsDecision)

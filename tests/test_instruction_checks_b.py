@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from conftest import assert_instructions_refused
 
-from ocllm.models import Sample, Task
+from ocllm.models import Sample
 from ocllm.scoring import decide
 from ocllm.scoring.instructions.checks import CHECKS, checked_kwargs
+from ocllm.scoring.instructions.fields import InstructionsTask
 
 IFEVAL_BULLETS = "(IFEval's pattern counts 4: it also takes lines like `---`, `-5`, `*word*`, `* * *`)"
 NONE_OF = 'none of "My answer is yes.", "My answer is no.", "My answer is maybe." found'
@@ -203,7 +204,7 @@ def test_json_nested_too_deeply_is_not_json_rather_than_a_crash() -> None:
 
 
 def decided(instruction: dict[str, Any], content: str) -> Any:
-    task = Task(id="t", type="instructions", question="Write.", instructions=[instruction], category="c")
+    task = InstructionsTask(id="t", question="Write.", instructions=[instruction], category="c")
     return decide(task, Sample(task_id="t", content=content))
 
 

@@ -14,13 +14,14 @@ from ocllm.cli import main
 from ocllm.models import Sample, Task
 from ocllm.scoring import decide
 from ocllm.scoring.instructions.decide import loose_variants
+from ocllm.scoring.instructions.fields import InstructionsTask
 from ocllm.suites import load_suite
 
 NO_COMMA = {"id": "punctuation:no_comma", "kwargs": {}}
 
 
 def task(*instructions: dict) -> Task:
-    return Task(id="t", type="instructions", question="Write.", instructions=list(instructions), category="c")
+    return InstructionsTask(id="t", question="Write.", instructions=list(instructions), category="c")
 
 
 def test_only_the_visible_answer_is_checked() -> None:

@@ -14,6 +14,7 @@ import pytest
 from ocllm.cli import main
 from ocllm.models import Sample, Task
 from ocllm.scoring import decide, task_types
+from ocllm.scoring.json_answer.fields import JsonTask
 from ocllm.scoring.task_type import PromptSettings
 from ocllm.sim import SimConfig, SimServer
 
@@ -28,7 +29,7 @@ PRICES = {
 
 
 def task(schema: dict[str, Any] | None = None) -> Task:
-    return Task(id="t", type="json", question="Give JSON.", schema=schema, category="c")
+    return JsonTask(id="t", question="Give JSON.", schema=schema, category="c")
 
 
 def answer(content: str, schema: dict[str, Any] | None = None, **sample: Any) -> Any:
@@ -264,11 +265,11 @@ def test_the_template_may_show_the_schema() -> None:
 
 
 def test_a_value_nested_too_deeply_for_a_recursive_schema_is_not_credited_nor_a_crash() -> None:
-    from ocllm.models import Sample, Task
+    from ocllm.models import Sample
     from ocllm.scoring import decide
 
     tree = {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}}
-    task = Task(id="t", type="json", question="A tree.", schema=tree, category="c")
+    task = JsonTask(id="t", question="A tree.", schema=tree, category="c")
     # 400 levels parse but exhaust the validator's recursion; 5,000 are too deep to parse at all.
     for depth, rule in ((400, "too_deep_to_validate"), (5_000, "not_json")):
         text = '{"children": [' * depth + "{}" + "]}" * depth

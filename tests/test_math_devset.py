@@ -16,8 +16,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring.math import decide_math
+from ocllm.scoring.math.fields import MathTask
 
 DEVSET = Path(__file__).parent / "data" / "math_dev"
 FILES = ("gsm8k.jsonl", "math.jsonl")
@@ -34,7 +35,7 @@ def records() -> list[dict[str, Any]]:
 
 
 def ocllm_credits(record: dict[str, Any]) -> bool:
-    task = Task(id=record["id"], type="math", question=record["question"], answer=record["gold"])
+    task = MathTask(id=record["id"], question=record["question"], answer=record["gold"])
     sample = Sample(
         task_id=record["id"], content=record["content"], reasoning=record["reasoning"],
         finish_reason=record["finish_reason"],

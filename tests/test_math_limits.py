@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from processes import cpu_seconds, gone, processes, wait_until
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring.math import MathDecision, decide_math, symbolic
+from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.screen import MAX_LITERAL_DIGITS, screen
 from ocllm.scoring.math.tally import MathTally
 
@@ -25,7 +26,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 
 
 def decide(content: str, gold: str) -> MathDecision:
-    task = Task(id="m", type="math", question="q", answer=gold, category="c")
+    task = MathTask(id="m", question="q", answer=gold, category="c")
     decision = decide_math(task, Sample(task_id="m", content=content, finish_reason="stop"), Policy())
     assert isinstance(decision, MathDecision)
     return decision

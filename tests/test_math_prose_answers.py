@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring.math import MathDecision, decide_math
 from ocllm.scoring.math.arithmetic import evaluate, rounds_to
+from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.normalise import assignment_value, normalise
 
 
 def decide(content: str, gold: str, *, question: str = "q", finish_reason: str = "stop") -> MathDecision:
-    task = Task(id="p1", type="math", question=question, answer=gold)
+    task = MathTask(id="p1", question=question, answer=gold)
     sample = Sample(task_id="p1", content=content, finish_reason=finish_reason)
     decision = decide_math(task, sample, Policy())
     for c in decision.candidates:

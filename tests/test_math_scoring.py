@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring.math import MathDecision, decide_math
 from ocllm.scoring.math.equivalence import compare
+from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.normalise import normalise
 from ocllm.scoring.math.statements import MARKERS, marker_matches
 from ocllm.scoring.math.symbolic import check
@@ -32,7 +33,7 @@ def decide(
     tolerance: float | None = None,
     prompt: str | None = None,
 ) -> MathDecision:
-    task = Task(id="m1", type="math", question="q", answer=gold, tolerance=tolerance, prompt=prompt)
+    task = MathTask(id="m1", question="q", answer=gold, tolerance=tolerance, prompt=prompt)
     sample = Sample(task_id="m1", content=content, reasoning=reasoning, finish_reason=finish_reason)
     decision = decide_math(task, sample, policy or Policy())
     for c in decision.candidates:  # every span points into the raw field it names
@@ -575,7 +576,7 @@ def test_the_symbolic_check_runs_in_a_process_pool_worker(method: str) -> None:
 
 
 def test_a_failed_request_is_not_scored() -> None:
-    task = Task(id="m1", type="math", answer="4")
+    task = MathTask(id="m1", answer="4")
     d = decide_math(task, Sample(task_id="m1", error="HTTP 503", error_kind="http_status"), Policy())
     assert (d.correct, d.rule, d.error, d.comparison) == (None, "request_error", "HTTP 503", "not_compared")
 

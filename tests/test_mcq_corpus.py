@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring import decide
+from ocllm.scoring.mcq.fields import McqTask
 
 CORPUS = [json.loads(line) for line in (Path(__file__).parent / "data" / "mcq_corpus.jsonl").open()]
 
@@ -17,7 +18,7 @@ CORPUS = [json.loads(line) for line in (Path(__file__).parent / "data" / "mcq_co
 def test_corpus_case(case: dict) -> None:
     letters = [chr(ord("A") + i) for i in range(len(case["options"]))]
     gold = case["expected_letter"] or letters[0]
-    task = Task(id=case["id"], type="mcq", options=case["options"], answer=gold, prompt=case["prompt"])
+    task = McqTask(id=case["id"], options=case["options"], answer=gold, prompt=case["prompt"])
     sample = Sample(
         task_id=case["id"], content=case["content"], reasoning=case["reasoning"], finish_reason=case["finish_reason"]
     )

@@ -119,13 +119,14 @@ def test_a_killed_rescore_leaves_nothing_of_its_session_running(tmp_path: Path) 
 # The stand-in for ocllm: a decision pool whose one worker decides with `hold_the_interpreter`.
 _HOLDER = """
 import asyncio, sys
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.run.decision_pool import DecisionPool
 from pool_helpers import hold_the_interpreter
 pool = DecisionPool(1, decider=hold_the_interpreter)
 pool.start()
 print("started", flush=True)
-task = Task(id="t", type="mcq", question="q", options=["a", "b"], answer="A", category="c")
+task = McqTask(id="t", question="q", options=["a", "b"], answer="A", category="c")
 asyncio.run(pool.decide(task, Sample(task_id="t", content="A"), Policy()))
 """
 

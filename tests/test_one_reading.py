@@ -10,6 +10,7 @@ from test_report_render import run_doc, task
 
 from ocllm.cli import main
 from ocllm.report.html import run_report_html
+from ocllm.scoring.mcq.fields import McqTask
 
 
 def test_sglang_top_level_reasoning_tokens_reach_the_task_view() -> None:
@@ -34,7 +35,7 @@ def test_the_closed_sets_are_the_ones_the_rule_book_lists() -> None:
     import re
     import typing
 
-    from ocllm.models import Ambiguity, Method, Rule
+    from ocllm.scoring.mcq.decision import Ambiguity, Method, Rule
 
     rule7 = (Path(__file__).resolve().parent.parent / "docs" / "scoring.md").read_text(encoding="utf-8")
     rule7 = rule7.split("### Rule 7: names recorded", 1)[1].split("## Reading real output", 1)[0]
@@ -54,7 +55,7 @@ def test_every_decision_made_fits_the_closed_sets() -> None:
 
     import msgspec
 
-    from ocllm.models import Decision, Policy, Sample, Task
+    from ocllm.models import Decision, Policy, Sample
     from ocllm.scoring import decide
 
     data = Path(__file__).parent / "data"
@@ -62,7 +63,7 @@ def test_every_decision_made_fits_the_closed_sets() -> None:
         json.loads(line) for name in ("mcq_corpus.jsonl", "review_1_6_probes.jsonl") for line in (data / name).open()
     ]
     for case in cases:
-        task = Task(id="t", type="mcq", options=case["options"], answer="A", prompt=case.get("prompt"))
+        task = McqTask(id="t", options=case["options"], answer="A", prompt=case.get("prompt"))
         sample = Sample(task_id="t", content=case["content"], reasoning=case.get("reasoning"))
         for policy in (Policy(), Policy(allow_reasoning_fallback=True, conflict_policy="strict")):
             decision = decide(task, sample, policy)
@@ -128,7 +129,7 @@ def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Pat
     from conftest import REPO
     from test_runner import lane, quiet
 
-    from ocllm.analysis.rescore import policy_of, rescore_run
+    from ocllm.analysis.rescore import policy_of, rescore_run, score_run_dir
     from ocllm.formats import load_saved_run
     from ocllm.run.runner import run_lane
     from ocllm.sim import SimConfig, SimServer
@@ -136,7 +137,7 @@ def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Pat
 
     run = tmp_path / "run"
     with SimServer(SimConfig(suites=tuple(shipped_suites().values()), truncation_rate=0.2)) as sim:
-        run_lane(lane(sim.base_url, suite="demo"), run, progress=quiet)
+        run_lane(lane(sim.base_url, suite="demo"), run, progress=quiet, score=score_run_dir)
     samples = run / "samples.jsonl"
     samples.write_bytes(samples.read_bytes()[:-40])  # the last line torn, as by a crash
     for source in (run, REPO / "examples" / "old_harness_metrics.json"):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from fewshot_room import EXAMPLE_ANSWER, FEWSHOT, SYSTEM, decide_registered, registered
 
-from ocllm.models import Sample, Task, as_sent
+from ocllm.analysis.rescore import score_run_dir
+from ocllm.models import Sample, as_sent
 from ocllm.run.decision_pool import DecisionPool
 from ocllm.run.lanes import lane_from_mapping, public_settings, room_settings
 from ocllm.run.runner import run_lane
@@ -34,11 +35,11 @@ def test_a_few_shot_room_runs_end_to_end_against_the_simulator(tmp_path: Path) -
                   "templates": {"fewshot_mcq": "Q: {question}\n{options}\nEnd with FINAL: <letter>."}},
             "test",
         )  # fmt: skip
-        result = run_lane(lane, tmp_path / "run", decisions=pool)
+        result = run_lane(lane, tmp_path / "run", decisions=pool, score=score_run_dir)
         samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
         assert len(samples) == len(TASKS) and all(s.get("error") is None for s in samples)
         for raw in samples:
-            task = Task(**next(t for t in TASKS if t["id"] == raw["task_id"]))
+            task = task_types.task_from(next(t for t in TASKS if t["id"] == raw["task_id"]))
             messages = raw["request"]["messages"]
             # The room's messages, as it built them: its own system message (the lane sets none), the example's
             # two turns, the question through the lane's template for the type.

@@ -7,12 +7,14 @@ from pathlib import Path
 import pytest
 
 from ocllm.errors import InputError
-from ocllm.models import Task
 from ocllm.run.lanes import Lane, load_lanes
 from ocllm.run.prompting import request_body
+from ocllm.scoring.math.fields import MathTask
+from ocllm.scoring.mcq.fields import McqTask
+from ocllm.scoring.tool_call.fields import ToolCallTask
 from ocllm.suites import load_suite, shipped_suites
 
-TASK = Task(id="t", type="mcq", question="What is 2 + 2?", options=["3", "4"], answer="B")
+TASK = McqTask(id="t", question="What is 2 + 2?", options=["3", "4"], answer="B")
 
 
 def lane(**kw: object) -> Lane:
@@ -44,7 +46,7 @@ def test_unset_sampling_is_not_sent() -> None:
     assert not {"temperature", "seed", "max_tokens", "top_p"} & set(body)
 
 
-MATH = Task(id="m", type="math", question="What is 1/2 + 1/4?", answer="\\frac{3}{4}")
+MATH = MathTask(id="m", question="What is 1/2 + 1/4?", answer="\\frac{3}{4}")
 
 
 def test_a_math_task_is_asked_for_a_box_unless_the_lane_says_otherwise() -> None:
@@ -115,8 +117,8 @@ def test_request_bodies_of_the_shipped_suites_are_the_bytes_they_were(tmp_path: 
     assert hashlib.sha256(("\n".join(lines) + "\n").encode()).hexdigest() == BODIES_BEFORE
 
 
-TOOL = Task(
-    id="w", type="tool_call", question="Weather in Paris?", expected_calls=[],
+TOOL = ToolCallTask(
+    id="w", question="Weather in Paris?", expected_calls=[],
     tools=[{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}],
 )  # fmt: skip
 

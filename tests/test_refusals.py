@@ -18,7 +18,8 @@ from faultserver import FaultServer, Reply
 
 from ocllm.cli import main
 from ocllm.models import Sample
-from ocllm.run.refusals import can_pass, refusal
+from ocllm.retry_rule import can_pass
+from ocllm.run.refusals import refusal
 
 TASKS = 6
 LLAMA_NO_JINJA = {"error": {"code": 500, "message": "tools param requires --jinja flag", "type": "server_error"}}

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from faultserver import free_port
 
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
 from ocllm.run.lanes import lane_from_mapping
 from ocllm.run.runner import run_lane
@@ -65,7 +66,7 @@ def test_a_replica_going_away_mid_run_hands_its_work_to_the_other(tmp_path: Path
 
         stopper = threading.Thread(target=stop_b_after_a_few)
         stopper.start()
-        result = run_lane(lane, tmp_path / "r")
+        result = run_lane(lane, tmp_path / "r", score=score_run_dir)
         stopper.join()
     assert result.summary.errors == 0 and result.summary.complete  # nothing lost: A answered the rest
     first, second = read(tmp_path / "r" / "manifest.json")["endpoints"]

@@ -20,7 +20,7 @@ from test_report_render import FLIP_A_TEXT, XSS, candidate, comparison_doc, endp
 from test_samples import DESIGN, RIGHT_A, RIGHT_B, _lane_design, sampled_file
 
 from ocllm.analysis.compare import compare_runs, load_scored
-from ocllm.report.data import run_report_doc
+from ocllm.analysis.report_documents import run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -12,8 +12,9 @@ import pytest
 from conftest import legacy_record, write_json
 from test_report_render import table_rows
 
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
-from ocllm.report.format import SERVING_MISSING, count, duration, rate, seconds
+from ocllm.report.wording import SERVING_MISSING, count, duration, rate, seconds
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.runner import run_lane
@@ -32,7 +33,10 @@ def matrix_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ):
             lane = Lane(name=name, base_url=sim.base_url, model=model, reasoning=reasoning, suite="demo", stream=stream)
             run_lane(
-                lane, folder / name, progress=lambda label, total, done: RunProgress(label, total, done, stream=devnull)
+                lane,
+                folder / name,
+                progress=lambda label, total, done: RunProgress(label, total, done, stream=devnull),
+                score=score_run_dir,
             )
     return folder
 

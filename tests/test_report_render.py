@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 
 from ocllm.report import charts
-from ocllm.report.format import SERVING_MISSING, duration, rate
-from ocllm.report.html import comparison_html, filter_script, matrix_html, run_report_html, segments
+from ocllm.report.html import comparison_html, matrix_html, run_report_html
+from ocllm.report.html_rendering import filter_script
 from ocllm.report.markdown import cell, comparison_markdown, matrix_markdown, run_report_markdown
+from ocllm.report.task_views import segments
+from ocllm.report.wording import SERVING_MISSING, duration, rate
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 
 # --- Documents --------------------------------------------------------------------------------------------
@@ -851,7 +853,7 @@ def large_run(n: int) -> dict[str, Any]:
 
 
 def test_a_large_runs_page_shows_the_notable_tasks_in_full_and_lists_the_rest_in_a_few_bytes() -> None:
-    from ocllm.report.html import FULL_EVIDENCE
+    from ocllm.report.task_views import FULL_EVIDENCE
 
     n = 2000
     doc = large_run(n)
@@ -874,7 +876,7 @@ def test_a_large_runs_page_shows_the_notable_tasks_in_full_and_lists_the_rest_in
 
 
 def test_a_run_of_a_few_hundred_tasks_still_shows_every_task_in_full() -> None:
-    from ocllm.report.html import FULL_EVIDENCE
+    from ocllm.report.task_views import FULL_EVIDENCE
 
     doc = large_run(FULL_EVIDENCE)
     page = run_report_html(doc)

@@ -38,7 +38,7 @@ def test_a_run_page_shows_its_own_types_templates_and_no_changed_card_of_its_own
         assert other not in md and other not in text, other
     assert "decisions changed" not in md and 'data-figure="changed"' not in page
     # It is the run's own verdicts that are there (and a card would say 0), not the absence of any.
-    from ocllm.report.data import run_report_doc
+    from ocllm.analysis.report_documents import run_report_doc
 
     doc = run_report_doc(run)
     assert all(isinstance((t.get("previous") or {}).get("correct"), bool) for t in doc.tasks)

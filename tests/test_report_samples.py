@@ -17,8 +17,8 @@ import pytest
 from test_report_render import charts_in, table_rows
 from test_samples import DESIGN, RIGHT_A, RIGHT_B, _lane_design, sampled_file
 
+from ocllm.analysis.report_documents import run_report_doc
 from ocllm.cli import main
-from ocllm.report.data import run_report_doc
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 

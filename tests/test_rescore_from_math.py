@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from ocllm.cli import main
+from ocllm.formats.harnesses import read_harness_files
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tools import read_tool_files
 
 STAMP = "2026-12-01T10-00-00.000000"
 GSM8K_ANSWER = "Weng earns 12/60 = $<<12/60=0.2>>0.2 a minute.\nIn 50 minutes, 0.2 x 50 = $<<0.2*50=10>>10.\n#### 1,010"
@@ -59,7 +59,7 @@ def samples_file(folder: Path, task: str, lines: list[dict[str, Any]]) -> Path:
 
 
 def records(path: Path, filter_name: str | None = None) -> list[SavedRecord]:
-    run = read_tool_files("lm-eval", [path], filter_name)
+    run = read_harness_files("lm-eval", [path], filter_name)
     return list(run.records)
 
 
@@ -234,7 +234,7 @@ def test_a_doc_without_a_gold_is_left_out_with_why(tmp_path: Path) -> None:
         line(0, {"problem": "p", "solution": "no box"}, "", "r", "none", "r", exact_match=0),
         line(1, {"problem": "q", "solution": r"$\boxed{1}$"}, "1", "1", "none", "1", exact_match=1),
     ]
-    run = read_tool_files("lm-eval", [samples_file(tmp_path, "minerva_math_algebra", lines)], None)
+    run = read_harness_files("lm-eval", [samples_file(tmp_path, "minerva_math_algebra", lines)], None)
     assert [r.task.id for r in run.records] == ["minerva_math_algebra/1"]
     (left_out,) = run.unscorable
     assert left_out.task_id == "minerva_math_algebra/0" and "no gold answer" in left_out.reason

@@ -20,8 +20,8 @@ import pytest
 
 from ocllm.cli import main
 from ocllm.documents import UnscorableRecord
+from ocllm.formats.harnesses import read_harness_files
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tools import read_tool_files
 
 FIXTURES = Path(__file__).parent / "fixtures"
 INSPECT_EVAL = next((FIXTURES / "inspect" / "0.3.285").glob("*.eval"))  # epochs = 2, written by inspect_ai
@@ -35,7 +35,7 @@ def rescore(tmp: Path, *args: str) -> dict[str, Any]:
 
 
 def read(name: str, paths: list[Path]) -> tuple[list[SavedRecord], list[UnscorableRecord]]:
-    run = read_tool_files(name, paths)
+    run = read_harness_files(name, paths)
     return list(run.records), run.unscorable
 
 
@@ -240,7 +240,7 @@ def test_lm_eval_repeats_are_samples_of_one_doc(tmp_path: Path) -> None:
 
 def test_lm_eval_maj_at_k_verdict_is_kept_under_every_sample(tmp_path: Path) -> None:
     path = samples_file(tmp_path, "gsm8k_cot_self_consistency", self_consistency_lines())
-    records = list(read_tool_files("lm-eval", [path], "maj@4").records)
+    records = list(read_harness_files("lm-eval", [path], "maj@4").records)
     assert len(records) == 4
     assert all(r.previous["filter"] == "maj@4" and r.previous["tool_answer"] == "5" for r in records)
     assert all(r.previous["correct"] is True for r in records)

@@ -12,10 +12,12 @@ from faultserver import FaultServer, Reply
 from test_runner import lane, quiet
 
 from ocllm.analysis.notices import Scored, run_notices
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.run.runner import run_lane
-from ocllm.scoring import decide
+from ocllm.scoring import decide, task_types
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 
@@ -63,7 +65,7 @@ def cli_run(base_url: str, suite: Path | str, out: Path, *extra: str, model: str
 
 
 def scored(task: dict, content: str | None, *, finish: str = "stop", error: str | None = None, **kw: object) -> Scored:
-    t = Task(**{"category": "text", **task})
+    t = task_types.task_from({"category": "text", **task})
     sample = Sample(task_id=t.id, content=content, finish_reason=finish, error=error, **kw)  # type: ignore[arg-type]
     return Scored(sample, decide(t, sample, Policy()))
 
@@ -122,6 +124,7 @@ def test_a_model_served_under_another_name_is_said_before_the_run_starts(tmp_pat
             out,
             progress=quiet,
             announce=announce,
+            score=score_run_dir,
         )
     # Said after /models and the one trial request, before any task was sent or recorded.
     ((text, requests, recorded),) = said
@@ -180,7 +183,7 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("matrix")
     with SimServer(SimConfig(suites=tuple(shipped_suites().values()))) as sim:
         for name in ("A_baseline", "B_cut"):
-            run_lane(lane(sim.base_url, name=name), folder / name, progress=quiet)
+            run_lane(lane(sim.base_url, name=name), folder / name, progress=quiet, score=score_run_dir)
     samples = folder / "B_cut" / "samples.jsonl"
     samples.write_bytes(b"".join(samples.read_bytes().splitlines(keepends=True)[:4]))
     return folder / "A_baseline", folder / "B_cut"
@@ -269,6 +272,7 @@ def test_a_stalled_server_shows_in_the_progress_lines(tmp_path: Path, monkeypatc
             lane(server.base_url, model="m", suite=str(write_suite(tmp_path)), concurrency=1, timeout_s=0.6),
             tmp_path / "run",
             progress=lambda label, total, done: RunProgress(label, total, done, stream=log, interval_s=0.05),
+            score=score_run_dir,
         )
     lines = log.getvalue().splitlines()
     # While the first request hangs, lines keep coming: one in flight, nothing finished yet.
@@ -412,7 +416,7 @@ def test_the_tally_counts_without_the_outputs() -> None:
     """A streaming tally: it keeps counters, never the samples it was given (a rescore of any size)."""
     from ocllm.analysis.notices import NoticeTally
 
-    task = Task(id="t", type="mcq", question="q", options=["3", "4"], answer="B", category="x")
+    task = McqTask(id="t", question="q", options=["3", "4"], answer="B", category="x")
     tally = NoticeTally(Policy())
     for i in range(200):
         content = CLOSED_AT_ONCE if i % 2 else "so FINAL: B, but let me check the"
@@ -557,7 +561,7 @@ def test_what_think_prefilled_would_change(content: str, fallback: bool, changes
     """Hand-labelled: the tally's count, whether it decides an output again or knows the answer by rule 5."""
     from ocllm.analysis.notices import NoticeTally
 
-    task = Task(id="t", type="mcq", question="q", options=["3", "4"], answer="B", category="x")
+    task = McqTask(id="t", question="q", options=["3", "4"], answer="B", category="x")
     policy = Policy(allow_reasoning_fallback=fallback)
     sample = Sample(task_id="t", content=content, finish_reason="length")
     tally = NoticeTally(policy)

@@ -16,6 +16,7 @@ import pytest
 from conftest import PER_TASK_FIELDS
 from faultserver import Close, FaultServer, Reply, Stream, free_port, sse
 
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
@@ -69,7 +70,9 @@ def lines(path: Path) -> list[dict]:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_run_writes_a_complete_run_directory(sim: SimServer, tmp_path: Path, stream: bool) -> None:
-    result = run_lane(lane(sim.base_url, stream=stream, suite="demo"), tmp_path / "run", progress=quiet)
+    result = run_lane(
+        lane(sim.base_url, stream=stream, suite="demo"), tmp_path / "run", progress=quiet, score=score_run_dir,
+    )
     out = tmp_path / "run"
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "finished"
@@ -99,7 +102,7 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
         # max_attempts ends the retries; a budget far above the back-off keeps a loaded machine from ending them
         # first (the error would then say the budget was spent, not the attempts).
         failing = lane(broken.base_url, max_attempts=2, retry_budget_s=60.0)
-        result = run_lane(failing, out, progress=quiet)
+        result = run_lane(failing, out, progress=quiet, score=score_run_dir)
     # Every task ran, so the run is complete; its requests failed, which `errors` counts (issue 8).
     assert (result.summary.errors, result.summary.correct, result.summary.complete) == (10, 0, True)
     assert "--retry-errors" in result.notices[0] and result.notices[0].startswith("10 of 10 task(s) failed")
@@ -110,7 +113,9 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
 
     # The same lane against a server that works (only the endpoint differs, which resume allows).
     with SimServer(SimConfig(suites=SUITES)) as sim:
-        again = run_lane(lane(sim.base_url, max_attempts=2), out, retry_errors=True, progress=quiet)
+        again = run_lane(
+            lane(sim.base_url, max_attempts=2), out, retry_errors=True, progress=quiet, score=score_run_dir,
+        )
     assert (again.summary.errors, again.ran) == (0, 10)
     samples = lines(out / "samples.jsonl")
     assert sorted(s["task_id"] for s in samples) == sorted({s["task_id"] for s in samples})
@@ -130,7 +135,7 @@ def test_unreachable_server_or_unknown_model_is_refused_before_any_request(
 
 
 def test_resume_refuses_a_changed_lane(sim: SimServer, tmp_path: Path) -> None:
-    run_lane(lane(sim.base_url), tmp_path / "run", progress=quiet)
+    run_lane(lane(sim.base_url), tmp_path / "run", progress=quiet, score=score_run_dir)
     code = run_cli(sim.base_url, tmp_path / "run", "--resume", model="sim-baseline")
     assert code == 2
     code = run_cli(sim.base_url, tmp_path / "run", "--reasoning", "native")
@@ -178,10 +183,10 @@ def test_a_template_moved_to_the_table_resumes_the_run_it_made(
 
 def test_resume_repairs_a_torn_last_line(sim: SimServer, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run_lane(lane(sim.base_url), out, progress=quiet)
+    run_lane(lane(sim.base_url), out, progress=quiet, score=score_run_dir)
     samples = (out / "samples.jsonl").read_bytes().splitlines(keepends=True)
     (out / "samples.jsonl").write_bytes(b"".join(samples[:6]) + samples[6][:25])  # died mid-write
-    result = run_lane(lane(sim.base_url), out, resume=True, progress=quiet)
+    result = run_lane(lane(sim.base_url), out, resume=True, progress=quiet, score=score_run_dir)
     assert result.ran == 4
     assert sorted(s["task_id"] for s in lines(out / "samples.jsonl")) == sorted(
         json.loads(line)["id"] for line in (out / "suite.jsonl").read_text().splitlines()
@@ -190,10 +195,10 @@ def test_resume_repairs_a_torn_last_line(sim: SimServer, tmp_path: Path) -> None
 
 def test_resume_after_a_lost_final_newline(sim: SimServer, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run_lane(lane(sim.base_url), out, progress=quiet)
+    run_lane(lane(sim.base_url), out, progress=quiet, score=score_run_dir)
     samples = (out / "samples.jsonl").read_bytes().splitlines(keepends=True)
     (out / "samples.jsonl").write_bytes(b"".join(samples[:6]).rstrip(b"\n"))  # whole lines, no final newline
-    assert run_lane(lane(sim.base_url), out, resume=True, progress=quiet).ran == 4
+    assert run_lane(lane(sim.base_url), out, resume=True, progress=quiet, score=score_run_dir).ran == 4
     assert len(lines(out / "samples.jsonl")) == 10
 
 
@@ -252,11 +257,11 @@ def test_api_key_is_never_written(
 ) -> None:
     key = "sk-ocllm-TESTKEY-7f3a9c1e5b"
     monkeypatch.setenv("OCLLM_TEST_KEY", key)
-    run_lane(lane(sim.base_url, api_key_env="OCLLM_TEST_KEY"), tmp_path / "ok", progress=quiet)
+    run_lane(lane(sim.base_url, api_key_env="OCLLM_TEST_KEY"), tmp_path / "ok", progress=quiet, score=score_run_dir)
     with FaultServer() as broken:
         broken.script(_models("sim-reasoning"), then=Reply(status=500, body="overloaded"))
         dead = lane(broken.base_url, api_key_env="OCLLM_TEST_KEY", max_attempts=1)
-        run_lane(dead, tmp_path / "failed", progress=quiet)
+        run_lane(dead, tmp_path / "failed", progress=quiet, score=score_run_dir)
     assert (
         main(["rescore", str(tmp_path / "ok"), "-o", str(tmp_path / "re.json"), "--report", str(tmp_path / "audit.md")])
         == 0
@@ -387,7 +392,7 @@ def test_plain_progress_lines_when_not_a_terminal(sim: SimServer, tmp_path: Path
 
 
 def test_rescore_a_run_directory(sim: SimServer, tmp_path: Path) -> None:
-    run_lane(lane(sim.base_url, suite="demo"), tmp_path / "run", progress=quiet)
+    run_lane(lane(sim.base_url, suite="demo"), tmp_path / "run", progress=quiet, score=score_run_dir)
     assert main(["rescore", str(tmp_path / "run"), "-o", str(tmp_path / "re.json"), "--allow-reasoning-fallback"]) == 0
     doc = json.loads((tmp_path / "re.json").read_text())
     original = json.loads((tmp_path / "run" / "metrics.json").read_text())
@@ -398,7 +403,7 @@ def test_rescore_a_run_directory(sim: SimServer, tmp_path: Path) -> None:
 
 def test_rescore_never_writes_over_a_run_directory_file(sim: SimServer, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run_lane(lane(sim.base_url), out, progress=quiet)
+    run_lane(lane(sim.base_url), out, progress=quiet, score=score_run_dir)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     for name in ("samples.jsonl", "suite.jsonl", "manifest.json", "metrics.json"):
         assert main(["rescore", str(out), "-o", str(out / name)]) == 2
@@ -412,7 +417,7 @@ def test_rescore_never_writes_over_a_run_directory_file(sim: SimServer, tmp_path
 
 def test_damaged_manifest_and_metrics_do_not_stop_a_rescore(sim: SimServer, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run_lane(lane(sim.base_url), out, progress=quiet)
+    run_lane(lane(sim.base_url), out, progress=quiet, score=score_run_dir)
     for manifest, metrics in (("[]", "[1]"), ('{"lane": null}', '{"tasks": [{"task_id": ["a"]}]}')):
         (out / "manifest.json").write_text(manifest)
         (out / "metrics.json").write_text(metrics)
@@ -423,7 +428,7 @@ def test_damaged_manifest_and_metrics_do_not_stop_a_rescore(sim: SimServer, tmp_
 
 def test_an_interrupted_run_is_reported_incomplete(sim: SimServer, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run_lane(lane(sim.base_url), out, progress=quiet)
+    run_lane(lane(sim.base_url), out, progress=quiet, score=score_run_dir)
     samples = (out / "samples.jsonl").read_bytes().splitlines(keepends=True)
     (out / "samples.jsonl").write_bytes(b"".join(samples[:4]))
     assert main(["rescore", str(out), "-o", str(tmp_path / "r.json")]) == 0
@@ -433,7 +438,12 @@ def test_an_interrupted_run_is_reported_incomplete(sim: SimServer, tmp_path: Pat
 
 def test_policy_flags_replace_only_what_they_name(sim: SimServer, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    run_lane(lane(sim.base_url, conflict_policy="strict", allow_reasoning_fallback=True), out, progress=quiet)
+    run_lane(
+        lane(sim.base_url, conflict_policy="strict", allow_reasoning_fallback=True),
+        out,
+        progress=quiet,
+        score=score_run_dir,
+    )
     assert main(["rescore", str(out), "-o", str(tmp_path / "a.json"), "--conflict-policy", "last"]) == 0
     scorer = json.loads((tmp_path / "a.json").read_text())["summary"]["scorer"]
     assert (scorer["conflict_policy"], scorer["allow_reasoning_fallback"]) == ("last", True)
@@ -542,6 +552,7 @@ def test_omit_fields_and_aborted_generations(tmp_path: Path) -> None:
             ),
             tmp_path / "r",
             progress=quiet,
+            score=score_run_dir,
         )
         bodies = [r.body for r in server.requests[1:]]
     assert result.summary.errors == 0 and result.ran == 10
@@ -564,7 +575,7 @@ def test_the_runs_own_decisions_equal_a_fresh_rescore_of_its_samples(sim: SimSer
     # deciding the saved samples afresh must give the very same records, evidence included.
     out = tmp_path / "run"
     first = lane(sim.base_url, suite="demo", allow_reasoning_fallback=True, concurrency=8)
-    run_lane(first, out, progress=quiet)
+    run_lane(first, out, progress=quiet, score=score_run_dir)
     assert not [p.name for p in out.iterdir() if p.name.startswith(".decisions")]  # the spool is gone
     assert main(["rescore", str(out), "-o", str(tmp_path / "fresh.json")]) == 0
     spooled = json.loads((out / "metrics.json").read_text())
@@ -580,10 +591,10 @@ def test_resumed_tasks_are_decided_afresh_and_new_ones_from_the_spool(sim: SimSe
     # Half the suite in a first invocation (stopped by a limit on the suite), the rest on --resume: the final
     # metrics hold every task, the earlier ones decided from disk, the later ones from this invocation's spool.
     out = tmp_path / "run"
-    run_lane(lane(sim.base_url, suite="demo"), out, progress=quiet)
+    run_lane(lane(sim.base_url, suite="demo"), out, progress=quiet, score=score_run_dir)
     samples = (out / "samples.jsonl").read_text().splitlines(keepends=True)
     (out / "samples.jsonl").write_text("".join(samples[:30]))
-    result = run_lane(lane(sim.base_url, suite="demo"), out, resume=True, progress=quiet)
+    result = run_lane(lane(sim.base_url, suite="demo"), out, resume=True, progress=quiet, score=score_run_dir)
     assert result.ran == 29 and result.summary.total == 59
     assert main(["rescore", str(out), "-o", str(tmp_path / "fresh.json")]) == 0
     fresh = json.loads((tmp_path / "fresh.json").read_text())
@@ -594,7 +605,7 @@ def test_resumed_tasks_are_decided_afresh_and_new_ones_from_the_spool(sim: SimSe
 def test_a_runs_metrics_file_is_read_with_the_samples_beside_it(sim: SimServer, tmp_path: Path) -> None:
     # metrics.json of a run holds no raw outputs (samples.jsonl does): given the file, the reader reads the
     # run it belongs to, so the file re-scores and reports like the folder.
-    run_lane(lane(sim.base_url, suite="demo"), tmp_path / "run", progress=quiet)
+    run_lane(lane(sim.base_url, suite="demo"), tmp_path / "run", progress=quiet, score=score_run_dir)
     assert main(["rescore", str(tmp_path / "run"), "-o", str(tmp_path / "folder.json")]) == 0
     assert main(["rescore", str(tmp_path / "run" / "metrics.json"), "-o", str(tmp_path / "file.json")]) == 0
     folder = json.loads((tmp_path / "folder.json").read_text())
@@ -711,7 +722,7 @@ def test_the_server_kind_is_recorded_and_decides_what_is_added_to_each_request(
     tmp_path: Path, mimic: str | None, kind: str, added: dict[str, object]
 ) -> None:
     with SimServer(SimConfig(suites=SUITES, mimic=mimic)) as server:
-        run_lane(lane(server.base_url), tmp_path / "r", progress=quiet)
+        run_lane(lane(server.base_url), tmp_path / "r", progress=quiet, score=score_run_dir)
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["server_kind"] == kind
     (identity,) = manifest["server_identity"]
@@ -732,7 +743,7 @@ def test_llama_cpp_runs_repeat_one_request_at_a_time_and_the_notice_says_why_not
     tmp_path: Path, concurrency: int
 ) -> None:
     with SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as server:
-        run_lane(lane(server.base_url, concurrency=concurrency), tmp_path / "r", progress=quiet)
+        run_lane(lane(server.base_url, concurrency=concurrency), tmp_path / "r", progress=quiet, score=score_run_dir)
     notices = json.loads((tmp_path / "r" / "manifest.json").read_text())["notices"]
     batches = [n for n in notices if "share llama.cpp's batches" in n]
     if concurrency == 1:
@@ -750,7 +761,7 @@ def test_the_lane_wins_over_the_repeatability_settings_and_is_told_the_cost(
     tmp_path: Path, settings: dict[str, object], sent: bool | None
 ) -> None:
     with SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as server:
-        result = run_lane(lane(server.base_url, **settings), tmp_path / "r", progress=quiet)
+        result = run_lane(lane(server.base_url, **settings), tmp_path / "r", progress=quiet, score=score_run_dir)
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["request_settings"] == {}
     assert {s["request"].get("cache_prompt") for s in lines(tmp_path / "r" / "samples.jsonl")} == {sent}
@@ -763,7 +774,7 @@ def test_replicas_of_different_kinds_are_each_recorded_and_get_nothing_added(tmp
         SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as first,
         SimServer(SimConfig(suites=SUITES, mimic="vllm")) as second,
     ):
-        run_lane(lane([first.base_url, second.base_url]), tmp_path / "r", progress=quiet)
+        run_lane(lane([first.base_url, second.base_url]), tmp_path / "r", progress=quiet, score=score_run_dir)
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert [i["kind"] for i in manifest["server_identity"]] == ["llama.cpp", "vllm"]
     assert manifest["server_kind"] == "llama.cpp, vllm" and manifest["request_settings"] == {}

@@ -18,8 +18,8 @@ from scipy import stats as sps
 from ocllm.analysis.clustered import majority_is_gold, pass_at_k
 from ocllm.analysis.compare import compare_runs, load_scored
 from ocllm.analysis.paired import paired_by_task, sampled_paired_figures
+from ocllm.analysis.report_documents import run_report_doc
 from ocllm.cli import main
-from ocllm.report.data import run_report_doc
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 

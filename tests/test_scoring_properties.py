@@ -7,8 +7,9 @@ from conftest import mcq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring import decide
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.statements import MARKERS, marker_matches
 
 PIECES = st.sampled_from(
@@ -58,7 +59,7 @@ PIECES = st.sampled_from(
     ]
 )
 TEXT = st.lists(st.one_of(PIECES, st.text(max_size=8)), max_size=25).map("".join)
-TASK = Task(id="p", type="mcq", options=["1", "2", "3", "4"], answer="B")
+TASK = McqTask(id="p", options=["1", "2", "3", "4"], answer="B")
 
 
 @given(TEXT)

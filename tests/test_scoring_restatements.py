@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import mcq
 
+from ocllm.scoring.mcq.fields import McqTask
+
 NUMBERS = ["100", "200", "492", "540"]
 WITH_591 = ["100", "200", "591", "540"]
 
@@ -238,12 +240,12 @@ def test_exemplars_answered_again_then_this_question_restated() -> None:
     assert (d.extracted_final_answer, d.ambiguity) == ("C", "none")
     assert [c.letter for c in d.candidates if "for_another_question" in c.reading] == ["B", "C"]
     # With the task's own question text known, the block must also hold it.
-    from ocllm.models import Policy, Sample, Task
+    from ocllm.models import Policy, Sample
     from ocllm.scoring import decide
 
-    task = Task(id="t", type="mcq", question="Which animal can fly?", options=OWN, answer="C")
+    task = McqTask(id="t", question="Which animal can fly?", options=OWN, answer="C")
     assert decide(task, Sample(task_id="t", content=content), Policy()).extracted_final_answer == "C"
-    other = Task(id="t", type="mcq", question="Which animal barks?", options=OWN, answer="B")
+    other = McqTask(id="t", question="Which animal barks?", options=OWN, answer="B")
     assert decide(other, Sample(task_id="t", content=content), Policy()).extracted_final_answer == "B"  # R3e
 
 
@@ -277,11 +279,11 @@ def test_review_probes_read_as_a_careful_reader_does(probe: dict) -> None:
     """196 realistic outputs written by a reviewer to break 1.6.0's new rules (units and scales restated,
     percentages for fractions, rounded figures, letters that start a word, guesses after a correction,
     numbered steps, repetition loops); 59 of them did, before the rules were narrowed."""
-    from ocllm.models import Policy, Sample, Task
+    from ocllm.models import Policy, Sample
     from ocllm.scoring import decide
 
-    task = Task(
-        id="t", type="mcq", options=probe["options"], answer=probe.get("gold", "B"), prompt=probe.get("prompt"),
+    task = McqTask(
+        id="t", options=probe["options"], answer=probe.get("gold", "B"), prompt=probe.get("prompt"),
         question=probe.get("question", ""),
     )  # fmt: skip
     d = decide(task, Sample(task_id="t", content=probe["content"], finish_reason="stop"), Policy())

@@ -21,11 +21,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ocllm.errors import InputError, OcllmError
-from ocllm.models import Policy, Sample, Task
-from ocllm.scoring import decide
+from ocllm.models import Policy, Sample
+from ocllm.scoring import decide, task_types
+from ocllm.scoring.mcq.fields import McqTask
+from ocllm.scoring.mcq.simulated import parse_options
 from ocllm.sim import SimConfig, SimServer
 from ocllm.sim.responses import split_pieces
-from ocllm.sim.suite_index import SuiteIndex, parse_options
+from ocllm.sim.suite_index import SuiteIndex
 
 LETTERS = "ABCDEFGHIJ"
 
@@ -139,7 +141,7 @@ def score(task: dict[str, Any], response: dict[str, Any], field: str = "reasonin
         reasoning=choice["message"].get(field),
         finish_reason=choice["finish_reason"],
     )
-    return decide(Task(**task), sample, Policy())
+    return decide(task_types.task_from(task), sample, Policy())
 
 
 QUESTION = "Which planet in the solar system is known as the red planet?"
@@ -435,9 +437,9 @@ def test_bad_config_is_a_user_error(kwargs: dict[str, Any]) -> None:
 def test_suite_index_finds_the_longest_question_anywhere() -> None:
     long_q = "What is the boiling point of water at sea level, in degrees Celsius?"
     tasks = [
-        Task(id="short", type="mcq", question="Why?"),
-        Task(id="long", type="mcq", question=long_q),
-        Task(id="longer", type="mcq", question=long_q + " Assume pure water."),
+        McqTask(id="short", question="Why?"),
+        McqTask(id="long", question=long_q),
+        McqTask(id="longer", question=long_q + " Assume pure water."),
     ]
     index = SuiteIndex(tasks)
     assert index.find(f"Question: {long_q} Assume pure water.\nA. 90\nB. 100").id == "longer"

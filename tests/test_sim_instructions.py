@@ -7,10 +7,11 @@ import random
 
 import pytest
 
-from ocllm.models import Sample, Task
+from ocllm.models import Sample
 from ocllm.scoring import decide
 from ocllm.scoring.instructions.checks import CHECKS
-from ocllm.sim.instruction_answers import instructions_answer
+from ocllm.scoring.instructions.fields import InstructionsTask
+from ocllm.scoring.instructions.simulated import instructions_answer
 
 # One instruction of each kind, with arguments as IFEval's input_data.jsonl gives them.
 KINDS: dict[str, dict[str, object]] = {
@@ -51,8 +52,8 @@ def test_every_kind_of_ifeval_is_here() -> None:
 def test_a_drawn_answer_follows_or_breaks_its_instruction(kind: str, correct: bool) -> None:
     if kind not in CHECKS:
         pytest.fail(f"{kind} has no check registered")
-    task = Task(
-        id="t", type="instructions", question="Write a short note about a harbor.", category="c",
+    task = InstructionsTask(
+        id="t", question="Write a short note about a harbor.", category="c",
         instructions=[{"id": kind, "kwargs": KINDS[kind]}],
     )  # fmt: skip
     for seed in range(5):
@@ -64,7 +65,7 @@ def test_a_drawn_answer_follows_or_breaks_its_instruction(kind: str, correct: bo
 def test_every_demo_formats_task_is_answered_right_when_drawn_right_and_wrong_when_not() -> None:
     # The shipped demo-formats suite (instructions, several at once, and json tasks with schemas): what `make demo`
     # shows must be what the scorer finds.
-    from ocllm.sim.json_answers import json_answer
+    from ocllm.scoring.json_answer.simulated import json_answer
     from ocllm.suites import load_suite
 
     for task in load_suite("demo-formats").tasks:

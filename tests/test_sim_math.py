@@ -20,13 +20,14 @@ import pytest
 
 from ocllm.errors import OcllmError
 from ocllm.models import Task
+from ocllm.scoring.math.fields import MathTask
 from ocllm.sim import SimConfig, SimServer
 
 DEFAULT_PROMPT = "{question}\n\nPut your final answer within \\boxed{{}}."
 
 
 def math_task(task_id: str, question: str, answer: str) -> Task:
-    return Task(id=task_id, type="math", question=question, answer=answer, category="math")
+    return MathTask(id=task_id, question=question, answer=answer, category="math")
 
 
 # Each task with the writings of its gold a right answer may use, and the near misses a wrong one may state.
@@ -291,7 +292,7 @@ def test_the_task_is_found_by_its_question_whatever_the_template(template: str) 
 def test_the_shipped_demo_math_suite_is_answered_right_and_wrong() -> None:
     path = Path(str(resources.files("ocllm") / "data" / "suites" / "demo-math.jsonl"))
     # Read as Task records directly, so that the test holds whatever the suite reader accepts at the time.
-    tasks = tuple(msgspec.json.decode(line, type=Task) for line in path.read_text("utf-8").splitlines() if line)
+    tasks = tuple(msgspec.json.decode(line, type=MathTask) for line in path.read_text("utf-8").splitlines() if line)
     assert len(tasks) == 14 and all(task.type == "math" for task in tasks)
     golds = {task.answer for task in tasks}
     assert {"18", "4100", "\\frac{3}{4}", "\\sqrt{2}", "(1,2)", "[-2,3)", "(-\\infty,4]"} <= golds
@@ -335,7 +336,7 @@ def test_an_unknown_math_question_gets_the_plain_sentence() -> None:
 
 
 def test_a_math_task_without_a_gold_gets_the_plain_sentence() -> None:
-    task = Task(id="nogold", type="math", question="What is the sum of the first 10 primes?", category="math")
+    task = MathTask(id="nogold", question="What is the sum of the first 10 primes?", category="math")
     with SimServer(SimConfig(models={"m": 1.0}, tasks=(task,))) as server:
         content, _, _ = message(chat(server, "m", DEFAULT_PROMPT.format(question=task.question)))
     assert "ocllm-simulator" in content

@@ -22,6 +22,9 @@ import aiohttp
 import pytest
 
 from ocllm.models import Task
+from ocllm.scoring.math.fields import MathTask
+from ocllm.scoring.mcq.fields import McqTask
+from ocllm.scoring.substrings.fields import SubstringsTask
 from ocllm.sim import SimConfig, SimServer
 
 LETTERS = "ABCDEFGHIJ"
@@ -35,7 +38,7 @@ def mcq_tasks(count: int, seed: int = 11) -> list[Task]:
     for n in range(count):
         options = [f"quantity {n}-{i}" for i in range(rng.randint(4, 10))]
         question = f"Sampled question number {n}: which of these quantities is the {n}th one?"
-        tasks.append(Task(id=f"s{n:03d}", type="mcq", question=question, options=options,
+        tasks.append(McqTask(id=f"s{n:03d}", question=question, options=options,
                           answer=LETTERS[rng.randrange(len(options))], category="sampled"))
     return tasks
 
@@ -100,8 +103,8 @@ GREEDY_DIGEST = "1a824914562af38ba9b7a4ea30f92ee4a5cbe27f91b916ba4bf9e2a9962f588
 
 
 def greedy_tasks() -> list[Task]:
-    math = Task(id="m", type="math", question="A baker sells 12 boxes of 6 cookies. How many cookies?", answer="72")
-    listed = Task(id="l", type="required_substrings", question="Name the colour and the shape of object 7.",
+    math = MathTask(id="m", question="A baker sells 12 boxes of 6 cookies. How many cookies?", answer="72")
+    listed = SubstringsTask(id="l", question="Name the colour and the shape of object 7.",
                   required_substrings=["colour-7", "shape-7"])
     return [*mcq_tasks(12), math, listed]
 
@@ -257,7 +260,7 @@ def test_a_sure_model_is_sure_in_every_sample(accuracy: float, right: bool) -> N
 
 
 def test_wrong_math_answers_vary_between_samples() -> None:
-    task = Task(id="m", type="math", question="A baker sells 12 boxes of 6 cookies. How many cookies?", answer="72")
+    task = MathTask(id="m", question="A baker sells 12 boxes of 6 cookies. How many cookies?", answer="72")
     with SimServer(SimConfig(models={"m": 0.0}, tasks=(task,), truncation_rate=0.0)) as server:
         answers = post_all(server, [
             {"model": "m", "messages": [{"role": "user", "content": task.question}], "temperature": 1.0, "seed": i}

@@ -25,6 +25,7 @@ from ocllm.cli import main
 from ocllm.errors import OcllmError
 from ocllm.models import Sample, Task
 from ocllm.run.client import ClientSettings, chat_completion, make_session
+from ocllm.scoring.tool_call.fields import ToolCallTask
 from ocllm.sim import SimConfig, SimServer
 
 WEATHER = {
@@ -65,7 +66,7 @@ AREA = {
 
 
 def tool_task(task_id: str, question: str, tools: list[dict[str, Any]], expected: list[dict[str, Any]]) -> Task:
-    return Task(id=task_id, type="tool_call", question=question, category="tools", tools=tools, expected_calls=expected)
+    return ToolCallTask(id=task_id, question=question, category="tools", tools=tools, expected_calls=expected)
 
 
 SIMPLE = tool_task(

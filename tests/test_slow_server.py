@@ -18,6 +18,7 @@ from pathlib import Path
 
 from faultserver import FaultServer, Hang, Reply
 
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.run.client import FailedAttempt
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
@@ -60,7 +61,7 @@ def test_timeouts_and_retries_show_as_they_happen_and_every_attempt_is_counted(t
             name="slow", base_url=server.base_url, model="m", suite=str(write_suite(tmp_path)), concurrency=1,
             timeout_s=0.3, max_attempts=2,
         )  # fmt: skip
-        result = run_lane(lane, tmp_path / "run", progress=progress)
+        result = run_lane(lane, tmp_path / "run", progress=progress, score=score_run_dir)
         sent = chat_requests(server)
     text = shown.getvalue()
     # The hint, once, when the first timeout happened.

@@ -1,13 +1,13 @@
 """Required-substring tasks: visible content only, case rules."""
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring import decide
+from ocllm.scoring.substrings.fields import SubstringsTask
 
 
 def score(content, reasoning=None, required=("green", "orange"), case_sensitive=False):
-    task = Task(
+    task = SubstringsTask(
         id="s1",
-        type="required_substrings",
         required_substrings=list(required),
         case_sensitive=case_sensitive,
         category="instruction",
@@ -41,6 +41,6 @@ def test_empty_content() -> None:
 
 
 def test_error_sample_is_not_scored() -> None:
-    task = Task(id="s1", type="required_substrings", required_substrings=["x"])
+    task = SubstringsTask(id="s1", required_substrings=["x"])
     d = decide(task, Sample(task_id="s1", error="HTTP 500 after 3 attempts"))
     assert d.correct is None and d.error == "HTTP 500 after 3 attempts" and d.rule == "request_error"

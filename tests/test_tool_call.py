@@ -15,6 +15,7 @@ from faultserver import FaultServer, Reply, Stream, sse
 from ocllm.cli import main
 from ocllm.models import Sample, Task
 from ocllm.scoring import decide, task_types
+from ocllm.scoring.tool_call.fields import ToolCallTask
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather of a city.", "parameters": {
     "type": "object", "required": ["city"],
@@ -27,7 +28,7 @@ PARIS = [{"name": "get_weather", "arguments": {"city": ["Paris", "Paris, France"
 
 
 def task(expected: list[dict[str, Any]] | None = None, tools: list[dict[str, Any]] | None = None) -> Task:
-    return Task(id="t", type="tool_call", question="Weather?", category="c", tools=tools or [WEATHER, TIME],
+    return ToolCallTask(id="t", question="Weather?", category="c", tools=tools or [WEATHER, TIME],
                 expected_calls=PARIS if expected is None else expected)  # fmt: skip
 
 

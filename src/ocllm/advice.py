@@ -24,10 +24,24 @@ What each server's parsers read (checked against their sources, docs/lanes.md "C
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
-from ocllm.scoring.task_type import TextCalls
 from ocllm.server_facts import ServerFacts
+
+
+class TextCalls(Protocol):
+    """What advice reads of the calls the answers wrote as text: the tool_call room's `scoring.task_type.TextCalls`
+    has these fields. A protocol rather than that import: the run side's client takes its refusals' sentences from
+    this module, and the client never imports the scoring side."""
+
+    @property
+    def said(self) -> str: ...  # the room's sentence of the facts
+    @property
+    def by_format(self) -> dict[str, int]: ...  # answers per format found
+    @property
+    def by_where(self) -> dict[str, int]: ...  # answers per field the calls stood in ("content", "reasoning")
+    @property
+    def format_words(self) -> dict[str, str]: ...  # each format found, in words
 
 # A format the room finds -> the parser of each kind that reads it.
 _VLLM_READS = {"hermes": "hermes", "mistral": "mistral", "llama_python_tag": "llama3_json", "json": "llama3_json",

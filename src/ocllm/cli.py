@@ -5,6 +5,7 @@ once instead of first loading SciPy, matplotlib and aiohttp."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import sys
@@ -53,6 +54,41 @@ class Bounded(click.ParamType):
         if (problem := out_of_range(self.setting, number)) is not None:
             self.fail(problem, param, ctx)
         return number
+
+
+class RegisteredDatasets(click.Choice):
+    """`ocllm import`'s FORMAT: the datasets the task types register (importers/datasets.py), read when asked, so
+    that a type registered after this module was loaded (a test's own room) is a choice too."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        from ocllm.importers.datasets import names
+
+        return names()
+
+    @choices.setter
+    def choices(self, _value: Any) -> None:
+        pass  # click.Choice sets its choices; these are the registry's
+
+
+class DatasetsCommand(click.Command):
+    """A command whose help says `{datasets}` where the registered datasets are named ("MMLU, MMLU-Pro, ..."),
+    filled in when the help is shown."""
+
+    @property  # type: ignore[override]
+    def help(self) -> str | None:
+        if self._help is None:
+            return None
+        from ocllm.importers.datasets import labels
+
+        return self._help.replace("{datasets}", labels())
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._help = value
 
 
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -241,8 +277,8 @@ def report(
 ) -> None:
     """Report one run (or another tool's results, --from): summary, breakdowns and the tasks' evidence, as
     Markdown and HTML."""
+    from ocllm.analysis.report_documents import run_report_doc
     from ocllm.files.output_guard import REPORT_FILES, check_folder_output
-    from ocllm.report.data import run_report_doc
     from ocllm.report.write import write_run_report
 
     _check_filter(from_format, filter_name)
@@ -282,8 +318,8 @@ def matrix_report(
     think_prefilled: bool | None,
 ) -> None:
     """A leaderboard of the runs in FOLDER and each compared with the baseline lane."""
+    from ocllm.analysis.report_documents import find_runs, matrix_doc
     from ocllm.files.output_guard import MATRIX_FILES, check_folder_output
-    from ocllm.report.data import find_runs, matrix_doc
     from ocllm.report.write import write_matrix_report
 
     check_folder_output(out or folder / "report", MATRIX_FILES, find_runs(folder), force=force)
@@ -350,6 +386,7 @@ def run(
     Exit code 0 when every task has an answer, 1 when the run finished with failed requests (they are
     recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files, or when the server refused
     the lane's requests alike (its reason is the last line; the results are written)."""
+    from ocllm.analysis.rescore import score_run_dir
     from ocllm.console import ServerWait
     from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import Lane, lane_from_mapping, pick_lane, with_flags
@@ -380,6 +417,7 @@ def run(
             servers=None if no_server else servers,
             shard=shard,
             decisions=decisions,
+            score=score_run_dir,
         )
     print_run_result(result)
     if result.stopped is not None:
@@ -388,12 +426,8 @@ def run(
     return 0 if all_answered(result.summary) else 1
 
 
-@app.command(name="import")
-@click.argument(
-    "fmt",
-    metavar="FORMAT",
-    type=click.Choice(["mmlu", "mmlu-pro", "gpqa", "arc", "gsm8k", "math", "aime", "ifeval", "bfcl"]),
-)
+@app.command(name="import", cls=DatasetsCommand)
+@click.argument("fmt", metavar="FORMAT", type=RegisteredDatasets())
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The suite (JSONL) to write.")
 @click.option("--per-category", type=Bounded("--per-category", int), help="Take N tasks of each category (seeded).")
@@ -427,7 +461,7 @@ def import_suite(
     answers: tuple[Path, ...],
     force: bool,
 ) -> None:
-    """Turn dataset files on disk (MMLU, MMLU-Pro, GPQA, ARC, GSM8K, MATH, AIME, IFEval, BFCL; CSV, Parquet, JSONL)
+    """Turn dataset files on disk ({datasets}; CSV, Parquet, JSONL)
     into a suite.
 
     Reads local files only. A PATH may be a folder: every file of the format inside, in sorted order. The
@@ -474,6 +508,7 @@ def matrix(
     Lanes with a [server] table run against a server ocllm starts for them (consecutive lanes with the same
     table share one start) and stops after them. A lane whose server never becomes ready, or dies, fails
     and the next lane runs. Exit code 1 when any lane failed or finished with failed requests."""
+    from ocllm.analysis.rescore import score_run_dir
     from ocllm.console import ServerWait, print_lane_outcomes
     from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import load_lanes, with_flags
@@ -506,6 +541,7 @@ def matrix(
                     shard=shard,
                     decisions=decisions,
                     command="matrix",
+                    score=score_run_dir,
                 )
             except ServerFailed as exc:
                 print_notice(str(exc))
@@ -670,6 +706,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     try:
+        if os.environ.get("OCLLM_TASK_TYPES"):  # rooms defined outside ocllm (loaded only when named)
+            from ocllm.scoring import task_types
+
+            task_types.import_rooms(os.environ["OCLLM_TASK_TYPES"])
         result = app.main(args=argv, prog_name="ocllm", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
         print(exc.format_message())

@@ -16,12 +16,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ocllm.analysis import verdict_words
-from ocllm.analysis.notices import truncation_words
-from ocllm.analysis.verdict_scopes import SCORER_LABEL
+from ocllm import verdict_words
 from ocllm.documents import Comparison, InputVerdicts, Matrix, Paired, RunReport, Serving, Summary, as_summary
-from ocllm.report.format import interval_methods_note, rank_of, rate
+from ocllm.report.wording import interval_methods_note, rank_of, rate
 from ocllm.scoring import task_types
+from ocllm.summary_words import truncation_words
+from ocllm.verdict_words import SCORER_LABEL
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.analysis.power import McNemarPlan, PilotPlan
@@ -60,7 +60,7 @@ def console_comparison(doc: Comparison) -> None:
     console.print(table)
     if doc.diff_stderr is not None:
         console.print(spread_line(doc), soft_wrap=True, highlight=False)
-    from ocllm.report.format import type_detail_rows  # each lane's own figures per type (a tool lane's dropped calls)
+    from ocllm.report.wording import type_detail_rows  # each lane's own figures per type (a tool lane's dropped calls)
 
     for label, kind, words in type_detail_rows([(doc.a.label, doc.a.type_details), (doc.b.label, doc.b.type_details)]):
         console.print(f"{label}, {kind}: {words}", soft_wrap=True, highlight=False)

@@ -22,22 +22,25 @@ import sys
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 from rich.console import Console
 from rich.markup import escape
 
 from ocllm.analysis.compare import compare_runs, load_scored
+from ocllm.analysis.report_documents import matrix_doc, run_report_doc
+from ocllm.analysis.rescore import score_run_dir
 from ocllm.console import ServerWait, console_comparison, print_run_result
 from ocllm.files.atomic import atomic_write_bytes
 from ocllm.importers import Selection, import_tasks
-from ocllm.report.data import matrix_doc, run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 from ocllm.run.lanes import load_lanes
 from ocllm.run.runner import run_lane
 from ocllm.run.servers import ServerPool
+from ocllm.scoring import task_types
 from ocllm.sim import SimConfig, SimServer
-from ocllm.suites import canonical_jsonl, shipped_suites
+from ocllm.suites import canonical_jsonl, resolve_suite, shipped_suites
 
 LANES = """\
 # Written by `make demo`. The base_url points at the ocllm SIMULATOR started by the demo; for a real
@@ -163,27 +166,82 @@ reasoning = "native"
 """
 
 
+# Lanes for a task type whose demo suite none of the groups above runs (a room registered with its own `demo_suite`):
+# the suite, reasoning off and on, into out/demo/<suite>/.
+ROOM_LANES = """\
+# Written by `make demo`: lanes of the {suite} suite (a task type's demo suite), against the same SIMULATOR.
+[defaults]
+base_url = "{base_url}"
+suite = "{suite}"
+concurrency = 16
+max_tokens = 4096
+
+[lanes.{name}_baseline]
+model = "sim-baseline"
+reasoning = "off"
+
+[lanes.{name}_reasoning]
+model = "sim-reasoning"
+reasoning = "native"
+stream = true
+"""
+# The suites the lane groups above run.
+GROUP_SUITES = ("demo", "demo-math", "demo-formats", "demo-tools")
+
+
+def room_suites() -> list[str]:
+    """Each registered type's demo suite that none of the lane groups runs, once, in registry order."""
+    named = (task_type.demo_suite for task_type in task_types.TASK_TYPES.values())
+    return list(dict.fromkeys(suite for suite in named if suite is not None and suite not in GROUP_SUITES))
+
+
+class Group(NamedTuple):
+    """Lanes the demo runs against the simulator: their lanes file (written from `lanes`), the folder their runs go
+    to, what the console says of them, and the pair of lanes it compares (into `<compared_into>/`), if any."""
+
+    lanes_file: str
+    folder: str
+    lanes: str
+    heading: str
+    compared: tuple[str, str] | None = None
+    compared_into: str = ""
+
+
+GROUPS = (
+    Group("math_lanes.toml", "math", MATH_LANES, "[bold]Math lanes[/bold] (free-form answers)"),
+    Group("sampled_lanes.toml", "sampled", SAMPLED_LANES, "[bold]Sampled lanes[/bold] (4 samples of each task)",
+          ("E_math_sampled", "F_math_reasoning_sampled"), "sampled_comparison"),
+    Group("format_lanes.toml", "formats", FORMAT_LANES, "[bold]Format lanes[/bold] (instructions and JSON)"),
+)  # fmt: skip
+TOOLS = Group(
+    "tool_lanes.toml", "tools", TOOL_LANES, "[bold]Tool lanes[/bold] (with and without a tool parser)",
+    ("I_tools_parsed", "J_tools_no_parser"), "tools_comparison",
+)  # fmt: skip
+
+
+def room_groups() -> list[Group]:
+    """A group of two lanes for each registered type's demo suite that no group above runs."""
+    return [
+        Group(
+            f"{Path(suite).stem}_lanes.toml", Path(suite).stem,
+            ROOM_LANES.format(base_url="{base_url}", suite=suite, name=Path(suite).stem.replace("-", "_")),
+            f"[bold]Lanes of {escape(suite)}[/bold] (a task type's demo suite)",
+        )
+        for suite in room_suites()
+    ]  # fmt: skip
+
+
 def main(out: Path = Path("out/demo")) -> int:
     console = Console()
     runs = out / "runs"
-    math_runs = out / "math"
-    sampled_runs = out / "sampled"
-    format_runs = out / "formats"
-    tool_runs = out / "tools"
-    for earlier in (runs, out / "imported_run", out / "managed", math_runs, sampled_runs, format_runs, tool_runs):
+    rooms = room_groups()
+    for earlier in (runs, out / "imported_run", out / "managed", *(out / g.folder for g in (*GROUPS, TOOLS, *rooms))):
         if earlier.exists():
             shutil.rmtree(earlier)  # the demo starts afresh each time
     out.mkdir(parents=True, exist_ok=True)
-    # A dataset file as its publisher lays it out (a tiny MMLU-Pro JSONL the project wrote), imported as
-    # `ocllm import mmlu-pro FILE -o SUITE --per-category 3` would, then run as a lane of its own.
-    imported = out / "imported_mmlu_pro.jsonl"
-    sample = Path(str(resources.files("ocllm") / "data" / "datasets" / "mmlu_pro_sample.jsonl"))
-    tasks = import_tasks("mmlu-pro", [sample], Selection(per_category=3, seed=0)).tasks
-    atomic_write_bytes(imported, canonical_jsonl(tasks))
-    console.print(
-        f"imported {len(tasks)} MMLU-Pro-layout tasks from {escape(str(sample))} into {escape(str(imported))}"
-    )
-    config = SimConfig(latency_s=0.05, suites=(*shipped_suites().values(), imported))
+    imported = _imported_suite(console, out)
+    own_files = [resolve_suite(suite) for suite in room_suites() if suite not in shipped_suites()]
+    config = SimConfig(latency_s=0.05, suites=(*shipped_suites().values(), imported, *own_files))
     console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
     with SimServer(config) as sim:
         lanes_file = out / "lanes.toml"
@@ -191,60 +249,70 @@ def main(out: Path = Path("out/demo")) -> int:
         console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
         lanes = load_lanes(lanes_file)
         for name, lane in lanes.items():
-            print_run_result(run_lane(lane, runs / name))
+            print_run_result(run_lane(lane, runs / name, score=score_run_dir))
         on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
-        print_run_result(run_lane(on_import, out / "imported_run"))
-        math_file = out / "math_lanes.toml"
-        math_file.write_text(MATH_LANES.format(base_url=sim.base_url), encoding="utf-8")
-        console.print(f"[bold]Math lanes[/bold] (free-form answers): {escape(str(math_file))}")
-        for name, lane in load_lanes(math_file).items():
-            print_run_result(run_lane(lane, math_runs / name))
-        sampled_file = out / "sampled_lanes.toml"
-        sampled_file.write_text(SAMPLED_LANES.format(base_url=sim.base_url), encoding="utf-8")
-        console.print(f"[bold]Sampled lanes[/bold] (4 samples of each task): {escape(str(sampled_file))}")
-        for name, lane in load_lanes(sampled_file).items():
-            print_run_result(run_lane(lane, sampled_runs / name))
-        formats_file = out / "format_lanes.toml"
-        formats_file.write_text(FORMAT_LANES.format(base_url=sim.base_url), encoding="utf-8")
-        console.print(f"[bold]Format lanes[/bold] (instructions and JSON): {escape(str(formats_file))}")
-        for name, lane in load_lanes(formats_file).items():
-            print_run_result(run_lane(lane, format_runs / name))
+        print_run_result(run_lane(on_import, out / "imported_run", score=score_run_dir))
+        for group in GROUPS:
+            _run_group(console, out, group, base_url=sim.base_url)
         with SimServer(replace(config, tool_parser="none")) as unparsed:
-            tools_file = out / "tool_lanes.toml"
-            tools_file.write_text(TOOL_LANES.format(parsed=sim.base_url, unparsed=unparsed.base_url), encoding="utf-8")
-            console.print(f"[bold]Tool lanes[/bold] (with and without a tool parser): {escape(str(tools_file))}")
-            for name, lane in load_lanes(tools_file).items():
-                print_run_result(run_lane(lane, tool_runs / name))
+            _run_group(console, out, TOOLS, parsed=sim.base_url, unparsed=unparsed.base_url)
+        for group in rooms:
+            _run_group(console, out, group, base_url=sim.base_url)
     console.print("simulator stopped")
     _managed_lanes(console, out)
 
     comparison = compare_runs(load_scored(runs / "A_baseline"), load_scored(runs / "B_native_reasoning"))
     console_comparison(comparison)
     written = write_comparison(comparison, out / "comparison")
-    for lane_dir in sorted(runs.iterdir()):
-        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+    written += _lane_reports(runs)
     written += write_matrix_report(matrix_doc(runs), out / "matrix")
-    for lane_dir in sorted(math_runs.iterdir()):
-        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
-    sampled = compare_runs(
-        load_scored(sampled_runs / "E_math_sampled"), load_scored(sampled_runs / "F_math_reasoning_sampled")
-    )
-    console_comparison(sampled)
-    written += write_comparison(sampled, out / "sampled_comparison")
-    for lane_dir in sorted(sampled_runs.iterdir()):
-        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
-    for lane_dir in sorted(format_runs.iterdir()):
-        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
-    tools = compare_runs(load_scored(tool_runs / "I_tools_parsed"), load_scored(tool_runs / "J_tools_no_parser"))
-    console_comparison(tools)
-    written += write_comparison(tools, out / "tools_comparison")
-    for lane_dir in sorted(tool_runs.iterdir()):
-        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+    for group in (*GROUPS, TOOLS, *rooms):
+        written += _group_reports(out, group)
     for path in written:
         console.print(f"wrote {escape(str(path))}")
     html = out / "comparison" / "comparison.html"
     console.print(f"\n[bold]Open the comparison report:[/bold] {escape(html.resolve().as_uri())}")
     return 0
+
+
+def _imported_suite(console: Console, out: Path) -> Path:
+    """A dataset file as its publisher lays it out (a tiny MMLU-Pro JSONL the project wrote), imported as
+    `ocllm import mmlu-pro FILE -o SUITE --per-category 3` would, to be run as a lane of its own."""
+    imported = out / "imported_mmlu_pro.jsonl"
+    sample = Path(str(resources.files("ocllm") / "data" / "datasets" / "mmlu_pro_sample.jsonl"))
+    tasks = import_tasks("mmlu-pro", [sample], Selection(per_category=3, seed=0)).tasks
+    atomic_write_bytes(imported, canonical_jsonl(tasks))
+    console.print(
+        f"imported {len(tasks)} MMLU-Pro-layout tasks from {escape(str(sample))} into {escape(str(imported))}"
+    )
+    return imported
+
+
+def _run_group(console: Console, out: Path, group: Group, **urls: str) -> None:
+    """Write the group's lanes file (its base URLs filled in) and run each of its lanes into its folder."""
+    lanes_file = out / group.lanes_file
+    lanes_file.write_text(group.lanes.format(**urls), encoding="utf-8")
+    console.print(f"{group.heading}: {escape(str(lanes_file))}")
+    for name, lane in load_lanes(lanes_file).items():
+        print_run_result(run_lane(lane, out / group.folder / name, score=score_run_dir))
+
+
+def _group_reports(out: Path, group: Group) -> list[Path]:
+    """The group's comparison (when it has a pair), then each lane's report."""
+    written: list[Path] = []
+    if group.compared is not None:
+        first, second = (load_scored(out / group.folder / name) for name in group.compared)
+        comparison = compare_runs(first, second)
+        console_comparison(comparison)
+        written += write_comparison(comparison, out / group.compared_into)
+    return written + _lane_reports(out / group.folder)
+
+
+def _lane_reports(folder: Path) -> list[Path]:
+    written: list[Path] = []
+    for lane_dir in sorted(folder.iterdir()):
+        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+    return written
 
 
 def _managed_lanes(console: Console, out: Path) -> None:
@@ -259,7 +327,7 @@ def _managed_lanes(console: Console, out: Path) -> None:
     lanes = load_lanes(lanes_file)
     with ServerPool(ServerWait()) as servers:
         for name, lane in lanes.items():
-            print_run_result(run_lane(lane, out / "managed" / name, servers=servers))
+            print_run_result(run_lane(lane, out / "managed" / name, servers=servers, score=score_run_dir))
         console.print(f"{len(lanes)} lanes, {servers.starts} server start; its log is in each run's server.log")
     console.print("the managed server was stopped")
 

@@ -201,7 +201,9 @@ class Side(msgspec.Struct, kw_only=True):
     missing: int = 0  # tasks of its suite it never ran
     tasks_in_suite: int | None = None
     serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
-    tool: str | None = None  # the other tool whose results the side is (rescore --from, compare --from)
+    # The other harness whose results the side is (rescore --from, compare --from): written as `tool`, the key
+    # documents have always had (in the code, "tool" is function calling and another harness is a "harness").
+    tool: str | None = None
     settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
     # Each task type's own figures of this side (its summary's by_type details: a tool lane's dropped calls); {}
     # when the side was not re-scored.

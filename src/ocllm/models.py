@@ -7,22 +7,6 @@ from typing import Any, Literal
 import msgspec
 
 ConflictPolicy = Literal["last", "strict"]
-# The closed sets of docs/scoring.md, rule 7: what a decision and its statements may say. Typed here so
-# that a misspelt class fails where it is made, not in a report that counts it under a new name.
-Ambiguity = Literal[
-    "none", "conflicting_final_answers", "ambiguous_final_answer", "out_of_range", "no_extractable_answer",
-    "answer_only_in_reasoning", "too_many_statements",
-]  # fmt: skip
-Rule = Literal[
-    "final_statement", "conflict_last", "conflict_strict", "several_letters", "out_of_range", "value_not_an_option",
-    "letter_value_mismatch", "answers_other_questions", "no_statement", "answer_only_in_reasoning",
-    "reasoning_fallback", "required_substrings", "request_error", "too_many_statements",
-]  # fmt: skip
-Method = Literal[
-    "final_colon_letter", "final_answer_letter", "answer_letter", "boxed_letter", "option_claim", "option_line",
-    "option_text", "stated_value", "bare_letter", "none", "required_substrings",
-]  # fmt: skip
-Kind = Literal["final_colon", "final_answer", "answer", "boxed", "option_claim", "option_line", "bare"]
 # What kind of failure a Sample's error is (see Sample.error_kind): one closed set, for the client that
 # decides it and every consumer that reads it.
 ErrorKind = Literal[
@@ -31,33 +15,25 @@ ErrorKind = Literal[
 ]  # fmt: skip
 
 
-class Task(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One benchmark item. `answer` is the gold letter of an MCQ task, the gold answer (plain or LaTeX) of a
-    math task."""
+class Task(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="type"):
+    """One benchmark item: what every task type has. A type's own fields (an MCQ task's options, a math task's
+    tolerance, ...) are on its room's subclass (`scoring/<type>/fields.py`), whose tag is the suite line's `type`:
+    a suite line decodes straight into its room's struct, and encodes back to the same flat line.
+    `answer` is the gold as the suite gives it (an MCQ task's letter, a math task's answer, plain or LaTeX)."""
 
     id: str
-    type: str  # a registered task type (ocllm.scoring.task_types): suites and readers refuse any other
     question: str = ""
-    options: list[str] | None = None
     answer: str | None = None
     category: str = "uncategorized"
     subset: str | None = None
-    required_substrings: list[str] | None = None
-    case_sensitive: bool = False
-    # A math task's relative tolerance, for measured quantities: a stated number within it of the gold is equal.
-    tolerance: float | None = None
-    # An instructions task's IFEval instructions, each {"id": ..., "kwargs": {...}} (scoring/instructions/).
-    instructions: list[dict[str, Any]] | None = None
-    # A tool_call task's OpenAI tools ({"type": "function", "function": {"name", "description", "parameters"}}),
-    # sent with its request, and the calls it expects ({"name", "arguments": {param: [acceptable values]}}; [] for
-    # none: the model should call nothing).
-    tools: list[dict[str, Any]] | None = None
-    expected_calls: list[dict[str, Any]] | None = None
-    # A json task's JSON Schema the answer's value must be valid against; None: any JSON value (scoring/json_answer/).
-    schema: dict[str, Any] | None = None
     # The prompt exactly as sent, when a saved run recorded it; the scorer reads its format
     # instruction to recognise placeholders the model echoes back.
     prompt: str | None = None
+
+    @property
+    def type(self) -> str:
+        """The task's type: its room's tag (a registered task type, ocllm.scoring.task_types)."""
+        return str(self.__struct_config__.tag)
 
 
 class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -136,35 +112,11 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True):
     think_prefilled: bool = False
 
 
-class Candidate(msgspec.Struct, kw_only=True):
-    """One final-answer statement found in a region, with where it stands in the raw field."""
-
-    letter: str | None  # the one letter named, or None when the statement names several
-    letters: list[str]
-    kind: Kind  # what is ranked (docs/scoring.md, rule 2)
-    method: Method  # the extraction_method this statement gives when it decides
-    region: Literal["content", "reasoning"]  # visible answer region, or reasoning region
-    field: Literal["content", "reasoning"]  # the raw field that start/end index into
-    start: int
-    end: int
-    text: str
-    hedged: bool = False  # "the answer would be (A)": counts only where nothing firmer exists
-    out_of_range: bool = False
-    placeholder: bool = False  # an echo of the prompt's own placeholder ("The answer is (X)"): ignored
-    withdrawn: bool = False  # taken back by the model ("..., but it is not the correct answer"): ignored
-    value: str | None = None  # the stated value, when the letter came from matching an option's text
-    # What the statement restates after its letter when that is not the letter's own option: "C. 533"
-    # where C is 492 ("533, which is no option"). Such a statement names no single answer.
-    contradiction: str | None = None
-    # The reading rules of docs/scoring.md that shaped this statement: latex, box_after_marker,
-    # option_text, stated_value, letter_value_mismatch, restates_letter, letter_follows, list_label,
-    # several_option_lines, hedged, placeholder_echo, withdrawn, in_code_block, after_invented_question,
-    # for_another_question.
-    reading: list[str] = msgspec.field(default_factory=list)
-
-
 class Decision(msgspec.Struct, kw_only=True):
-    """The scorer's verdict on one sample, carrying its own evidence."""
+    """The scorer's verdict on one sample, carrying its own evidence: what every decision has. A type's own
+    evidence, and the closed sets its rule, method and ambiguity come from, are its room's subclass
+    (`scoring/<type>/decision.py`); a failed request's decision is this struct as it stands (rule
+    `request_error`)."""
 
     task_id: str
     task_type: str
@@ -172,21 +124,43 @@ class Decision(msgspec.Struct, kw_only=True):
     expected_answer: str | None
     extracted_final_answer: str | None
     extraction_source: Literal["content", "reasoning", "none"]
-    extraction_method: Method
-    ambiguity: Ambiguity
+    extraction_method: str  # how the answer was taken: a value of its type's closed set (docs/scoring.md)
+    ambiguity: str  # what stood in the way of one reading: "none", or a value of its type's closed set
     correct: bool | None
-    rule: Rule
+    rule: str  # the rule that decided: a value of its type's closed set, or "request_error"
     reason: str
-    candidates: list[Candidate] = msgspec.field(default_factory=list)
-    decided_by: int | None = None  # index in `candidates` of the statement that decided, if any
-    reasoning_statements: int = 0
+    # The statements the type's reading found (each room's own struct; empty for a type that reads none), and the
+    # index of the one that decided, if any: every record keeps `candidates`, as the output contract says.
+    candidates: list[Any] = msgspec.field(default_factory=list)
+    decided_by: int | None = None
+    reasoning_statements: int = 0  # statements found in the reasoning (counted, never deciding by themselves)
     truncated: bool = False
-    hedged: bool = False  # the deciding statement was hedged ("the answer is likely C")
-    missing_substrings: list[str] | None = None
     error: str | None = None
     # Statements found but not kept in `candidates` (the first and last of each region, and the deciding
     # one, are): counted, so the evidence says it is a selection.
     candidates_left_out: int = 0
+
+
+# The keys every output record carried before each room owned its decision struct, in their order, with the value a
+# type without the field writes: the per-task record's layout is a contract (DESIGN.md, "Contracts worth keeping
+# stable"), so `hedged` (MCQ's) and `missing_substrings` (required substrings') stay on every record, false and null
+# where the type has no such evidence. A type's own evidence follows them, in its struct's order.
+_RECORD_LAYOUT: tuple[tuple[str, Any], ...] = (
+    ("task_id", None), ("task_type", None), ("category", None), ("expected_answer", None),
+    ("extracted_final_answer", None), ("extraction_source", None), ("extraction_method", None), ("ambiguity", None),
+    ("correct", None), ("rule", None), ("reason", None), ("candidates", None), ("decided_by", None),
+    ("reasoning_statements", None), ("truncated", None), ("hedged", False), ("missing_substrings", None),
+    ("error", None), ("candidates_left_out", None),
+)  # fmt: skip
+
+
+def decision_record(decision: Decision) -> dict[str, Any]:
+    """A decision as the output record writes it: the keys of the record's layout first, in its order, then the
+    type's own evidence."""
+    fields = msgspec.to_builtins(decision)
+    record = {key: fields.pop(key, default) for key, default in _RECORD_LAYOUT}
+    record.update(fields)
+    return record
 
 
 RunStatus = Literal["running", "interrupted", "finished", "finished_with_errors"]
@@ -253,3 +227,18 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # The ocllm command that ran it ("run", "matrix"): what --resume goes with to finish it (None: written before
     # this was recorded).
     command: str | None = None
+
+
+def token_counts(usage: dict[str, Any] | None) -> tuple[int | None, int | None]:
+    """(completion tokens, reasoning tokens) of a server's usage object, None where it did not say.
+    vLLM puts reasoning tokens under completion_tokens_details; SGLang at the top level of usage."""
+    usage = usage if isinstance(usage, dict) else {}
+    completion = usage.get("completion_tokens")
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    if reasoning is None:
+        reasoning = usage.get("reasoning_tokens")
+    return (
+        completion if isinstance(completion, int) and not isinstance(completion, bool) else None,
+        reasoning if isinstance(reasoning, int) and not isinstance(reasoning, bool) else None,
+    )

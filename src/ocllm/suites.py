@@ -198,9 +198,10 @@ def parse_task_line(path: Path, number: int, line: str) -> Task:
     if not isinstance(row["id"], str) or not row["id"]:
         raise InputError(f"{where}: field 'id': must be a non-empty string")
     if not isinstance(row["type"], str) or row["type"] not in task_types.TASK_TYPES:
-        raise InputError(f"{where}: field 'type': {row['type']!r} is not one of {', '.join(task_types.NAMES)}")
-    task_types.of(row["type"]).check_suite_line(where, row)
+        raise InputError(f"{where}: field 'type': {row['type']!r} is not one of {', '.join(task_types.TASK_TYPES)}")
+    task_type = task_types.of(row["type"])
+    task_type.check_suite_line(where, row)
     try:
-        return msgspec.convert(row, Task)
+        return msgspec.convert(row, task_type.task_struct)
     except msgspec.ValidationError as exc:
         raise InputError(f"{where}: {exc}") from None

@@ -7,15 +7,16 @@ from typing import Any
 
 import msgspec
 
-from ocllm.analysis import verdict_words
-from ocllm.analysis.notices import truncation_words
-from ocllm.analysis.verdict_scopes import SCORER_LABEL, ToolTask, VerdictScopes
+from ocllm import verdict_words
+from ocllm.analysis.verdict_scopes import ToolTask, VerdictScopes
 from ocllm.documents import InputVerdicts, Paired, UnscorableRecord
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision
 from ocllm.scoring import task_types
+from ocllm.summary_words import truncation_words
+from ocllm.verdict_words import SCORER_LABEL
 
-__all__ = ["SCORER_LABEL", "AuditTally", "left_out_sentence", "render_audit"]
+__all__ = ["AuditTally", "left_out_sentence", "render_audit"]
 
 
 class AuditTally:

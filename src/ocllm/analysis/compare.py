@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import msgspec
 import numpy as np
 
-from ocllm.analysis.metrics import ServingTally, chance_level, decision_gave_no_answer, gave_no_answer, token_counts
+from ocllm.analysis.metrics import ServingTally, chance_level, decision_gave_no_answer
 from ocllm.analysis.notices import incomplete_notice
 from ocllm.analysis.paired import paired_figures, sampled_paired_figures
 from ocllm.analysis.rescore import PolicyOverrides, policy_of
@@ -23,9 +23,10 @@ from ocllm.analysis.run_settings import run_settings
 from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
-from ocllm.formats.tools import format_of_run, read_tool_files, recognise
-from ocllm.models import Decision
+from ocllm.formats.harnesses import format_of_run, read_harness_files, recognise
+from ocllm.models import Decision, token_counts
 from ocllm.scoring import SCORER_VERSION, decide, task_types
+from ocllm.scoring.no_answer import gave_no_answer
 
 
 class ScoredTask(NamedTuple):
@@ -41,7 +42,8 @@ class ScoredTask(NamedTuple):
     completion_tokens: int | None
     reasoning_tokens: int | None
     latency_s: float | None
-    no_answer: bool = False  # a response the scorer found no answer in (metrics.gave_no_answer)
+    task_type: str  # the registered type it is of
+    no_answer: bool = False  # a response the scorer found no answer in (scoring/no_answer.py)
     n_options: int | None = None  # an MCQ task's options, for the chance level
     # What a flipped task shows of this side: the visible answer, the reasoning and the decision's evidence.
     content: str | None = None
@@ -49,7 +51,6 @@ class ScoredTask(NamedTuple):
     rule: str | None = None
     reason: str | None = None
     method: str | None = None
-    task_type: str = "mcq"
     sample: int = 0  # which of the task's samples
     finish_reason: bool = True  # the answer recorded a finish_reason (lm-eval's and MMLU-Pro's do not)
 
@@ -62,7 +63,7 @@ class ScoredRun(NamedTuple):
     missing: int = 0  # tasks of the suite an interrupted run never ran
     in_suite: int | None = None  # tasks in the suite, when the input says
     serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
-    tool: str | None = None  # the other tool whose results these are (read with --from, or rescored from them)
+    harness: str | None = None  # the other harness whose results these are (read with --from, or rescored from them)
     notices: tuple[str, ...] = ()  # what a reader must know about the input's format
     origin: Path | None = None  # where another tool's results were read from (a rescored document's source)
     settings: dict[str, str] | None = None  # what it ran with (run_settings.run_settings); None: the input does not say
@@ -71,7 +72,7 @@ class ScoredRun(NamedTuple):
 
 class LoadedRun(NamedTuple):
     saved: SavedRun
-    tool: str | None  # the other tool that wrote the results (their verdicts are `previous`), else None
+    harness: str | None  # the other harness that wrote the results (their verdicts are `previous`), else None
     notices: list[str]  # what a reader must know about that tool's format
 
 
@@ -80,10 +81,10 @@ def load_run(path: Path, from_format: str | None = None, filter_name: str | None
     tool's results, or (`from_format`) that tool's files themselves, read as `rescore --from` reads them.
     Another tool's files given without `from_format` are refused in one line that names the flag."""
     if from_format is not None:
-        run = read_tool_files(from_format, [path], filter_name)
+        run = read_harness_files(from_format, [path], filter_name)
         records = list(run.records)  # read through: the unscorable records are all gathered
         meta = msgspec.structs.replace(run.meta, origin=str(path), unscorable=list(run.unscorable))
-        return LoadedRun(SavedRun(path, meta, records), run.format.tool, run.notices)
+        return LoadedRun(SavedRun(path, meta, records), run.format.harness, run.notices)
     try:
         saved = load_saved_run(path)
     except InputError:
@@ -91,11 +92,11 @@ def load_run(path: Path, from_format: str | None = None, filter_name: str | None
         if fmt is None:
             raise
         raise InputError(
-            f"{path}: {fmt.tool} results, not a saved run of ocllm: read them with --from {fmt.name} "
+            f"{path}: {fmt.harness} results, not a saved run of ocllm: read them with --from {fmt.name} "
             f"(or turn them into one with `ocllm rescore --from {fmt.name}`)"
         ) from None
     fmt = format_of_run(saved.meta.run_format)
-    return LoadedRun(saved, fmt.tool if fmt else None, [])
+    return LoadedRun(saved, fmt.harness if fmt else None, [])
 
 
 def run_label(meta: RunMeta, path: Path) -> str:
@@ -139,12 +140,12 @@ def load_scored(
     in_suite = expected if expected is not None and expected >= ran else None
     missing = in_suite - ran if in_suite is not None else 0
     timing = serving.serving(saved.meta.timing)
-    origin = Path(saved.meta.origin) if loaded.tool and saved.meta.origin else None
+    origin = Path(saved.meta.origin) if loaded.harness and saved.meta.origin else None
     notices = tuple(loaded.notices)
     types = {r.task.type for r in saved.records}
     settings = run_settings(path, {"lane_settings": saved.meta.lane_settings}, types)
     return ScoredRun(
-        label, path, tasks, rescore, missing, in_suite, timing, loaded.tool, notices, origin, settings,
+        label, path, tasks, rescore, missing, in_suite, timing, loaded.harness, notices, origin, settings,
         own.figures() if rescore else None,
     )  # fmt: skip
 
@@ -309,7 +310,7 @@ def _side(run: ScoredRun) -> Side:
         missing=run.missing,
         tasks_in_suite=run.in_suite,
         serving=run.serving,
-        tool=run.tool,
+        tool=run.harness,
         settings=run.settings or {},
         type_details=run.type_details or {},
     )
@@ -331,7 +332,7 @@ def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int, sampled: bool =
     """What a reader must know before the figures: a side that never ran part of its suite, and tasks left
     out because a request failed."""
     notices = []
-    if not a.rescored and (a.tool or b.tool):
+    if not a.rescored and (a.harness or b.harness):
         notices.append(f"not re-scored: the verdicts compared are {_whose_verdicts(a, b)}")
     for run in (a, b):
         notices += [f"{run.label}: {note}" for note in run.notices]
@@ -352,9 +353,9 @@ def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int, sampled: bool =
 
 
 def _whose_verdicts(a: ScoredRun, b: ScoredRun) -> str:
-    whose = [f"{run.tool}'s own" if run.tool else "as the file recorded them" for run in (a, b)]
+    whose = [f"{run.harness}'s own" if run.harness else "as the file recorded them" for run in (a, b)]
     if whose[0] == whose[1]:
-        return whose[0] + (" on both sides" if a.tool else "")
+        return whose[0] + (" on both sides" if a.harness else "")
     return f"{whose[0]} for {a.label}, {whose[1]} for {b.label}"
 
 

@@ -18,15 +18,20 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ocllm.analysis.rescore import RescoredFile
+from ocllm.analysis.rescore import RescoredFile, score_run_dir
 from ocllm.errors import InputError
 from ocllm.files.atomic import MANIFEST, SAMPLES, SUITE_COPY, atomic_write_bytes, write_json, write_samples
 from ocllm.files.output_guard import check_merge_output
 from ocllm.models import RunManifest, Sample, SuiteRecord, Task
-from ocllm.run.directory import OUTPUT_SETTINGS, RunDirectory, read_manifest
-from ocllm.run.lanes import Lane, lane_from_mapping
-from ocllm.run.servers import SERVER_LOG
-from ocllm.run.shards import shard_of
+from ocllm.run.directory_reader import (
+    OUTPUT_SETTINGS,
+    SERVER_LOG,
+    Lane,
+    check_output_folder,
+    read_manifest,
+    recorded_lane,
+    shard_of,
+)
 from ocllm.suites import canonical_jsonl, load_suite
 
 # Lane settings that decide how answers are scored: shards scored differently do not add up.
@@ -56,9 +61,9 @@ def merge_runs(runs: list[Path], out_dir: Path, *, force: bool = False) -> Merge
     _check_together(shards)
     first = shards[0].manifest
     assert first.shard is not None
-    lane = _lane_of(first, shards[0].path)
+    lane = recorded_lane(first, shards[0].path / MANIFEST)
     check_merge_output(out_dir, [s.path for s in shards], force=force)
-    RunDirectory(out_dir).check(resume=True)  # a file, an uncreatable path, someone else's folder
+    check_output_folder(out_dir)
 
     placed: dict[int, Task] = {}
     for shard in shards:
@@ -99,9 +104,7 @@ def merge_runs(runs: list[Path], out_dir: Path, *, force: bool = False) -> Merge
     atomic_write_bytes(out_dir / SUITE_COPY, suite_bytes)
     write_samples(out_dir / SAMPLES, samples)
 
-    from ocllm.run.runner import score_run_dir  # the runner's own scoring, as a finished run is scored
-
-    result = score_run_dir(out_dir, lane)
+    result = score_run_dir(out_dir, lane.name, lane.policy())  # as a finished run is scored
     manifest.notices = list(result.notices)
     manifest.served_model = result.served_model or manifest.served_model
     write_json(out_dir / MANIFEST, manifest)
@@ -244,10 +247,3 @@ def _status(manifests: list[RunManifest]) -> Any:
         if status in statuses:
             return status
     return "finished"
-
-
-def _lane_of(manifest: RunManifest, path: Path) -> Lane:
-    """The lane the shards ran, from the settings a manifest records (its managed server aside: a merge
-    starts none, and the manifest keeps only the names of the server's env). Checked as any lane is."""
-    settings = {k: v for k, v in manifest.lane.items() if k not in ("name", "server")}
-    return lane_from_mapping(str(manifest.lane.get("name") or "merged"), settings, str(path / MANIFEST))

@@ -9,8 +9,9 @@ from typing import Any, Protocol, TypeVar
 
 from ocllm.analysis.sampled import SampledTally, vote
 from ocllm.documents import Figures, Serving, Summary, TypeFigures
-from ocllm.models import Decision, Sample
+from ocllm.models import Decision, Sample, token_counts
 from ocllm.scoring import task_types
+from ocllm.scoring.no_answer import gave_no_answer
 
 
 class Verdict(Protocol):
@@ -24,21 +25,6 @@ class Verdict(Protocol):
     def error(self) -> str | None: ...
     @property
     def no_answer(self) -> bool: ...
-
-
-def gave_no_answer(
-    *, error: object, correct: bool | None, task_type: object, extracted: object, source: object
-) -> bool:
-    """A response the scorer found no answer in: not a failed request, nothing extracted where the type extracts
-    an answer (an MCQ answer with no statement, or statements that name no single option), or no visible text
-    at all where the whole text is the answer (a required-substrings task). The one rule, for a Decision and
-    for a task's record in a document alike."""
-    if error is not None or correct is True:
-        return False
-    known = task_types.TASK_TYPES.get(task_type) if isinstance(task_type, str) else None
-    if known is not None and not known.extracts_answer:
-        return source == "none"
-    return extracted is None
 
 
 def decision_gave_no_answer(d: Decision) -> bool:
@@ -217,18 +203,3 @@ class ServingTally:
 
 def accuracy(correct: int, scored: int) -> float:
     return round(correct / scored, 6) if scored else 0.0
-
-
-def token_counts(usage: dict[str, Any] | None) -> tuple[int | None, int | None]:
-    """(completion tokens, reasoning tokens) of a server's usage object, None where it did not say.
-    vLLM puts reasoning tokens under completion_tokens_details; SGLang at the top level of usage."""
-    usage = usage if isinstance(usage, dict) else {}
-    completion = usage.get("completion_tokens")
-    details = usage.get("completion_tokens_details")
-    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    if reasoning is None:
-        reasoning = usage.get("reasoning_tokens")
-    return (
-        completion if isinstance(completion, int) and not isinstance(completion, bool) else None,
-        reasoning if isinstance(reasoning, int) and not isinstance(reasoning, bool) else None,
-    )

@@ -14,8 +14,9 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm import advice
+from ocllm.model_names import model_mismatch_notice, same_model
 from ocllm.models import Decision, Policy, Sample, Task
-from ocllm.run.refusals import can_pass
+from ocllm.retry_rule import can_pass
 from ocllm.scoring import decide, task_types
 from ocllm.scoring.regions import split_regions
 from ocllm.server_facts import ServerFacts
@@ -33,11 +34,6 @@ class Scored(NamedTuple):
     task: Task | None = None
 
 
-def same_model(wanted: str, served: str) -> bool:
-    """Whether a served model name is the one asked for (Ollama lists "qwen3:latest" for "qwen3")."""
-    return served in {wanted, f"{wanted}:latest", wanted.removesuffix(":latest")}
-
-
 def incomplete_notice(missing: int, in_suite: int | None, command: str | None = None) -> str | None:
     """The first thing said of a run that stopped part-way, or None for a run that ran every task. `command`: the
     ocllm command that ran it ("run", "matrix"), which --resume goes with; None where the run did not record it."""
@@ -50,29 +46,6 @@ def incomplete_notice(missing: int, in_suite: int | None, command: str | None = 
         f"INCOMPLETE: {missing}{of} tasks never ran (the run stopped part-way: {again} with --resume finishes it); "
         "every figure covers only the tasks that ran"
     )
-
-
-NOT_RECORDED = "not recorded"
-
-
-def truncation_parts(truncated: int | None, recorded: int | None, answered: int) -> tuple[str, str | None]:
-    """The truncated count as every page and the console says it, and what it is of: "not recorded" where no
-    answer recorded a finish_reason, the count of those that did where only some did, else the count. `recorded`
-    None: a document written before finish reasons were counted (its count stands as it was written)."""
-    if truncated is None or (recorded is not None and answered and not recorded):
-        return NOT_RECORDED, "no response in the input records a finish_reason"
-    if recorded is not None and recorded < answered:
-        return str(truncated), (
-            f"of the {recorded} responses that record a finish_reason; for the other {answered - recorded}, "
-            f"{NOT_RECORDED}"
-        )
-    return str(truncated), None
-
-
-def truncation_words(truncated: int | None, recorded: int | None, answered: int) -> str:
-    """`not recorded (no response in the input records a finish_reason)`, `3 (of the 40 responses ...)`, `3`."""
-    value, of = truncation_parts(truncated, recorded, answered)
-    return f"{value} ({of})" if of else value
 
 
 def run_notices(
@@ -237,7 +210,7 @@ class NoticeTally:
         served = [name for name, _ in self.models.most_common()]
         if requested is None or not served or all(same_model(requested, name) for name in served):
             return []
-        return [f"{_MODEL_MISMATCH} {requested!r}, but the server answered as {', '.join(map(repr, served))}"]
+        return [model_mismatch_notice(requested, served)]
 
     def _reasoning(self, reasoning: str | None, server: ServerFacts | None) -> list[str]:
         if reasoning == "off" and self.with_reasoning:
@@ -283,23 +256,4 @@ def _prefill_would_change(task: Task, sample: Sample, decision: Decision, policy
         return decision.extracted_final_answer is not None or decision.correct is True
     other = decide(task, sample, msgspec.structs.replace(policy, think_prefilled=True))
     return (other.extracted_final_answer, other.correct) != (decision.extracted_final_answer, decision.correct)
-
-
-_MODEL_MISMATCH = "the lane asked for model"
-_ANSWERS_AS = "it answers, as"
-
-
-def unlisted_model_notice(requested: str, listed: list[str], answered_as: str | None) -> str:
-    """Before a run: the model asked for is not listed, but the server answers a request for it."""
-    if answered_as and not same_model(requested, answered_as):
-        answered = f"{_ANSWERS_AS} {answered_as!r}: results and reports name the model the server answered as"
-    else:
-        answered = "but it answers to that name"
-    return f"model {requested!r} is not among those the server lists ({', '.join(listed)}); {answered}"
-
-
-def is_model_mismatch(notice: str) -> bool:
-    """Whether a notice says the server answered as another model than asked for, before or after a run:
-    it is said once per run."""
-    return notice.startswith(_MODEL_MISMATCH) or f"; {_ANSWERS_AS} " in notice
 

@@ -15,12 +15,14 @@ from ocllm.analysis.notices import NoticeTally
 from ocllm.analysis.verdict_scopes import input_verdicts
 from ocllm.documents import MetricsDocument, Summary, UnscorableRecord
 from ocllm.errors import OcllmError
-from ocllm.files.atomic import atomic_write_text, atomic_writer, pretty_json
+from ocllm.files.atomic import METRICS as RUN_METRICS
+from ocllm.files.atomic import SAMPLES, atomic_write_text, atomic_writer, pretty_json
 from ocllm.files.output_guard import AUDIT, METRICS, Inputs, check_output
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
+from ocllm.formats.harnesses import format_of_run, read_harness_files
 from ocllm.formats.records import RunMeta
-from ocllm.formats.tools import format_of_run, read_tool_files
-from ocllm.models import Decision, Policy
+from ocllm.formats.run_directory import stream_run_dir
+from ocllm.models import Decision, Policy, decision_record
 from ocllm.scoring import SCORER_VERSION, decide, task_types
 from ocllm.server_facts import facts_of
 
@@ -42,7 +44,7 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
     from (so the output can itself be re-scored), and the input's own decision under `previous`.
     Without `raw_outputs` the raw content and reasoning are left out: a run directory's metrics.json, whose
     samples.jsonl holds them already."""
-    out = msgspec.to_builtins(decision)
+    out = decision_record(decision)
     task, sample = record.task, record.sample
     out["sample"] = sample.sample  # which of the task's samples (0 to samples_per_task - 1) was decided
     out["subset"] = task.subset
@@ -65,8 +67,8 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
 def input_label_of(meta: RunMeta) -> str:
     """What the input's own verdicts are called: the other tool whose results it is (read with --from, or a
     document rescored from them), else "the input"."""
-    tool = format_of_run(meta.run_format)
-    return tool.tool if tool is not None else "the input"
+    harness = format_of_run(meta.run_format)
+    return harness.harness if harness is not None else "the input"
 
 
 def changed(record: SavedRecord, decision: Decision) -> bool:
@@ -84,12 +86,12 @@ def rescore_run(saved: SavedRun, policy: Policy) -> Rescored:
         notices.add(record.sample, decision, record.task)
         serving.add(record.sample)
     n_changed = sum(changed(r, d) for r, d in zip(saved.records, decisions, strict=True))
-    tool = format_of_run(saved.meta.run_format)  # another tool's: this project cannot rerun it
-    summary, said = _closing(tally, notices, n_changed, saved.meta, policy, tool is None, saved.meta.unscorable)
+    harness = format_of_run(saved.meta.run_format)  # another harness's: this project cannot rerun it
+    summary, said = _closing(tally, notices, n_changed, saved.meta, policy, harness is None, saved.meta.unscorable)
     summary.serving = serving.serving(saved.meta.timing)
     # As `rescore` writes it: the input's verdicts against ours, per task type and the tool's task.
     summary.input_verdicts = input_verdicts(
-        saved.records, decisions, input_label_of(saved.meta), tool.task_of if tool is not None else None
+        saved.records, decisions, input_label_of(saved.meta), harness.task_of if harness is not None else None
     )
     document = MetricsDocument(
         format=OUTPUT_FORMAT,
@@ -221,7 +223,7 @@ def rescore_tool_files(
 ) -> RescoredFile:
     """Re-score another tool's result files (`--from`) into one document, each task's `previous` holding
     what that tool decided; the audit leads with the tool's accuracy against this scorer's."""
-    run = read_tool_files(format_name, inputs, filter_name)
+    run = read_harness_files(format_name, inputs, filter_name)
     _check_outputs(output_path, report_path, run.files, force)
     where = run.files[0] if len(run.files) == 1 else inputs[0]
     source = {"path": str(where), "files": [str(f) for f in run.files]}
@@ -235,7 +237,7 @@ def rescore_tool_files(
         report_path,
         source=source,
         input_notices=run.notices,
-        input_label=run.format.tool,
+        input_label=run.format.harness,
         rerunnable=False,  # another tool's results: this project's --retry-errors cannot run them again
         title=f"{run.format.name}: {title}",
         unscorable=run.unscorable,  # filled while the records are read
@@ -279,8 +281,8 @@ def write_rescored(
     called, `title` what the audit is headed with, and `rerunnable` whether this project can run its failed
     tasks again; `unscorable` the records the reader left out, complete once `records` is read through; `verdicts`
     whether the summary holds the input's own verdicts against this scorer's, as a rescore's does)."""
-    tool = format_of_run(meta.run_format)  # another tool's: its task of each id, to pair each task apart
-    audit = AuditTally(tool.task_of if tool is not None else None)
+    harness = format_of_run(meta.run_format)  # another harness's: its task of each id, to pair each task apart
+    audit = AuditTally(harness.task_of if harness is not None else None)
     tally, notices, serving = Tally(), NoticeTally(policy), ServingTally()
     n_changed = 0
     with atomic_writer(output_path) as out:
@@ -311,6 +313,25 @@ def write_rescored(
             audit_text = render_audit(audit, title or input_path.name, summary.scorer, input_label)
             atomic_write_text(report_path, audit_text)
     return RescoredFile(summary, said, notices.most_served(), audit, input_label)
+
+
+def score_run_dir(
+    out_dir: Path,
+    lane_name: str,
+    policy: Policy,
+    decided: Callable[[tuple[str, int]], Decision | None] | None = None,
+) -> RescoredFile:
+    """A run directory's final scoring: decide every task from the samples on disk and write its metrics.json, one
+    task at a time (a run's memory does not grow with its outputs). `decided` gives, by (task id, sample), the
+    decisions the run already took (its decision spool), so that they are not taken twice. What `run_lane` is
+    handed by its caller (runner.py says why), and what `ocllm merge` scores a merged run with."""
+    meta, records = stream_run_dir(out_dir)
+    # The raw outputs stay in samples.jsonl alone: metrics.json names the file instead of copying them.
+    source = {"path": str(out_dir), "lane": lane_name, "raw_outputs": SAMPLES}
+    by_record = None if decided is None else (lambda record: decided((record.task.id, record.sample.sample)))
+    return write_rescored(
+        out_dir, meta, records, policy, out_dir / RUN_METRICS, source=source, decided=by_record, raw_outputs=False
+    )
 
 
 def _json(value: object) -> bytes:

@@ -18,8 +18,7 @@ from itertools import accumulate
 from ocllm.documents import InputVerdicts, Paired, ScopeVerdicts, TypeVerdicts
 from ocllm.formats.records import SavedRecord
 from ocllm.models import Decision
-
-SCORER_LABEL = "ocllm's scorer"
+from ocllm.verdict_words import SCORER_LABEL
 
 Scope = tuple[str, str | None]  # (task type, the tool's task or None)
 # Which of the other tool's own tasks a task id is of (lm-eval's `gsm8k/12` -> `gsm8k`); None: the tool names none.

@@ -28,7 +28,7 @@ import functools
 import json
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,18 +45,11 @@ from ocllm.files.reading import (
     outline,
     too_deep,
 )
+from ocllm.formats.harness_records import failed_sample, not_expected, tool_mapping, unscorable
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import (
-    NotScorable,
-    failed_sample,
-    lone_letter,
-    mcq_task,
-    not_expected,
-    unscorable,
-    verdict_of,
-)
 from ocllm.formats.zip_members import MB, Readable, open_member, read_member
 from ocllm.models import Sample
+from ocllm.scoring.other_harnesses import HarnessRecord, NotScorable, verdict_of
 
 TOOL = "inspect"
 EXPECTED = "an inspect_ai log (.eval: a zip holding header.json and samples/; .json: an object with a samples list)"
@@ -285,16 +278,19 @@ def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_id
         target = target[0]
     metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
     category = metadata.get("category", metadata.get("subject"))
-    built = mcq_task(
-        where,
-        task_id,
-        sample.get("choices"),
-        target,
-        question=sample["input"] if isinstance(sample.get("input"), str) else "",
-        category=category if isinstance(category, str) and category else task,
-        prompt=_first_user_text(sample.get("messages")),
+    mapping = tool_mapping(TOOL)
+    built = mapping.task(
+        HarnessRecord(
+            where,
+            task_id,
+            sample,
+            question=sample["input"] if isinstance(sample.get("input"), str) else "",
+            category=category if isinstance(category, str) and category else task,
+            prompt=_first_user_text(sample.get("messages")),
+            gold=target,
+        )
     )
-    previous = _previous(sample.get("scores"))
+    previous = _previous(sample.get("scores"), mapping.extracted)
     return SavedRecord(built, _sample(task_id, epoch - 1, sample), previous, {})
 
 
@@ -383,7 +379,7 @@ def _verdict(value: Any) -> bool | None:
         return None
 
 
-def _previous(scores: Any) -> dict[str, Any]:
+def _previous(scores: Any, extracted: Callable[[Any], str | None]) -> dict[str, Any]:
     """The scorer's decision: `choice` when the sample has it, else the first scorer."""
     if not isinstance(scores, dict) or not scores:
         return {"tool": TOOL}
@@ -395,7 +391,7 @@ def _previous(scores: Any) -> dict[str, Any]:
         "tool": TOOL,
         "scorer": name,
         "extraction_method": f"inspect {name}",
-        "extracted_final_answer": lone_letter(answer),
+        "extracted_final_answer": extracted(answer),
         "tool_answer": answer,
         "value": value,
         "correct": correct,

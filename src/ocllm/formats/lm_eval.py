@@ -18,8 +18,10 @@ the tool's verdict is the task's, not any one sample's: it is kept under `previo
 A doc this scorer cannot score (one option, no options to be found, no response text) is reported as
 unscorable, with why, and the other docs are read; a line that is not an lm-eval line refuses the file.
 
-The math tasks (gsm8k, minerva_math, aime and their variants) become math tasks: lm_eval_math.py; ifeval (and docs
-that are IFEval's rows) instructions tasks: lm_eval_ifeval.py."""
+Which room's task a doc is, and how its fields become that task and `previous`, is the rooms'
+(`TaskType.lm_eval`, scoring/other_harnesses.py): multiple-choice docs the MCQ room's, the math tasks (gsm8k,
+minerva_math, aime and their variants) the math room's, ifeval (and docs that are IFEval's rows) the instructions
+room's. This reader reads the lines, the filters and the responses."""
 
 from __future__ import annotations
 
@@ -32,24 +34,15 @@ from typing import Any, NamedTuple
 
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
-from ocllm.formats import lm_eval_ifeval, lm_eval_math
+from ocllm.formats.harness_records import lm_eval_mappings, unscorable
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import (
-    NotScorable,
-    first_item,
-    lone_letter,
-    mcq_task,
-    options_in_prompt,
-    unscorable,
-    verdict_of,
-)
 from ocllm.models import Sample, Task
+from ocllm.scoring.other_harnesses import LmEvalDoc, NotScorable, first_item
 
 TOOL = "lm-eval"
 EXPECTED = "an lm-eval samples file (samples_<task>_<timestamp>.jsonl, written by --log_samples)"
 DEFAULT_FILTER = "flexible-extract"
 NO_FILTER = "none"  # lm-eval's name for a task without filters; also used here for a line that names none
-METRICS = ("exact_match", "acc")  # the per-sample metrics of generative tasks, looked for when not listed
 NOTICE = (
     "lm-eval's sample files hold no reasoning field: what is scored is the response lm-eval kept (the text "
     "after its think-end token, or all of it when that never came); <think> tags still in it are split by rule 1"
@@ -260,38 +253,34 @@ def _record(
     if not isinstance(response, str):
         what = "resps[0][0]" if len(responses) <= 1 else "it"
         raise NotScorable(task_id, where, f"{what} is not the text of a response")
-    # IFEval's docs by the task's name or their own fields (lm_eval_ifeval.py); a math task by its name is read as
-    # one, a doc of another name only when it has no options to be found.
-    if lm_eval_ifeval.is_ifeval(task, row.get("doc")):
-        ifeval = lm_eval_ifeval.record(where, task_id, task, row, response, index, _prompt(row.get("arguments")))
-        return _of_the_task(ifeval, len(responses))
-    kind = lm_eval_math.by_name(task)
-    if kind is None:
-        try:
-            built = _task(where, task_id, task, row)
-        except NotScorable:
-            kind = lm_eval_math.by_shape(row["doc"] if isinstance(row.get("doc"), dict) else {})
-            if kind is None:
-                raise
-    if kind is not None:
-        prompt = _prompt(row.get("arguments"))
-        record = lm_eval_math.record(where, task_id, task, kind, lines, chosen, responses, index, prompt)
-        return _of_the_task(record, len(responses))
-    filters = {name: _filter_outcome(line) for name, (_, line) in lines.items()}
-    outcome = filters[chosen]
-    previous = {
-        "tool": TOOL,
-        "filter": chosen,
-        "extraction_method": f"lm-eval filter {chosen}",
-        "extracted_final_answer": outcome["extracted"],
-        "tool_answer": outcome["answer"],
-        "correct": outcome["correct"],
-        "metric": outcome["metric"],
-        "metric_value": outcome["metric_value"],
-        "filters": filters,
-    }
-    return _of_the_task(SavedRecord(built, Sample(task_id=task_id, sample=index, content=response), previous, {}),
-                        len(responses))  # fmt: skip
+    doc = LmEvalDoc(where, task_id, task, lines, chosen, responses, index, _prompt(row.get("arguments")))
+    built, previous = _read(doc)
+    sample = Sample(task_id=built.id, sample=index, content=response)
+    return _of_the_task(SavedRecord(built, sample, previous, {}), len(responses))
+
+
+def _read(doc: LmEvalDoc) -> tuple[Task, dict[str, Any]]:
+    """The doc read by the room it is of, asked in the rounds scoring/other_harnesses.py says: a room claiming the doc
+    by its fields, then the task by its name, then the room that reads any doc it finds its fields in, and only
+    when that one found nothing, a room taking the doc by its fields after all."""
+    mappings = lm_eval_mappings()
+    fields = doc.doc
+    for claims in (lambda m: m.claims_doc(fields), lambda m: m.claims_task(doc.task)):
+        claimed = next((m for m in mappings if claims(m)), None)
+        if claimed is not None:
+            return claimed.read(doc)
+    found_nothing: NotScorable | None = None
+    for mapping in mappings:
+        if mapping.reads_any:
+            try:
+                return mapping.read(doc)
+            except NotScorable as exc:
+                found_nothing = exc
+            break
+    after_all = next((m for m in mappings if m.may_claim_doc(fields)), None)
+    if after_all is not None:
+        return after_all.read(doc)
+    raise found_nothing or NotScorable(doc.task_id, doc.where, "no task type reads this doc")
 
 
 def _of_the_task(record: SavedRecord, repeats: int) -> SavedRecord:
@@ -300,91 +289,6 @@ def _of_the_task(record: SavedRecord, repeats: int) -> SavedRecord:
     if repeats > 1:
         record.previous.update(verdict_of="task", repeats=repeats)
     return record
-
-
-def _filter_outcome(row: dict[str, Any]) -> dict[str, Any]:
-    """One filter's extraction and verdict: its raw value, that value as a letter when it is one, and the
-    tool's own correct/incorrect from its per-sample metric."""
-    answer = first_item(row.get("filtered_resps"))
-    metric, value = _metric(row)
-    return {
-        "answer": answer,
-        "extracted": lone_letter(answer),
-        "metric": metric,
-        "metric_value": value,
-        "correct": verdict_of(value),
-    }
-
-
-def _metric(row: dict[str, Any]) -> tuple[str | None, Any]:
-    listed = row.get("metrics")
-    names = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else []
-    for name in [*names, *METRICS]:
-        value = row.get(name)
-        if isinstance(value, int | float):  # bool included: a metric may be written as true/false
-            return name, value
-    return None, None
-
-
-
-def _task(where: str, task_id: str, task: str, row: dict[str, Any]) -> Task:
-    doc = row.get("doc")
-    if not isinstance(doc, dict):
-        doc = {}
-    prompt = _prompt(row.get("arguments"))
-    options, answer = _options_and_answer(doc, row.get("target"), prompt)
-    if options is None:
-        raise NotScorable(
-            task_id,
-            where,
-            "cannot tell the options and the answer: the doc has none of options+answer, choices+answer, "
-            "choices{text,label}+answerKey, choice1..4+answer, and the prompt lists no lettered options",
-        )
-    question = doc.get("question", doc.get("Question", ""))
-    category = doc.get("category", doc.get("subject"))
-    return mcq_task(
-        where,
-        task_id,
-        options,
-        answer,
-        question=question if isinstance(question, str) else "",
-        category=category if isinstance(category, str) and category else task,
-        subset=doc["src"] if isinstance(doc.get("src"), str) else None,
-        prompt=prompt,
-    )
-
-
-def _options_and_answer(doc: dict[str, Any], target: Any, prompt: str | None) -> tuple[list[Any] | None, Any]:
-    """Options and gold letter from the doc, in the shapes lm-eval's multiple-choice tasks use; else the
-    lettered option lines of the prompt with the line's target."""
-    if isinstance(doc.get("options"), list):  # MMLU-Pro: options, answer letter (answer_index beside it)
-        answer = doc.get("answer")
-        if not isinstance(answer, str) and isinstance(doc.get("answer_index"), int):
-            answer = _letter_at(doc["answer_index"])
-        return doc["options"], answer
-    choices = doc.get("choices")
-    if isinstance(choices, list):  # MMLU: choices, answer index
-        answer = doc.get("answer")
-        return choices, _letter_at(answer) if isinstance(answer, int) and not isinstance(answer, bool) else answer
-    if isinstance(choices, dict) and isinstance(choices.get("text"), list):  # ARC: labels A-E, or 1-5
-        labels = choices.get("label")
-        key = doc.get("answerKey")
-        if isinstance(labels, list) and key in labels:
-            return choices["text"], _letter_at(labels.index(key))
-        return choices["text"], target
-    numbered = [doc.get(f"choice{n}") for n in range(1, 5)]
-    if all(isinstance(c, str) for c in numbered):  # GPQA: choice1..choice4, answer "(A)"
-        return numbered, doc.get("answer", target)
-    options = options_in_prompt(prompt or "")
-    if not options:
-        return None, None
-    if isinstance(target, int) and not isinstance(target, bool):
-        target = _letter_at(target)
-    return options, target
-
-
-def _letter_at(index: int) -> str | None:
-    return chr(ord("A") + index) if 0 <= index < 26 else None
 
 
 def _prompt(arguments: Any) -> str | None:

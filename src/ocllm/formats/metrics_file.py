@@ -14,8 +14,9 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.files.reading import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
+from ocllm.formats.harness_records import untyped_claimed
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
-from ocllm.models import Sample, Task
+from ocllm.models import Sample
 from ocllm.scoring import task_types
 
 # Fields holding a scorer's decision in the old format or ours; copied untouched into `previous`.
@@ -144,22 +145,21 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
     if not isinstance(task_id, str) or not task_id:
         raise InputError(f"{where} has no task_id")
     where = f"{path}: task {task_id!r}"
-    task_type = row.get("task_type") or ("mcq" if row.get("options") else None)
+    # A record of the old harness from before records named their type: the room that claims it (MCQ: options).
+    task_type = row.get("task_type") or untyped_claimed(row)
     if not isinstance(task_type, str) or task_type not in task_types.TASK_TYPES:
-        raise InputError(f"{where} has task_type {task_type!r}; expected one of {', '.join(task_types.NAMES)}")
+        raise InputError(f"{where} has task_type {task_type!r}; expected one of {', '.join(task_types.TASK_TYPES)}")
     own_fields = task_types.of(task_type).saved_task_fields(where, row)  # the type's fields, checked
 
     for field, kinds, what in _FIELD_TYPES:
         if row.get(field) is not None and (not isinstance(row[field], kinds) or isinstance(row[field], bool)):
             raise InputError(f"{where} has a {field} that is not {what}")
 
-    task = Task(
+    task = task_types.of(task_type).task_struct(
         id=task_id,
-        type=task_type,
         question=str(row.get("question") or ""),
         category=str(row.get("category") or "uncategorized"),
         subset=row.get("subset"),
-        case_sensitive=bool(row.get("case_sensitive", False)),
         prompt=row.get("prompt"),
         **own_fields,
     )

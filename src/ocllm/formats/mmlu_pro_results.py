@@ -21,18 +21,25 @@ from typing import Any
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.files.reading import json_events, json_items
+from ocllm.formats.harness_records import not_expected, tool_mapping, unscorable
 from ocllm.formats.records import SavedRecord
-from ocllm.formats.tool_records import NotScorable, lone_letter, mcq_task, not_expected, unscorable
 from ocllm.models import Sample
+from ocllm.scoring.other_harnesses import HarnessRecord, NotScorable
 
 TOOL = "mmlu-pro"
 EXPECTED = "an MMLU-Pro result file (a JSON list of questions with options, answer, pred and response)"
 RESPONSE_FIELDS = ("response", "model_outputs")
 
 
+def record_fields() -> tuple[str, ...]:
+    """What every record of a result list has: its `question_id`, and the fields that make it a task of the room
+    that reads MMLU-Pro's results (`options`)."""
+    return ("question_id", *tool_mapping(TOOL).marks)
+
+
 # What a folder given instead of files is searched for: the scripts name their files `<category>_result.json`,
 # forks `<subject>.json` and the like, so the content decides, not the name.
-LOOKED_FOR = "*.json files holding a JSON list of records with question_id and options"
+LOOKED_FOR = "*.json files holding a JSON list of records with question_id and options"  # record_fields()
 
 
 def files_in(folder: Path) -> tuple[list[Path], list[str]]:
@@ -73,7 +80,7 @@ def not_a_result_list(path: Path) -> str | None:
                 depth -= 1
                 if not depth:
                     break
-        missing = [key for key in ("question_id", "options") if key not in keys]
+        missing = [key for key in record_fields() if key not in keys]
         return f"its first record has no {' and no '.join(missing)}" if missing else None
     except InputError as exc:  # not JSON, not UTF-8 text, unreadable
         return str(exc).removeprefix(f"{path}: ")
@@ -106,39 +113,38 @@ def read(path: Path) -> Iterator[SavedRecord | UnscorableRecord]:
 
 def _record(path: Path, index: int, row: Any) -> SavedRecord:
     where = f"{path}: record #{index}"
-    if not isinstance(row, dict) or "question_id" not in row or "options" not in row:
+    needed = record_fields()
+    if not isinstance(row, dict) or any(name not in row for name in needed):
         if index == 1:  # the first record says what the file is
-            raise InputError(f"{where} has no question_id and options: not {EXPECTED}")
-        raise NotScorable(f"record #{index}", where, "no question_id and options")
+            raise InputError(f"{where} has no {' and '.join(needed)}: not {EXPECTED}")
+        raise NotScorable(f"record #{index}", where, f"no {' and '.join(needed)}")
     question_id = row["question_id"]
     if isinstance(question_id, bool) or not isinstance(question_id, int | str) or question_id == "":
         raise NotScorable(f"record #{index}", where, "a question_id that is neither a number nor text")
     task_id = str(question_id)
     where = f"{path}: question {task_id}"
-    answer = row.get("answer")
-    if answer is None and isinstance(row.get("answer_index"), int):
-        answer = chr(ord("A") + row["answer_index"])
     field = next((f for f in RESPONSE_FIELDS if f in row), None)
     if field is None:
         raise NotScorable(task_id, where, f"neither {' nor '.join(RESPONSE_FIELDS)}")
     response = row[field]
     if response is not None and not isinstance(response, str):
         raise NotScorable(task_id, where, f"a {field} that is not text")
-    task = mcq_task(
-        where,
-        task_id,
-        row.get("options"),
-        answer,
-        question=str(row.get("question") or ""),
-        category=str(row.get("category") or "uncategorized"),
-        subset=row["src"] if isinstance(row.get("src"), str) else None,
+    mapping = tool_mapping(TOOL)
+    task = mapping.task(
+        HarnessRecord(
+            where,
+            task_id,
+            row,
+            question=str(row.get("question") or ""),
+            category=str(row.get("category") or "uncategorized"),
+            subset=row["src"] if isinstance(row.get("src"), str) else None,
+        )
     )
     pred = row.get("pred")
-    letter = lone_letter(pred)
     previous = {
         "tool": TOOL,
         "extraction_method": "mmlu-pro pred",
-        "extracted_final_answer": letter,
+        "extracted_final_answer": mapping.extracted(pred),
         "tool_answer": pred,
         "correct": pred == row.get("answer"),  # the script's own test, as it stands: "(B)" is not "B" to it
     }

@@ -1,7 +1,7 @@
 """Saved records that are not text: a lone UTF-16 surrogate (`"\\udc00"`, valid JSON that Python's reader keeps as
 a code point no UTF-8 file can hold) anywhere in a record a reader made. One rule, applied to every record `rescore`,
 `compare`, `report` and `plan --from` read (`screen`, called by `formats.stream_saved_run`, `formats.load_saved_run`
-and `formats.tools.read_tool_files`), so that no string reaches a writer that cannot encode it
+and `formats.harnesses.read_harness_files`), so that no string reaches a writer that cannot encode it
 (docs/lanes.md, "Inputs that are not text"):
 
 - in the response (content, reasoning, tool calls): the sample is a failed one of kind `malformed`, naming where,

@@ -1,7 +1,8 @@
 """`ocllm import`: the dataset files people have on disk -> one suite of this project.
 
-Formats live in `datasets.py` (one function a layout), file reading in `rows.py` (within the bounds of
-`bounds.py`), the seeded sample in `sampling.py`, drawn as the rows are read. Local files only: the command
+What a dataset's row means is its task type's (a room's `TaskType.datasets`, scoring/dataset_rows.py); the
+registry of them is `datasets.py`, file reading `rows.py` and `row_readers.py` (within the bounds of `bounds.py`),
+the seeded sample `sampling.py`, drawn as the rows are read. Local files only: the command
 never downloads (the README says where to get them).
 """
 
@@ -16,12 +17,11 @@ import msgspec
 from ocllm.errors import InputError
 from ocllm.files.surrogates import first_lone_surrogate
 from ocllm.importers.bounds import DEFAULT_BOUNDS, Bounds, Budget
-from ocllm.importers.datasets import DATASETS, BadRow
+from ocllm.importers.datasets import datasets
 from ocllm.importers.rows import JSONL, files_of
 from ocllm.importers.sampling import SeededSample
 from ocllm.models import Task
-
-FORMATS = tuple(DATASETS)
+from ocllm.scoring.dataset_rows import BadRow
 
 
 class Selection(NamedTuple):
@@ -49,12 +49,13 @@ def import_tasks(
     """Every row of the files as a task (a bad row fails the import, or with `skip_bad` is left out), and the
     seeded sample of them, drawn as they are read. `answers`: the files holding the golds, for a layout that
     keeps them apart (bfcl). Past one of `bounds` the import is refused in one line naming it."""
-    dataset = DATASETS[fmt]
     files = dataset_files(fmt, paths)
+    known = datasets()
+    dataset = known[fmt]
     task_of = dataset.task
     if answers:
         if dataset.with_answers is None:
-            takes = ", ".join(name for name, d in DATASETS.items() if d.with_answers is not None)
+            takes = ", ".join(name for name, d in known.items() if d.with_answers is not None)
             raise InputError(f"--answers is for {takes}; {fmt} files hold their own golds")
         task_of = dataset.with_answers(answers)
     sample = SeededSample(selection.seed, selection.per_category, selection.limit)
@@ -96,9 +97,10 @@ def _text_only(value: object) -> None:
 def dataset_files(fmt: str, paths: list[Path]) -> list[Path]:
     """The files an import of `paths` reads: those named, and those of the format inside the folders named
     (what -o must never replace)."""
-    dataset = DATASETS.get(fmt)
+    known = datasets()
+    dataset = known.get(fmt)
     if dataset is None:
-        raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(known)}")
     files = files_of(paths, dataset.suffixes)
     for file in files:
         if file.suffix.lower() not in dataset.suffixes:

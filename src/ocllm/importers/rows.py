@@ -1,10 +1,11 @@
 """The rows of the dataset files people have: CSV (with or without a header, or with one recognised by its
 content), Parquet, JSONL.
 
-Each row comes with the file and its number (from 1, among data rows), so that a bad row can be named.
-Parquet is read with pyarrow, a batch at a time (parquet_rows.py); CSV with the csv module; JSONL a line at a
-time. Every reader counts what it reads against the import's bounds (bounds.py) as it reads: a line is read to
-the bound on a row and no further, a field is measured before the row is used.
+Each row comes with the file and its number (from 1, among data rows), so that a bad row can be named; it is a
+`scoring.dataset_rows.Row`, what a room's row -> Task mapping is handed. Parquet is read with pyarrow, a batch at
+a time (parquet_rows.py); CSV with the csv module; JSONL a line at a time. Every reader counts what it reads
+against the import's bounds (bounds.py) as it reads: a line is read to the bound on a row and no further, a field
+is measured before the row is used.
 """
 
 from __future__ import annotations
@@ -13,26 +14,20 @@ import contextlib
 import csv
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.files.file_kind import not_regular, refuse_lfs_pointer
 from ocllm.importers.bounds import Budget, size_words
 from ocllm.importers.json_line import BadLine, json_object
 from ocllm.importers.parquet_rows import parquet_rows
+from ocllm.scoring.dataset_rows import Row
 
 PARQUET = (".parquet",)
 CSV = (".csv",)
 JSONL = (".jsonl", ".json")
-
-
-class Row(NamedTuple):
-    file: Path
-    number: int  # from 1, among the file's data rows (a CSV header is not counted)
-    fields: dict[str, Any]
-
-    def where(self) -> str:
-        return f"{self.file}: row {self.number}"
+# A room's dataset names the kinds of file it comes in (scoring/dataset_rows.py); these are their suffixes.
+SUFFIXES = {"csv": CSV, "parquet": PARQUET, "jsonl": JSONL}
 
 
 def files_of(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:

@@ -24,7 +24,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
-from ocllm.report.format import chance_text
+from ocllm.report.wording import chance_text
 
 # One palette for every report, so a lane keeps its colour from chart to chart.
 PALETTE = ("#4263eb", "#f76707", "#0ca678", "#d6336c", "#7048e8", "#f59f00", "#1098ad", "#74b816", "#868e96")

@@ -17,14 +17,14 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from ocllm.analysis.notices import same_model, unlisted_model_notice
 from ocllm.errors import InputError, OcllmError
+from ocllm.model_names import same_model, unlisted_model_notice
 from ocllm.models import Sample
+from ocllm.retry_rule import transient_status
 from ocllm.run.client import AttemptWatch, ClientSettings, ServerProbe, chat_completion, make_session, probe_server
 from ocllm.run.endpoints import Endpoints
 from ocllm.run.engine import EngineStart, Send
 from ocllm.run.lanes import Lane
-from ocllm.run.refusals import transient_status
 from ocllm.run.server_kind import ServerIdentity, closes_streamed_connections, identify, repeatability
 
 

@@ -6,7 +6,8 @@ then what its body says, because servers report a configuration problem under an
 "tools param requires --jinja flag" with HTTP 500 (a `std::runtime_error` its handler wraps as a server error),
 vLLM its missing tool parser with 400, Ollama a model without tools with 400.
 
-- Transient (retried): 408, 429, any other 5xx, and a body that names nothing below.
+- Transient (retried): 408, 429, any other 5xx (`retry_rule.transient_status`, which the notices count by too), and a
+  body that names nothing below.
 - Refused, this request only (kind `refused`, not retried, the other tasks go on): the prompt and max_tokens do not
   fit the server's context, or one prompt is larger than its batch.
 - Misconfigured, every request of the lane (kind `misconfigured`, not retried; two alike stop the lane, runner.py):
@@ -26,9 +27,9 @@ from typing import Literal, NamedTuple
 import msgspec
 
 from ocllm import advice
-from ocllm.models import ErrorKind, Sample
+from ocllm.models import ErrorKind
 
-__all__ = ["Refusal", "can_pass", "refusal", "server_message", "transient_status"]
+__all__ = ["Refusal", "refusal", "server_message"]
 
 Scope = Literal["request", "lane"]
 
@@ -100,11 +101,6 @@ _STATUSES: dict[int, Refusal] = {
 }
 
 
-def transient_status(status: int) -> bool:
-    """Whether a status says the server is busy or broken for now: retried unless the body says otherwise."""
-    return status in (408, 429) or status >= 500
-
-
 def refusal(status: int | None, body: str) -> Refusal | None:
     """What a failed answer says, by the table above: None when another attempt may pass (transient) or when it
     is a 4xx that says nothing more (not retried, kind http_status). `status` None: an `error` object in a 200
@@ -134,12 +130,3 @@ def server_message(raw: bytes | str) -> str:
             if isinstance(value, str) and value:
                 return value
     return text
-
-
-def can_pass(sample: Sample) -> bool:
-    """Whether a failed request may pass when sent again as it was (--retry-errors): not when the server said it
-    cannot succeed on it, nor after a 4xx (other than 408 and 429), which the same request meets again."""
-    if sample.error_kind in ("refused", "misconfigured"):
-        return False
-    status = sample.error_status
-    return not (sample.error_kind == "http_status" and status is not None and not transient_status(status))

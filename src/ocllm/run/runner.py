@@ -12,17 +12,14 @@ import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
-from ocllm.analysis.notices import is_model_mismatch
-from ocllm.analysis.rescore import RescoredFile, write_rescored
 from ocllm.documents import Summary
 from ocllm.errors import Interrupted
-from ocllm.files.atomic import METRICS, SAMPLES
-from ocllm.formats.run_directory import stream_run_dir
-from ocllm.models import Sample, ShardRecord, Task, as_sent
+from ocllm.model_names import is_model_mismatch
+from ocllm.models import Decision, Policy, Sample, ShardRecord, Task, as_sent
 from ocllm.run.client import AttemptWatch, FailedAttempt
 from ocllm.run.decision_pool import DecisionPool, LiveDecisions
 from ocllm.run.decision_spool import DecisionSpool, EncodedDecision
@@ -38,6 +35,27 @@ from ocllm.run.server_kind import ServerIdentity
 from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
 from ocllm.suites import Suite, load_suite
+
+
+class FinalScore(Protocol):
+    """What the final scoring tells the run: the summary, the notices said after it, the model most answers were
+    given as (None when the answers did not say)."""
+
+    @property
+    def summary(self) -> Summary: ...
+    @property
+    def notices(self) -> list[str]: ...
+    @property
+    def served_model(self) -> str | None: ...
+
+
+# The final scoring, handed in by whoever runs a lane (cli.py, demo.py: they sit above both sides), rather than
+# imported: what metrics.json holds (the summary, the notices, the figures) is analysis of the run directory, the
+# same pass `ocllm rescore DIR` and `ocllm merge` make, and the run side never imports analysis. Not a function of
+# the scoring side either: `scoring/` decides one answer and does no I/O, while this pass reads the run directory
+# and writes a file. Given the run directory, the lane's name, the policy the run decides under and, by
+# (task id, sample), the decisions the run already took (its spool); it writes metrics.json.
+ScoreRun = Callable[[Path, str, Policy, Callable[[tuple[str, int]], Decision | None] | None], FinalScore]
 
 
 class RunResult(NamedTuple):
@@ -62,6 +80,7 @@ def run_lane(
     lane: Lane,
     out_dir: Path,
     *,
+    score: ScoreRun,
     resume: bool = False,
     retry_errors: bool = False,
     progress: Callable[[str, int, int], RunProgress] | None = None,
@@ -72,7 +91,8 @@ def run_lane(
     command: str = "run",
     engine: Engine | None = None,
 ) -> RunResult:
-    """Run `lane` into `out_dir` and score it. Raises OcllmError for what the user can fix.
+    """Run `lane` into `out_dir` and score it with `score` (writing metrics.json). Raises OcllmError for what the
+    user can fix.
 
     `announce` is told, before the first task is sent, what the user must know before waiting for the
     run (the server serves the model under another name, a first request failed). With `servers`, a lane
@@ -116,7 +136,7 @@ def run_lane(
                     command,
                 )
             )
-            rescored = score_run_dir(out_dir, lane, spool)
+            rescored = score(out_dir, lane.name, lane.policy(), spool.get)
     except KeyboardInterrupt:
         run_dir.interrupted()
         if run_dir.manifest is None:
@@ -267,14 +287,7 @@ async def _run(
         sent_lane = msgspec.structs.replace(lane, extra_body={**added, **lane.extra_body})
     existing = run_dir.open(lane, suite, resume=resume, retry_errors=retry_errors)
     done = {(s.task_id, s.sample) for s in existing}
-    # Round by round (every task's sample 0, then every task's sample 1, ...): a run stopped early holds whole
-    # rounds, each task asked about as often as the next, rather than all of some tasks' samples and none of others'.
-    pending = [
-        Job(task, index)
-        for index in range(lane.samples_per_task)
-        for task in suite.tasks
-        if (task.id, index) not in done
-    ]
+    pending = _pending(lane, suite, done)
     run_dir.start(
         lane,
         suite,
@@ -287,30 +300,78 @@ async def _run(
         request_settings=added,
         command=command,
     )
-    policy = lane.policy()
     if pending:
         # Before the first request, not during the first answers' reading (no request is in flight yet).
         pool.start()
-    writer = run_dir.writer()
     counts = _Counts()
     refusals = _Refusals(lane.name)
     began = time.monotonic()
-    # The serving figures' wall time ends with the last response, not with the last decision: the decisions still
-    # waiting then (LiveDecisions.drain) are the scorer's time, not the server's.
     answered: float | None = None
     try:
+        live_to = _Live(run_dir, pool, spool, make_progress, len(suite.tasks) * lane.samples_per_task, len(done))
+        answered = await _answer(pending, engine, sent_lane, lane, live_to, counts, refusals, server)
+    finally:
+        run_dir.count_requests(counts.requests, counts.retries, counts.resends)
+        if pending:
+            # The replicas' figures are this invocation's (a resumed run counts its own requests anew). The serving
+            # figures' wall time ends with the last response, not with the last decision: the decisions still waiting
+            # then (LiveDecisions.drain) are the scorer's time, not the server's.
+            wall = (answered or time.monotonic()) - began
+            run_dir.add_wall_time(wall, engine.figures())
+    return len(pending), counts, before, served, (identities, added), refusals.stopped()
+
+
+def _pending(lane: Lane, suite: Suite, done: set[tuple[str, int]]) -> list[Job]:
+    """The samples still to ask for, round by round (every task's sample 0, then every task's sample 1, ...): a run
+    stopped early holds whole rounds, each task asked about as often as the next, rather than all of some tasks'
+    samples and none of others'."""
+    return [
+        Job(task, index)
+        for index in range(lane.samples_per_task)
+        for task in suite.tasks
+        if (task.id, index) not in done
+    ]
+
+
+class _Live(NamedTuple):
+    """Where each answer goes as it finishes: the run directory's samples, the decision pool and its spool, the
+    progress line (of `total` samples, `done` of them already on disk)."""
+
+    run_dir: RunDirectory
+    pool: DecisionPool
+    spool: DecisionSpool
+    make_progress: Callable[[str, int, int], RunProgress]
+    total: int
+    done: int
+
+
+async def _answer(
+    pending: list[Job],
+    engine: Engine,
+    sent_lane: Lane,
+    lane: Lane,
+    live_to: _Live,
+    counts: _Counts,
+    refusals: _Refusals,
+    server: ManagedServer | None,
+) -> float:
+    """Send every pending request through the engine, append each sample as it finishes and decide it in the pool
+    (off the event loop; the decision goes to the spool, for the final scoring). Returns when the last response
+    came, before the decisions still waiting were drained."""
+    writer = live_to.run_dir.writer()
+    try:
         async with engine.open() as send:
-            with make_progress(lane.name, len(suite.tasks) * lane.samples_per_task, len(done)) as bar:
+            with live_to.make_progress(lane.name, live_to.total, live_to.done) as bar:
 
                 def decided(task: Task, sample: Sample, decision: EncodedDecision | None) -> None:
                     # None: the workers died on it twice; the final scoring decides it from samples.jsonl.
                     if decision is not None:
-                        spool.add_encoded((task.id, sample.sample), decision)
+                        live_to.spool.add_encoded((task.id, sample.sample), decision)
                     correct = None if sample.error or decision is None else decision.correct
                     bar.advance(correct, sample.error is not None)
 
                 # At most `concurrency` answers wait for their decision: a slower scorer holds the requests back.
-                live = LiveDecisions(pool, policy, decided, limit=lane.concurrency)
+                live = LiveDecisions(live_to.pool, lane.policy(), decided, limit=lane.concurrency)
 
                 async def finished(job: Job, sample: Sample) -> None:
                     writer.append(sample)
@@ -330,12 +391,7 @@ async def _run(
                     await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
     finally:
         writer.close()
-        run_dir.count_requests(counts.requests, counts.retries, counts.resends)
-        if pending:
-            # The replicas' figures are this invocation's (a resumed run counts its own requests anew).
-            wall = (answered or time.monotonic()) - began
-            run_dir.add_wall_time(wall, engine.figures())
-    return len(pending), counts, before, served, (identities, added), refusals.stopped()
+    return answered
 
 
 def sampling_notices(lane: Lane) -> list[str]:
@@ -394,15 +450,3 @@ def until_server_dies(dispatch: Dispatch, server: ManagedServer) -> Dispatch:
 
 
 _SERVER_CHECK_S = 0.2  # how often a request in flight looks whether the managed server is still there
-
-
-def score_run_dir(out_dir: Path, lane: Lane, spool: DecisionSpool | None = None) -> RescoredFile:
-    """Decide every task from the samples on disk and write metrics.json, one task at a time (a run's
-    memory does not grow with its outputs). Tasks this invocation already decided are read from `spool`."""
-    meta, records = stream_run_dir(out_dir)
-    # The raw outputs stay in samples.jsonl alone: metrics.json names the file instead of copying them.
-    source = {"path": str(out_dir), "lane": lane.name, "raw_outputs": SAMPLES}
-    decided = None if spool is None else (lambda record: spool.get((record.task.id, record.sample.sample)))
-    return write_rescored(
-        out_dir, meta, records, lane.policy(), out_dir / METRICS, source=source, decided=decided, raw_outputs=False
-    )

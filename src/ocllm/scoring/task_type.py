@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict
 
 from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.scoring.dataset_rows import Dataset
+from ocllm.scoring.other_harnesses import HarnessMapping, LmEvalMapping
+from ocllm.scoring.simulated import SimulatedAnswerer
+from ocllm.scoring.task_view import TaskView
 
 # A task's record in a document (a rescore's, metrics.json's, a report's): a mapping, as the JSON says it.
 Record = Mapping[str, Any]
@@ -118,6 +122,10 @@ class LaneSetting:
     problem: Callable[[object], str | None]  # what is wrong with a value, in words ("must be one of ..."), or None
 
 
+def _claims_no_record(_record: Mapping[str, Any]) -> bool:
+    return False
+
+
 def _no_request_fields(_task: Task, _settings: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
@@ -126,8 +134,13 @@ def _no_request_fields(_task: Task, _settings: Mapping[str, Any]) -> dict[str, A
 class TaskType:
     name: str  # the suite line's `type`, a decision's `task_type`
     label: str  # what reports call it ("multiple choice")
-    decide: Callable[[Task, Sample, Policy], Decision]  # pure: docs/scoring.md states its rules
-    decision_type: type[Decision] = Decision  # what its decisions decode to (a type with evidence of its own)
+    # Its task struct: a subclass of Task holding the type's own fields, tagged with `name` (a suite line, a saved
+    # record decodes into it; scoring/task_types.py checks the tag).
+    task_struct: type[Task]
+    # Its decision struct: a subclass of Decision holding its evidence and the closed sets of its rule, method and
+    # ambiguity (a failed request's decision is the base Decision).
+    decision_type: type[Decision]
+    decide: Callable[[Any, Sample, Policy], Decision]  # pure, given its task struct: docs/scoring.md states its rules
     gold: Callable[[Task], str | None] = _gold_as_given  # a decision's expected_answer (a failed request's too)
     # A suite line's own fields checked (raises InputError naming the line and the field), before it becomes a Task.
     check_suite_line: Callable[[str, dict[str, Any]], None]
@@ -158,6 +171,9 @@ class TaskType:
     expected_text: Callable[[Record], str] = _gold_as_written
     extracted_text: Callable[[Record], str] = _answer_as_stated
     evidence_lines: Callable[[Record], list[tuple[str, str]]] = _no_evidence
+    # Reports: the run report's view of one task, in blocks the templates draw for any type (facts, options with
+    # their marks, the statements found, tables: scoring/task_view.py). None: its evidence_lines as facts, no more.
+    task_view: Callable[[Record], TaskView] | None = None
     # Reports: the type's own summary figures (`by_type[type].details`) in one line of words (None: each figure as
     # "name value"), and any tables of them.
     detail_words: Callable[[Mapping[str, Any]], str] | None = None
@@ -171,3 +187,19 @@ class TaskType:
     passes_word: str = "passes"
     cut_pass_held: str = "the text passed, but the answer was not finished"
     new_tally: Callable[[], TypeTally] | None = None
+    # The suite `make demo` shows the type with: a shipped suite's name or a suite file. A type whose suite none of
+    # the demo's lane groups runs gets two lanes of its own (reasoning off and on, demo.py); None: not in the demo.
+    demo_suite: str | None = None
+    # The simulator's answer to its tasks, and to a prompt the simulator does not know that it claims (tools offered,
+    # lettered options), or None to leave the plain sentence (`ocllm.scoring.simulated` says who is asked when).
+    # None: the simulator answers its tasks with the plain sentence.
+    simulated_answer: SimulatedAnswerer | None = None
+    # The datasets `ocllm import` reads into tasks of this type: each one's name, files and row -> Task mapping
+    # (scoring/dataset_rows.py); the importers read the files and list the names.
+    datasets: tuple[Dataset, ...] = ()
+    # Other tools' files (scoring/other_harnesses.py says the split): the lm-eval docs it reads, and the tools whose
+    # files' records are all its tasks, by the tool's name ("mmlu-pro", "inspect").
+    lm_eval: LmEvalMapping | None = None
+    harness_records: Mapping[str, HarnessMapping] = field(default_factory=dict)
+    # An old-harness record that names no task_type is the first type's (in the registry's order) that claims it.
+    claims_untyped: Callable[[Mapping[str, Any]], bool] = _claims_no_record

@@ -1,29 +1,84 @@
-"""Every task type this scorer knows, by name: the one place a new type is registered."""
+"""Every task type this scorer knows, by name: the one place a type is registered.
+
+The types that ship are listed here; a type defined elsewhere (a test's toy room, a user's own) joins with
+`register` before a suite naming it is read. Everything else asks this registry (`of`), never a type's name.
+"""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
 from typing import Any
 
-from ocllm.models import Decision
+import msgspec
+
+from ocllm.errors import OcllmError
+from ocllm.models import Decision, Task
 from ocllm.scoring import instructions, json_answer, math, mcq, substrings, tool_call
 from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
-__all__ = ["NAMES", "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "extracts_answer", "of"]
+__all__ = [
+    "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "drawn_as", "extracts_answer", "import_rooms", "of",
+    "register", "task_from", "unregister",
+]  # fmt: skip
 
-TASK_TYPES: dict[str, TaskType] = {
-    t.name: t
-    for t in (mcq.TASK_TYPE, substrings.TASK_TYPE, math.TASK_TYPE, instructions.TASK_TYPE, json_answer.TASK_TYPE,
-              tool_call.TASK_TYPE)
-}
-NAMES = tuple(TASK_TYPES)
+TASK_TYPES: dict[str, TaskType] = {}
+
+
+def register(task_type: TaskType) -> TaskType:
+    """Add a type to the registry (its name free, its task struct tagged with its name, its decision struct a
+    Decision); returns it, so that a room may be registered where it is defined."""
+    tag = task_type.task_struct.__struct_config__.tag
+    if tag != task_type.name:
+        raise ValueError(f"task type {task_type.name!r}: its task struct is tagged {tag!r}, not with its name")
+    if not issubclass(task_type.decision_type, Decision):
+        raise ValueError(f"task type {task_type.name!r}: its decision struct is not a Decision")
+    if task_type.name in TASK_TYPES and TASK_TYPES[task_type.name] is not task_type:
+        raise ValueError(f"task type {task_type.name!r} is registered already")
+    TASK_TYPES[task_type.name] = task_type
+    return task_type
+
+
+def import_rooms(modules: str) -> None:
+    """Import the modules `modules` names (comma-separated): a room defined outside ocllm registers itself when its
+    module is imported (`register` at its top level), and a decision worker that unpickles one of its tasks imports
+    it too. The CLI hands in OCLLM_TASK_TYPES (docs/architecture.md, "How to add a task type")."""
+    for name in filter(None, (part.strip() for part in modules.split(","))):
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # any failure of a user's module is theirs to read, in one line
+            said = f"{type(exc).__name__}: {exc}"
+            raise OcllmError(f"OCLLM_TASK_TYPES names {name!r}, which does not import: {said}") from None
+
+
+def unregister(name: str) -> None:
+    """Take a type registered with `register` out again (a test's room, at the end of the test)."""
+    TASK_TYPES.pop(name, None)
+
+
+for _shipped in (mcq, substrings, math, instructions, json_answer, tool_call):
+    register(_shipped.TASK_TYPE)
 # The keys a lane's record (a manifest's `lane`) keeps each type's template under, as lanes files wrote them before
-# templates were one table ("prompt_template", "math_template", ...); a type without one is under `templates`.
+# templates were one table ("prompt_template", "math_template", ...): only the shipped types have one; a type
+# registered later keeps its template under `templates`.
 TEMPLATE_SETTINGS = tuple(t.template_key_before for t in TASK_TYPES.values() if t.template_key_before is not None)
 
 
 def of(name: str) -> TaskType:
     """The type of that name; KeyError for one that is not registered (suites and readers refuse it first)."""
     return TASK_TYPES[name]
+
+
+def task_from(fields: Mapping[str, Any]) -> Task:
+    """A task from its fields as a suite line writes them (`type` among them), in its room's struct; KeyError for
+    a type that is not registered, msgspec.ValidationError for a field of the wrong kind."""
+    return msgspec.convert(fields, of(fields["type"]).task_struct)
+
+
+def drawn_as(name: object) -> TaskType:
+    """The type a record read back from a document is drawn as in reports: the type it names, else multiple
+    choice, which the old harness's records were (one of a type this scorer lacks is drawn as those are)."""
+    return TASK_TYPES[name] if isinstance(name, str) and name in TASK_TYPES else mcq.TASK_TYPE
 
 
 def extracts_answer(name: str) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ocllm.errors import OcllmError
 from ocllm.models import Task
+from ocllm.scoring.simulated import TOOL_PARSERS, TOOL_TEXT_FORMATS
 
 # The label the simulator puts on everything it returns, so that its output is never taken for a model's.
 SIM_LABEL = "ocllm-simulator"
@@ -18,12 +19,9 @@ MAX_MODEL_LEN = 32768
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 # The server kinds whose identifying routes the simulator can answer (ocllm/server_kind.py asks for them).
 MIMICS = ("llama.cpp", "vllm", "sglang", "ollama")
-# Where a tool call the model makes arrives (`tool_answers` says more): "structured" in `message.tool_calls`, as a
-# server with a tool parser gives it; "none" as text in the content, as a server without one does; "reasoning" as
-# text inside the reasoning field, as a reasoning parser that swallows the call does.
-TOOL_PARSERS = ("structured", "none", "reasoning")
-# How a call written as text is written: one format for every answer, or "mixed", one drawn per answer.
-TOOL_FORMATS = ("mixed", "hermes", "json", "mistral", "llama", "pythonic")
+# Where a tool call the model makes arrives (TOOL_PARSERS), and how a call written as text is written: one format for
+# every answer, or "mixed", one drawn per answer. The room that writes calls reads them (`ocllm.scoring.simulated`).
+TOOL_FORMATS = ("mixed", *TOOL_TEXT_FORMATS)
 
 
 def _default_models() -> dict[str, float]:

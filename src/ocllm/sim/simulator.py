@@ -10,18 +10,19 @@ request without a seed draws afresh (`sampling` says how, and how a task's sampl
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from ocllm.models import Task
+from ocllm.scoring.simulated import Call, SimulatedRequest, SimulatedTools
 from ocllm.sim.answers import cut_mid_sentence, draft_answer
 from ocllm.sim.config import MAX_MODEL_LEN, SimConfig
 from ocllm.sim.requests import ChatRequest, last_user_text, message_text
 from ocllm.sim.sampling import latent_chance, request_digest, sample_digest, seeded
 from ocllm.sim.suite_index import SuiteIndex
-from ocllm.sim.tool_answers import ToolSetting, wire_calls
 from ocllm.suites import load_suite
 
 
@@ -70,13 +71,12 @@ class Simulator:
 
         prompt = last_user_text(request.messages)
         task = self.index.find(prompt)
-        tools = ToolSetting(request.tools, request.tool_choice, self.config.tool_parser, self.config.tool_format)
-        draft = draft_answer(
-            rng, task, prompt, request.model, correct=correct, reasoning=request.reasoning, tools=tools
-        )
+        tools = SimulatedTools(request.tools, request.tool_choice, self.config.tool_parser, self.config.tool_format)
+        asked = SimulatedRequest(rng, task, prompt, request.model, correct, request.reasoning, tools)
+        draft = draft_answer(asked)
 
         content, reasoning, finish_reason = draft.content, draft.reasoning, "stop"
-        calls = wire_calls(draft.tool_calls, digest) if draft.tool_calls else None
+        calls = _wire_calls(draft.tool_calls, digest) if draft.tool_calls else None
         if calls:
             finish_reason = "tool_calls"
         if truncated and reasoning is not None:
@@ -107,6 +107,17 @@ class Simulator:
             reasoning_tokens=reasoning_tokens,
             tool_calls=calls,
         )
+
+
+def _wire_calls(calls: list[Call], digest: str) -> list[dict[str, Any]]:
+    """The calls as `message.tool_calls` holds them, with ids made from the response's digest (vLLM's id form)."""
+    wired = []
+    for number, (name, arguments) in enumerate(calls):
+        suffix = hashlib.sha256(f"{digest}:{number}".encode()).hexdigest()[:32]
+        function = {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}
+        wired.append({"id": f"chatcmpl-tool-{suffix}", "type": "function", "function": function})
+    return wired
+
 
 
 def _approx_tokens(text: str) -> int:

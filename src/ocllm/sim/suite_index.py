@@ -1,20 +1,16 @@
-"""What a prompt asks the simulator: the suite task whose question it quotes, or else the options it lists."""
+"""What a prompt asks the simulator: the suite task whose question it quotes."""
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Iterable
 
 from ocllm.models import Task
 
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # Questions are found by their first characters: a dict lookup at every position of the prompt costs
 # O(prompt length) whatever the suite size, where testing every question would cost O(suite size).
 _KEY_LEN = 32
 _CACHE_SIZE = 4096
-# An option line in a prompt: "A. text" (also "A) text" and "(A) text", which prompt builders use too).
-_OPTION_LINE = re.compile(r"^[ \t]*\(?([A-Z])[.)][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
 
 
 class SuiteIndex:
@@ -69,21 +65,3 @@ class SuiteIndex:
                         best = candidate
                         break
         return self._by_question[best] if best else None
-
-
-def parse_options(text: str) -> list[str]:
-    """The option texts of the last run of lines `A. …`, `B. …`, … in a prompt (at least two)."""
-    runs: list[list[str]] = []
-    current: list[str] = []
-    for match in _OPTION_LINE.finditer(text):
-        letter, option = match.group(1), match.group(2)
-        if letter == "A":
-            current = [option]
-            runs.append(current)
-        elif current and letter == LETTERS[len(current)]:
-            current.append(option)
-    # The last run is the question being asked; earlier ones belong to few-shot examples.
-    for run in reversed(runs):
-        if len(run) >= 2:
-            return run
-    return []

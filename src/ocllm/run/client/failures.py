@@ -18,7 +18,8 @@ import aiohttp
 import msgspec
 
 from ocllm.models import ErrorKind
-from ocllm.run.refusals import Refusal, refusal, server_message, transient_status
+from ocllm.retry_rule import transient_status
+from ocllm.run.refusals import Refusal, refusal, server_message
 from ocllm.run.scrub import scrub as _scrub
 
 # How much of a response body an error message quotes: enough to read a server's reason, short enough for one line.

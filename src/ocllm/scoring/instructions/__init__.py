@@ -3,7 +3,7 @@ what it measured, strictly and by IFEval's loose rule."""
 
 from __future__ import annotations
 
-from ocllm.scoring.instructions import fields, render
+from ocllm.scoring.instructions import dataset, fields, lm_eval, render, simulated
 from ocllm.scoring.instructions.decide import decide_instructions
 from ocllm.scoring.instructions.decision import InstructionsDecision
 from ocllm.scoring.instructions.tally import InstructionsTally
@@ -12,8 +12,9 @@ from ocllm.scoring.task_type import TaskType
 TASK_TYPE = TaskType(
     name="instructions",
     label="instruction following",
-    decide=decide_instructions,
+    task_struct=fields.InstructionsTask,
     decision_type=InstructionsDecision,
+    decide=decide_instructions,
     gold=lambda task: None,
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,
@@ -32,4 +33,8 @@ TASK_TYPE = TaskType(
     passes_word="instruction-following passes (every instruction followed)",
     cut_pass_held="the text followed every instruction, but the answer was not finished",
     new_tally=InstructionsTally,
+    simulated_answer=simulated.simulated_answer,
+    datasets=dataset.DATASETS,
+    lm_eval=lm_eval.LM_EVAL,
+    demo_suite="demo-formats",
 )

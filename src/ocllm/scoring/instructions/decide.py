@@ -3,8 +3,9 @@ by IFEval's loose rule (docs/scoring.md, "Instructions tasks", rules I1-I6)."""
 
 from __future__ import annotations
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring.instructions.decision import InstructionsDecision, InstructionVerdict
+from ocllm.scoring.instructions.fields import InstructionsTask
 from ocllm.scoring.instructions.guarded_checks import GUARDED_CHARS, verdicts_guarded
 from ocllm.scoring.instructions.verdict import loose_variants, unchecked, verdict
 from ocllm.scoring.regions import split_regions
@@ -12,7 +13,7 @@ from ocllm.scoring.regions import split_regions
 __all__ = ["decide_instructions", "loose_variants", "verdict"]
 
 
-def decide_instructions(task: Task, sample: Sample, policy: Policy) -> InstructionsDecision:
+def decide_instructions(task: InstructionsTask, sample: Sample, policy: Policy) -> InstructionsDecision:
     # I1: the visible answer only. <think> blocks are removed; the reasoning field is never checked.
     visible = split_regions(sample.content, None, think_prefilled=policy.think_prefilled).visible_text()
     instructions = task.instructions or []

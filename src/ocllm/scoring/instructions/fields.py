@@ -9,6 +9,12 @@ from ocllm.models import Task
 from ocllm.scoring.instructions.checks import CHECKS, checked_kwargs
 from ocllm.scoring.task_type import Message, PromptSettings, chat
 
+
+class InstructionsTask(Task, tag="instructions", kw_only=True):
+    """An instructions task: its IFEval instructions, each {"id": ..., "kwargs": {...}}."""
+
+    instructions: list[dict[str, Any]] | None = None
+
 DEFAULT_TEMPLATE = "{question}"  # IFEval's prompts state their instructions themselves
 PLACEHOLDERS = ("question",)
 # The most instructions one task may hold (docs/lanes.md, "Bounds on suites"). IFEval's prompts hold 1 to 3; each
@@ -68,14 +74,14 @@ def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
     return {"instructions": _normal(row["instructions"])}
 
 
-def record_fields(task: Task) -> dict[str, Any]:
+def record_fields(task: InstructionsTask) -> dict[str, Any]:
     return {"instructions": task.instructions}
 
 
-def user_text(task: Task, template: str) -> str:
+def user_text(task: InstructionsTask, template: str) -> str:
     """The user message: the task through the lane's template."""
     return template.format(question=task.question)
 
 
-def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+def prompt(task: InstructionsTask, settings: PromptSettings) -> list[Message]:
     return chat(settings, user_text(task, settings.template))

@@ -4,7 +4,7 @@ JSON Schema when it has one; the evidence names the block read, the parse error 
 
 from __future__ import annotations
 
-from ocllm.scoring.json_answer import fields, render
+from ocllm.scoring.json_answer import fields, render, simulated
 from ocllm.scoring.json_answer.decide import decide_json
 from ocllm.scoring.json_answer.decision import JsonDecision
 from ocllm.scoring.json_answer.tally import JsonTally
@@ -13,8 +13,9 @@ from ocllm.scoring.task_type import TaskType
 TASK_TYPE = TaskType(
     name="json",
     label="JSON",
-    decide=decide_json,
+    task_struct=fields.JsonTask,
     decision_type=JsonDecision,
+    decide=decide_json,
     gold=lambda task: None,
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,
@@ -29,4 +30,6 @@ TASK_TYPE = TaskType(
     evidence_lines=render.evidence_lines,
     extracts_answer=True,
     new_tally=JsonTally,
+    simulated_answer=simulated.simulated_answer,
+    demo_suite="demo-formats",
 )

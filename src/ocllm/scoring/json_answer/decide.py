@@ -6,17 +6,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ocllm.models import Policy, Sample, Task
-from ocllm.scoring.json_answer import schema as schemas
+from ocllm.models import Policy, Sample
 from ocllm.scoring.json_answer.decision import JsonBlock, JsonDecision, JsonParseError
 from ocllm.scoring.json_answer.extract import JSON_LABELS, Fence, fenced_blocks, line_and_column, parse, raw_offset
+from ocllm.scoring.json_answer.fields import JsonTask
 from ocllm.scoring.json_answer.guarded_validation import validate_guarded
+from ocllm.scoring.json_schemas import checks as schemas
 from ocllm.scoring.regions import split_regions
 
 _CUT = "; the answer was cut at max_tokens (finish_reason: length) and is checked as it stands"
 
 
-def decide_json(task: Task, sample: Sample, policy: Policy) -> JsonDecision:
+def decide_json(task: JsonTask, sample: Sample, policy: Policy) -> JsonDecision:
     # J1: the visible answer only. <think> blocks are removed; the reasoning field is never read.
     pieces = split_regions(sample.content, None, think_prefilled=policy.think_prefilled).visible
     visible = "".join(piece.text for piece in pieces)

@@ -7,8 +7,14 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.models import Task
-from ocllm.scoring.json_answer.schema import schema_problem
+from ocllm.scoring.json_schemas.checks import schema_problem
 from ocllm.scoring.task_type import Message, PromptSettings, chat
+
+
+class JsonTask(Task, tag="json", kw_only=True):
+    """A json task: the JSON Schema its answer's value must be valid against; None: any JSON value."""
+
+    schema: dict[str, Any] | None = None
 
 # The task's question states what JSON to write; a lane may show the schema too with {schema}.
 DEFAULT_TEMPLATE = "{question}"
@@ -34,15 +40,15 @@ def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
     return {"schema": schema}
 
 
-def record_fields(task: Task) -> dict[str, Any]:
+def record_fields(task: JsonTask) -> dict[str, Any]:
     return {"schema": task.schema}
 
 
-def user_text(task: Task, template: str) -> str:
+def user_text(task: JsonTask, template: str) -> str:
     """The user message: the task through the lane's template."""
     shown = "" if task.schema is None else json.dumps(task.schema, ensure_ascii=False)
     return template.format(question=task.question, schema=shown)
 
 
-def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+def prompt(task: JsonTask, settings: PromptSettings) -> list[Message]:
     return chat(settings, user_text(task, settings.template))

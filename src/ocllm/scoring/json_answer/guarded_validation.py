@@ -43,7 +43,7 @@ _service = Service(
 
 
 def validate_guarded(schema: dict[str, Any], text: str, limit_s: float = VALIDATION_LIMIT_S) -> Validated:
-    """`schemas.violations` of the JSON value written in `text` (a text that parses), run in the guarded child under
+    """`validation.violations` of the JSON value written in `text` (a text that parses), run in the guarded child under
     a CPU-time limit. The schema and the value cross as JSON text, read again in the child: pickling a value nested
     a few hundred deep raised RecursionError in the worker, before any limit applied."""
     args = (json.dumps(schema), text)
@@ -60,20 +60,21 @@ def validate_guarded(schema: dict[str, Any], text: str, limit_s: float = VALIDAT
 
 def _start() -> str:
     """Import jsonschema once, outside any call's limit."""
-    from ocllm.scoring.json_answer import schema  # noqa: F401
+    from ocllm.scoring.json_answer import validation  # noqa: F401
 
     return "jsonschema"
 
 
 def _validate_in_child(schema_text: str, text: str) -> Validated:
-    from ocllm.scoring.json_answer import schema as schemas
     from ocllm.scoring.json_answer.extract import parse
+    from ocllm.scoring.json_answer.validation import UNRESOLVABLE, violations
+    from ocllm.scoring.json_schemas.checks import validator_of
 
     schema = json.loads(schema_text)
     try:
         value = parse(text).value  # it parsed in the worker: the same text, the same reader, the same value
-        found, left_out = schemas.violations(schemas.validator_of(schema), value)
-    except schemas.UNRESOLVABLE as exc:
+        found, left_out = violations(validator_of(schema), value)
+    except UNRESOLVABLE as exc:
         return Validated("unresolvable", [], 0, str(exc))
     except RecursionError:
         return Validated("too_deep", [], 0, "")

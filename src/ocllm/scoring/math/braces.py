@@ -1,4 +1,4 @@
-"""Which brace closes which, in LaTeX text: a box's value, and a solution's last box (importers/math_golds.py);
+"""Which brace closes which, in LaTeX text: a box's value, and a solution's last box (scoring/math/golds.py);
 and how many items a text lists outside its brackets."""
 
 from __future__ import annotations

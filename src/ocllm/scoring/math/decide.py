@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring.evidence import bounded
 from ocllm.scoring.math.decision import MathAmbiguity, MathCandidate, MathDecision, MathMethod, MathRule
 from ocllm.scoring.math.equivalence import Verdict, compare, exact_number
+from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.normalise import dropped_unit, normalise
 from ocllm.scoring.math.statements import (
     MAX_STATED_CHARS,
@@ -47,7 +48,7 @@ class _Pick(NamedTuple):
     credited: bool = True  # False: a statement decided, but the policy credits no answer (conflict_strict)
 
 
-def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
+def decide_math(task: MathTask, sample: Sample, policy: Policy) -> MathDecision:
     """Score one sample of one math task under a policy."""
     gold_as_given = task.answer
     gold, gold_steps = (
@@ -136,7 +137,7 @@ def decide_math(task: Task, sample: Sample, policy: Policy) -> MathDecision:
 
 
 def _decision(
-    task: Task,
+    task: MathTask,
     sample: Sample,
     gold: str | None,
     gold_steps: list[str],

@@ -9,6 +9,13 @@ from ocllm.errors import InputError
 from ocllm.models import Task
 from ocllm.scoring.math.stated import BOX_LIMIT
 
+
+class MathTask(Task, tag="math", kw_only=True):
+    """A math task: the gold answer (plain or LaTeX) in `answer`, and an optional relative tolerance, for measured
+    quantities: a stated number within it of the gold is equal."""
+
+    tolerance: float | None = None
+
 # The longest gold a suite may give (docs/lanes.md, "Bounds on suites"): a box longer than BOX_LIMIT characters is
 # not read as a statement, so a longer gold could never be credited in one, and nothing would say why.
 MAX_GOLD_CHARS = BOX_LIMIT
@@ -59,5 +66,5 @@ def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
     return {"answer": gold, "tolerance": row.get("tolerance")}
 
 
-def record_fields(task: Task) -> dict[str, Any]:
+def record_fields(task: MathTask) -> dict[str, Any]:
     return {"tolerance": task.tolerance}

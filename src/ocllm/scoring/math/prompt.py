@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocllm.models import Task
+from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.task_type import Message, PromptSettings, chat
 
 # The instruction lm-eval's minerva_math, lighteval and NeMo-Skills give reasoning models: a box is the
@@ -11,10 +11,10 @@ DEFAULT_TEMPLATE = "{question}\n\nPut your final answer within \\boxed{{}}."
 PLACEHOLDERS = ("question",)
 
 
-def user_text(task: Task, template: str) -> str:
+def user_text(task: MathTask, template: str) -> str:
     """The user message: the task through the lane's template."""
     return template.format(question=task.question)
 
 
-def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+def prompt(task: MathTask, settings: PromptSettings) -> list[Message]:
     return chat(settings, user_text(task, settings.template))

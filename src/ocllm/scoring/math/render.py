@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ocllm.scoring.task_view import Statement, TaskView, candidates_of, statement
+
 
 def _normal_form(value: object, steps: object) -> str:
     chain = " → ".join(str(s) for s in steps) if isinstance(steps, list) and steps else "as written"
@@ -27,3 +29,20 @@ def evidence_lines(record: Mapping[str, Any]) -> list[tuple[str, str]]:
     if record.get("verifier"):
         lines.append(("verifier", str(record["verifier"])))
     return lines
+
+
+def _statement(candidate: Mapping[str, Any], deciding: bool) -> Statement:
+    """A math statement states a value: drawn with its normal form where that differs."""
+    value, normal = candidate.get("value"), candidate.get("normalised")
+    stated = None
+    if value is not None:
+        stated = str(value) + (f" → {normal}" if normal is not None and normal != value else "")
+    return statement(candidate, deciding, stated=stated)
+
+
+def task_view(record: Mapping[str, Any]) -> TaskView:
+    """The normal forms and the comparator among the task's facts, and each statement with the value it states."""
+    return TaskView(
+        facts=evidence_lines(record),
+        statements=[_statement(c, deciding) for c, deciding in candidates_of(record)],
+    )

@@ -8,7 +8,7 @@ import functools
 import re
 from typing import Literal, NamedTuple
 
-from ocllm.models import Candidate
+from ocllm.scoring.mcq.decision import Candidate
 from ocllm.scoring.mcq.values import ValueKey, value_key
 from ocllm.scoring.regions import Piece
 

@@ -6,9 +6,11 @@ import bisect
 import re
 from typing import Literal, NamedTuple
 
-from ocllm.models import Candidate, Decision, Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring.evidence import bounded
 from ocllm.scoring.mcq.candidates import TaskContext, rank
+from ocllm.scoring.mcq.decision import Candidate, McqDecision
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.option_lines import find_bare_letter, find_option_claims, find_option_lines
 from ocllm.scoring.mcq.statements import (
     MAX_STATEMENT_PLACES,
@@ -18,8 +20,8 @@ from ocllm.scoring.mcq.statements import (
     value_contradiction,
 )
 from ocllm.scoring.mcq.values import normalize, same_value
+from ocllm.scoring.mcq.withdrawal import withdraw
 from ocllm.scoring.regions import split_regions
-from ocllm.scoring.withdrawal import withdraw
 
 
 class _Pick(NamedTuple):
@@ -32,7 +34,7 @@ class _Pick(NamedTuple):
     statement: Candidate | None = None  # the statement that decided
 
 
-def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
+def decide_mcq(task: McqTask, sample: Sample, policy: Policy) -> McqDecision:
     ctx = task_context(task.options or [], task.prompt)
     gold = (task.answer or "").upper() or None
     regions = split_regions(sample.content, sample.reasoning, think_prefilled=policy.think_prefilled)
@@ -40,7 +42,7 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     # is not read, so that a decision's cost is bounded; the same verdict on any machine.
     places = statement_places(regions.visible)
     if places > MAX_STATEMENT_PLACES:
-        return Decision(task_id=task.id, task_type=task.type, category=task.category, expected_answer=gold,
+        return McqDecision(task_id=task.id, task_type=task.type, category=task.category, expected_answer=gold,
                         extracted_final_answer=None, extraction_source="none", extraction_method="none",
                         ambiguity="too_many_statements", correct=False, rule="too_many_statements",
                         reason=f"the visible content was not read: {_past_bound(places)}; not credited",
@@ -131,7 +133,7 @@ def decide_mcq(task: Task, sample: Sample, policy: Policy) -> Decision:
     shown = bounded(sorted(visible + echoes, key=lambda c: c.start), pick.statement)
     candidates = shown + bounded(in_reasoning, pick.statement)
     left_out = len(visible) + len(echoes) + len(in_reasoning) - len(candidates)
-    return Decision(
+    return McqDecision(
         task_id=task.id,
         task_type=task.type,
         category=task.category,

@@ -9,6 +9,12 @@ from ocllm.models import Task
 from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, MIN_OPTIONS, option_letter
 
 
+class McqTask(Task, tag="mcq", kw_only=True):
+    """An MCQ task: its options (2 to 26), and the gold letter among them in `answer`."""
+
+    options: list[str] | None = None
+
+
 def check_suite_line(where: str, row: dict[str, Any]) -> None:
     options = row.get("options")
     if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
@@ -35,18 +41,14 @@ def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
     return {"options": [str(o) for o in options], "answer": expected.strip().upper()}
 
 
-def record_fields(task: Task) -> dict[str, Any]:
+def record_fields(task: McqTask) -> dict[str, Any]:
     # The same keys a required-substrings record has, as every record had them before task types were rooms.
-    return {
-        "options": task.options,
-        "required_substrings": task.required_substrings,
-        "case_sensitive": task.case_sensitive,
-    }
+    return {"options": task.options, "required_substrings": None, "case_sensitive": False}
 
 
-def gold(task: Task) -> str | None:
+def gold(task: McqTask) -> str | None:
     return (task.answer or "").upper() or None
 
 
-def option_count(task: Task) -> int | None:
+def option_count(task: McqTask) -> int | None:
     return len(task.options or []) or None

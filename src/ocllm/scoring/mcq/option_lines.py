@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ocllm.models import Candidate
 from ocllm.scoring.mcq.candidates import Found, Region, TaskContext, hypothetical, make_candidate
+from ocllm.scoring.mcq.decision import Candidate
 from ocllm.scoring.mcq.letters import read_letters, skip_to_value
 from ocllm.scoring.mcq.values import normalize, same_value
 from ocllm.scoring.regions import Piece

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ocllm.models import Task
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.option_letters import option_letter
 from ocllm.scoring.task_type import Message, PromptSettings, chat
 
@@ -14,7 +14,7 @@ def format_options(options: list[str]) -> str:
     return "\n".join(f"{option_letter(i)}. {text}" for i, text in enumerate(options))
 
 
-def user_text(task: Task, template: str) -> str:
+def user_text(task: McqTask, template: str) -> str:
     """The user message: the task through the lane's template."""
     options = task.options or []
     return template.format(
@@ -22,5 +22,5 @@ def user_text(task: Task, template: str) -> str:
     )
 
 
-def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+def prompt(task: McqTask, settings: PromptSettings) -> list[Message]:
     return chat(settings, user_text(task, settings.template))

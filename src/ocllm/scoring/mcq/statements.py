@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterator
 from fractions import Fraction
 
-from ocllm.models import Candidate
 from ocllm.scoring.mcq.candidates import Found, Region, TaskContext, hypothetical, make_candidate
+from ocllm.scoring.mcq.decision import Candidate
 from ocllm.scoring.mcq.letters import (
     ENGLISH_WORD_LETTERS,
     LINE_WINDOW,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring.regions import split_regions
+from ocllm.scoring.substrings.decision import SubstringsDecision
+from ocllm.scoring.substrings.fields import SubstringsTask
 
 
-def decide_substrings(task: Task, sample: Sample, policy: Policy) -> Decision:
+def decide_substrings(task: SubstringsTask, sample: Sample, policy: Policy) -> SubstringsDecision:
     visible = split_regions(sample.content, None, think_prefilled=policy.think_prefilled).visible_text()
     required = task.required_substrings or []
     if task.case_sensitive:
@@ -19,7 +21,7 @@ def decide_substrings(task: Task, sample: Sample, policy: Policy) -> Decision:
         reason = f"visible content lacks {len(missing)} of {len(required)} required substring(s) ({how})"
     else:
         reason = f"visible content holds all {len(required)} required substring(s) ({how})"
-    return Decision(
+    return SubstringsDecision(
         task_id=task.id,
         task_type=task.type,
         category=task.category,

@@ -8,6 +8,13 @@ from ocllm.errors import InputError
 from ocllm.models import Task
 from ocllm.scoring.task_type import Message, PromptSettings, chat
 
+
+class SubstringsTask(Task, tag="required_substrings", kw_only=True):
+    """A required-substrings task: the substrings its visible answer must hold, and whether case counts."""
+
+    required_substrings: list[str] | None = None
+    case_sensitive: bool = False
+
 DEFAULT_TEMPLATE = "{question}"
 PLACEHOLDERS = ("question",)
 # The most substrings one task may require (docs/lanes.md, "Bounds on suites"): each is searched for in the whole
@@ -28,7 +35,7 @@ def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(required, list) or not all(isinstance(s, str) for s in required):
         raise InputError(f"{where} is a required_substrings task without a list of required_substrings")
     _count(where, required)  # the same bound for a saved record that is rescored
-    return {"required_substrings": required}
+    return {"required_substrings": required, "case_sensitive": bool(row.get("case_sensitive", False))}
 
 
 def _count(where: str, required: list[str]) -> None:
@@ -39,19 +46,15 @@ def _count(where: str, required: list[str]) -> None:
         )
 
 
-def record_fields(task: Task) -> dict[str, Any]:
+def record_fields(task: SubstringsTask) -> dict[str, Any]:
     # The same keys an MCQ record has, as every record had them before task types were rooms.
-    return {
-        "options": task.options,
-        "required_substrings": task.required_substrings,
-        "case_sensitive": task.case_sensitive,
-    }
+    return {"options": None, "required_substrings": task.required_substrings, "case_sensitive": task.case_sensitive}
 
 
-def user_text(task: Task, template: str) -> str:
+def user_text(task: SubstringsTask, template: str) -> str:
     """The user message: the task through the lane's template."""
     return template.format(question=task.question)
 
 
-def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+def prompt(task: SubstringsTask, settings: PromptSettings) -> list[Message]:
     return chat(settings, user_text(task, settings.template))

@@ -5,7 +5,7 @@ AST checker's rules); only calls in the structured `tool_calls` field count, and
 from __future__ import annotations
 
 from ocllm.scoring.task_type import TaskType
-from ocllm.scoring.tool_call import fields, render, request
+from ocllm.scoring.tool_call import bfcl, fields, render, request, simulated
 from ocllm.scoring.tool_call.decide import decide_tool_call, gold
 from ocllm.scoring.tool_call.decision import ToolCallDecision
 from ocllm.scoring.tool_call.tally import ToolCallTally
@@ -13,8 +13,9 @@ from ocllm.scoring.tool_call.tally import ToolCallTally
 TASK_TYPE = TaskType(
     name="tool_call",
     label="tool call",
-    decide=decide_tool_call,
+    task_struct=fields.ToolCallTask,
     decision_type=ToolCallDecision,
+    decide=decide_tool_call,
     gold=gold,
     check_suite_line=fields.check_suite_line,
     saved_task_fields=fields.saved_task_fields,
@@ -33,4 +34,7 @@ TASK_TYPE = TaskType(
     detail_tables=render.detail_tables,
     extracts_answer=True,
     new_tally=ToolCallTally,
+    simulated_answer=simulated.simulated_answer,
+    datasets=bfcl.DATASETS,
+    demo_suite="demo-tools",
 )

@@ -9,17 +9,18 @@ from typing import Any
 
 import msgspec
 
-from ocllm.models import Policy, Sample, Task
+from ocllm.models import Policy, Sample
 from ocllm.scoring.regions import Piece, split_regions
 from ocllm.scoring.tool_call.checks import check_call, match, parameters_of
 from ocllm.scoring.tool_call.decision import MAX_CALLS, ArgumentsError, CallCheck, CallSource, ToolCallDecision
+from ocllm.scoring.tool_call.fields import ToolCallTask
 from ocllm.scoring.tool_call.text_calls import find_text_calls
 
 _CUT = "; the answer was cut at max_tokens (finish_reason: length)"
 _WHERE = {"content": "visible content", "reasoning": "reasoning"}
 
 
-def decide_tool_call(task: Task, sample: Sample, policy: Policy) -> ToolCallDecision:
+def decide_tool_call(task: ToolCallTask, sample: Sample, policy: Policy) -> ToolCallDecision:
     expected = task.expected_calls or []
     schemas = parameters_of(task.tools or [])
     regions = split_regions(sample.content, sample.reasoning, think_prefilled=policy.think_prefilled)
@@ -199,7 +200,7 @@ def calls_text(calls: list[CallCheck]) -> str:
     return "; ".join(_one(c.name, c.arguments) if c.arguments is not None else f"{c.name}(<unread>)" for c in calls)
 
 
-def gold(task: Task) -> str:
+def gold(task: ToolCallTask) -> str:
     """The expected calls in one line, each parameter's acceptable values joined by '|' (`"" ` = may be left out)."""
     expected = task.expected_calls or []
     if not expected:

@@ -12,9 +12,18 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.models import Task
-from ocllm.scoring.json_answer.schema import schema_problem
-from ocllm.scoring.json_answer.schema_bounds import size_problem
+from ocllm.scoring.json_schemas.bounds import size_problem
+from ocllm.scoring.json_schemas.checks import schema_problem
 from ocllm.scoring.task_type import Message, PromptSettings, chat
+
+
+class ToolCallTask(Task, tag="tool_call", kw_only=True):
+    """A tool_call task: its OpenAI tools ({"type": "function", "function": {"name", "description", "parameters"}}),
+    sent with its request, and the calls it expects ({"name", "arguments": {param: [acceptable values]}}; [] for
+    none: the model should call nothing)."""
+
+    tools: list[dict[str, Any]] | None = None
+    expected_calls: list[dict[str, Any]] | None = None
 
 DEFAULT_TEMPLATE = "{question}"  # the tools travel in the request's `tools`; a lane may show them too with {tools}
 PLACEHOLDERS = ("question", "tools")
@@ -101,14 +110,14 @@ def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
     return _checked(where, row, " has a field that cannot be used: ")
 
 
-def record_fields(task: Task) -> dict[str, Any]:
+def record_fields(task: ToolCallTask) -> dict[str, Any]:
     return {"tools": task.tools, "expected_calls": task.expected_calls}
 
 
-def user_text(task: Task, template: str) -> str:
+def user_text(task: ToolCallTask, template: str) -> str:
     """The user message: the task through the lane's template."""
     return template.format(question=task.question, tools=json.dumps(task.tools or [], ensure_ascii=False))
 
 
-def prompt(task: Task, settings: PromptSettings) -> list[Message]:
+def prompt(task: ToolCallTask, settings: PromptSettings) -> list[Message]:
     return chat(settings, user_text(task, settings.template))

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ocllm.models import Task
 from ocllm.scoring.task_type import LaneSetting
+from ocllm.scoring.tool_call.fields import ToolCallTask
 
 # OpenAI's values: "auto" lets the model choose, "required" makes it call one, "none" forbids calls. vLLM serves
 # "auto" only when started with --enable-auto-tool-choice (advice.py says so when it refuses it).
@@ -23,6 +23,6 @@ def _tool_choice_problem(value: object) -> str | None:
 LANE_SETTINGS = {"tool_choice": LaneSetting(default="auto", problem=_tool_choice_problem)}
 
 
-def request_fields(task: Task, settings: Mapping[str, Any]) -> dict[str, Any]:
+def request_fields(task: ToolCallTask, settings: Mapping[str, Any]) -> dict[str, Any]:
     """The task's tools and the lane's tool_choice, in this order (the bytes every request with tools carried)."""
     return {"tools": task.tools, "tool_choice": settings["tool_choice"]}

@@ -1,0 +1,120 @@
+"""The HTML pages' templates: one Jinja2 environment, with autoescaping on for every template, its filters and
+globals (the shared words of `wording`), and the page's filter script with its Content-Security-Policy hash.
+
+Nothing that came from a model or a file is ever marked safe: the only `Markup` values handed to a template are
+the chart SVGs (matplotlib escapes the labels in them), the filter script, and a name made breakable after it was
+escaped. A Content-Security-Policy meta tag forbids every fetch and admits only that script (by hash), so even a
+mistake in escaping would leave injected markup inert.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+from markupsafe import escape as markupsafe_escape
+
+from ocllm import __version__
+from ocllm.report.wording import (
+    ENDPOINT_HEADER,
+    SERVING_MISSING,
+    SERVING_NOTE,
+    category_stderr_sentence,
+    comparison_sampled,
+    correct_of,
+    count,
+    diff_interval_name,
+    interval,
+    mde_sentence,
+    p_value,
+    pct,
+    points,
+    points_interval,
+    rank_of,
+    scored,
+    seconds,
+    share_text,
+    stderr_points,
+    test_header,
+    test_p,
+    test_text,
+)
+
+
+# A few lines of progressive enhancement, shipped as templates/filter.js: the page is complete without them
+# (every task is listed, and <details> opens without script). They only filter the list; model text is read
+# via dataset, never written as HTML.
+@lru_cache(maxsize=1)
+def filter_script() -> str:
+    """The run page's filter script, read once from the package. It is inlined exactly as returned here, and
+    the Content-Security-Policy hash is computed from the same string."""
+    return resources.files("ocllm.report").joinpath("templates", "filter.js").read_text(encoding="utf-8")
+
+
+def _script_hash(script: str) -> str:
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    # autoescape=True rather than select_autoescape: the templates end in .html.j2, which the
+    # extension-based helper would not recognise as HTML.
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("ocllm.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        pct=pct,
+        points=points,
+        p_value=p_value,
+        count=count,
+        seconds=seconds,
+        breakable=breakable,
+        scored=scored,
+        share=share_text,
+        stderr=stderr_points,
+    )
+    env.globals.update(
+        interval=interval,
+        points_interval=points_interval,
+        rank_of=rank_of,
+        correct_of=correct_of,
+        # The words of repeated samples (wording.py): which test, which interval, what could not be detected.
+        sampled_comparison=comparison_sampled,
+        test_text=test_text,
+        test_header=test_header,
+        test_p=test_p,
+        diff_interval_name=diff_interval_name,
+        mde_sentence=mde_sentence,
+        category_stderr_sentence=category_stderr_sentence,
+        version=__version__,
+        serving_note=SERVING_NOTE,
+        serving_missing=SERVING_MISSING,
+        endpoint_header=ENDPOINT_HEADER,
+    )
+    return env
+
+
+def breakable(name: object) -> Markup:
+    """A snake_case name that may wrap after its underscores (escaped first, so it stays text)."""
+    return Markup(str(markupsafe_escape(str(name))).replace("_", "_<wbr>"))
+
+
+def render(template: str, *, script: str | None = None, **context: Any) -> str:
+    return (
+        environment()
+        .get_template(template)
+        .render(
+            script=Markup(script) if script else None,
+            script_source=_script_hash(script) if script else "'none'",
+            **context,
+        )
+    )

@@ -1,0 +1,35 @@
+"""Text from a file or a model made safe for Markdown: one table cell (or inline use) that can neither break the
+table (`|`, newlines) nor become markup (`<`, `>`, `&`, emphasis, links, code spans); and GitHub's tables."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_MD_SPECIAL = re.compile(r"([\\`*\[\]~])")
+# Underscores only matter at a word's edge (GitHub ignores intraword ones), so task ids stay readable.
+_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def cell(text: object, limit: int = 120) -> str:
+    """Text from a file or a model, made safe for one Markdown table cell (or inline use)."""
+    s = "—" if text is None else str(text)
+    s = " ".join(s.split())  # newlines, tabs and runs of spaces: one line, one space
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    s = _MD_UNDERSCORE.sub(r"\\_", s)
+    return s.replace("|", r"\|")
+
+
+def table_head(header: Sequence[str], align: str | None = None) -> list[str]:
+    """A GitHub table's header and separator lines; `align` is one letter per column (l, r or c)."""
+    marks = {"l": ":---", "r": "---:", "c": ":---:"}
+    sep = [marks[a] for a in align] if align else ["---"] * len(header)
+    return ["| " + " | ".join(header) + " |", "| " + " | ".join(sep) + " |"]
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> list[str]:
+    """A GitHub table's lines; `align` is one letter per column (l, r or c). Its cells are escaped already."""
+    return [*table_head(header, align), *("| " + " | ".join(row) + " |" for row in rows)]

@@ -1,0 +1,37 @@
+"""A summary's figures in words, said alike on the console, in the rescore audit (analysis) and in both reports
+(report): how many tasks were scored, and the truncated count with what it is of. Pure words of a document, at the
+bottom beside `documents.py`, so that the report draws them without importing the analysis that counted them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+NOT_RECORDED = "not recorded"
+
+
+def truncation_parts(truncated: int | None, recorded: int | None, answered: int) -> tuple[str, str | None]:
+    """The truncated count as every page and the console says it, and what it is of: "not recorded" where no
+    answer recorded a finish_reason, the count of those that did where only some did, else the count. `recorded`
+    None: a document written before finish reasons were counted (its count stands as it was written)."""
+    if truncated is None or (recorded is not None and answered and not recorded):
+        return NOT_RECORDED, "no response in the input records a finish_reason"
+    if recorded is not None and recorded < answered:
+        return str(truncated), (
+            f"of the {recorded} responses that record a finish_reason; for the other {answered - recorded}, "
+            f"{NOT_RECORDED}"
+        )
+    return str(truncated), None
+
+
+def truncation_words(truncated: int | None, recorded: int | None, answered: int) -> str:
+    """`not recorded (no response in the input records a finish_reason)`, `3 (of the 40 responses ...)`, `3`."""
+    value, of = truncation_parts(truncated, recorded, answered)
+    return f"{value} ({of})" if of else value
+
+
+def scored(figures: Mapping[str, Any]) -> int:
+    """Tasks scored: all of them but the failed requests. Documents carry it (`scored`); one made by an
+    earlier version may not, and this is the one place that knows what it means."""
+    value = figures.get("scored")
+    return int(value) if isinstance(value, int) else int(figures["total"]) - int(figures.get("errors") or 0)

@@ -1,0 +1,90 @@
+"""The input's verdicts against this scorer's in words, the same on the console, in the audit and in the reports:
+which scopes are headlines (each task type, each of the tool's tasks within a type), what each says, and the
+pooled figures named as pooled."""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from ocllm.documents import InputVerdicts, Paired
+
+# What this scorer's side of those verdicts is called, in every table and sentence.
+SCORER_LABEL = "ocllm's scorer"
+
+ScopeKind = Literal["type", "task", "pooled"]
+
+
+class ScopeLine(NamedTuple):
+    """One scope to draw: its name, whether it is a type, one of the tool's tasks or the pool, and its figures."""
+
+    name: str  # "mcq (arc_easy)", "math", "math / gsm8k", "pooled over 3 task types"
+    kind: ScopeKind
+    paired: Paired | None  # None: no sample of it was paired, so no statistic
+    unpaired: int
+
+
+def scope_lines(verdicts: InputVerdicts) -> list[ScopeLine]:
+    """Each type (named with its one task, when the tool's tasks of it are one), then each of its tasks when they
+    are several; last, with several types, the figures pooled over them all."""
+    lines: list[ScopeLine] = []
+    for name, of_type in verdicts.by_type.items():
+        tasks = list(of_type.by_task.items())
+        title = f"{name} ({tasks[0][0]})" if len(tasks) == 1 else name
+        lines.append(ScopeLine(title, "type", of_type.paired, of_type.unpaired))
+        if len(tasks) > 1:
+            lines += [ScopeLine(f"{name} / {task}", "task", f.paired, f.unpaired) for task, f in tasks]
+    if len(verdicts.by_type) > 1:
+        lines.append(ScopeLine(pooled_name(verdicts), "pooled", verdicts.pooled, verdicts.unpaired))
+    return lines
+
+
+def pooled_name(verdicts: InputVerdicts) -> str:
+    return f"pooled over {len(verdicts.by_type)} task types"
+
+
+def pooled_note(verdicts: InputVerdicts) -> str | None:
+    """What the pooled figures are, where there are several types: a record, not a headline."""
+    if len(verdicts.by_type) < 2:
+        return None
+    return (
+        f"The figures {pooled_name(verdicts)} ({', '.join(verdicts.by_type)}) mix scorers of different kinds: they "
+        "are no headline and carry no test; read each type and task above."
+    )
+
+
+def headline(line: ScopeLine, label: str) -> str | None:
+    """The sentence of a type or a task: its own verdict, or that there is nothing to test. None for the pool."""
+    if line.kind == "pooled":
+        return None
+    if line.paired is None or not line.paired.n_paired:
+        return f"{line.name}: {no_statistic(line.unpaired, label)}"
+    return f"{line.name}: {line.paired.verdict}"
+
+
+def no_statistic(unpaired: int, label: str) -> str:
+    left = f" ({unpaired} left out: the request failed, or {label} recorded no verdict)" if unpaired else ""
+    return f"no task both decided{left}, so no statistic"
+
+
+def sampled(paired: Paired) -> bool:
+    """A task's samples paired as one task (paired.paired_by_task): the correct counts are of samples then."""
+    return paired.mcnemar_p is None
+
+
+def counted(paired: Paired, side: Literal["a", "b"]) -> str:
+    """`3/4`: a side's correct samples of those paired (tasks, with one sample each)."""
+    correct = paired.a_correct if side == "a" else paired.b_correct
+    of = (paired.a_samples if side == "a" else paired.b_samples) if sampled(paired) else paired.n_paired
+    return f"{correct}/{of}"
+
+
+def difference(paired: Paired) -> str:
+    """`+25.00 points (95% CI +0.00 to +50.00)`: this scorer minus the input."""
+    return (
+        f"{100 * paired.diff:+.2f} points (95% CI {100 * paired.diff_ci_low:+.2f} to "
+        f"{100 * paired.diff_ci_high:+.2f})"
+    )
+
+
+def test_words(paired: Paired) -> str:
+    return f"{paired.test} p = {paired.p_value:.3g}"

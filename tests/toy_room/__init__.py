@@ -1,0 +1,36 @@
+"""A toy task type, defined entirely in this folder (issue 31: a room is one folder and one registration).
+
+`shout`: the task names a word; the answer must be that word in capital letters and nothing else. The room brings
+its own task struct, decision struct, prompt, rule, simulated answers and report words, and registers itself when
+this package is imported: in the test's process by the import, in a decision worker when it unpickles a task of the
+type, and in a CLI subprocess through OCLLM_TASK_TYPES=toy_room.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ocllm.scoring import task_types
+from ocllm.scoring.task_type import TaskType
+from toy_room import room
+
+TASK_TYPE = task_types.register(
+    TaskType(
+        name="shout",
+        label="shouted word",
+        task_struct=room.ShoutTask,
+        decision_type=room.ShoutDecision,
+        decide=room.decide_shout,
+        gold=room.gold,
+        check_suite_line=room.check_suite_line,
+        saved_task_fields=room.saved_task_fields,
+        record_fields=room.record_fields,
+        default_template=room.DEFAULT_TEMPLATE,
+        template_placeholders=("question", "word"),
+        required_placeholders=("word",),
+        prompt=room.prompt,
+        evidence_lines=room.evidence_lines,
+        simulated_answer=room.simulated_answer,
+        demo_suite=str(Path(__file__).with_name("shout.jsonl")),
+    )
+)
