@@ -20,8 +20,9 @@ import time
 
 from ocllm.models import Policy, Sample, Task
 from ocllm.scoring import decide
-from ocllm.sim.instruction_answers import instructions_answer
-from ocllm.sim.json_answers import json_answer
+from ocllm.scoring.instructions.fields import InstructionsTask
+from ocllm.scoring.instructions.simulated import instructions_answer
+from ocllm.scoring.json_answer.simulated import json_answer
 from ocllm.suites import load_suite
 
 DEGENERATE = {
@@ -56,7 +57,7 @@ def main(n: int) -> None:
         mix = [(t, s) for t, s in drawn if t.type == kind]
         best = min(_timed(mix, policy) for _ in range(3))
         print(f"{kind}: {len(mix)} decisions in {best:.2f} s: {len(mix) / best:,.0f} decisions/s")
-    reader = Task(id="d", type="instructions", question="Write.", instructions=READERS, category="c")
+    reader = InstructionsTask(id="d", question="Write.", instructions=READERS, category="c")
     for name, text in DEGENERATE.items():
         start = time.perf_counter()
         decision = decide(reader, Sample(task_id="d", content=text), policy)

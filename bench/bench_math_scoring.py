@@ -25,6 +25,7 @@ from collections import Counter
 
 from ocllm.models import Policy, Sample, Task
 from ocllm.scoring.math import decide_math, symbolic
+from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.symbolic import check
 
 FILLER = (
@@ -65,7 +66,7 @@ def make_records(pairs: tuple[tuple[str, str], ...], n: int, seed: int) -> list[
         content = shape.format(a=answer, w=rng.randint(2, 99), filler=FILLER * rng.randint(1, 3))
         reasoning = FILLER * rng.randint(2, 12) + f"so it should be \\boxed{{{answer}}}."
         finish = "length" if shape.endswith("the answer is") else "stop"
-        task = Task(id=f"m{i:06d}", type="math", question="q", answer=gold)
+        task = MathTask(id=f"m{i:06d}", question="q", answer=gold)
         records.append((task, Sample(task_id=task.id, content=content, reasoning=reasoning, finish_reason=finish)))
     return records
 

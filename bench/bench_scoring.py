@@ -23,6 +23,7 @@ from ocllm.models import Policy, Sample, Task
 from ocllm.scoring import SCORER_VERSION, decide
 from ocllm.scoring.mcq import candidates, statements
 from ocllm.scoring.mcq import decide as mcq
+from ocllm.scoring.mcq.fields import McqTask
 
 LETTERS = "ABCDEFGHIJ"
 FILLER = (
@@ -53,7 +54,7 @@ def make_records(n: int, seed: int = 7) -> list[tuple[Task, Sample]]:
             content = None
         else:
             content = f"{FILLER}Answer: {pick}. {rng.randint(1, 999)}"
-        task = Task(id=f"t{i}", type="mcq", options=[str(k) for k in range(n_opts)], answer=gold, category="bench")
+        task = McqTask(id=f"t{i}", options=[str(k) for k in range(n_opts)], answer=gold, category="bench")
         sample = Sample(
             task_id=task.id, content=content, reasoning=reasoning, finish_reason="length" if content is None else "stop"
         )
@@ -77,7 +78,7 @@ LONG_OUTPUTS = {
 
 
 def long_outputs() -> None:
-    task = Task(id="long", type="mcq", options=["1", "2", "3", "4"], answer="C", category="bench")
+    task = McqTask(id="long", options=["1", "2", "3", "4"], answer="C", category="bench")
     for name, text in LONG_OUTPUTS.items():
         start = time.perf_counter()
         decide(task, Sample(task_id="long", content=text, reasoning=text))
