@@ -44,7 +44,7 @@ test: $(STAMP) lint browser
 
 # Against a real llama.cpp llama-server and a small real model on the CPU. The first run builds the server
 # (about 15 minutes on 2 cores) and caches it with the model outside the checkout (~/.cache/ocllm);
-# later runs take a few minutes. See README.md, "Real-server tests".
+# later runs take a few minutes. See docs/development.md, "Real-server tests".
 REAL_SERVER_ENV := $(VENV)/real-server.env
 
 test-real-server: $(STAMP)

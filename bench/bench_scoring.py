@@ -97,7 +97,7 @@ def _false(*_args: object, **_kw: object) -> bool:
     return False
 
 
-# Each rule of docs/scoring.md, and the functions that are its whole cost: (module, name, stand-in).
+# Each rule of docs/scoring/mcq.md, and the functions that are its whole cost: (module, name, stand-in).
 RULES: dict[str, list[tuple[ModuleType, str, Callable[..., object]]]] = {
     "the reasoning region scanned for the audit (rule 6)": [],  # handled in _without: reasoning=None
     "R3b statements taken back": [(mcq, "withdraw", _nothing)],

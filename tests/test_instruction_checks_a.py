@@ -319,7 +319,8 @@ def test_a_missing_nth_paragraph_is_said() -> None:
 
 
 def test_extra_blank_lines_do_not_shift_the_nth_paragraph() -> None:
-    # IFEval indexes the empty piece between "\n\n\n\n" and fails here; a gap is not a paragraph (docs/scoring.md).
+    # IFEval indexes the empty piece between "\n\n\n\n" and fails here; a gap is not a paragraph
+    # (docs/scoring/instructions.md).
     m = run("length_constraints:nth_paragraph_first_word", "Cats purr.\n\n\n\nDogs bark.", num_paragraphs=2,
             nth_paragraph=2, first_word="dogs")  # fmt: skip
     assert m.followed is True

@@ -1,7 +1,7 @@
 """IFEval's checks of group B (issue 22): detectable_format, combination, startend and change_case. Each id on
 answers written here that follow it and that do not, with the measured quantity checked; each id once through
 `decide` on an instructions task (with a loose variant where one can rescue the answer); bad arguments refused
-when the suite is read. The figures are counted by hand from IFEval's published semantics (docs/scoring.md,
+when the suite is read. The figures are counted by hand from IFEval's published semantics (docs/scoring/instructions.md,
 "Group B checks" says where we differ on purpose)."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The math scorer against a person's reading of real published outputs (tests/data/math_dev, docs/scoring.md
+"""The math scorer against a person's reading of real published outputs (tests/data/math_dev, docs/scoring/math.md
 "How the math rules were checked on real output"): no false credit on any record, and on every source at least
 as many verdicts agreeing with the person's as math-verify alone, run on the same records, gets.
 
-`python tests/test_math_devset.py` prints the table docs/scoring.md and README.md quote.
+`python tests/test_math_devset.py` prints the table docs/scoring/math.md quotes.
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ def test_a_format_template_is_no_answer() -> None:
 # ---- the review's probes (tests/data/review_28_probes.jsonl): 182 outputs written to break these rules ------------
 
 PROBES = [json.loads(line) for line in (Path(__file__).parent / "data" / "review_28_probes.jsonl").open()]
-# Wrong answers the scorer still credits, each a documented limit (docs/scoring.md, "What is still missed"): the
+# Wrong answers the scorer still credits, each a documented limit (docs/scoring/math.md, "What is still missed"): the
 # name on the left is never compared with what was asked; a paragraph opening "Wait, I need to …" with no phrase
 # that takes the answer back; a phrase that takes it back more than 80 characters after it.
 KNOWN_FALSE_CREDITS = {"eq_x_not_asked", "hashes_then_wait_correction", "taken_back_that_is_wrong_far"}

@@ -1,4 +1,4 @@
-"""The math scorer on hand-written answers: every rule of docs/scoring.md's math part (M1-M8), every
+"""The math scorer on hand-written answers: every rule of docs/scoring/math.md (M1-M8), every
 normalisation step and comparator, and the wrong answers a lenient checker credits. Answers are written in the
 shapes real models produce (gpt-oss, Qwen3, DeepSeek-R1, GSM8K few-shot); every expected value is by hand."""
 

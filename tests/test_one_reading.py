@@ -30,14 +30,14 @@ def test_a_saved_run_with_a_one_option_task_is_refused_as_a_suite_is(
 
 
 def test_the_closed_sets_are_the_ones_the_rule_book_lists() -> None:
-    """ambiguity, rule, extraction_method are typed (issue 10, item 2) and documented in docs/scoring.md,
+    """ambiguity, rule, extraction_method are typed (issue 10, item 2) and documented in docs/scoring/mcq.md,
     rule 7: the two lists are one."""
     import re
     import typing
 
     from ocllm.scoring.mcq.decision import Ambiguity, Method, Rule
 
-    rule7 = (Path(__file__).resolve().parent.parent / "docs" / "scoring.md").read_text(encoding="utf-8")
+    rule7 = (Path(__file__).resolve().parent.parent / "docs" / "scoring" / "mcq.md").read_text(encoding="utf-8")
     rule7 = rule7.split("### Rule 7: names recorded", 1)[1].split("## Reading real output", 1)[0]
 
     def listed(field: str) -> set[str]:

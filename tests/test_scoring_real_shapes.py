@@ -1,4 +1,4 @@
-"""The rules for real model output (docs/scoring.md, "Reading real output"), each with cases where it
+"""The rules for real model output (docs/scoring/mcq.md, "Reading real output"), each with cases where it
 must fire and cases where it must not. Every text here was written by the project's authors."""
 
 from __future__ import annotations

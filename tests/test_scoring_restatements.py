@@ -262,7 +262,7 @@ def test_an_answer_first_then_invented_questions_with_the_same_options() -> None
 # --- The second review's probes --------------------------------------------------------------------------
 
 PROBES = [json.loads(line) for line in (Path(__file__).parent / "data" / "review_1_6_probes.jsonl").open()]
-# Read wrongly by 1.5.0 too, and left so by 1.6.0 (docs/scoring.md, known limits): a value followed by a
+# Read wrongly by 1.5.0 too, and left so by 1.6.0 (docs/scoring/mcq.md, known limits): a value followed by a
 # letter on its own line, a one-letter word that is an option's text ("C. difficile", "E. coli").
 KNOWN_MISSES = frozenset(
     (

@@ -128,8 +128,9 @@ def test_parallel_calls_match_in_any_order_one_to_one() -> None:
 
 
 def test_parallel_matching_finds_a_one_to_one_match_where_bfcls_first_fit_does_not() -> None:
-    # A deliberate difference (docs/scoring.md): BFCL gives expected call 1 (Lyon or Paris) the first call that fits
-    # (Paris) and then finds none for expected call 2 (Paris); the calls do match one to one, and are credited.
+    # A deliberate difference (docs/scoring/tool_call.md): BFCL gives expected call 1 (Lyon or Paris) the first
+    # call that fits (Paris) and then finds none for expected call 2 (Paris); the calls do match one to one, and
+    # are credited.
     expected = [{"name": "get_weather", "arguments": {"city": ["Lyon", "Paris"]}},
                 {"name": "get_weather", "arguments": {"city": ["Paris"]}}]  # fmt: skip
     d = structured(call("get_weather", {"city": "Paris"}), call("get_weather", {"city": "Lyon"}, "c2"),

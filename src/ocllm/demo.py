@@ -10,7 +10,7 @@ run the `demo-formats` suite (IFEval-like instructions and JSON answers with a s
 tool lanes run `demo-tools` against a simulator with a tool parser and one without (out/demo/tools/, compared in
 out/demo/tools_comparison/: the calls the second server dropped).
 Pointing the same lanes at a real server is a matter of changing `base_url` and `model` in that file
-(see README.md).
+(see README.md, "Against your server", and docs/running.md).
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ class Decision(msgspec.Struct, kw_only=True):
     expected_answer: str | None
     extracted_final_answer: str | None
     extraction_source: Literal["content", "reasoning", "none"]
-    extraction_method: str  # how the answer was taken: a value of its type's closed set (docs/scoring.md)
+    extraction_method: str  # how the answer was taken: a value of its type's closed set (docs/scoring/<type>.md)
     ambiguity: str  # what stood in the way of one reading: "none", or a value of its type's closed set
     correct: bool | None
     rule: str  # the rule that decided: a value of its type's closed set, or "request_error"

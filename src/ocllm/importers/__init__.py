@@ -3,7 +3,7 @@
 What a dataset's row means is its task type's (a room's `TaskType.datasets`, scoring/dataset_rows.py); the
 registry of them is `datasets.py`, file reading `rows.py` and `row_readers.py` (within the bounds of `bounds.py`),
 the seeded sample `sampling.py`, drawn as the rows are read. Local files only: the command
-never downloads (the README says where to get them).
+never downloads (docs/importing.md says where to get them).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The scorer: `decide(task, sample, policy) -> Decision`, a pure function.
 
 It does no I/O, reads no globals and never calls a model. Each task type decides by its own rules (its room:
-scoring/<type>/, registered in task_types.py); docs/scoring.md states every rule.
+scoring/<type>/, registered in task_types.py); docs/scoring.md and docs/scoring/<type>.md state every rule.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Costly checks in a child process, with limits that count the CPU time a check used, never the wall clock
-(docs/scoring.md, M6 "the guarded child"; DESIGN.md, "Costly checks").
+(docs/scoring/math.md, M6 "the guarded child"; DESIGN.md, "Costly checks").
 
 A check is a named function (`"package.module:function"`) run on picklable arguments in a child process: a
 `Service` keeps one long-lived child per process and name (a math check costs milliseconds, starting a child and

@@ -140,7 +140,7 @@ class TaskType:
     # Its decision struct: a subclass of Decision holding its evidence and the closed sets of its rule, method and
     # ambiguity (a failed request's decision is the base Decision).
     decision_type: type[Decision]
-    decide: Callable[[Any, Sample, Policy], Decision]  # pure, given its task struct: docs/scoring.md states its rules
+    decide: Callable[[Any, Sample, Policy], Decision]  # pure, given its task struct: docs/scoring/<type>.md
     gold: Callable[[Task], str | None] = _gold_as_given  # a decision's expected_answer (a failed request's too)
     # A suite line's own fields checked (raises InputError naming the line and the field), before it becomes a Task.
     check_suite_line: Callable[[str, dict[str, Any]], None]

@@ -1,5 +1,5 @@
 """Instructions tasks: each of IFEval's verifiable instructions checked against the visible answer, strictly and
-by IFEval's loose rule (docs/scoring.md, "Instructions tasks", rules I1-I6)."""
+by IFEval's loose rule (docs/scoring/instructions.md, rules I1-I6)."""
 
 from __future__ import annotations
 

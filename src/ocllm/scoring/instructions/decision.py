@@ -1,5 +1,5 @@
 """The typed evidence of an instructions decision: each instruction's verdict, what its check measured, and the
-loose variant (IFEval's) that passed. docs/scoring.md, "Instructions tasks", names every value of the closed sets."""
+loose variant (IFEval's) that passed. docs/scoring/instructions.md names every value of the closed sets."""
 
 from __future__ import annotations
 

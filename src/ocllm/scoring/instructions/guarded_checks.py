@@ -1,5 +1,5 @@
 """The instruction checks of a long answer run in the guarded child (`scoring/guarded.py`), limited by the CPU time
-they used (docs/scoring.md, rule I6).
+they used (docs/scoring/instructions.md, rule I6).
 
 Every check reads the whole answer, and IFEval's loose rule reads it up to eight times (`loose_variants`), so a
 decision costs by the answer's length times its instructions: 13 instructions on a 5 MB answer took 14 s of CPU,

@@ -1,5 +1,6 @@
-"""One instruction checked on an answer's text, strictly and by IFEval's loose rule (docs/scoring.md, I2-I3): what
-`decide.py` runs in the worker for a short answer and `guarded_checks.py` in the guarded child for a long one."""
+"""One instruction checked on an answer's text, strictly and by IFEval's loose rule
+(docs/scoring/instructions.md, I2-I3): what `decide.py` runs in the worker for a short answer and
+`guarded_checks.py` in the guarded child for a long one."""
 
 from __future__ import annotations
 

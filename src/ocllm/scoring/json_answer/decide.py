@@ -1,5 +1,5 @@
 """Json tasks: the visible answer must hold one JSON value, bare or in one fenced block, valid against the task's
-schema when it has one (docs/scoring.md, "JSON tasks", rules J1-J7)."""
+schema when it has one (docs/scoring/json.md, rules J1-J7)."""
 
 from __future__ import annotations
 

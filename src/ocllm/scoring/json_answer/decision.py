@@ -1,5 +1,5 @@
 """The typed evidence of a json decision: the block that was read, the parse error and where it stands, or each
-schema violation with its path. docs/scoring.md, "JSON tasks", names every value of the closed sets."""
+schema violation with its path. docs/scoring/json.md names every value of the closed sets."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every schema validation runs in the guarded child (`scoring/guarded.py`), limited by the CPU time it used
-(docs/scoring.md, rule J5).
+(docs/scoring/json.md, rule J5).
 
 jsonschema runs a schema's patterns with Python's `re`, a backtracking engine: `"pattern": "^(a+)+$"` against 34
 `a` and a `!` takes about 50 minutes, past any timeout inside the process. No linear-time engine is used instead:

@@ -1,4 +1,4 @@
-"""Math tasks (GSM8K, MATH-500, AIME): a free-form answer, read by rules M1-M8 of docs/scoring.md and compared
+"""Math tasks (GSM8K, MATH-500, AIME): a free-form answer, read by rules M1-M8 of docs/scoring/math.md and compared
 with the gold by a named chain of comparators."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Plain arithmetic on written numbers (docs/scoring.md, math rule M3, "working"): the value of `10 * 10`,
+"""Plain arithmetic on written numbers (docs/scoring/math.md, rule M3, "working"): the value of `10 * 10`,
 `$12 + $30 + $8`, `\\frac{3}{8}` or `2\\;(\\text{all white})\\;+\\;900`, read exactly as Fractions, or None when
 the text is anything else (a variable, a function, a power too large to be working).
 

@@ -1,7 +1,7 @@
 """The math scorer: `decide_math(task, sample, policy) -> MathDecision`, pure but for the symbolic check's guarded
 child process.
 
-docs/scoring.md, "Math tasks: the order in which rules apply", states every rule (M1-M8) this package applies.
+docs/scoring/math.md, "Math tasks: the order in which rules apply", states every rule (M1-M8) this package applies.
 """
 
 from __future__ import annotations

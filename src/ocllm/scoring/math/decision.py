@@ -1,5 +1,5 @@
 """The typed evidence of a math decision: the statements found, and the verdict with its normalisation chain
-and the comparator that decided. docs/scoring.md, "Math tasks", names every value of the closed sets."""
+and the comparator that decided. docs/scoring/math.md names every value of the closed sets."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import msgspec
 
 from ocllm.models import Decision
 
-# What a statement is, strongest first (docs/scoring.md, math rule M2): the kind is what is ranked;
+# What a statement is, strongest first (docs/scoring/math.md, rule M2): the kind is what is ranked;
 # last_number is the weak salvage of rule M7.
 MathKind = Literal["boxed", "final", "hashes", "answer_is", "answer_label", "result_line", "last_number"]
 # The extraction_method a decision records: the kind that decided, or the weak salvage, or none.

@@ -1,4 +1,4 @@
-"""Whether a normalised answer equals the normalised gold (docs/scoring.md, math rule M5): comparators in a fixed
+"""Whether a normalised answer equals the normalised gold (docs/scoring/math.md, rule M5): comparators in a fixed
 order, the first that can tell decides, and the result names it. A wrong answer is never "equal": where a step
 cannot be sure, the outcome is "different" or "undecided"."""
 

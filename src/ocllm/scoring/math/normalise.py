@@ -1,4 +1,4 @@
-"""The normalisation chain of a math answer (docs/scoring.md, math rule M4): named steps in a fixed order, each
+"""The normalisation chain of a math answer (docs/scoring/math.md, rule M4): named steps in a fixed order, each
 recorded when it changed the text. The stated answer and the gold go through the same chain."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.task_type import Message, PromptSettings, chat
 
 # The instruction lm-eval's minerva_math, lighteval and NeMo-Skills give reasoning models: a box is the
-# strongest statement the scorer reads (docs/scoring.md, rule M2).
+# strongest statement the scorer reads (docs/scoring/math.md, rule M2).
 DEFAULT_TEMPLATE = "{question}\n\nPut your final answer within \\boxed{{}}."
 PLACEHOLDERS = ("question",)
 

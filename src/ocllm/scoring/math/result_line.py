@@ -1,4 +1,4 @@
-"""The result on the last line (docs/scoring.md, math rule M2e): reasoning models write their final answer as prose,
+"""The result on the last line (docs/scoring/math.md, rule M2e): reasoning models write their final answer as prose,
 where the line holds several numbers. The value after the last "=" of working whose sides agree (or of a one-name
 assignment in math), else the one bold number, when the line neither asks, denies, bounds nor hedges."""
 

@@ -1,4 +1,4 @@
-"""The screen before the symbolic step (docs/scoring.md, math rule M6, "the screen"): a normalised answer or gold
+"""The screen before the symbolic step (docs/scoring/math.md, rule M6, "the screen"): a normalised answer or gold
 whose value cannot be evaluated in any bounded time or memory is not sent to math-verify at all.
 
 sympy evaluates a number written as a power or a factorial exactly: `9^{9^{9^{9}}}` has about 10^369,693,100

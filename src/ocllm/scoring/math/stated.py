@@ -1,4 +1,4 @@
-"""The value a math statement states (docs/scoring.md, math rule M3): the text after a marker or inside a box, with
+"""The value a math statement states (docs/scoring/math.md, rule M3): the text after a marker or inside a box, with
 bold, end punctuation, delimiters, a box, a left side and its other wrappings removed, each removal named; and the
 words around a value that change, bound or hedge it, which keep a statement or a last line from stating it."""
 

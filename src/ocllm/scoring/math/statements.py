@@ -1,4 +1,4 @@
-"""Find the answer statements of a region (docs/scoring.md, math rules M2 and M3): boxes, "FINAL:" / "Final
+"""Find the answer statements of a region (docs/scoring/math.md, math rules M2 and M3): boxes, "FINAL:" / "Final
 answer:", "#### N", "The answer is ...", answer labels. Each becomes a MathCandidate with its span in the raw
 field, the value it states, and the reading notes that shaped it, whether or not it ends up deciding."""
 
@@ -151,7 +151,7 @@ def scanned(pieces: list[Piece]) -> list[Piece]:
     ]
 
 
-# The bound on what one region is read for (docs/scoring.md, math rule M2, "the bound on statements"): every
+# The bound on what one region is read for (docs/scoring/math.md, rule M2, "the bound on statements"): every
 # statement begins at, or holds, one of these, so their count bounds the statements a region yields and the work
 # of finding them (about 40 µs of CPU each). str.count finds them in C, so a region past the bound is refused
 # after one linear pass and no more. The largest count in the dev set (tests/data/math_dev) is 49; a model

@@ -1,4 +1,4 @@
-"""The symbolic step of math equivalence (docs/scoring.md, math rule M6): math-verify in a guarded child process
+"""The symbolic step of math equivalence (docs/scoring/math.md, rule M6): math-verify in a guarded child process
 (`scoring/guarded.py`) with a limit on the CPU time each check uses, never on the wall clock.
 
 math-verify's own timeouts use signal.alarm, which works only in a main thread, and some inputs hang it
@@ -25,7 +25,7 @@ from typing import Any, Literal, NamedTuple
 
 from ocllm.scoring.guarded import Limits, Result, Service
 
-# The CPU-time limit of one symbolic check, in seconds (docs/scoring.md). Starting the child, importing
+# The CPU-time limit of one symbolic check, in seconds (docs/scoring/math.md). Starting the child, importing
 # math-verify and warming it up is not counted: that has its own limit.
 SYMBOLIC_LIMIT_S = 5.0
 STARTUP_LIMIT_S = 60.0

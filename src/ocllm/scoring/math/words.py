@@ -1,4 +1,4 @@
-"""The words written after a number, sorted by what they do to it (docs/scoring.md, math rule M4, "unit phrases").
+"""The words written after a number, sorted by what they do to it (docs/scoring/math.md, rule M4, "unit phrases").
 
 A unit phrase names what is counted (`18 apples`, `5 bags of flour in the first month`, `60 square metres`,
 `$255 each month`): the number is the value. A change of value makes the number something else (`5 million`,

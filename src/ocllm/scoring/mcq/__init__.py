@@ -1,4 +1,4 @@
-"""Multiple-choice tasks: the answer letter a model states, read by the rules of docs/scoring.md."""
+"""Multiple-choice tasks: the answer letter a model states, read by the rules of docs/scoring/mcq.md."""
 
 from __future__ import annotations
 

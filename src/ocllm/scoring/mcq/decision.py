@@ -1,5 +1,5 @@
 """The typed evidence of an MCQ decision: the letter statements found, and the closed sets its rule, method and
-ambiguity come from (docs/scoring.md, rule 7). Typed here so that a misspelt class fails where it is made, not in a
+ambiguity come from (docs/scoring/mcq.md, rule 7). Typed here so that a misspelt class fails where it is made, not in a
 report that counts it under a new name."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Candidate(msgspec.Struct, kw_only=True):
 
     letter: str | None  # the one letter named, or None when the statement names several
     letters: list[str]
-    kind: Kind  # what is ranked (docs/scoring.md, rule 2)
+    kind: Kind  # what is ranked (docs/scoring/mcq.md, rule 2)
     method: Method  # the extraction_method this statement gives when it decides
     region: Literal["content", "reasoning"]  # visible answer region, or reasoning region
     field: Literal["content", "reasoning"]  # the raw field that start/end index into
@@ -46,7 +46,7 @@ class Candidate(msgspec.Struct, kw_only=True):
     # What the statement restates after its letter when that is not the letter's own option: "C. 533"
     # where C is 492 ("533, which is no option"). Such a statement names no single answer.
     contradiction: str | None = None
-    # The reading rules of docs/scoring.md that shaped this statement: latex, box_after_marker,
+    # The reading rules of docs/scoring/mcq.md that shaped this statement: latex, box_after_marker,
     # option_text, stated_value, letter_value_mismatch, restates_letter, letter_follows, list_label,
     # several_option_lines, hedged, placeholder_echo, withdrawn, in_code_block, after_invented_question,
     # for_another_question.

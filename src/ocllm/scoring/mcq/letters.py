@@ -2,7 +2,7 @@
 
 This is the one place that decides what counts as "a letter standing alone". It is a small
 hand-written scanner rather than one large regular expression, because each step carries a rule
-of docs/scoring.md and has to be explainable on its own.
+of docs/scoring/mcq.md and has to be explainable on its own.
 """
 
 from __future__ import annotations

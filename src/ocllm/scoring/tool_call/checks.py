@@ -1,7 +1,7 @@
 """A call checked against an expected call (rules T4-T6), as BFCL's AST checker checks one: the function's name,
 the schema's required parameters present, no parameter the schema or the expected call does not name, each value of
 the schema's type and among the acceptable values; several calls matched to the expected ones in any order, one to
-one. docs/scoring.md, "Tool call tasks", says where this differs from BFCL on purpose."""
+one. docs/scoring/tool_call.md says where this differs from BFCL on purpose."""
 
 from __future__ import annotations
 

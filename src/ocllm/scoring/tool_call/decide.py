@@ -1,6 +1,6 @@
 """Tool call tasks: the calls in the structured `tool_calls` field checked against the expected calls; when that
 field is empty, calls written as text in the content or the reasoning are found, named and checked too, and said to
-have been dropped by the server (docs/scoring.md, "Tool call tasks", rules T1-T7)."""
+have been dropped by the server (docs/scoring/tool_call.md, rules T1-T7)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The typed evidence of a tool_call decision: every call found (in `tool_calls`, or written as text in the content
 or the reasoning), where and in which format, and each call's checks against the expected call it was matched to,
-per argument. docs/scoring.md, "Tool call tasks", names every value of the closed sets."""
+per argument. docs/scoring/tool_call.md names every value of the closed sets."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """IFEval's `change_case` instructions: words in all capitals, and an answer all in capitals or all in lowercase,
-in English (docs/scoring.md, "Group B checks").
+in English (docs/scoring/instructions.md, "Group B checks").
 
 Words in capitals. IFEval tokenizes with NLTK's word tokenizer and counts the tokens Python calls upper case
 (`str.isupper`: at least one cased letter, none lowercase). We use no NLTK (no data to download): a word is a run

@@ -1,5 +1,5 @@
 """IFEval's `combination` instructions: two different responses separated by `******`, and the prompt repeated
-before the answer (docs/scoring.md, "Group B checks"). Both follow IFEval's semantics:
+before the answer (docs/scoring/instructions.md, "Group B checks"). Both follow IFEval's semantics:
 - two responses: the answer split on `******`; blank pieces are allowed only before the first separator or after
   the last; exactly two non-blank pieces must remain, and they must differ once stripped.
 - repeat prompt: the answer, stripped, begins with the prompt to repeat, stripped, ignoring case.

@@ -1,5 +1,5 @@
 """IFEval's `detectable_format` instructions: bullets, a fixed answer, highlighted sections, numbered sections, JSON
-and a <<title>>, each measured on the answer's text as it stands (docs/scoring.md, "Group B checks").
+and a <<title>>, each measured on the answer's text as it stands (docs/scoring/instructions.md, "Group B checks").
 
 What each counts, and where it differs from IFEval on purpose:
 - bullets: lines that start (after spaces) with `* ` or `- ` followed by text. IFEval's pattern also counts any

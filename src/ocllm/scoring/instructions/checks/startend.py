@@ -1,5 +1,5 @@
 """IFEval's `startend` instructions: the answer ends with a phrase, and the answer is wrapped in double quotation
-marks (docs/scoring.md, "Group B checks"). Both follow IFEval's semantics:
+marks (docs/scoring/instructions.md, "Group B checks"). Both follow IFEval's semantics:
 - end phrase: the answer stripped of surrounding whitespace, then of double quotation marks at either end, ends
   with the phrase (stripped), ignoring case. Nothing may follow it, not even a space inside the closing quote.
 - quotation: the answer stripped of surrounding whitespace is at least two characters, the first and the last

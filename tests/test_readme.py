@@ -1,0 +1,66 @@
+"""The README's examples cannot rot: each task type's suite line runs through `ocllm run` against the simulator,
+the README stays short, and every relative link in it leads to a file of the repository (issue 32)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from ocllm.scoring import instructions, json_answer, math, mcq, substrings, tool_call
+from ocllm.sim import SimConfig, SimServer
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+# The types that ship (a test's toy room may be registered beside them while its own tests run).
+SHIPPED = [room.TASK_TYPE.name for room in (mcq, substrings, math, instructions, json_answer, tool_call)]
+
+
+def readme_suite_lines() -> list[dict]:
+    """The lines of every ```jsonl block of the README, each a task."""
+    blocks = re.findall(r"^```jsonl\n(.*?)^```$", README.read_text(encoding="utf-8"), re.M | re.S)
+    return [json.loads(line) for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_has_one_suite_line_per_task_type() -> None:
+    lines = readme_suite_lines()
+    assert sorted(line["type"] for line in lines) == sorted(SHIPPED)
+
+
+def test_every_suite_line_of_the_readme_runs_and_is_decided(tmp_path: Path) -> None:
+    lines = readme_suite_lines()
+    suite = tmp_path / "readme.jsonl"
+    suite.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO / "src"), os.environ.get("PYTHONPATH")]))}
+    with SimServer(SimConfig(suites=(suite,))) as sim:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ocllm", "run", "--suite", str(suite), "--base-url", sim.base_url,
+             "--model", "sim-reasoning", "--out", str(out)],
+            capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    decided = {record["task_id"]: record for record in metrics["tasks"]}
+    assert sorted(decided) == sorted(line["id"] for line in lines)
+    for line in lines:
+        record = decided[line["id"]]
+        assert record["task_type"] == line["type"], record
+        assert record["correct"] in (True, False), record  # decided: not a failed request
+        assert not record.get("error"), record
+
+
+def test_the_readme_is_under_200_lines() -> None:
+    assert len(README.read_text(encoding="utf-8").splitlines()) < 200
+
+
+def test_every_relative_link_of_the_readme_leads_to_a_file() -> None:
+    text = README.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)\s]+)\)", text)
+    relative = [t for t in targets if not re.match(r"[a-z]+:", t) and not t.startswith("#")]
+    assert relative, "the README links to its docs"
+    missing = [t for t in relative if not (REPO / t.split("#", 1)[0]).is_file()]
+    assert not missing, missing
