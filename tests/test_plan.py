@@ -236,7 +236,7 @@ def test_plan_from_old_harness_files(tmp_path: Path, capsys: pytest.CaptureFixtu
     # The files' own `correct` fields are not read: each answer is decided again (B is right).
     a = old_harness_run(tmp_path / "a.json", {f"t{i}": i < 12 for i in range(20)} | {"gone": None})
     b = old_harness_run(tmp_path / "b.json", {f"t{i}": 2 <= i < 16 for i in range(20)} | {"gone": True})
-    assert main(["plan", "--from", str(a), str(b), "--difference", "0.1", "--json"]) == 0
+    assert main(["plan", str(a), str(b), "--difference", "0.1", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     # t0, t1 flip to wrong; t12..t15 to right: 6 of 20 paired tasks disagree. "gone" failed in A: not paired.
     assert (doc["method"], doc["paired_tasks"], doc["unpaired_a"], doc["unpaired_b"]) == ("mcnemar", 20, 1, 1)
@@ -247,6 +247,7 @@ def test_plan_from_old_harness_files(tmp_path: Path, capsys: pytest.CaptureFixtu
         "samples_per_task_a", "samples_per_task_b", "observed_difference", "discordance", "variance", "within_a",
         "within_b", "within", "between", "table", "saturates_at",
     ]  # fmt: skip
+    # `--from RUN_A RUN_B`, the spelling of before (--from names another tool's format elsewhere), still reads them.
     assert main(["plan", "--from", str(a), str(b), "--difference", "0.1"]) == 0
     out = capsys.readouterr().out
     assert "pilot: 20 paired tasks (left out, in one run only or failed: 1 of A's, 1 of B's)" in out
@@ -272,7 +273,7 @@ def test_plan_from_two_real_runs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert 0.1 < psi < 0.9  # (two draws of a seeded simulator: a fixed figure, far from both ends)
     # A run directory on one side, its metrics file on the other: both are saved runs.
     runs = [str(tmp_path / "weak"), str(tmp_path / "strong" / "metrics.json")]
-    assert main(["plan", "--from", *runs, "--difference", "0.1", "--json"]) == 0
+    assert main(["plan", *runs, "--difference", "0.1", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["paired_tasks"] == len(paired) and doc["discordance"] == pytest.approx(psi)
     assert doc["tasks"] == math.ceil(connor(0.1, psi))
@@ -289,7 +290,7 @@ BAD_FLAGS = {
     "difference 1e-300": (["--difference", "1e-300", "--discordance", "0.5"], "must be at least 0.001 (0.1 points"),
     "difference 1e-160": (["--difference", "1e-160", "--discordance", "0.5"], "at least 0.001 (0.1 points"),
     "difference 1e-10": (["--difference", "1e-10", "--discordance", "0.5"], "at least 0.001 (0.1 points"),
-    "a tiny difference with runs": (["--difference", "1e-300", "--from", "A", "B"], "at least 0.001"),
+    "a tiny difference with runs": (["--difference", "1e-300", "A", "B"], "at least 0.001"),
     "alpha 1e-20": (["--difference", "0.1", "--discordance", "0.2", "--alpha", "1e-20"], "alpha must be at least"),
     "discordance 0": (["--difference", "0.1", "--discordance", "0"], "discordance must be more than 0"),
     "discordance above 1": (["--difference", "0.1", "--discordance", "1.5"], "at most 1 (got 1.5)"),
@@ -299,9 +300,12 @@ BAD_FLAGS = {
     "alpha 1": (["--difference", "0.1", "--discordance", "0.2", "--alpha", "1"], "alpha must be"),
     "power 1": (["--difference", "0.1", "--discordance", "0.2", "--power", "1"], "power must be at least 0.5"),
     "power below a half": (["--difference", "0.1", "--discordance", "0.2", "--power", "0.3"], "(got 0.3)"),
-    "neither": (["--difference", "0.1"], "give either --discordance P or --from RUN_A RUN_B"),
-    "both": (["--difference", "0.1", "--discordance", "0.2", "--from", "A", "B"], "give either --discordance"),
-    "one run": (["--difference", "0.1", "--from", "A"], "'--from' requires 2 arguments"),
+    "neither": (["--difference", "0.1"], "give either --discordance P or two pilot runs RUN_A RUN_B"),
+    "both": (["--difference", "0.1", "--discordance", "0.2", "A", "B"], "give either --discordance"),
+    "one run": (["--difference", "0.1", "A"], "a pilot is two runs, RUN_A RUN_B (got 1)"),
+    "three runs": (["--difference", "0.1", "A", "B", "C"], "a pilot is two runs, RUN_A RUN_B (got 3)"),
+    "runs twice": (["--difference", "0.1", "A", "B", "--from", "A", "B"], "give the pilot runs once"),
+    "one run, spelled as before": (["--difference", "0.1", "--from", "A"], "'--from' requires 2 arguments"),
 }
 
 
@@ -314,12 +318,12 @@ def bad_pilots(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
     broken = tmp_path / "broken.json"
     broken.write_text('{"tasks": [', encoding="utf-8")
     return {
-        "runs with no shared task": (["--from", a, other, "--difference", "0.1"], "share 0 scored task(s)"),
-        "a run that is not there": (["--from", a, str(tmp_path / "nope"), "--difference", "0.1"], "no such file"),
-        "a run that is not JSON": (["--from", str(broken), b, "--difference", "0.1"], "broken.json"),
-        "a bad difference with runs": (["--from", a, b, "--difference", "2"], "less than 1 (got 2.0)"),
+        "runs with no shared task": ([a, other, "--difference", "0.1"], "share 0 scored task(s)"),
+        "a run that is not there": ([a, str(tmp_path / "nope"), "--difference", "0.1"], "no such file"),
+        "a run that is not JSON": ([str(broken), b, "--difference", "0.1"], "broken.json"),
+        "a bad difference with runs": ([a, b, "--difference", "2"], "less than 1 (got 2.0)"),
         "a difference above the pilot's discordance": (
-            ["--from", a, half, "--difference", "0.6"],
+            [a, half, "--difference", "0.6"],
             "a difference of 0.6 needs a discordance of at least 0.6",
         ),
     }
@@ -348,7 +352,7 @@ def test_bad_flags_are_one_line_and_exit_2(
 
 
 def test_the_pilot_plan_printed(capsys: pytest.CaptureFixture[str]) -> None:
-    """What `plan --from` prints for a pilot with samples (run files of k >= 2 samples are the run loop's to
+    """What `plan RUN_A RUN_B` prints for a pilot with samples (run files of k >= 2 samples are the run loop's to
     write): the parts of the variance, the table and the saturation, from the plan computed by hand above."""
     from ocllm.console import print_plan
 
@@ -397,7 +401,7 @@ def test_plan_from_two_sampled_runs(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert within["weak"] > 0 and within["strong"] > 0  # sampled tasks are mixed: some samples right, some wrong
 
     runs = [str(tmp_path / "weak"), str(tmp_path / "strong")]
-    assert main(["plan", "--from", *runs, "--difference", "0.1", "--json"]) == 0
+    assert main(["plan", *runs, "--difference", "0.1", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert (doc["method"], doc["paired_tasks"], doc["samples_per_task_a"]) == ("samples", len(paired), 4)
     assert doc["variance"] == pytest.approx(np.var(d, ddof=1))

@@ -1,7 +1,13 @@
 """The `ocllm` command line: parse arguments, call one library function, print. No logic here.
 
-Each command imports what it needs when it runs, so that `ocllm --help` and a mistyped flag answer at
-once instead of first loading SciPy, matplotlib and aiohttp."""
+Each command imports what it needs when it runs, the console included, so that `ocllm --help` and a mistyped
+flag answer at once instead of first loading every task type's room (jsonschema, sympy through math-verify,
+langdetect), SciPy, matplotlib, rich and aiohttp: `bench/bench_cli_help.py` measures it, and
+tests/test_cli_help.py checks which modules `--help` leaves unloaded.
+
+One grammar for every command: the output is `-o/--out` (the spellings of before still read, not shown), `--from`
+names another tool's format (runs are arguments), and `--help` names what the registries hold (the shipped suites,
+the datasets `import` reads, the tools `--from` reads) when it is shown, so it cannot drift from them."""
 
 from __future__ import annotations
 
@@ -10,29 +16,19 @@ import re
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ocllm import __version__
-from ocllm.console import (
-    all_answered,
-    answers_line,
-    console,
-    console_comparison,
-    console_matrix,
-    print_notice,
-    print_notices,
-    print_report_verdicts,
-    print_run_result,
-    print_verdicts,
-    summary_table,
-    truncated_words,
-)
-from ocllm.documents import Summary
 from ocllm.errors import Interrupted, OcllmError
 from ocllm.run.bounds import out_of_range
+
+if TYPE_CHECKING:
+    from ocllm.documents import Summary
 
 # Every command with -o: what it writes replaces an existing file only when that file is its own kind of output.
 FORCE_HELP = "Replace an existing file that is not an output of this command (never one of its inputs)."
@@ -56,39 +52,117 @@ class Bounded(click.ParamType):
         return number
 
 
-class RegisteredDatasets(click.Choice):
-    """`ocllm import`'s FORMAT: the datasets the task types register (importers/datasets.py), read when asked, so
-    that a type registered after this module was loaded (a test's own room) is a choice too."""
+def _shipped_suites() -> tuple[str, ...]:
+    from ocllm.suites import shipped_suites
 
-    def __init__(self) -> None:
+    return tuple(sorted(shipped_suites()))
+
+
+def _dataset_names() -> tuple[str, ...]:
+    from ocllm.importers.datasets import names
+
+    return names()
+
+
+def _dataset_labels() -> str:
+    from ocllm.importers.datasets import labels
+
+    return labels()
+
+
+def _tool_formats() -> tuple[str, ...]:
+    from ocllm.formats.harnesses import FORMATS
+
+    return tuple(FORMATS)
+
+
+# What a help text may name by `{key}`, filled from the registry when the help is shown (never at import: the
+# registries load the rooms).
+LISTINGS: dict[str, Callable[[], str]] = {
+    "suites": lambda: ", ".join(_shipped_suites()),
+    "datasets": lambda: ", ".join(_dataset_names()),
+    "dataset_labels": _dataset_labels,
+}
+
+
+def _filled(text: str) -> str:
+    for key, listing in LISTINGS.items():
+        if "{" + key + "}" in text:
+            text = text.replace("{" + key + "}", listing())
+    return text
+
+
+class Registered(click.Choice):
+    """A choice among a registry's names (the datasets the task types register, the tools `--from` reads), read
+    when asked, so that a type registered after this module was loaded (a test's own room) is a choice too, and
+    `ocllm --help` loads no registry."""
+
+    def __init__(self, names: Callable[[], tuple[str, ...]]) -> None:
+        self._names = names
         super().__init__(())
 
     @property  # type: ignore[override]
     def choices(self) -> tuple[str, ...]:
-        from ocllm.importers.datasets import names
-
-        return names()
+        return self._names()
 
     @choices.setter
     def choices(self, _value: Any) -> None:
         pass  # click.Choice sets its choices; these are the registry's
 
 
-class DatasetsCommand(click.Command):
-    """A command whose help says `{datasets}` where the registered datasets are named ("MMLU, MMLU-Pro, ..."),
-    filled in when the help is shown."""
+class ListingCommand(click.Command):
+    """A command whose help names a registry's entries by `{key}` (LISTINGS), filled in when the help is shown.
+    Its one-line summary in `ocllm --help` is its `short_help`, so that the list of commands loads no registry."""
 
     @property  # type: ignore[override]
     def help(self) -> str | None:
-        if self._help is None:
-            return None
-        from ocllm.importers.datasets import labels
-
-        return self._help.replace("{datasets}", labels())
+        return None if self._help is None else _filled(self._help)
 
     @help.setter
     def help(self, value: str | None) -> None:
         self._help = value
+
+
+class Option(click.Option):
+    """An option whose help may name a registry's entries by `{key}` (filled when shown), and which may keep
+    spellings of before (`before`): they still parse, into the same value, but neither the help nor an error
+    shows them. (click shows every name an option has; a hidden second option of the same name would, before
+    click 8.5, overwrite the value given to the first with its own default.)"""
+
+    def __init__(self, *args: Any, before: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.before = before
+
+    @contextmanager
+    def _shown_names(self) -> Iterator[None]:
+        every = self.opts
+        self.opts = [name for name in every if name not in self.before]
+        try:
+            yield
+        finally:
+            self.opts = every
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        with self._shown_names():
+            record = super().get_help_record(ctx)
+        return None if record is None else (record[0], _filled(record[1]))
+
+    def get_error_hint(self, ctx: click.Context | None) -> str:
+        with self._shown_names():
+            return super().get_error_hint(ctx)  # type: ignore[arg-type]  # (None only from click 8.4 on)
+
+
+def out_option(help: str, *, required: bool = False, before: tuple[str, ...] = ()) -> Callable[[Any], Any]:
+    """A command's output, spelled `-o/--out` in every command; `before`: its spellings of before, still read."""
+    return click.option(
+        "-o", "--out", *before, "out", cls=Option, before=before, type=click.Path(path_type=Path), required=required,
+        help=help,
+    )  # fmt: skip
+
+
+def from_option(help: str) -> Callable[[Any], Any]:
+    """`--from FORMAT`: another tool's result files, in every command that reads them."""
+    return click.option("--from", "from_format", type=Registered(_tool_formats), cls=Option, help=help)
 
 
 def policy_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -132,16 +206,12 @@ def app() -> None:
 
 @app.command()
 @click.argument("inputs", metavar="INPUT...", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Re-scored JSON output.")
+@out_option("The re-scored JSON output.", required=True, before=("--output",))
 @click.option("--report", type=click.Path(path_type=Path), help="Also write a Markdown audit here.")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
-@click.option(
-    "--from",
-    "from_format",
-    type=click.Choice(["lm-eval", "mmlu-pro", "inspect"]),
-    help="Read another tool's result files (or folders of them): lm-eval samples_*.jsonl, MMLU-Pro "
-    "*_result.json, inspect_ai .eval/.json logs. Without it, INPUT is one saved run of this project or the "
-    "old harness.",
+@from_option(
+    "Read another tool's result files (or folders of them): lm-eval samples_*.jsonl, MMLU-Pro *_result.json, "
+    "inspect_ai .eval/.json logs. Without it, INPUT is one saved run of this project or the old harness."
 )
 @click.option(
     "--filter",
@@ -153,7 +223,7 @@ def app() -> None:
 @policy_options
 def rescore(
     inputs: tuple[Path, ...],
-    output: Path,
+    out: Path,
     report: Path | None,
     from_format: str | None,
     filter_name: str | None,
@@ -165,16 +235,17 @@ def rescore(
     """Re-score a saved run, or another tool's results (--from), from the raw model output, without calling
     any model."""
     from ocllm.analysis.rescore import rescore_file, rescore_tool_files
+    from ocllm.console import answers_line, console, print_notices, print_verdicts, summary_table, truncated_words
 
     _check_filter(from_format, filter_name)
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     if from_format is not None:
-        result = rescore_tool_files(from_format, list(inputs), output, overrides, report, filter_name, force=force)
+        result = rescore_tool_files(from_format, list(inputs), out, overrides, report, filter_name, force=force)
         title = f"Re-scored {from_format} results"
     elif len(inputs) > 1:
         raise OcllmError(f"{len(inputs)} inputs: a saved run is one file or folder (several files need --from)")
     else:
-        result = rescore_file(inputs[0], output, overrides, report, force=force)
+        result = rescore_file(inputs[0], out, overrides, report, force=force)
         title = f"Re-scored {inputs[0].name}"
     summary = result.summary
     print_notices(result.notices)
@@ -184,7 +255,7 @@ def rescore(
         f"changed decisions: {summary.changed}   {answers_line(summary)}   truncated: {truncated_words(summary)}",
         soft_wrap=True,
     )
-    console.print(f"wrote {output}")
+    console.print(f"wrote {out}")
     if report is not None:
         console.print(f"wrote {report}")
 
@@ -197,12 +268,9 @@ def from_options(func: click.decorators.FC) -> click.decorators.FC:
         metavar="NAME",
         help="lm-eval: whose extraction is the tool's own answer (as for rescore --from).",
     )(func)
-    func = click.option(
-        "--from",
-        "from_format",
-        type=click.Choice(["lm-eval", "mmlu-pro", "inspect"]),
-        help="Read another tool's result files or folders (as rescore --from takes them), re-scored here, the "
-        "tool's own verdicts kept beside this scorer's.",
+    func = from_option(
+        "Read another tool's result files or folders (as rescore --from takes them), re-scored here, the tool's "
+        "own verdicts kept beside this scorer's."
     )(func)
     return func
 
@@ -215,7 +283,7 @@ def _check_filter(from_format: str | None, filter_name: str | None) -> None:
 @app.command()
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: comparisons/A_vs_B).")
+@out_option("Output folder (default: comparisons/A_vs_B).")
 @click.option(
     "--no-rescore",
     is_flag=True,
@@ -238,6 +306,7 @@ def compare(
 ) -> None:
     """Compare two runs (run directories, metrics files, or another tool's results with --from) task by task."""
     from ocllm.analysis.compare import compare_runs, load_scored
+    from ocllm.console import console, console_comparison
     from ocllm.files.output_guard import COMPARISON_FILES, check_folder_output
     from ocllm.report.write import write_comparison
 
@@ -261,7 +330,7 @@ def compare(
 
 @app.command()
 @click.argument("run_path", metavar="RUN", type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: RUN's folder/report).")
+@out_option("Output folder (default: RUN's folder/report).")
 @click.option("--force", is_flag=True, help=FORCE_HELP)
 @from_options
 @policy_options
@@ -278,6 +347,7 @@ def report(
     """Report one run (or another tool's results, --from): summary, breakdowns and the tasks' evidence, as
     Markdown and HTML."""
     from ocllm.analysis.report_documents import run_report_doc
+    from ocllm.console import console, print_notices, print_report_verdicts, summary_table, truncated_words
     from ocllm.files.output_guard import REPORT_FILES, check_folder_output
     from ocllm.report.write import write_run_report
 
@@ -302,7 +372,7 @@ def report(
 
 @app.command("matrix-report")
 @click.argument("folder", type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), help="Output folder (default: FOLDER/report).")
+@out_option("Output folder (default: FOLDER/report).")
 @click.option(
     "--baseline", help="The lane the others are compared with (default: a lane named *baseline*, else the first)."
 )
@@ -319,6 +389,7 @@ def matrix_report(
 ) -> None:
     """A leaderboard of the runs in FOLDER and each compared with the baseline lane."""
     from ocllm.analysis.report_documents import find_runs, matrix_doc
+    from ocllm.console import console, console_matrix
     from ocllm.files.output_guard import MATRIX_FILES, check_folder_output
     from ocllm.report.write import write_matrix_report
 
@@ -335,7 +406,11 @@ def _file_name(label: str) -> str:
 
 
 def lane_options(func: click.decorators.FC) -> click.decorators.FC:
-    """Flags for a one-off run; with --config they override the lane's settings."""
+    """Flags for a one-off run; with --config they override the lane's settings. Each one's name in the command's
+    function is the lane setting it sets (`timeout_s` for --timeout), and a number is checked against that setting's
+    range (bounds.py), so a flag and a lanes file are refused alike. Every setting the run's notices and advice tell
+    a user to change is one of them, or is named there by its lanes-file key (tests/test_cli_help.py). Listed last
+    shown first."""
     options = [
         click.option("--retry-errors", is_flag=True, help="Re-run only the tasks whose request failed."),
         click.option("--resume", is_flag=True, help="Finish an interrupted run without repeating finished tasks."),
@@ -348,11 +423,34 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
             type=Bounded("--samples", int),
             help="Ask each task K times (sample i sends seed + i); accuracy is then avg@K, with pass@K and maj@K.",
         ),
+        click.option(
+            "--timeout",
+            "timeout_s",
+            type=Bounded("timeout_s", float),
+            help="Seconds one request may take, connection to last byte (the lane's timeout_s).",
+        ),
+        click.option(
+            "--system-prompt",
+            help="The system message sent first with every task (the lane's system_prompt; default: none, the "
+            "chat template's own).",
+        ),
+        click.option(
+            "--seed",
+            type=Bounded("seed", int),
+            help="seed sent with each request (sample i sends seed + i); the lane's default is 0.",
+        ),
+        click.option("--top-p", type=Bounded("top_p", float), help="top_p sent with each request (default: not sent)."),
+        click.option(
+            "--temperature",
+            type=Bounded("temperature", float),
+            help="temperature sent with each request (default 0: greedy; sampling with --samples wants the "
+            "model's own, e.g. 0.6).",
+        ),
         click.option("--max-tokens", type=Bounded("max_tokens", int), help="max_tokens sent with each request."),
         click.option("--reasoning", type=click.Choice(["off", "native"]), help="Ask the chat template to think."),
         click.option("--model", help="Model name as the server knows it."),
         click.option("--base-url", help="Endpoint, e.g. http://127.0.0.1:8000/v1"),
-        click.option("--suite", help="A shipped suite (smoke, demo) or a JSONL file."),
+        click.option("--suite", cls=Option, help="A shipped suite ({suites}) or a JSONL file."),
     ]
     for option in options:
         func = option(func)
@@ -366,7 +464,7 @@ SHARD_HELP = "Run only shard K of N (K from 0): the tasks whose stable hash of t
 @app.command()
 @click.option("--config", "config", type=click.Path(path_type=Path), help="A lanes TOML file.")
 @click.option("--lane", "lane_name", help="Which lane of --config to run (the lane's name for a one-off run).")
-@click.option("--out", type=click.Path(path_type=Path), help="Run directory (default: runs/LANE).")
+@out_option("Run directory (default: runs/LANE).")
 @click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
 @click.option("--shard", "shard_text", metavar="K/N", help=SHARD_HELP)
 @lane_options
@@ -387,7 +485,7 @@ def run(
     recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files, or when the server refused
     the lane's requests alike (its reason is the last line; the results are written)."""
     from ocllm.analysis.rescore import score_run_dir
-    from ocllm.console import ServerWait
+    from ocllm.console import ServerWait, all_answered, print_notice, print_run_result
     from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import Lane, lane_from_mapping, pick_lane, with_flags
     from ocllm.run.runner import run_lane
@@ -426,10 +524,10 @@ def run(
     return 0 if all_answered(result.summary) else 1
 
 
-@app.command(name="import", cls=DatasetsCommand)
-@click.argument("fmt", metavar="FORMAT", type=RegisteredDatasets())
+@app.command(name="import", cls=ListingCommand, short_help="Turn dataset files on disk into a suite.")
+@click.argument("fmt", metavar="FORMAT", type=Registered(_dataset_names))
 @click.argument("paths", metavar="PATH...", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="The suite (JSONL) to write.")
+@out_option("The suite (JSONL) to write.", required=True, before=("--output",))
 @click.option("--per-category", type=Bounded("--per-category", int), help="Take N tasks of each category (seeded).")
 @click.option("--limit", type=Bounded("--limit", int), help="Take N tasks in all, in proportion to the categories.")
 @click.option(
@@ -452,7 +550,7 @@ def run(
 def import_suite(
     fmt: str,
     paths: tuple[Path, ...],
-    output: Path,
+    out: Path,
     per_category: int | None,
     limit: int | None,
     seed: int,
@@ -461,8 +559,10 @@ def import_suite(
     answers: tuple[Path, ...],
     force: bool,
 ) -> None:
-    """Turn dataset files on disk ({datasets}; CSV, Parquet, JSONL)
+    """Turn dataset files on disk ({dataset_labels}; CSV, Parquet, JSONL)
     into a suite.
+
+    FORMAT, the dataset: {datasets}.
 
     Reads local files only. A PATH may be a folder: every file of the format inside, in sorted order. The
     same files and seed give a byte-identical suite; a larger N keeps every task of a smaller one."""
@@ -476,16 +576,16 @@ def import_suite(
         raise click.UsageError("--per-category and --limit cannot be used together")
     if category is not None and not category.strip():
         raise click.UsageError("--category needs a name")
-    check_output(output, SUITE, dataset_files(fmt, list(paths)) + answer_files(list(answers)), force=force)
+    check_output(out, SUITE, dataset_files(fmt, list(paths)) + answer_files(list(answers)), force=force)
     selection = Selection(per_category, limit, seed, category)
     imported = import_tasks(fmt, list(paths), selection, skip_bad=skip_bad, answers=list(answers))
-    atomic_write_bytes(output, canonical_jsonl(imported.tasks))
-    print_import(imported, output)
+    atomic_write_bytes(out, canonical_jsonl(imported.tasks))
+    print_import(imported, out)
 
 
 @app.command()
 @click.argument("config", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), help="Folder of run directories (default: runs/CONFIG).")
+@out_option("Folder of run directories (default: runs/CONFIG).")
 @click.option("--lane", "only", multiple=True, help="Run only these lanes (repeatable).")
 @click.option("--resume", is_flag=True, help="Finish interrupted lanes without repeating finished tasks.")
 @click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
@@ -509,7 +609,7 @@ def matrix(
     table share one start) and stops after them. A lane whose server never becomes ready, or dies, fails
     and the next lane runs. Exit code 1 when any lane failed or finished with failed requests."""
     from ocllm.analysis.rescore import score_run_dir
-    from ocllm.console import ServerWait, print_lane_outcomes
+    from ocllm.console import ServerWait, all_answered, print_lane_outcomes, print_notice, print_run_result
     from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import load_lanes, with_flags
     from ocllm.run.runner import run_lane
@@ -561,7 +661,7 @@ def matrix(
 
 @app.command()
 @click.argument("runs", metavar="RUN_DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), required=True, help="The merged run directory.")
+@out_option("The merged run directory.", required=True)
 @click.option("--force", is_flag=True, help="Replace a run in OUT that is not a merge (a merge there is replaced).")
 def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
     """Join the run directories of a suite's shards (--shard K/N) into one run directory.
@@ -570,6 +670,7 @@ def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
     is an ordinary run: report, compare, rescore and matrix-report read it. A torn or unfinished shard is refused,
     and nothing is written before every shard is checked."""
     from ocllm.analysis.merge import merge_runs
+    from ocllm.console import all_answered, console, print_notices, summary_table
 
     merged = merge_runs(list(runs), out, force=force)
     summary = merged.result.summary
@@ -581,6 +682,7 @@ def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
 
 
 @app.command()
+@click.argument("runs", metavar="[RUN_A RUN_B]", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--difference", type=float, required=True, help="The difference in accuracy to detect, as a share (0.05: 5 points)."
 )
@@ -591,13 +693,14 @@ def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
     nargs=2,
     metavar="RUN_A RUN_B",
     type=click.Path(path_type=Path),
-    help="Two pilot runs of the suite (run directories or metrics files): estimate the discordance, or with "
-    "several samples per task the variance of a task's difference, from them.",
+    hidden=True,  # the spelling of before: `--from` names another tool's format in every other command
+    help="The pilot runs, as the arguments RUN_A RUN_B give them.",
 )
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="The level of the two-sided test.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="The chance of detecting the difference.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object; its `tasks` is the tasks needed.")
 def plan(
+    runs: tuple[Path, ...],
     difference: float,
     discordance: float | None,
     pilot: tuple[Path, Path] | None,
@@ -607,20 +710,28 @@ def plan(
 ) -> None:
     """How many tasks (and samples per task) a comparison of two lanes needs to detect a difference.
 
-    With --discordance: the paired (McNemar) design, one sample per task. With --from: estimated from a pilot
-    pair of runs. Every figure is a normal approximation (docs/statistics.md)."""
+    With --discordance: the paired (McNemar) design, one sample per task. With two runs RUN_A RUN_B (run
+    directories or metrics files of a pilot on the suite): the discordance, or with several samples per task the
+    variance of a task's difference, estimated from them. Every figure is a normal approximation
+    (docs/statistics.md)."""
     import msgspec
 
     from ocllm.analysis.planning import plan_from_runs, plan_paired
     from ocllm.analysis.power import McNemarPlan, PilotPlan
     from ocllm.console import print_plan
 
+    if runs and pilot is not None:
+        raise click.UsageError("give the pilot runs once: RUN_A RUN_B")
+    if runs and len(runs) != 2:
+        raise click.UsageError(f"a pilot is two runs, RUN_A RUN_B (got {len(runs)})")
+    if runs:
+        pilot = (runs[0], runs[1])
     if pilot is not None and discordance is None:
         result: McNemarPlan | PilotPlan = plan_from_runs(pilot[0], pilot[1], difference, alpha, power)
     elif discordance is not None and pilot is None:
         result = plan_paired(difference, discordance, alpha, power)
     else:
-        raise click.UsageError("give either --discordance P or --from RUN_A RUN_B")
+        raise click.UsageError("give either --discordance P or two pilot runs RUN_A RUN_B")
     if as_json:
         click.echo(msgspec.json.encode(result).decode())
     else:
@@ -628,8 +739,8 @@ def plan(
 
 
 @app.command("serve-sim")
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=Bounded("--port", int))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
+@click.option("--port", default=8000, show_default=True, type=Bounded("--port", int), help="Port to listen on.")
 @click.option(
     "--model",
     "models",
@@ -645,15 +756,35 @@ def plan(
     show_default=True,
     help="Seconds per response.",
 )
-@click.option("--truncation-rate", type=Bounded("--truncation-rate", float), default=0.03, show_default=True)
+@click.option(
+    "--truncation-rate",
+    type=Bounded("--truncation-rate", float),
+    default=0.03,
+    show_default=True,
+    help="Share of answers with reasoning on that are cut off (finish_reason: length).",
+)
 @click.option(
     "--reasoning-field",
     type=click.Choice(["reasoning_content", "reasoning"]),
     default="reasoning_content",
     show_default=True,
+    help="The field the reasoning is sent in (vLLM and SGLang: reasoning_content; newer vLLM: reasoning).",
 )
-@click.option("--seed", type=Bounded("--seed", int), default=0, show_default=True)
-@click.option("--suite", "suites", multiple=True, help="Suites whose gold answers it knows (default: shipped).")
+@click.option(
+    "--seed",
+    type=Bounded("--seed", int),
+    default=0,
+    show_default=True,
+    help="Seed of every draw the simulator makes (with the request's own seed when sampling).",
+)
+@click.option(
+    "--suite",
+    "suites",
+    multiple=True,
+    cls=Option,
+    help="A suite whose gold answers it knows, shipped or a JSONL file (repeatable; default: every shipped one: "
+    "{suites}).",
+)
 @click.option(
     "--tool-parser",
     type=click.Choice(["structured", "none", "reasoning"]),

@@ -403,10 +403,14 @@ def sampling_notices(lane: Lane) -> list[str]:
         return [
             f"samples_per_task = {k} at temperature 0: greedy decoding gives the same answer to every sample (up to "
             "the server's batching), so avg@k, pass@k and maj@k measure what one sample does; sample at the "
-            "temperature the model is meant to run at (Qwen3 and Nemotron recommend 0.6)"
+            "temperature the model is meant to run at (Qwen3 and Nemotron recommend 0.6): the lane's temperature, "
+            "or `ocllm run --temperature 0.6`"
         ]
     if lane.seed is None:
-        return [f"samples_per_task = {k} without a seed: the samples differ, but a second run will not repeat them"]
+        return [
+            f"samples_per_task = {k} without a seed: the samples differ, but a second run will not repeat them; set "
+            "the lane's seed (or `ocllm run --seed N`)"
+        ]
     return []
 
 
