@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-real-server demo lint bench clean browser lock lock-upgrade check-lean
+.PHONY: test test-real-server demo lint bench clean browser lock lock-upgrade check-lean check-lean-locked
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,9 +37,13 @@ lock lock-upgrade:
 	rm -rf .lock-venv
 
 # A fresh venv with `pip install .` and no extra, as a user installs it: ocllm run against serve-sim, and rescore
-# (scripts/check_lean_install.sh; a few minutes, most of it the install).
+# (scripts/check_lean_install.sh; a few minutes, most of it the install). check-lean-locked: the same from the
+# runtime lock (--require-hashes, then --no-deps .), and pip check that the lock misses nothing.
 check-lean:
 	scripts/check_lean_install.sh
+
+check-lean-locked:
+	scripts/check_lean_install.sh --locked
 
 # ruff, then the import contract of pyproject.toml ([tool.importlinter]: dependencies point down), about a second.
 lint: $(STAMP)
