@@ -4,27 +4,46 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-real-server demo lint bench clean browser lock
+.PHONY: test test-real-server demo lint bench clean browser lock lock-upgrade check-lean check-lean-locked
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The exact versions of requirements.lock, then the project itself without resolving anything again.
-$(STAMP): $(BIN)/python pyproject.toml requirements.lock
+# The locks: exact versions with every file's hash. dev.lock is what tests, CI, benchmarks and the demo use (the
+# runtime, both extras and the dev tools); runtime.lock is the runtime alone at the same versions (docs/install.md).
+DEV_LOCK := requirements/dev.lock
+RUNTIME_LOCK := requirements/runtime.lock
+# The tool that writes the locks, in a throw-away venv: never a dependency of ocllm.
+UV_VERSION := 0.13.9
+
+# The exact versions of the dev lock, every file checked against its hash, then the project itself without
+# resolving anything again.
+$(STAMP): $(BIN)/python pyproject.toml $(DEV_LOCK)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(DEV_LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-# Re-pin requirements.lock to the newest versions pyproject.toml's ranges allow (then run make test).
-lock:
+# Regenerate both locks from pyproject.toml's ranges (after a change there), keeping every pin the ranges still
+# allow; `make lock-upgrade` moves every pin to the newest version the ranges allow. Then run make test. The
+# runtime lock is resolved within the dev lock, so a package has one version in both.
+lock lock-upgrade:
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/python -m pip install --quiet --upgrade pip
-	.lock-venv/bin/python -m pip install --quiet '.[dev]'
-	{ echo "# The exact versions tests, CI and benchmarks use (Python 3.11, Linux). pyproject.toml declares the"; \
-	  echo "# compatible ranges a user's environment (next to vLLM) may satisfy. Regenerate: make lock"; \
-	  .lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^ocllm=='; } > requirements.lock
+	.lock-venv/bin/python -m pip install --quiet uv==$(UV_VERSION)
+	.lock-venv/bin/uv pip compile --quiet pyproject.toml --extra dev --python-version 3.11 --generate-hashes \
+		--custom-compile-command "make lock" $(if $(filter lock-upgrade,$@),--upgrade) -o $(DEV_LOCK)
+	.lock-venv/bin/uv pip compile --quiet pyproject.toml --python-version 3.11 --generate-hashes \
+		--custom-compile-command "make lock" -c $(DEV_LOCK) $(if $(filter lock-upgrade,$@),--upgrade) -o $(RUNTIME_LOCK)
 	rm -rf .lock-venv
+
+# A fresh venv with `pip install .` and no extra, as a user installs it: ocllm run against serve-sim, and rescore
+# (scripts/check_lean_install.sh; a few minutes, most of it the install). check-lean-locked: the same from the
+# runtime lock (--require-hashes, then --no-deps .), and pip check that the lock misses nothing.
+check-lean:
+	scripts/check_lean_install.sh
+
+check-lean-locked:
+	scripts/check_lean_install.sh --locked
 
 # ruff, then the import contract of pyproject.toml ([tool.importlinter]: dependencies point down), about a second.
 lint: $(STAMP)

@@ -225,6 +225,20 @@ def test_a_command_that_is_not_there_is_one_line(tmp_path: Path, capsys: pytest.
     assert len(err) == 1 and "'no-such-server' is not a program on PATH" in err[0]
 
 
+def test_off_linux_a_managed_lane_is_refused_in_one_line_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Holding a server's tree takes prctl and /proc (Linux): on macOS a managed lane says so, and how to go on.
+    port = free_port()
+    config = lanes_file(tmp_path, port, {"x": {}}, {"command": sim_command(port)})
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert main(["run", "--config", str(config), "--lane", "x", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "run on Linux only" in err[0] and "not on darwin" in err[0] and "--no-server" in err[0]
+    assert not something_answers("127.0.0.1", port)  # nothing was started
+    assert not (tmp_path / "r" / "samples.jsonl").exists()
+
+
 # --- issue 19, item 8: no process of a lane's server outlives ocllm, whatever the command (a wrapper that does
 # not exec, a server that ignores SIGTERM, a process that leaves its session) and however ocllm ends. The
 # server is tests/stub_server.py, a real HTTP server; what is left is looked for in /proc by the port.

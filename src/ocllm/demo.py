@@ -37,7 +37,7 @@ from ocllm.importers import Selection, import_tasks
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 from ocllm.run.lanes import load_lanes
 from ocllm.run.runner import run_lane
-from ocllm.run.servers import ServerPool
+from ocllm.run.servers import ServerPool, unsupported_here
 from ocllm.scoring import task_types
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import canonical_jsonl, resolve_suite, shipped_suites
@@ -317,6 +317,9 @@ def _lane_reports(folder: Path) -> list[Path]:
 
 def _managed_lanes(console: Console, out: Path) -> None:
     """Two lanes with a [server] table: one start of the server for both, stopped after them."""
+    if (problem := unsupported_here("managed")) is not None:  # not Linux: the rest of the demo runs all the same
+        console.print(f"Lanes that start their own server: skipped; {escape(problem)}")
+        return
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -15,3 +15,13 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, advice: str) -> None:
         super().__init__(advice)
         self.advice = advice
+
+
+class MissingExtra(OcllmError):
+    """A feature whose library is an optional extra of the package (pyproject's optional-dependencies), asked for
+    where that library is not installed: one line naming what needs it and the install command."""
+
+    def __init__(self, need: str, module: str, extra: str) -> None:
+        super().__init__(f"{need} needs {module}: pip install 'ocllm[{extra}]'")
+        self.module = module
+        self.extra = extra

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ocllm.errors import InputError
+from ocllm.errors import InputError, MissingExtra
 from ocllm.importers.bounds import Budget, row_too_large, size_words, value_too_large
 from ocllm.importers.parquet_pages import NotPages, page_sizes
 
@@ -37,9 +37,12 @@ _OVERHEAD_PER_ROW = 64 * 1024
 
 def parquet_rows(path: Path, budget: Budget) -> Iterator[tuple[int, dict[str, Any]]]:
     """(row number from 1, fields) for each row of the file, refused in one line at the first bound passed."""
-    # Imported here: pyarrow is large, and only an import needs it.
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    # Imported here: pyarrow is large, only an import of Parquet needs it, and it is an extra (ocllm[parquet]).
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise MissingExtra("reading Parquet", "pyarrow", "parquet") from None
 
     try:
         source = pq.ParquetFile(path)

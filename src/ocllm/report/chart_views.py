@@ -4,12 +4,13 @@ caption, or a note saying why it was not drawn.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup
 
+from ocllm.errors import MissingExtra
 from ocllm.report import charts
 from ocllm.report.charts import Difference, Estimate, LaneAccuracy
 from ocllm.report.wording import (
@@ -39,6 +40,16 @@ class ChartView:
     svg: Markup | None = None
     note: str | None = None
     wide: bool = False  # spans the whole row of the chart grid
+
+
+def _drawn(key: str, title: str, caption: str, draw: Callable[[], str], *, wide: bool = False) -> ChartView:
+    """The chart `draw` makes; where matplotlib (the extra ocllm[charts]) is not installed, a one-line note in its
+    place saying how to install it, so that a lean install still writes every report, with its tables."""
+    try:
+        svg = draw()
+    except MissingExtra as exc:
+        return ChartView(key, title, note=f"Not drawn: {exc}", wide=wide)
+    return ChartView(key, title, caption, Markup(svg), wide=wide)
 
 
 def _estimate(figures: Mapping[str, Any], prefix: str = "") -> Estimate | None:
@@ -81,9 +92,13 @@ def _distribution_charts(
                 xlabel, integer = "latency (ms)", True
             else:
                 xlabel = "latency (s)"
-        svg = charts.distribution_chart(
-            series, xlabel=xlabel, integer=integer, key=key, width=width, colours=colours
-        )
+        try:
+            svg = charts.distribution_chart(
+                series, xlabel=xlabel, integer=integer, key=key, width=width, colours=colours
+            )
+        except MissingExtra as exc:
+            views.append(ChartView(key, title, note=f"Not drawn: {exc}"))
+            continue
         if svg is None:
             who = "this run" if len(lanes) == 1 else "any of these runs"
             views.append(ChartView(key, title, note=f"Not drawn: {who} recorded no {noun}."))
@@ -125,11 +140,11 @@ def _category_view(
     title = "Accuracy per category"
     if not categories:
         return ChartView("category-accuracy", title, note="Not drawn: no scored task in any category.")
-    return ChartView(
+    return _drawn(
         "category-accuracy",
         title,
         caption + _chance_caption(chance),
-        Markup(charts.category_chart(categories, series, width=width, chance=chance, colours=colours)),
+        lambda: charts.category_chart(categories, series, width=width, chance=chance, colours=colours),
         wide=width > charts.WIDTH,
     )
 
@@ -167,12 +182,12 @@ def _sampled_charts(summary: Mapping[str, Any], fill: str) -> list[ChartView]:
     views = []
     if curve:
         views.append(
-            ChartView(
+            _drawn(
                 "pass-at-k",
                 "pass@k and maj@k",
                 f" pass@j for j = 1 to {k}: the chance that one of j samples of a task is right; ◆ maj@{k}, the share "
                 f"of tasks whose gold answer is strictly the most frequent of their {k} samples.",
-                Markup(charts.pass_at_k_chart(curve, majority, k, fill=fill)),
+                lambda: charts.pass_at_k_chart(curve, majority, k, fill=fill),
             )
         )
     else:
@@ -180,21 +195,19 @@ def _sampled_charts(summary: Mapping[str, Any], fill: str) -> list[ChartView]:
     shares = task_shares(summary)
     if shares:
         views.append(
-            ChartView(
+            _drawn(
                 "task-agreement",
                 "Share of samples correct per task",
                 f" {agreeing_tasks(summary)} of {len(shares)} tasks gave the same answer in every sample. "
                 f"{AGREEMENT_NOTE} Dashed line: the mean share over tasks (pass@1).",
-                Markup(
-                    charts.share_histogram(
-                        shares,
-                        steps=k,
-                        low=0.0,
-                        xlabel="share of a task's samples correct (%)",
-                        key="task-agreement",
-                        fill=fill,
-                        mean=sum(shares) / len(shares),
-                    )
+                lambda: charts.share_histogram(
+                    shares,
+                    steps=k,
+                    low=0.0,
+                    xlabel="share of a task's samples correct (%)",
+                    key="task-agreement",
+                    fill=fill,
+                    mean=sum(shares) / len(shares),
                 ),
             )
         )
@@ -216,11 +229,11 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     chance = _chance(doc.get("chance"))
     sampled = comparison_sampled(doc)
     views = [
-        ChartView(
+        _drawn(
             "accuracy",
             "Accuracy per lane",
             f"On the {n} tasks both lanes answered; bars are 95% {intervals_name(sampled)}." + _chance_caption(chance),
-            Markup(charts.accuracy_chart(lanes, chance=chance)),
+            lambda: charts.accuracy_chart(lanes, chance=chance),
         )
     ]
     by_cat = {name: c for name, c in (doc.get("by_category") or {}).items() if c.get("n_paired")}
@@ -240,11 +253,11 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         for name, c in sorted(by_cat.items())
     ]
     views.append(
-        ChartView(
+        _drawn(
             "difference",
             f"Difference, {b} − {a}",
             f"In percentage points, with 95% {diff_intervals_name(doc)}; coloured where significant.",
-            Markup(charts.difference_chart(rows, xlabel=f"accuracy difference (points; > 0: {b} better)")),
+            lambda: charts.difference_chart(rows, xlabel=f"accuracy difference (points; > 0: {b} better)"),
         )
     )
     categories = sorted(by_cat)
@@ -265,21 +278,19 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     if sampled and differences:
         k = max(int(doc.get("samples_per_task_a") or 1), int(doc.get("samples_per_task_b") or 1))
         views.append(
-            ChartView(
+            _drawn(
                 "task-differences",
                 f"Per-task difference, {b} − {a}",
                 f" Each of the {len(differences)} paired tasks' share of correct samples on {b} minus {a}'s, in "
                 "percentage points; dashed line: their mean, the difference the t test is of.",
-                Markup(
-                    charts.share_histogram(
-                        differences,
-                        steps=k,
-                        low=-1.0,
-                        xlabel=f"difference of shares correct (points; > 0: {b} better)",
-                        key="task-differences",
-                        fill=colours[b],
-                        mean=float(doc["diff"]),
-                    )
+                lambda: charts.share_histogram(
+                    differences,
+                    steps=k,
+                    low=-1.0,
+                    xlabel=f"difference of shares correct (points; > 0: {b} better)",
+                    key="task-differences",
+                    fill=colours[b],
+                    mean=float(doc["diff"]),
                 ),
             )
         )
@@ -315,13 +326,13 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         views = [ChartView("accuracy", "Accuracy per lane", note="Not drawn: no lane has a scored task.")]
     else:
         views = [
-            ChartView(
+            _drawn(
                 "accuracy",
                 "Accuracy per lane",
                 f"Best first; bars are {bars}."
                 + (" Lanes not ranked are not drawn." if any(lane.get("not_ranked") for lane in lanes) else "")
                 + _chance_caption(chance),
-                Markup(charts.accuracy_chart(rows, chance=chance)),
+                lambda: charts.accuracy_chart(rows, chance=chance),
             )
         ]
     comparisons = doc.get("comparisons") or []
@@ -336,12 +347,12 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         ]
     if diffs:
         views.append(
-            ChartView(
+            _drawn(
                 "difference",
                 f"Difference from the baseline ({doc.get('baseline')})",
                 f"In percentage points on paired tasks, with 95% {diff_intervals_name(comparisons[0])}; "
                 "coloured where significant.",
-                Markup(charts.difference_chart(diffs, xlabel="accuracy difference from the baseline (points)")),
+                lambda: charts.difference_chart(diffs, xlabel="accuracy difference from the baseline (points)"),
             )
         )
     categories = sorted({c for lane in lanes for c in (lane.get("by_category") or {})})

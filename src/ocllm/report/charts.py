@@ -5,6 +5,10 @@ and no GUI backend), under a fixed rc context, and written as SVG with text kept
 Matplotlib escapes that text, which matters: lane labels and category names come from files and may
 hold anything. The SVG is then trimmed for inlining (no XML prolog, no metadata, no global `<style>`)
 and its ids are prefixed so that several charts can share one page.
+
+matplotlib is an extra (`ocllm[charts]`): a runtime that scores and runs does not need 35 MB to draw. It is
+imported when a chart is drawn, not with this module (whose palette and lane colours the pages use whatever is
+installed); without it, drawing raises `MissingExtra`, and the chart views put one line in the chart's place.
 """
 
 from __future__ import annotations
@@ -15,16 +19,24 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import matplotlib
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
+from ocllm.errors import MissingExtra
 from ocllm.report.wording import chance_text
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+
+def missing() -> MissingExtra:
+    """What is said where a chart would be when matplotlib is not installed (one line, with the install command)."""
+    return MissingExtra("drawing charts", "matplotlib", "charts")
+
 
 # One palette for every report, so a lane keeps its colour from chart to chart.
 PALETTE = ("#4263eb", "#f76707", "#0ca678", "#d6336c", "#7048e8", "#f59f00", "#1098ad", "#74b816", "#868e96")
@@ -120,8 +132,24 @@ def plain_label(text: object) -> str:
     return flat.replace("$", r"\$")
 
 
+def _ticker() -> ModuleType:
+    """matplotlib's tick locators and formatters, imported when a chart is drawn (an extra, see the module's doc)."""
+    try:
+        from matplotlib import ticker
+    except ImportError:
+        raise missing() from None
+    return ticker
+
+
 @contextmanager
 def _figure(width: float, height: float) -> Iterator[Figure]:
+    # Every chart starts here: matplotlib is imported on the first one (it is an extra, see the module's doc).
+    try:
+        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise missing() from None
     with matplotlib.rc_context(_RC):
         fig = Figure(figsize=(width, height), layout="constrained")
         FigureCanvasAgg(fig)
@@ -129,6 +157,8 @@ def _figure(width: float, height: float) -> Iterator[Figure]:
 
 
 def _to_svg(fig: Figure, key: str) -> str:
+    import matplotlib  # imported by _figure already, which made `fig`
+
     buf = io.StringIO()
     with matplotlib.rc_context(_RC):
         fig.savefig(
@@ -170,7 +200,7 @@ def inline_svg(svg: str, key: str) -> str:
 
 def _percent_axis(ax: Axes, *, axis: str = "x") -> None:
     target = ax.xaxis if axis == "x" else ax.yaxis
-    target.set_major_formatter(PercentFormatter(xmax=1.0, decimals=0))
+    target.set_major_formatter(_ticker().PercentFormatter(xmax=1.0, decimals=0))
 
 
 def _errors(estimates: Sequence[Estimate]) -> np.ndarray:
@@ -333,7 +363,8 @@ def distribution_chart(
     present = [(label, np.asarray(values, dtype=float)) for label, values in series if len(values)]
     if not present:
         return None
-    fmt = FuncFormatter(lambda v, _pos: f"{v:,.0f}") if integer else None
+    ticker = _ticker()
+    fmt = ticker.FuncFormatter(lambda v, _pos: f"{v:,.0f}") if integer else None
     if len(present) == 1:
         values = present[0][1]
         with _figure(width, 2.9) as fig:
@@ -357,10 +388,10 @@ def distribution_chart(
             ax.axvline(p95, color=BAD, linewidth=1.4, linestyle="--", zorder=3, label=f"95th pct {_num(p95, integer)}")
             ax.legend(loc="upper right")
             ax.set_ylabel("tasks", color=MUTED, fontsize=10.5)
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
             ax.grid(axis="x", visible=False)
             ax.set_xlabel(xlabel, color=MUTED, fontsize=10.5)
-            ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
+            ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=6))
             if fmt:
                 ax.xaxis.set_major_formatter(fmt)
             return _to_svg(fig, key)
@@ -395,7 +426,7 @@ def distribution_chart(
         ax.set_ylim(n + 0.5, 0.5)
         ax.grid(axis="y", visible=False)
         ax.set_xlabel(xlabel, color=MUTED, fontsize=10.5)
-        ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=6))
         if fmt:
             ax.xaxis.set_major_formatter(fmt)
         return _to_svg(fig, key)
@@ -403,6 +434,7 @@ def distribution_chart(
 
 def difference_chart(rows: Sequence[Difference], *, xlabel: str, key: str = "difference", width: float = WIDTH) -> str:
     """A forest plot: each difference in accuracy as a point with its 95% interval, against zero."""
+    ticker = _ticker()
     n = len(rows)
     with _figure(width, max(1.7, 0.75 + 0.42 * n)) as fig:
         ax = fig.subplots()
@@ -427,7 +459,7 @@ def difference_chart(rows: Sequence[Difference], *, xlabel: str, key: str = "dif
         ax.set_ylim(n - 0.5, -0.5)
         span = max([abs(r.estimate.low) for r in rows] + [abs(r.estimate.high) for r in rows] + [0.05]) * 100
         ax.set_xlim(-span * 1.15, span * 1.15)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:+.0f}" if v else "0"))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: f"{v:+.0f}" if v else "0"))
         ax.grid(axis="y", visible=False)
         ax.set_xlabel(xlabel, color=MUTED, fontsize=10.5)
         return _to_svg(fig, key)
@@ -450,6 +482,7 @@ def pass_at_k_chart(
 ) -> str:
     """pass@j against j = 1..k (a line through its points, each labelled), and maj@k as a point of its own at
     x = k: how much more often one of j samples is right than one sample, and what a vote of the k gives."""
+    ticker = _ticker()
     line = fill or colour(0)
     with _figure(width, 2.9) as fig:
         ax = fig.subplots()
@@ -464,7 +497,7 @@ def pass_at_k_chart(
                     label=f"maj@{k} {majority:.1%}")  # fmt: skip
         ax.set_xlim(0.6, max(k, 1) + 0.4)
         ax.set_ylim(0, 1.08)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         _percent_axis(ax, axis="y")
         ax.grid(axis="x", visible=False)
         ax.set_xlabel("k (samples of a task)", color=MUTED, fontsize=10.5)
@@ -487,6 +520,7 @@ def share_histogram(
     """A histogram of per-task figures on a grid of `steps` per unit from `low` to 1 (a task's share of correct
     samples: 0, 1/k, ..., 1; a difference of shares: -1 to 1), one bar per grid point, in percentage points on the
     x axis; `mean`, the mean of the values, as a line."""
+    ticker = _ticker()
     steps = max(1, steps)
     points = np.arange(round(low * steps), steps + 1) / steps
     edges = np.append(points - 0.5 / steps, points[-1] + 0.5 / steps)
@@ -504,9 +538,9 @@ def share_histogram(
         if len(points) <= 13:  # a tick under every bar: the values a task can take
             ax.set_xticks(points * 100)
         else:
-            ax.xaxis.set_major_locator(MaxNLocator(nbins=8))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:+.0f}" if low < 0 and v else f"{v:.0f}"))
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=8))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _pos: f"{v:+.0f}" if low < 0 and v else f"{v:.0f}"))
+        ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         ax.set_ylabel("tasks", color=MUTED, fontsize=10.5)
         ax.grid(axis="x", visible=False)
         ax.set_xlabel(xlabel, color=MUTED, fontsize=10.5)

@@ -4,7 +4,11 @@ after `stop_timeout_s`) after the last of them, on Ctrl-C and on any error. No p
 however ocllm ends: the command runs under a watchdog that holds its whole tree (server_watchdog.py).
 
 A managed lane must never benchmark a server it did not start: if anything already answers on the lane's
-host and port, it is refused, and that process is left alone."""
+host and port, it is refused, and that process is left alone.
+
+Linux only: holding the whole tree takes the kernel's PR_SET_CHILD_SUBREAPER and PR_SET_PDEATHSIG (prctl) and
+/proc, which macOS does not have; elsewhere a managed lane is refused in one line before anything starts
+(docs/install.md), and a server started by hand is benchmarked with --no-server."""
 
 from __future__ import annotations
 
@@ -119,6 +123,16 @@ def something_answers(host: str, port: int) -> bool:
         return False
 
 
+def unsupported_here(lane: str) -> str | None:
+    """Why a managed server cannot be started on this system (not Linux), in one line; None on Linux."""
+    if sys.platform.startswith("linux"):
+        return None
+    return (
+        f"lane {lane!r}: managed servers ([server] tables) run on Linux only (they hold the server's process tree "
+        f"with prctl and /proc), not on {sys.platform}: start the server yourself and pass --no-server"
+    )
+
+
 class ManagedServer:
     """One started server process (in its own process group), its log, and what it served."""
 
@@ -148,6 +162,8 @@ class ManagedServer:
     def start(self, log_path: Path, lane: str, waiting: Waiting) -> None:
         """Start the command, its output going to `log_path`, and wait until it serves; or stop it and raise
         ServerFailed with the last lines of its log."""
+        if (problem := unsupported_here(lane)) is not None:
+            raise OcllmError(problem)  # not ServerFailed: no lane of this system can start one, so a matrix stops
         host, port = host_and_port(self.base_url)
         if something_answers(host, port):
             raise OcllmError(
