@@ -28,10 +28,10 @@ WORDS = ["apple", "river", "stone", "cloud", "tiger", "lemon"]
 def room() -> Iterator[TaskType]:
     """The room, registered by importing it (as OCLLM_TASK_TYPES does in the CLI) for this module's tests only: the
     other tests see the shipped types alone."""
-    toy_room = importlib.import_module("toy_room")
-    yield toy_room.TASK_TYPE
-    task_types.unregister(toy_room.TASK_TYPE.name)
-    for name in [name for name in sys.modules if name == "toy_room" or name.startswith("toy_room.")]:
+    shout = importlib.import_module("shout")
+    yield shout.TASK_TYPE
+    task_types.unregister(shout.TASK_TYPE.name)
+    for name in [name for name in sys.modules if name == "shout" or name.startswith("shout.")]:
         del sys.modules[name]
 
 
@@ -45,8 +45,8 @@ def ocllm(*args: str) -> subprocess.CompletedProcess[str]:
     """The CLI in a process of its own, which knows the room only through OCLLM_TASK_TYPES."""
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(HERE.parent)]),
-        "OCLLM_TASK_TYPES": "toy_room",
+        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(HERE)]),
+        "OCLLM_TASK_TYPES": "shout",
     }
     done = subprocess.run([sys.executable, "-m", "ocllm", *args], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr

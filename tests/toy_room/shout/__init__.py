@@ -3,7 +3,8 @@
 `shout`: the task names a word; the answer must be that word in capital letters and nothing else. The room brings
 its own task struct, decision struct, prompt, rule, simulated answers and report words, and registers itself when
 this package is imported: in the test's process by the import, in a decision worker when it unpickles a task of the
-type, and in a CLI subprocess through OCLLM_TASK_TYPES=toy_room.
+type, and in a CLI subprocess through OCLLM_TASK_TYPES=shout (with tests/toy_room/ on PYTHONPATH). The test
+folder itself is no package, so that collecting the tests does not register the room for every other test.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from ocllm.scoring import task_types
 from ocllm.scoring.task_type import TaskType
-from toy_room import room
+from shout import room
 
 TASK_TYPE = task_types.register(
     TaskType(
