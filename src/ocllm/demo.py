@@ -35,6 +35,7 @@ from ocllm.console import ServerWait, console_comparison, print_run_result
 from ocllm.files.atomic import atomic_write_bytes
 from ocllm.importers import Selection, import_tasks
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
+from ocllm.run.decision_pool import DecisionPool
 from ocllm.run.lanes import load_lanes
 from ocllm.run.runner import run_lane
 from ocllm.run.servers import ServerPool
@@ -243,23 +244,27 @@ def main(out: Path = Path("out/demo")) -> int:
     own_files = [resolve_suite(suite) for suite in room_suites() if suite not in shipped_suites()]
     config = SimConfig(latency_s=0.05, suites=(*shipped_suites().values(), imported, *own_files))
     console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
-    with SimServer(config) as sim:
-        lanes_file = out / "lanes.toml"
-        lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
-        console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
-        lanes = load_lanes(lanes_file)
-        for name, lane in lanes.items():
-            print_run_result(run_lane(lane, runs / name, score=score_run_dir))
-        on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
-        print_run_result(run_lane(on_import, out / "imported_run", score=score_run_dir))
-        for group in GROUPS:
-            _run_group(console, out, group, base_url=sim.base_url)
-        with SimServer(replace(config, tool_parser="none")) as unparsed:
-            _run_group(console, out, TOOLS, parsed=sim.base_url, unparsed=unparsed.base_url)
-        for group in rooms:
-            _run_group(console, out, group, base_url=sim.base_url)
-    console.print("simulator stopped")
-    _managed_lanes(console, out)
+    # One pool of decision workers for every lane, as `ocllm matrix` has: a pool's start (a forkserver, workers
+    # importing the scorer) and each worker's guarded children (math-verify, langdetect, jsonschema: a second or more
+    # of CPU each) are paid once for the demo, not once a lane.
+    with DecisionPool() as decisions:
+        with SimServer(config) as sim:
+            lanes_file = out / "lanes.toml"
+            lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
+            console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
+            lanes = load_lanes(lanes_file)
+            for name, lane in lanes.items():
+                print_run_result(run_lane(lane, runs / name, score=score_run_dir, decisions=decisions))
+            on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
+            print_run_result(run_lane(on_import, out / "imported_run", score=score_run_dir, decisions=decisions))
+            for group in GROUPS:
+                _run_group(console, out, group, decisions, base_url=sim.base_url)
+            with SimServer(replace(config, tool_parser="none")) as unparsed:
+                _run_group(console, out, TOOLS, decisions, parsed=sim.base_url, unparsed=unparsed.base_url)
+            for group in rooms:
+                _run_group(console, out, group, decisions, base_url=sim.base_url)
+        console.print("simulator stopped")
+        _managed_lanes(console, out, decisions)
 
     comparison = compare_runs(load_scored(runs / "A_baseline"), load_scored(runs / "B_native_reasoning"))
     console_comparison(comparison)
@@ -288,13 +293,13 @@ def _imported_suite(console: Console, out: Path) -> Path:
     return imported
 
 
-def _run_group(console: Console, out: Path, group: Group, **urls: str) -> None:
+def _run_group(console: Console, out: Path, group: Group, decisions: DecisionPool, **urls: str) -> None:
     """Write the group's lanes file (its base URLs filled in) and run each of its lanes into its folder."""
     lanes_file = out / group.lanes_file
     lanes_file.write_text(group.lanes.format(**urls), encoding="utf-8")
     console.print(f"{group.heading}: {escape(str(lanes_file))}")
     for name, lane in load_lanes(lanes_file).items():
-        print_run_result(run_lane(lane, out / group.folder / name, score=score_run_dir))
+        print_run_result(run_lane(lane, out / group.folder / name, score=score_run_dir, decisions=decisions))
 
 
 def _group_reports(out: Path, group: Group) -> list[Path]:
@@ -315,7 +320,7 @@ def _lane_reports(folder: Path) -> list[Path]:
     return written
 
 
-def _managed_lanes(console: Console, out: Path) -> None:
+def _managed_lanes(console: Console, out: Path, decisions: DecisionPool) -> None:
     """Two lanes with a [server] table: one start of the server for both, stopped after them."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -327,7 +332,8 @@ def _managed_lanes(console: Console, out: Path) -> None:
     lanes = load_lanes(lanes_file)
     with ServerPool(ServerWait()) as servers:
         for name, lane in lanes.items():
-            print_run_result(run_lane(lane, out / "managed" / name, servers=servers, score=score_run_dir))
+            run = run_lane(lane, out / "managed" / name, servers=servers, score=score_run_dir, decisions=decisions)
+            print_run_result(run)
         console.print(f"{len(lanes)} lanes, {servers.starts} server start; its log is in each run's server.log")
     console.print("the managed server was stopped")
 
