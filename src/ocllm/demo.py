@@ -16,9 +16,12 @@ Pointing the same lanes at a real server is a matter of changing `base_url` and 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import shutil
 import socket
 import sys
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -32,6 +35,7 @@ from ocllm.analysis.compare import compare_runs, load_scored
 from ocllm.analysis.report_documents import matrix_doc, run_report_doc
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.console import ServerWait, console_comparison, print_run_result
+from ocllm.documents import Comparison
 from ocllm.files.atomic import atomic_write_bytes
 from ocllm.importers import Selection, import_tasks
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
@@ -40,6 +44,7 @@ from ocllm.run.lanes import load_lanes
 from ocllm.run.runner import run_lane
 from ocllm.run.servers import ServerPool
 from ocllm.scoring import task_types
+from ocllm.scoring.guarded import die_with_parent_thread
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import canonical_jsonl, resolve_suite, shipped_suites
 
@@ -243,41 +248,84 @@ def main(out: Path = Path("out/demo")) -> int:
     imported = _imported_suite(console, out)
     own_files = [resolve_suite(suite) for suite in room_suites() if suite not in shipped_suites()]
     config = SimConfig(latency_s=0.05, suites=(*shipped_suites().values(), imported, *own_files))
-    console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
-    # One pool of decision workers for every lane, as `ocllm matrix` has: a pool's start (a forkserver, workers
-    # importing the scorer) and each worker's guarded children (math-verify, langdetect, jsonschema: a second or more
-    # of CPU each) are paid once for the demo, not once a lane.
-    with DecisionPool() as decisions:
-        with SimServer(config) as sim:
-            lanes_file = out / "lanes.toml"
-            lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
-            console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
-            lanes = load_lanes(lanes_file)
-            for name, lane in lanes.items():
-                print_run_result(run_lane(lane, runs / name, score=score_run_dir, decisions=decisions))
-            on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
-            print_run_result(run_lane(on_import, out / "imported_run", score=score_run_dir, decisions=decisions))
-            for group in GROUPS:
-                _run_group(console, out, group, decisions, base_url=sim.base_url)
-            with SimServer(replace(config, tool_parser="none")) as unparsed:
-                _run_group(console, out, TOOLS, decisions, parsed=sim.base_url, unparsed=unparsed.base_url)
-            for group in rooms:
-                _run_group(console, out, group, decisions, base_url=sim.base_url)
-        console.print("simulator stopped")
-        _managed_lanes(console, out, decisions)
+    # The reports are drawn in a second process while this one runs the next lanes (docs/performance.md, "make
+    # demo"): drawing them is most of the demo's CPU, and a lane mostly waits (on the server, on its decisions).
+    # It is forked here, before this process starts any thread (the simulator's, the guarded children's launcher).
+    with _ReportProcess() as reports:
+        console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
+        # One pool of decision workers for every lane, as `ocllm matrix` has: a pool's start (a forkserver, workers
+        # importing the scorer) and each worker's guarded children (math-verify, langdetect, jsonschema: a second or
+        # more of CPU each) are paid once for the demo, not once a lane. One worker: the demo's lanes are small, and a
+        # second would start a second set of guarded children for the same few decisions (the decisions do not
+        # depend on the workers: scoring is a pure function).
+        with DecisionPool(workers=1) as decisions:
+            with SimServer(config) as sim:
+                lanes_file = out / "lanes.toml"
+                lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
+                console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
+                lanes = load_lanes(lanes_file)
+                for name, lane in lanes.items():
+                    print_run_result(run_lane(lane, runs / name, score=score_run_dir, decisions=decisions))
+                reports.draw(_runs_reports, out)
+                on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
+                print_run_result(run_lane(on_import, out / "imported_run", score=score_run_dir, decisions=decisions))
+                for group in GROUPS:
+                    _run_group(console, out, group, decisions, base_url=sim.base_url)
+                    reports.draw(_group_reports, out, group)
+                with SimServer(replace(config, tool_parser="none")) as unparsed:
+                    _run_group(console, out, TOOLS, decisions, parsed=sim.base_url, unparsed=unparsed.base_url)
+                    reports.draw(_group_reports, out, TOOLS)
+                for group in rooms:
+                    _run_group(console, out, group, decisions, base_url=sim.base_url)
+                    reports.draw(_group_reports, out, group)
+            console.print("simulator stopped")
+            _managed_lanes(console, out, decisions)
+        drawn = reports.results()
 
-    comparison = compare_runs(load_scored(runs / "A_baseline"), load_scored(runs / "B_native_reasoning"))
-    console_comparison(comparison)
-    written = write_comparison(comparison, out / "comparison")
-    written += _lane_reports(runs)
-    written += write_matrix_report(matrix_doc(runs), out / "matrix")
-    for group in (*GROUPS, TOOLS, *rooms):
-        written += _group_reports(out, group)
-    for path in written:
-        console.print(f"wrote {escape(str(path))}")
+    # Said in the order the reports were asked for: the comparisons first, then every file written.
+    for comparison, _ in drawn:
+        if comparison is not None:
+            console_comparison(comparison)
+    for _, written in drawn:
+        for path in written:
+            console.print(f"wrote {escape(str(path))}")
     html = out / "comparison" / "comparison.html"
     console.print(f"\n[bold]Open the comparison report:[/bold] {escape(html.resolve().as_uri())}")
     return 0
+
+
+# What a report job gives back: the comparison it drew, if any (printed by the main process), and the files written.
+Drawn = tuple[Comparison | None, list[Path]]
+
+
+class _ReportProcess:
+    """One process, forked on entry, that draws reports (`draw(job, *args)`, a module-level function returning
+    `Drawn`) one after another while the caller goes on; `results()` waits for them all, in the order asked.
+
+    Forked rather than spawned: it starts with every module this process has imported (scipy, matplotlib, the
+    scorer: seconds of CPU to import again), so it is forked before this process starts a thread. It dies with this
+    process (PR_SET_PDEATHSIG: the thread that forked it is this process's main thread), and leaves on `__exit__`,
+    its pending jobs dropped if the demo is ending on an error."""
+
+    def __init__(self) -> None:
+        self._executor = ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("fork"), initializer=die_with_parent_thread
+        )
+        self._pending: list[Future[Drawn]] = []
+
+    def __enter__(self) -> _ReportProcess:
+        # With the fork context, the executor forks its process at the first submit: now, with no thread running.
+        self._executor.submit(int).result()
+        return self
+
+    def draw(self, job: Callable[..., Drawn], *args: object) -> None:
+        self._pending.append(self._executor.submit(job, *args))
+
+    def results(self) -> list[Drawn]:
+        return [future.result() for future in self._pending]
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=kind is not None)
 
 
 def _imported_suite(console: Console, out: Path) -> Path:
@@ -302,15 +350,25 @@ def _run_group(console: Console, out: Path, group: Group, decisions: DecisionPoo
         print_run_result(run_lane(lane, out / group.folder / name, score=score_run_dir, decisions=decisions))
 
 
-def _group_reports(out: Path, group: Group) -> list[Path]:
+def _runs_reports(out: Path) -> Drawn:
+    """The two demo lanes' comparison, each one's report and the matrix of the runs/ folder."""
+    runs = out / "runs"
+    comparison = compare_runs(load_scored(runs / "A_baseline"), load_scored(runs / "B_native_reasoning"))
+    written = write_comparison(comparison, out / "comparison")
+    written += _lane_reports(runs)
+    written += write_matrix_report(matrix_doc(runs), out / "matrix")
+    return comparison, written
+
+
+def _group_reports(out: Path, group: Group) -> Drawn:
     """The group's comparison (when it has a pair), then each lane's report."""
+    comparison = None
     written: list[Path] = []
     if group.compared is not None:
         first, second = (load_scored(out / group.folder / name) for name in group.compared)
         comparison = compare_runs(first, second)
-        console_comparison(comparison)
         written += write_comparison(comparison, out / group.compared_into)
-    return written + _lane_reports(out / group.folder)
+    return comparison, written + _lane_reports(out / group.folder)
 
 
 def _lane_reports(folder: Path) -> list[Path]:
