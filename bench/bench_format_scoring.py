@@ -18,10 +18,11 @@ import random
 import sys
 import time
 
-from ocllm.models import Policy, Sample, Task
-from ocllm.scoring import decide
 from ocllm.sim.instruction_answers import instructions_answer
 from ocllm.sim.json_answers import json_answer
+
+from ocllm.models import Policy, Sample, Task
+from ocllm.scoring import decide
 from ocllm.suites import load_suite
 
 DEGENERATE = {

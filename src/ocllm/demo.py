@@ -43,7 +43,7 @@ from ocllm.run.decision_pool import DecisionPool
 from ocllm.run.lanes import load_lanes
 from ocllm.run.runner import run_lane
 from ocllm.run.servers import ServerPool
-from ocllm.scoring import task_types
+from ocllm.scoring import guarded, task_types
 from ocllm.scoring.guarded import die_with_parent_thread
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import canonical_jsonl, resolve_suite, shipped_suites
@@ -191,6 +191,11 @@ model = "sim-reasoning"
 reasoning = "native"
 stream = true
 """
+# The guarded services (scoring/guarded.py) the demo's decisions call: math's symbolic check and the check of a json
+# task's schema with patterns. Started ahead of the first lane that needs them, in the decision worker and in the report
+# process, so that their start (sympy's imports: a second or more of CPU) overlaps with the lanes before (a name that
+# no service has would only be slower, never different).
+WARM = ("symbolic", "json-schema")
 # The suites the lane groups above run.
 GROUP_SUITES = ("demo", "demo-math", "demo-formats", "demo-tools")
 
@@ -258,7 +263,7 @@ def main(out: Path = Path("out/demo")) -> int:
         # more of CPU each) are paid once for the demo, not once a lane. One worker: the demo's lanes are small, and a
         # second would start a second set of guarded children for the same few decisions (the decisions do not
         # depend on the workers: scoring is a pure function).
-        with DecisionPool(workers=1) as decisions:
+        with DecisionPool(workers=1, warm=WARM) as decisions:
             with SimServer(config) as sim:
                 lanes_file = out / "lanes.toml"
                 lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
@@ -309,7 +314,7 @@ class _ReportProcess:
 
     def __init__(self) -> None:
         self._executor = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("fork"), initializer=die_with_parent_thread
+            max_workers=1, mp_context=multiprocessing.get_context("fork"), initializer=_report_process_started
         )
         self._pending: list[Future[Drawn]] = []
 
@@ -326,6 +331,13 @@ class _ReportProcess:
 
     def __exit__(self, kind: object, value: object, traceback: object) -> None:
         self._executor.shutdown(wait=True, cancel_futures=kind is not None)
+
+
+def _report_process_started() -> None:
+    die_with_parent_thread()
+    # The reports decide every answer again (the documents are derived from the samples), math and json ones too:
+    # their guarded children start now, while this process waits for the first lanes to end.
+    guarded.warm(WARM)
 
 
 def _imported_suite(console: Console, out: Path) -> Path:
