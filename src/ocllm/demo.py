@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import shutil
+import signal
 import socket
 import sys
 from collections.abc import Callable
@@ -253,10 +254,10 @@ def main(out: Path = Path("out/demo")) -> int:
     imported = _imported_suite(console, out)
     own_files = [resolve_suite(suite) for suite in room_suites() if suite not in shipped_suites()]
     config = SimConfig(latency_s=0.05, suites=(*shipped_suites().values(), imported, *own_files))
-    # The reports are drawn in a second process while this one runs the next lanes (docs/performance.md, "make
-    # demo"): drawing them is most of the demo's CPU, and a lane mostly waits (on the server, on its decisions).
-    # It is forked here, before this process starts any thread (the simulator's, the guarded children's launcher).
-    with _ReportProcess() as reports:
+    # The reports are drawn in other processes while this one runs the next lanes (docs/performance.md, "make demo"):
+    # drawing them is most of the demo's CPU, and a lane mostly waits (on the server, on its decisions). They are
+    # forked here, before this process starts any thread (the simulator's, the guarded children's launcher).
+    with _ReportProcesses() as reports:
         console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
         # One pool of decision workers for every lane, as `ocllm matrix` has: a pool's start (a forkserver, workers
         # importing the scorer) and each worker's guarded children (math-verify, langdetect, jsonschema: a second or
@@ -271,18 +272,18 @@ def main(out: Path = Path("out/demo")) -> int:
                 lanes = load_lanes(lanes_file)
                 for name, lane in lanes.items():
                     print_run_result(run_lane(lane, runs / name, score=score_run_dir, decisions=decisions))
-                reports.draw(_runs_reports, out)
+                _draw_runs_reports(reports, out)
                 on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
                 print_run_result(run_lane(on_import, out / "imported_run", score=score_run_dir, decisions=decisions))
                 for group in GROUPS:
                     _run_group(console, out, group, decisions, base_url=sim.base_url)
-                    reports.draw(_group_reports, out, group)
+                    _draw_group_reports(reports, out, group)
                 with SimServer(replace(config, tool_parser="none")) as unparsed:
                     _run_group(console, out, TOOLS, decisions, parsed=sim.base_url, unparsed=unparsed.base_url)
-                    reports.draw(_group_reports, out, TOOLS)
+                    _draw_group_reports(reports, out, TOOLS)
                 for group in rooms:
                     _run_group(console, out, group, decisions, base_url=sim.base_url)
-                    reports.draw(_group_reports, out, group)
+                    _draw_group_reports(reports, out, group)
             console.print("simulator stopped")
             _managed_lanes(console, out, decisions)
         drawn = reports.results()
@@ -299,27 +300,32 @@ def main(out: Path = Path("out/demo")) -> int:
     return 0
 
 
+# Two: once the lanes are done, the reports left are the demo's last seconds, and a machine of two CPUs draws two at
+# once; while the lanes run, the two share what the lanes leave of the CPUs.
+REPORT_PROCESSES = 2
 # What a report job gives back: the comparison it drew, if any (printed by the main process), and the files written.
 Drawn = tuple[Comparison | None, list[Path]]
 
 
-class _ReportProcess:
-    """One process, forked on entry, that draws reports (`draw(job, *args)`, a module-level function returning
-    `Drawn`) one after another while the caller goes on; `results()` waits for them all, in the order asked.
+class _ReportProcesses:
+    """`REPORT_PROCESSES` processes, forked on entry, that draw reports (`draw(job, *args)`, a module-level function
+    returning `Drawn`) while the caller goes on; `results()` waits for them all, in the order asked.
 
-    Forked rather than spawned: it starts with every module this process has imported (scipy, matplotlib, the
-    scorer: seconds of CPU to import again), so it is forked before this process starts a thread. It dies with this
-    process (PR_SET_PDEATHSIG: the thread that forked it is this process's main thread), and leaves on `__exit__`,
-    its pending jobs dropped if the demo is ending on an error."""
+    Forked rather than spawned: each starts with every module this process has imported (scipy, matplotlib, the
+    scorer: seconds of CPU to import again), so they are forked before this process starts a thread. Each dies with
+    this process (PR_SET_PDEATHSIG: the thread that forked it is this process's main thread); they leave on
+    `__exit__`, their pending jobs dropped if the demo is ending on an error."""
 
     def __init__(self) -> None:
         self._executor = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("fork"), initializer=_report_process_started
+            max_workers=REPORT_PROCESSES,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_report_process_started,
         )
         self._pending: list[Future[Drawn]] = []
 
-    def __enter__(self) -> _ReportProcess:
-        # With the fork context, the executor forks its process at the first submit: now, with no thread running.
+    def __enter__(self) -> _ReportProcesses:
+        # With the fork context, the executor forks all its processes at the first submit: now, no thread running.
         self._executor.submit(int).result()
         return self
 
@@ -334,9 +340,11 @@ class _ReportProcess:
 
 
 def _report_process_started() -> None:
+    # Ctrl-C is the main process's to handle (it ends the demo, dropping the reports not started); these go with it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent_thread()
     # The reports decide every answer again (the documents are derived from the samples), math and json ones too:
-    # their guarded children start now, while this process waits for the first lanes to end.
+    # their guarded children start now, while the first lanes run.
     guarded.warm(WARM)
 
 
@@ -362,32 +370,38 @@ def _run_group(console: Console, out: Path, group: Group, decisions: DecisionPoo
         print_run_result(run_lane(lane, out / group.folder / name, score=score_run_dir, decisions=decisions))
 
 
-def _runs_reports(out: Path) -> Drawn:
-    """The two demo lanes' comparison, each one's report and the matrix of the runs/ folder."""
+def _draw_runs_reports(reports: _ReportProcesses, out: Path) -> None:
+    """The two demo lanes' comparison, each one's report, and the matrix of the runs/ folder."""
     runs = out / "runs"
-    comparison = compare_runs(load_scored(runs / "A_baseline"), load_scored(runs / "B_native_reasoning"))
-    written = write_comparison(comparison, out / "comparison")
-    written += _lane_reports(runs)
-    written += write_matrix_report(matrix_doc(runs), out / "matrix")
-    return comparison, written
+    reports.draw(_comparison, runs / "A_baseline", runs / "B_native_reasoning", out / "comparison")
+    for lane_dir in sorted(runs.iterdir()):
+        reports.draw(_lane_report, lane_dir)
+    reports.draw(_matrix, runs, out / "matrix")
 
 
-def _group_reports(out: Path, group: Group) -> Drawn:
+def _draw_group_reports(reports: _ReportProcesses, out: Path, group: Group) -> None:
     """The group's comparison (when it has a pair), then each lane's report."""
-    comparison = None
-    written: list[Path] = []
     if group.compared is not None:
-        first, second = (load_scored(out / group.folder / name) for name in group.compared)
-        comparison = compare_runs(first, second)
-        written += write_comparison(comparison, out / group.compared_into)
-    return comparison, written + _lane_reports(out / group.folder)
+        first, second = (out / group.folder / name for name in group.compared)
+        reports.draw(_comparison, first, second, out / group.compared_into)
+    for lane_dir in sorted((out / group.folder).iterdir()):
+        reports.draw(_lane_report, lane_dir)
 
 
-def _lane_reports(folder: Path) -> list[Path]:
-    written: list[Path] = []
-    for lane_dir in sorted(folder.iterdir()):
-        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
-    return written
+# The report jobs, one file set each, so that the report processes share them out evenly.
+
+
+def _comparison(first: Path, second: Path, into: Path) -> Drawn:
+    comparison = compare_runs(load_scored(first), load_scored(second))
+    return comparison, write_comparison(comparison, into)
+
+
+def _lane_report(lane_dir: Path) -> Drawn:
+    return None, write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+
+
+def _matrix(runs: Path, into: Path) -> Drawn:
+    return None, write_matrix_report(matrix_doc(runs), into)
 
 
 def _managed_lanes(console: Console, out: Path, decisions: DecisionPool) -> None:
