@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from processes import gone, processes, wait_until
 
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.models import Decision, Policy, Sample, Task, as_sent
@@ -209,6 +210,21 @@ def test_one_pool_decides_in_one_event_loop_after_another() -> None:
         pool.start()
         for _ in range(3):
             assert asyncio.run(_all(pool, jobs)) == [decide(*job) for job in jobs]
+
+
+def test_a_pool_asked_to_warm_a_guarded_service_starts_it_in_each_worker_and_leaves_none_behind() -> None:
+    # The demo's pool (warm=...): each worker starts the named service's child once it has started, before any
+    # decision asks for it; the child goes with the pool.
+    with DecisionPool(1, warm=["symbolic"]) as pool:
+        pool.start()
+        (worker,) = pool.pids()
+
+        def warmed() -> list[int]:
+            return [p.pid for p in processes() if p.parent == worker and "ocllm-guarded:symbolic" in p.command]
+
+        assert wait_until(lambda: warmed(), 120)
+        (child,) = warmed()
+    assert wait_until(lambda: gone(child) and gone(worker), 30)
 
 
 async def _all(pool: DecisionPool, jobs: list[tuple[Task, Sample, Policy]]) -> list[Decision | None]:

@@ -96,6 +96,20 @@ def test_the_child_is_long_lived_in_its_own_process_group_and_outlives_the_threa
     assert gone(pid)
 
 
+def test_warm_starts_a_named_services_child_before_any_call_and_passes_over_other_names() -> None:
+    named, other = Service("test-warm"), Service("test-cold")
+    try:
+        guarded.warm(["test-warm", "no-such-service"])  # returns at once; the child starts in the background
+        assert wait_until(lambda: named.pid() is not None, 60)
+        pid = named.pid()
+        assert named.call("guarded_helpers:pid", (), Limits(cpu_s=5)).value == pid  # the first call takes that child
+        assert other.pid() is None
+    finally:
+        named.close()
+        other.close()
+    assert pid is not None and gone(pid)
+
+
 def test_run_once_leaves_no_process() -> None:
     pid = run_once("guarded_helpers:pid", (), Limits(cpu_s=5)).value
     assert isinstance(pid, int) and gone(pid)

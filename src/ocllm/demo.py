@@ -16,9 +16,13 @@ Pointing the same lanes at a real server is a matter of changing `base_url` and 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import shutil
+import signal
 import socket
 import sys
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -32,13 +36,16 @@ from ocllm.analysis.compare import compare_runs, load_scored
 from ocllm.analysis.report_documents import matrix_doc, run_report_doc
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.console import ServerWait, console_comparison, print_run_result
+from ocllm.documents import Comparison
 from ocllm.files.atomic import atomic_write_bytes
 from ocllm.importers import Selection, import_tasks
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
+from ocllm.run.decision_pool import DecisionPool
 from ocllm.run.lanes import load_lanes
 from ocllm.run.runner import run_lane
 from ocllm.run.servers import ServerPool, unsupported_here
-from ocllm.scoring import task_types
+from ocllm.scoring import guarded, task_types
+from ocllm.scoring.guarded import die_with_parent_thread
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import canonical_jsonl, resolve_suite, shipped_suites
 
@@ -185,6 +192,11 @@ model = "sim-reasoning"
 reasoning = "native"
 stream = true
 """
+# The guarded services (scoring/guarded.py) the demo's decisions call: math's symbolic check and the check of a json
+# task's schema with patterns. Started ahead of the first lane that needs them, in the decision worker and in the report
+# process, so that their start (sympy's imports: a second or more of CPU) overlaps with the lanes before (a name that
+# no service has would only be slower, never different).
+WARM = ("symbolic", "json-schema")
 # The suites the lane groups above run.
 GROUP_SUITES = ("demo", "demo-math", "demo-formats", "demo-tools")
 
@@ -241,38 +253,101 @@ def main(out: Path = Path("out/demo")) -> int:
     out.mkdir(parents=True, exist_ok=True)
     imported = _imported_suite(console, out)
     own_files = [resolve_suite(suite) for suite in room_suites() if suite not in shipped_suites()]
-    config = SimConfig(latency_s=0.05, suites=(*shipped_suites().values(), imported, *own_files))
-    console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
-    with SimServer(config) as sim:
-        lanes_file = out / "lanes.toml"
-        lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
-        console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
-        lanes = load_lanes(lanes_file)
-        for name, lane in lanes.items():
-            print_run_result(run_lane(lane, runs / name, score=score_run_dir))
-        on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
-        print_run_result(run_lane(on_import, out / "imported_run", score=score_run_dir))
-        for group in GROUPS:
-            _run_group(console, out, group, base_url=sim.base_url)
-        with SimServer(replace(config, tool_parser="none")) as unparsed:
-            _run_group(console, out, TOOLS, parsed=sim.base_url, unparsed=unparsed.base_url)
-        for group in rooms:
-            _run_group(console, out, group, base_url=sim.base_url)
-    console.print("simulator stopped")
-    _managed_lanes(console, out)
+    # 20 ms a request, as the managed lanes' server: enough that the serving figures (time to first token, latency)
+    # show the spread of a server, not zero; it is slept once a wave of `concurrency` requests, 25 waves in all.
+    config = SimConfig(latency_s=0.02, suites=(*shipped_suites().values(), imported, *own_files))
+    # The reports are drawn in other processes while this one runs the next lanes (docs/performance.md, "make demo"):
+    # drawing them is most of the demo's CPU, and a lane mostly waits (on the server, on its decisions). They are
+    # forked here, before this process starts any thread (the simulator's, the guarded children's launcher).
+    with _ReportProcesses() as reports:
+        console.print("[bold]Starting the ocllm SIMULATOR[/bold] (simulated answers, no real model) on loopback")
+        # One pool of decision workers for every lane, as `ocllm matrix` has: a pool's start (a forkserver, workers
+        # importing the scorer) and each worker's guarded children (math-verify, langdetect, jsonschema: a second or
+        # more of CPU each) are paid once for the demo, not once a lane. One worker: the demo's lanes are small, and a
+        # second would start a second set of guarded children for the same few decisions (the decisions do not
+        # depend on the workers: scoring is a pure function).
+        with DecisionPool(workers=1, warm=WARM) as decisions:
+            with SimServer(config) as sim:
+                lanes_file = out / "lanes.toml"
+                lanes_file.write_text(LANES.format(base_url=sim.base_url), encoding="utf-8")
+                console.print(f"simulator at {sim.base_url}; lanes in {escape(str(lanes_file))}")
+                lanes = load_lanes(lanes_file)
+                for name, lane in lanes.items():
+                    print_run_result(run_lane(lane, runs / name, score=score_run_dir, decisions=decisions))
+                _draw_runs_reports(reports, out)
+                on_import = msgspec.structs.replace(lanes["B_native_reasoning"], name="imported", suite=str(imported))
+                print_run_result(run_lane(on_import, out / "imported_run", score=score_run_dir, decisions=decisions))
+                for group in GROUPS:
+                    _run_group(console, out, group, decisions, base_url=sim.base_url)
+                    _draw_group_reports(reports, out, group)
+                with SimServer(replace(config, tool_parser="none")) as unparsed:
+                    _run_group(console, out, TOOLS, decisions, parsed=sim.base_url, unparsed=unparsed.base_url)
+                    _draw_group_reports(reports, out, TOOLS)
+                for group in rooms:
+                    _run_group(console, out, group, decisions, base_url=sim.base_url)
+                    _draw_group_reports(reports, out, group)
+            console.print("simulator stopped")
+            _managed_lanes(console, out, decisions)
+        drawn = reports.results()
 
-    comparison = compare_runs(load_scored(runs / "A_baseline"), load_scored(runs / "B_native_reasoning"))
-    console_comparison(comparison)
-    written = write_comparison(comparison, out / "comparison")
-    written += _lane_reports(runs)
-    written += write_matrix_report(matrix_doc(runs), out / "matrix")
-    for group in (*GROUPS, TOOLS, *rooms):
-        written += _group_reports(out, group)
-    for path in written:
-        console.print(f"wrote {escape(str(path))}")
+    # Said in the order the reports were asked for: the comparisons first, then every file written.
+    for comparison, _ in drawn:
+        if comparison is not None:
+            console_comparison(comparison)
+    for _, written in drawn:
+        for path in written:
+            console.print(f"wrote {escape(str(path))}")
     html = out / "comparison" / "comparison.html"
     console.print(f"\n[bold]Open the comparison report:[/bold] {escape(html.resolve().as_uri())}")
     return 0
+
+
+# Two: once the lanes are done, the reports left are the demo's last seconds, and a machine of two CPUs draws two at
+# once; while the lanes run, the two share what the lanes leave of the CPUs.
+REPORT_PROCESSES = 2
+# What a report job gives back: the comparison it drew, if any (printed by the main process), and the files written.
+Drawn = tuple[Comparison | None, list[Path]]
+
+
+class _ReportProcesses:
+    """`REPORT_PROCESSES` processes, forked on entry, that draw reports (`draw(job, *args)`, a module-level function
+    returning `Drawn`) while the caller goes on; `results()` waits for them all, in the order asked.
+
+    Forked rather than spawned: each starts with every module this process has imported (scipy, matplotlib, the
+    scorer: seconds of CPU to import again), so they are forked before this process starts a thread. Each dies with
+    this process (PR_SET_PDEATHSIG: the thread that forked it is this process's main thread); they leave on
+    `__exit__`, their pending jobs dropped if the demo is ending on an error."""
+
+    def __init__(self) -> None:
+        self._executor = ProcessPoolExecutor(
+            max_workers=REPORT_PROCESSES,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_report_process_started,
+        )
+        self._pending: list[Future[Drawn]] = []
+
+    def __enter__(self) -> _ReportProcesses:
+        # With the fork context, the executor forks all its processes at the first submit: now, no thread running.
+        self._executor.submit(int).result()
+        return self
+
+    def draw(self, job: Callable[..., Drawn], *args: object) -> None:
+        self._pending.append(self._executor.submit(job, *args))
+
+    def results(self) -> list[Drawn]:
+        return [future.result() for future in self._pending]
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=kind is not None)
+
+
+def _report_process_started() -> None:
+    # Ctrl-C is the main process's to handle (it ends the demo, dropping the reports not started); these go with it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent_thread()
+    # The reports decide every answer again (the documents are derived from the samples), math and json ones too:
+    # their guarded children start now, while the first lanes run.
+    guarded.warm(WARM)
 
 
 def _imported_suite(console: Console, out: Path) -> Path:
@@ -288,34 +363,50 @@ def _imported_suite(console: Console, out: Path) -> Path:
     return imported
 
 
-def _run_group(console: Console, out: Path, group: Group, **urls: str) -> None:
+def _run_group(console: Console, out: Path, group: Group, decisions: DecisionPool, **urls: str) -> None:
     """Write the group's lanes file (its base URLs filled in) and run each of its lanes into its folder."""
     lanes_file = out / group.lanes_file
     lanes_file.write_text(group.lanes.format(**urls), encoding="utf-8")
     console.print(f"{group.heading}: {escape(str(lanes_file))}")
     for name, lane in load_lanes(lanes_file).items():
-        print_run_result(run_lane(lane, out / group.folder / name, score=score_run_dir))
+        print_run_result(run_lane(lane, out / group.folder / name, score=score_run_dir, decisions=decisions))
 
 
-def _group_reports(out: Path, group: Group) -> list[Path]:
+def _draw_runs_reports(reports: _ReportProcesses, out: Path) -> None:
+    """The two demo lanes' comparison, each one's report, and the matrix of the runs/ folder."""
+    runs = out / "runs"
+    reports.draw(_comparison, runs / "A_baseline", runs / "B_native_reasoning", out / "comparison")
+    for lane_dir in sorted(runs.iterdir()):
+        reports.draw(_lane_report, lane_dir)
+    reports.draw(_matrix, runs, out / "matrix")
+
+
+def _draw_group_reports(reports: _ReportProcesses, out: Path, group: Group) -> None:
     """The group's comparison (when it has a pair), then each lane's report."""
-    written: list[Path] = []
     if group.compared is not None:
-        first, second = (load_scored(out / group.folder / name) for name in group.compared)
-        comparison = compare_runs(first, second)
-        console_comparison(comparison)
-        written += write_comparison(comparison, out / group.compared_into)
-    return written + _lane_reports(out / group.folder)
+        first, second = (out / group.folder / name for name in group.compared)
+        reports.draw(_comparison, first, second, out / group.compared_into)
+    for lane_dir in sorted((out / group.folder).iterdir()):
+        reports.draw(_lane_report, lane_dir)
 
 
-def _lane_reports(folder: Path) -> list[Path]:
-    written: list[Path] = []
-    for lane_dir in sorted(folder.iterdir()):
-        written += write_run_report(run_report_doc(lane_dir), lane_dir / "report")
-    return written
+# The report jobs, one file set each, so that the report processes share them out evenly.
 
 
-def _managed_lanes(console: Console, out: Path) -> None:
+def _comparison(first: Path, second: Path, into: Path) -> Drawn:
+    comparison = compare_runs(load_scored(first), load_scored(second))
+    return comparison, write_comparison(comparison, into)
+
+
+def _lane_report(lane_dir: Path) -> Drawn:
+    return None, write_run_report(run_report_doc(lane_dir), lane_dir / "report")
+
+
+def _matrix(runs: Path, into: Path) -> Drawn:
+    return None, write_matrix_report(matrix_doc(runs), into)
+
+
+def _managed_lanes(console: Console, out: Path, decisions: DecisionPool) -> None:
     """Two lanes with a [server] table: one start of the server for both, stopped after them."""
     if (problem := unsupported_here("managed")) is not None:  # not Linux: the rest of the demo runs all the same
         console.print(f"Lanes that start their own server: skipped; {escape(problem)}")
@@ -330,7 +421,8 @@ def _managed_lanes(console: Console, out: Path) -> None:
     lanes = load_lanes(lanes_file)
     with ServerPool(ServerWait()) as servers:
         for name, lane in lanes.items():
-            print_run_result(run_lane(lane, out / "managed" / name, servers=servers, score=score_run_dir))
+            run = run_lane(lane, out / "managed" / name, servers=servers, score=score_run_dir, decisions=decisions)
+            print_run_result(run)
         console.print(f"{len(lanes)} lanes, {servers.starts} server start; its log is in each run's server.log")
     console.print("the managed server was stopped")
 

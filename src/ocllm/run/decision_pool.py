@@ -40,7 +40,7 @@ import logging
 import os
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import NamedTuple
 
 from ocllm.models import Decision, Policy, Sample, Task
@@ -82,13 +82,17 @@ class _Item(NamedTuple):
 class DecisionPool:
     """`submit(task, sample, policy)`: a future of the decision, taken in a worker process and encoded (None when
     workers died on it twice); `await decide(...)`: the Decision itself. `decider` is what the workers call,
-    `scoring.decide` unless a test or benchmark gives another (a module-level function, so that it pickles)."""
+    `scoring.decide` unless a test or benchmark gives another (a module-level function, so that it pickles). `warm`:
+    the guarded services (`scoring.guarded`, by name) each worker starts in the background once it has started, for a
+    command that knows its decisions will need them (their start is a second or more of CPU, otherwise paid by the
+    first decision that needs one, while the run waits for it)."""
 
-    def __init__(self, workers: int | None = None, *, decider: Decider = decide) -> None:
+    def __init__(self, workers: int | None = None, *, decider: Decider = decide, warm: Collection[str] = ()) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers or DEFAULT_WORKERS
         self._decider = decider
+        self._warm = tuple(warm)
         self._running: list[Worker] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: deque[_Item] = deque()
@@ -160,7 +164,7 @@ class DecisionPool:
 
     def _fill(self) -> None:
         while len(self._running) < self.workers:
-            self._running.append(Worker(context(), self._decider))
+            self._running.append(Worker(context(), self._decider, self._warm))
 
     def _flush_soon(self) -> None:
         # After the callbacks of this turn of the loop: the answers read in the same turn go in one batch.

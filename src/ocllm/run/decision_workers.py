@@ -7,7 +7,8 @@ waited for them to be scheduled again (issue 29: a write of a few bytes cost mil
 
 - Started by multiprocessing's "forkserver" context (never by forking a process that runs an event loop and
   threads), which imports the scorer once (`ocllm.scoring`, preloaded); the decider goes to the worker once, at
-  its start. A worker says it is ready (one message, None) once it has started.
+  its start. A worker says it is ready (one message, None) once it has started; then it starts the guarded
+  services it was asked to warm (`DecisionPool(warm=...)`), in the background.
 - Messages are multiprocessing's (`Connection.send`/`recv` in the worker: a 4-byte big-endian length, -1 and an
   8-byte one past 2 GiB, then a pickle); ocllm frames and reads them itself, so that a reply half-written never
   holds its event loop.
@@ -37,6 +38,7 @@ from typing import Any
 
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.run.decision_spool import EncodedDecision, encode
+from ocllm.scoring import guarded
 from ocllm.scoring.guarded import die_with_parent_thread
 
 __all__ = ["Job", "Worker", "context"]
@@ -64,11 +66,11 @@ class Worker:
     has sent back (its readiness, then the outcome of each job, in order, as each is decided), `stop` it. The two
     pipe ends kept here are non-blocking: `send` and `receive` never wait for the worker."""
 
-    def __init__(self, chosen: ForkServerContext, decider: Decider) -> None:
+    def __init__(self, chosen: ForkServerContext, decider: Decider, warm: tuple[str, ...] = ()) -> None:
         jobs_in, jobs_out = chosen.Pipe(duplex=False)
         outcomes_in, outcomes_out = chosen.Pipe(duplex=False)
         self.process = chosen.Process(
-            target=_serve, args=(jobs_in, outcomes_out, decider, os.getpid()), name="ocllm-decisions", daemon=True
+            target=_serve, args=(jobs_in, outcomes_out, decider, os.getpid(), warm), name="ocllm-decisions", daemon=True
         )
         self.process.start()
         # The worker holds its ends now: closed here, so that its death reads as the end of its pipe of outcomes.
@@ -180,10 +182,11 @@ class Worker:
 # --- in the worker ------------------------------------------------------------------------------------------------
 
 
-def _serve(jobs: Connection, outcomes: Connection, decider: Decider, parent: int) -> None:
+def _serve(jobs: Connection, outcomes: Connection, decider: Decider, parent: int, warm: tuple[str, ...]) -> None:
     _worker_started(parent)
     try:
         outcomes.send(None)  # ready
+        guarded.warm(warm)  # in the background: the first decisions are not held up by it, unless they need its child
         while True:
             # Each outcome sent as soon as it is decided, not with the batch: a slow decision (a symbolic check)
             # keeps waiting only the decisions after it, and the run's room for waiting answers frees one by one.

@@ -3,7 +3,8 @@
 
 A check is a named function (`"package.module:function"`) run on picklable arguments in a child process: a
 `Service` keeps one long-lived child per process and name (a math check costs milliseconds, starting a child and
-importing sympy a second), and `run_once` starts a child for one call. Whatever the machine's load, the same call
+importing sympy a second), and `run_once` starts a child for one call. `warm(names)` starts named services' children
+in the background, ahead of their first call. Whatever the machine's load, the same call
 comes back the same way, because every limit is one the call itself reaches:
 
 - CPU time. The parent reads the child's CPU seconds (user + system, and those of its waited-for children) from
@@ -51,12 +52,14 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Literal, NamedTuple, TypeVar
 
-__all__ = ["DEFAULT_MEMORY_BYTES", "STALL_S", "Limits", "Result", "Service", "die_with_parent_thread", "run_once"]
+__all__ = [
+    "DEFAULT_MEMORY_BYTES", "STALL_S", "Limits", "Result", "Service", "die_with_parent_thread", "run_once", "warm",
+]  # fmt: skip
 
 DEFAULT_MEMORY_BYTES = 4 * 1024**3
 STALL_S = 60.0
@@ -140,6 +143,12 @@ class Service:
         child = self._child
         return child.process.pid if child is not None and child.process.poll() is None else None
 
+    def start(self) -> None:
+        """Start the child now (its startup included) unless one is running: what a first call would do, without a
+        call. A child that could not start is tried again by the next call."""
+        with self._lock:
+            self._ready_child()
+
     def close(self) -> None:
         """Stop the child and its process group (the next call starts a new one)."""
         with self._lock:
@@ -174,6 +183,21 @@ class Service:
                 self._child.conn.close()
         self._child = None
         self._lock = threading.Lock()
+
+
+def warm(names: Collection[str]) -> None:
+    """Start the children of this process's services named `names` in the background (one thread; the call returns
+    at once), so that their start (importing sympy or jsonschema: a second or more of CPU) overlaps with other work
+    instead of holding up the first call, which waits for it if it comes first. A name no service of this process has
+    is passed over: warming changes no result, it only moves a child's start earlier."""
+    chosen = [service for service in list(_services) if service.name in names]
+    if chosen:
+        threading.Thread(target=_start_each, args=(chosen,), name="ocllm-guarded-warm", daemon=True).start()
+
+
+def _start_each(services: list[Service]) -> None:
+    for service in services:
+        service.start()
 
 
 # ---- the parent's side ---------------------------------------------------------------------------------------
