@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ports import reserved_ports
 
 from ocllm.models import Decision, Policy, Sample
 from ocllm.scoring import decide
@@ -77,6 +80,18 @@ PER_TASK_FIELDS = (
 def write_json(path: Path, data: Any) -> Path:
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def reserve_port() -> Iterator[Callable[[], int]]:
+    """Ports for managed servers' command lines (which must name the port before the server starts), each
+    locked machine-wide until the test ends, so parallel workers and other checkouts never pick the same one."""
+    with contextlib.ExitStack() as held:
+
+        def take() -> int:
+            return held.enter_context(reserved_ports(1))[0]
+
+        yield take
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from conftest import legacy_record, write_json
-from faultserver import free_port
+from ports import refused_port
 
 from ocllm.cli import main
 
-NOBODY = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there: a check that asks the server would say so
+NOBODY = f"http://127.0.0.1:{refused_port()}/v1"  # nothing listens there: a check that asks the server would say so
 TASK = {"id": "t1", "type": "mcq", "question": "q", "options": ["a", "b"], "answer": "A", "category": "c"}
 
 

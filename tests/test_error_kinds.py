@@ -18,7 +18,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from faultserver import Behaviour, Drop, FaultServer, Hang, Reply, Stream, free_port, sse
+from faultserver import Behaviour, Drop, FaultServer, Hang, Reply, Stream, sse
+from ports import refused_port
 
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
@@ -183,7 +184,7 @@ def test_each_failure_kind_is_recorded_with_its_status(
 
 
 def test_connection_refused_is_a_connection_failure() -> None:
-    sample = ask(f"http://127.0.0.1:{free_port()}/v1")
+    sample = ask(f"http://127.0.0.1:{refused_port()}/v1")
     assert sample.error is not None and sample.error.startswith("connection failed after 2 attempts: Cannot connect")
     assert (sample.error_kind, sample.error_status) == ("connection", None)
 
