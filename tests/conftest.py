@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import Callable, Iterator
@@ -80,6 +81,22 @@ PER_TASK_FIELDS = (
 def write_json(path: Path, data: Any) -> Path:
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def retry_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The seconds each retry of the HTTP client waits, as it asks asyncio to sleep them (and then sleeps): a
+    test checks the wait asked for, never a wall-clock duration (which a loaded machine stretches)."""
+    waits: list[float] = []
+
+    class RecordingAsyncio:
+        @staticmethod
+        async def sleep(seconds: float) -> None:
+            waits.append(seconds)
+            await asyncio.sleep(seconds)
+
+    monkeypatch.setattr("ocllm.run.client.retries.asyncio", RecordingAsyncio)
+    return waits
 
 
 @pytest.fixture
