@@ -19,6 +19,8 @@ import pytest
 from ocllm.cli import main
 from ocllm.server_facts import command_flags
 
+pytestmark = pytest.mark.slow  # scripted servers in their own processes, managed and not
+
 SCRIPTED = str(Path(__file__).with_name("scripted_server.py"))
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": CITY}}

@@ -23,6 +23,8 @@ from ports import refused_port
 from ocllm.cli import main
 from ocllm.run.servers import something_answers
 
+pytestmark = pytest.mark.slow  # managed servers: real processes started, killed and waited for
+
 PYTHON = sys.executable
 
 
