@@ -57,6 +57,8 @@ def _bindable(port: int) -> bool:
 def reserved_ports(count: int) -> Iterator[list[int]]:
     """`count` ports for managed servers' command lines, each locked machine-wide until the block ends."""
     _LOCKS.mkdir(exist_ok=True)
+    with contextlib.suppress(OSError):  # shared by every user of the machine, as /tmp is (its owner sets it)
+        os.chmod(_LOCKS, 0o1777)
     high = _ephemeral_low()
     low = max(1024, high - _SPAN)
     candidates = list(range(low, high))
@@ -66,7 +68,10 @@ def reserved_ports(count: int) -> Iterator[list[int]]:
         for port in candidates:
             if len(ports) == count:
                 break
-            fd = os.open(_LOCKS / f"{port}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+            try:
+                fd = os.open(_LOCKS / f"{port}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+            except PermissionError:  # another user's lock file: theirs
+                continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:  # another test holds it
