@@ -143,6 +143,7 @@ def test_a_model_served_under_another_name_is_said_before_the_run_starts(tmp_pat
     assert "model smollm2 (the lane asked for llama3)" in (out / "report" / "report.html").read_text()
 
 
+@pytest.mark.slow  # runs with retries against a server
 def test_resume_after_failed_requests_points_to_retry_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

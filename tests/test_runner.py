@@ -203,6 +203,7 @@ def test_resume_after_a_lost_final_newline(sim: SimServer, tmp_path: Path) -> No
     assert len(lines(out / "samples.jsonl")) == 10
 
 
+@pytest.mark.slow  # ocllm in a process, killed
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     with SimServer(SimConfig(suites=SUITES, latency_s=0.03)) as server:
         args = [
@@ -369,6 +370,7 @@ def test_bad_lanes_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "temperture" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # ocllm in a process
 def test_plain_progress_lines_when_not_a_terminal(sim: SimServer, tmp_path: Path) -> None:
     proc = subprocess.run(
         [

@@ -45,6 +45,7 @@ CASES = {
 }  # fmt: skip
 
 
+@pytest.mark.slow  # ocllm in processes
 @pytest.mark.parametrize("name", list(CASES))
 def test_decisions_are_the_bytes_they_were_before_the_seam(name: str, tmp_path: Path) -> None:
     inputs, flags, digest = CASES[name]
