@@ -58,8 +58,10 @@ browser:
 		$$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
 		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium >/dev/null; }; }
 
+# Every core (pytest-xdist): most tests wait on servers, subprocesses and a browser rather than compute, so even
+# 2 cores gain. Slow tests (marked `slow`) run too; `pytest -m "not slow"` is the quick loop while working.
 test: $(STAMP) lint browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # Against a real llama.cpp llama-server and a small real model on the CPU. The first run builds the server
 # (about 15 minutes on 2 cores) and caches it with the model outside the checkout (~/.cache/ocllm);

@@ -2,18 +2,41 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+from ports import reserved_ports
 
 from ocllm.models import Decision, Policy, Sample
 from ocllm.scoring import decide
 from ocllm.scoring.mcq.fields import McqTask
 
+# A fixed console width for every test, in this process and the ocllm commands tests start: rich wraps at the
+# terminal's width, or at 160 columns when output is piped, and a line holding a temporary path (longer under
+# pytest-xdist: .../popen-gw0/...) then wrapped or not with the path's length. Set before ocllm.console is
+# imported, which reads it once. A test of the piped default removes it from its child's environment.
+os.environ["COLUMNS"] = "250"
+
+# Hypothesis in CI and `make test`: the same examples on every run and every machine (derandomize), and no
+# per-example deadline or slowness check (a loaded machine is slow, not wrong). HYPOTHESIS_PROFILE=dev explores
+# new examples on each run, for finding bugs rather than repeating a result.
+settings.register_profile(
+    "ci", deadline=None, derandomize=True, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_AUDIT = REPO.parent / "shared" / "fixtures" / "audit"
+# The reason every test that needs the bug report's audit data skips with, so the end of the run can count them.
+NO_SHARED_AUDIT = "../shared/fixtures/audit is not here"
 
 
 def mcq(
@@ -80,9 +103,37 @@ def write_json(path: Path, data: Any) -> Path:
 
 
 @pytest.fixture
+def retry_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The seconds each retry of the HTTP client waits, as it asks asyncio to sleep them (and then sleeps): a
+    test checks the wait asked for, never a wall-clock duration (which a loaded machine stretches)."""
+    waits: list[float] = []
+
+    class RecordingAsyncio:
+        @staticmethod
+        async def sleep(seconds: float) -> None:
+            waits.append(seconds)
+            await asyncio.sleep(seconds)
+
+    monkeypatch.setattr("ocllm.run.client.retries.asyncio", RecordingAsyncio)
+    return waits
+
+
+@pytest.fixture
+def reserve_port() -> Iterator[Callable[[], int]]:
+    """Ports for managed servers' command lines (which must name the port before the server starts), each
+    locked machine-wide until the test ends, so parallel workers and other checkouts never pick the same one."""
+    with contextlib.ExitStack() as held:
+
+        def take() -> int:
+            return held.enter_context(reserved_ports(1))[0]
+
+        yield take
+
+
+@pytest.fixture
 def shared_audit() -> Path:
     if not (SHARED_AUDIT / "lane_b_native_reasoning_metrics.json").exists():
-        pytest.skip("../shared/fixtures/audit is not present")
+        pytest.skip(NO_SHARED_AUDIT)
     return SHARED_AUDIT
 
 
@@ -99,3 +150,14 @@ def assert_instructions_refused(tmp: Path, capsys: pytest.CaptureFixture[str], i
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ocllm: error: ") and said in err[0], err
     assert not (tmp / "r").exists()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line at the end of the run saying how many tests skipped for want of the audit data, and why: a plain
+    clone does not have it, and a skip nobody reads looks like a pass."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if NO_SHARED_AUDIT in str(r.longrepr)]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} tests skipped: ../shared/fixtures/audit is not here (the bug report's audit data; "
+            "see README)"
+        )

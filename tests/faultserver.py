@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import threading
 import time
 from collections import deque
@@ -284,13 +283,6 @@ def _abort(request: web.Request) -> None:
     transport = request.transport
     if transport is not None:
         transport.abort()
-
-
-def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (bound, then released), for 'connection refused'."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def sse(*events: Any, done: bool = True, line_end: str = "\n") -> str:

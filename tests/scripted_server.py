@@ -96,7 +96,8 @@ def main() -> None:
                              "usage": usage})  # fmt: skip
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    print(f"scripted {args.kind} server (pid {os.getpid()}) on 127.0.0.1:{args.port}", flush=True)
+    # The bound port, not the asked one: a test that starts it itself asks for port 0 and reads it here.
+    print(f"scripted {args.kind} server (pid {os.getpid()}) on 127.0.0.1:{server.server_address[1]}", flush=True)
     server.serve_forever()
 
 

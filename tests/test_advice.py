@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from faultserver import free_port
 
 from ocllm.cli import main
-from ocllm.run.servers import something_answers
 from ocllm.server_facts import command_flags
+
+pytestmark = pytest.mark.slow  # scripted servers in their own processes, managed and not
 
 SCRIPTED = str(Path(__file__).with_name("scripted_server.py"))
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -81,19 +81,23 @@ def running() -> Iterator[list[subprocess.Popen[bytes]]]:
         proc.wait(timeout=10)
 
 
-def start(started: list[subprocess.Popen[bytes]], argv: list[str], port: int) -> None:
-    started.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    deadline = time.monotonic() + 30
-    while not something_answers("127.0.0.1", port):
-        assert time.monotonic() < deadline, "the scripted server did not start"
-        time.sleep(0.05)
+def start(started: list[subprocess.Popen[bytes]], argv: list[str]) -> int:
+    """Start a scripted server the test runs itself (its `argv` asks for port 0): the port it bound, which it
+    prints once it listens."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    started.append(proc)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().decode()
+    found = re.search(r" on 127\.0\.0\.1:(\d+)$", line.strip())
+    assert found, f"the scripted server did not start: {line!r}"
+    return int(found.group(1))
 
 
 def test_llama_cpp_with_its_tool_parser_says_no_flag_keeps_fenced_json_on_every_page(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reserve_port: Callable[[], int]
 ) -> None:
     """The issue's case: llama-server with Jinja on (by --jinja, or by default), the model writing fenced JSON."""
-    ports = [free_port(), free_port()]
+    ports = [reserve_port(), reserve_port()]
     lanes = {"jinja": {"port": ports[0], "command": command(ports[0], "llama.cpp", "--jinja")},
              "default": {"port": ports[1], "command": command(ports[1], "llama.cpp")}}  # fmt: skip
     assert main(["matrix", str(lanes_file(tmp_path, lanes)), "--out", str(tmp_path / "m")]) == 0
@@ -114,10 +118,10 @@ def test_llama_cpp_with_its_tool_parser_says_no_flag_keeps_fenced_json_on_every_
 
 
 def test_llama_cpp_without_its_tool_parser_names_the_flag_its_command_turned_off(
-    tmp_path: Path, running: list[subprocess.Popen[bytes]]
+    tmp_path: Path, running: list[subprocess.Popen[bytes]], reserve_port: Callable[[], int]
 ) -> None:
-    managed, probed = free_port(), free_port()
-    start(running, command(probed, "llama.cpp", "--no-jinja"), probed)
+    managed = reserve_port()
+    probed = start(running, command(0, "llama.cpp", "--no-jinja"))
     lanes = {"managed": {"port": managed, "command": command(managed, "llama.cpp", "--no-jinja")},
              "probed": {"port": probed}}  # fmt: skip
     # Every task failed: the command says so in its exit code.
@@ -133,8 +137,10 @@ def test_llama_cpp_without_its_tool_parser_names_the_flag_its_command_turned_off
     assert any("tools param requires --jinja flag" in n for n in notices(tmp_path / "m" / "probed"))
 
 
-def test_vllm_advice_follows_its_flags_and_never_repeats_one_that_is_on(tmp_path: Path) -> None:
-    ports = [free_port() for _ in range(3)]
+def test_vllm_advice_follows_its_flags_and_never_repeats_one_that_is_on(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    ports = [reserve_port() for _ in range(3)]
     lanes = {
         "bare": {"port": ports[0], "command": command(ports[0], "vllm")},
         "hermes": {"port": ports[1], "command": command(ports[1], "vllm", "--enable-auto-tool-choice",
@@ -161,13 +167,11 @@ def test_vllm_advice_follows_its_flags_and_never_repeats_one_that_is_on(tmp_path
 def test_servers_ocllm_did_not_start_are_told_what_to_check(
     tmp_path: Path, running: list[subprocess.Popen[bytes]]
 ) -> None:
-    ports = [free_port() for _ in range(4)]
-    argvs = [command(ports[0], "vllm", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"),
-             command(ports[1], "sglang", "--tool-call-parser", "qwen25"),
-             command(ports[2], "sglang"),
-             command(ports[3], "ollama")]  # fmt: skip
-    for argv, port in zip(argvs, ports, strict=True):
-        start(running, argv, port)
+    argvs = [command(0, "vllm", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"),
+             command(0, "sglang", "--tool-call-parser", "qwen25"),
+             command(0, "sglang"),
+             command(0, "ollama")]  # fmt: skip
+    ports = [start(running, argv) for argv in argvs]
     names = ("vllm", "sglang", "sglang_bare", "ollama")
     lanes = {name: {"port": port} for name, port in zip(names, ports, strict=True)}
     assert main(["matrix", str(lanes_file(tmp_path, lanes)), "--out", str(tmp_path / "m")]) == 0

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from conftest import legacy_record, write_json
-from faultserver import free_port
+from ports import refused_port
 
 from ocllm.cli import main
 
-NOBODY = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there: a check that asks the server would say so
+NOBODY = f"http://127.0.0.1:{refused_port()}/v1"  # nothing listens there: a check that asks the server would say so
 TASK = {"id": "t1", "type": "mcq", "question": "q", "options": ["a", "b"], "answer": "A", "category": "c"}
 
 
@@ -259,6 +259,7 @@ def test_the_audit_shows_markup_in_names_as_text(tmp_path: Path) -> None:
     assert "<script>" not in audit and "&lt;script&gt;" in audit
 
 
+@pytest.mark.slow  # ocllm in a process, signalled
 def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
     import signal
     import subprocess
@@ -707,6 +708,7 @@ MEMORY_BOUND_MB = 300  # generous: the bounds are 32 MB (header) and 128 MB (a s
     [("header.json", None), ("samples/q2_epoch_1.json", None), ("samples/q2_epoch_1.json", 1000)],
     ids=["header", "sample", "sample declaring 1000 bytes"],
 )
+@pytest.mark.slow  # ocllm in a process, memory measured
 def test_an_inspect_zip_bomb_is_refused_in_one_line_within_bounded_memory(
     member: str, declared: int | None, method: int, tmp_path: Path
 ) -> None:

@@ -29,6 +29,8 @@ from ocllm.scoring.mcq.fields import McqTask
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import load_suite, shipped_suites
 
+pytestmark = pytest.mark.slow  # process pools started, killed and waited for
+
 REPO = Path(__file__).resolve().parent.parent
 # A worker's decider waits this long at most for what it waits for, so a broken pool fails the test, not hangs it.
 WAIT_S = 20.0

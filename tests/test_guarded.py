@@ -16,6 +16,8 @@ from processes import cpu_seconds, gone, wait_until
 from ocllm.scoring import guarded
 from ocllm.scoring.guarded import Limits, Result, Service, run_once
 
+pytestmark = pytest.mark.slow  # guarded children: CPU limits reached, process groups killed
+
 TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src"
 

@@ -84,6 +84,7 @@ def test_the_development_set_is_what_its_manifests_say() -> None:
     assert not [r["id"] for r in rows if "gpt-oss" in r["model"].lower()], "gpt-oss outputs are held out"
 
 
+@pytest.mark.slow  # every real output through the symbolic step
 def test_no_false_credit_on_any_real_output() -> None:
     wrong = [v.record["id"] for v in measured() if v.ocllm and not v.record["verdict"]]
     assert wrong == []

@@ -22,6 +22,8 @@ from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.screen import MAX_LITERAL_DIGITS, screen
 from ocllm.scoring.math.tally import MathTally
 
+pytestmark = pytest.mark.slow  # symbolic children limited and killed, ocllm in processes
+
 SRC = Path(__file__).resolve().parent.parent / "src"
 
 

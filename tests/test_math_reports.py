@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import legacy_record, write_json
 from faultserver import FaultServer
 from test_run_notices import models, reply
@@ -123,6 +124,7 @@ def test_the_matrix_ranks_each_lane_per_task_type(tmp_path: Path) -> None:
     assert summary["by_type"]["math"]["details"]["decided_by"] == {"number": 2}  # 0.75 = 3/4, 25 != 26
 
 
+@pytest.mark.slow  # a symbolic child run to its limit and killed
 def test_a_symbolic_check_that_never_ends_is_killed_and_the_run_finishes(tmp_path: Path) -> None:
     # sympy expands (x+1)^{3000} for many seconds: in a run, the check is stopped at its CPU-time limit in the
     # decision worker's child, the decision says so (never correct), and the other tasks are decided as usual.

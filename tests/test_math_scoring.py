@@ -516,6 +516,7 @@ def test_symbolic_tolerance_for_an_irrational_gold() -> None:
 _COSTLY = "\\boxed{(x+1)^{3000}}"
 
 
+@pytest.mark.slow  # a symbolic child run to its limit and killed
 def test_a_symbolic_check_that_never_ends_is_killed_and_the_next_one_runs() -> None:
     d = decide(_COSTLY, "2")
     assert (d.comparator, d.comparison, d.correct) == ("symbolic", "killed", False)
@@ -561,6 +562,7 @@ def _decide_in_worker(content: str, gold: str) -> tuple[str, bool | None]:
     return d.comparison, d.correct
 
 
+@pytest.mark.slow  # process pools started
 @pytest.mark.parametrize("method", ["spawn", "fork"])
 def test_the_symbolic_check_runs_in_a_process_pool_worker(method: str) -> None:
     # A child of this process exists before a fork (a pair no test asked before, so the cache cannot answer it):

@@ -24,7 +24,10 @@ REPO = Path(__file__).resolve().parent.parent
 START_S = 60.0
 GONE_S = 2.0
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG are Linux's")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_PDEATHSIG are Linux's"),
+    pytest.mark.slow,  # ocllm and its children in processes, killed
+]
 
 
 def session_members(sid: int) -> dict[int, str]:

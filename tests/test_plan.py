@@ -157,6 +157,7 @@ def test_pilot_refuses_what_it_cannot_estimate(a: dict, b: dict, why: str) -> No
         pilot_plan(a, b, 0.9 if why == "at least 0.9" else 0.1)
 
 
+@pytest.mark.slow  # a simulation of many pilots
 def test_pilot_estimates_are_near_the_truth_by_simulation() -> None:
     """Pilots drawn from known per-task probabilities: the estimated parts of the variance are near the true
     ones on average, and a comparison of the size planned from the true parts finds the difference about

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultserver import free_port
+from ports import refused_port
 
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
@@ -75,7 +75,7 @@ def test_a_replica_going_away_mid_run_hands_its_work_to_the_other(tmp_path: Path
 
 
 def test_every_replica_is_checked_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    nobody = f"http://127.0.0.1:{free_port()}/v1"
+    nobody = f"http://127.0.0.1:{refused_port()}/v1"
     with SimServer(SimConfig()) as a:
         config = lanes_toml(tmp_path, [a.base_url, nobody])
         assert main(["run", "--config", str(config), "--lane", "replicas", "--out", str(tmp_path / "r")]) == 2

@@ -23,6 +23,8 @@ from ocllm.analysis.compare import compare_runs, load_scored
 from ocllm.analysis.report_documents import run_report_doc
 from ocllm.report.write import write_comparison, write_matrix_report, write_run_report
 
+pytestmark = pytest.mark.slow  # a real headless browser
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
     "--headless=new",

@@ -99,6 +99,7 @@ def test_run_report_shows_the_serving_figures_metrics_json_holds(matrix_folder: 
         assert row in table, row
 
 
+@pytest.mark.slow  # lanes run against the simulator
 def test_matrix_report_shows_each_lanes_serving_figures(matrix_folder: Path, tmp_path: Path) -> None:
     folder = tmp_path / "runs"
     shutil.copytree(matrix_folder, folder)

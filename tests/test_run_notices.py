@@ -143,6 +143,7 @@ def test_a_model_served_under_another_name_is_said_before_the_run_starts(tmp_pat
     assert "model smollm2 (the lane asked for llama3)" in (out / "report" / "report.html").read_text()
 
 
+@pytest.mark.slow  # runs with retries against a server
 def test_resume_after_failed_requests_points_to_retry_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -467,33 +468,37 @@ def test_paths_with_markup_are_printed_as_text(tmp_path: Path, capsys: pytest.Ca
 def test_resume_mistakes_are_found_before_the_server_is_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from faultserver import free_port
+    from ports import refused_port
 
     out, suite = tmp_path / "run", write_suite(tmp_path)
     with FaultServer() as server:
         server.script(models("m"), then=reply("FINAL: B"))
         assert cli_run(server.base_url, suite, out) == 0
     capsys.readouterr()
-    down = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    down = f"http://127.0.0.1:{refused_port()}/v1"  # nothing listens there
     assert cli_run(down, suite, out, "--resume", "--max-tokens", "7") == 2
     err = capsys.readouterr().err
     assert "lane settings differ from the interrupted run (max_tokens)" in err and "cannot reach" not in err
 
 
-def test_retrying_a_run_whose_every_task_failed_keeps_its_start_time(tmp_path: Path) -> None:
+def test_retrying_a_run_whose_every_task_failed_keeps_its_start_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The run folder's clock, injected: every reading is a minute after the last, so the retry's own time
+    # differs from the first run's however fast the machine is (manifests record whole seconds).
+    readings = iter(range(60))
+    monkeypatch.setattr("ocllm.run.directory._now", lambda: f"2030-01-01T00:{next(readings):02d}:00+00:00")
     out, suite = tmp_path / "run", write_suite(tmp_path)
     with FaultServer() as server:
         server.script(models("m"), then=Reply(status=400, json={"error": {"message": "no"}}))
         assert cli_run(server.base_url, suite, out) == 1
     started = json.loads((out / "manifest.json").read_text())["started_at"]
-    import time
-
-    time.sleep(1.1)  # manifests record seconds
     with FaultServer() as server:
         server.script(models("m"), then=reply("FINAL: B"))
         assert cli_run(server.base_url, suite, out, "--retry-errors") == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["started_at"] == started and manifest["status"] == "finished"
+    assert manifest["finished_at"] > started  # the retry read the clock: a start time taken anew would differ
     assert not any(n.startswith("nothing left to run") for n in manifest["notices"])
 
 

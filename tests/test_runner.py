@@ -14,7 +14,8 @@ from pathlib import Path
 import msgspec
 import pytest
 from conftest import PER_TASK_FIELDS
-from faultserver import Close, FaultServer, Reply, Stream, free_port, sse
+from faultserver import Close, FaultServer, Reply, Stream, sse
+from ports import refused_port
 
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
@@ -125,7 +126,7 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
 def test_unreachable_server_or_unknown_model_is_refused_before_any_request(
     sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = run_cli(f"http://127.0.0.1:{free_port()}/v1", tmp_path / "a", model="m")
+    code = run_cli(f"http://127.0.0.1:{refused_port()}/v1", tmp_path / "a", model="m")
     assert code == 2 and "cannot reach the server" in capsys.readouterr().err
     assert not (tmp_path / "a").exists()
     code = run_cli(sim.base_url, tmp_path / "b", model="no-such-model")
@@ -202,6 +203,7 @@ def test_resume_after_a_lost_final_newline(sim: SimServer, tmp_path: Path) -> No
     assert len(lines(out / "samples.jsonl")) == 10
 
 
+@pytest.mark.slow  # ocllm in a process, killed
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     with SimServer(SimConfig(suites=SUITES, latency_s=0.03)) as server:
         args = [
@@ -368,6 +370,7 @@ def test_bad_lanes_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "temperture" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # ocllm in a process
 def test_plain_progress_lines_when_not_a_terminal(sim: SimServer, tmp_path: Path) -> None:
     proc = subprocess.run(
         [

@@ -62,6 +62,7 @@ TEXT = st.lists(st.one_of(PIECES, st.text(max_size=8)), max_size=25).map("".join
 TASK = McqTask(id="p", options=["1", "2", "3", "4"], answer="B")
 
 
+@pytest.mark.slow  # many generated examples
 @given(TEXT)
 @settings(max_examples=400)
 def test_keyword_scan_finds_exactly_what_the_regex_scan_finds(text: str) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import NO_SHARED_AUDIT
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "fixtures" / "audit"
@@ -44,13 +45,14 @@ CASES = {
 }  # fmt: skip
 
 
+@pytest.mark.slow  # ocllm in processes
 @pytest.mark.parametrize("name", list(CASES))
 def test_decisions_are_the_bytes_they_were_before_the_seam(name: str, tmp_path: Path) -> None:
     inputs, flags, digest = CASES[name]
     paths = [p for p in inputs if isinstance(p, Path)]
     if any(not p.exists() for p in paths):
         if any(SHARED in p.parents for p in paths):
-            pytest.skip("../shared/fixtures/audit is not here")
+            pytest.skip(NO_SHARED_AUDIT)
         raise AssertionError(f"fixture missing: {paths}")
     out = tmp_path / "out.json"
     done = subprocess.run(

@@ -13,14 +13,17 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from faultserver import free_port
+from ports import refused_port
 
 from ocllm.cli import main
 from ocllm.run.servers import something_answers
+
+pytestmark = pytest.mark.slow  # managed servers: real processes started, killed and waited for
 
 PYTHON = sys.executable
 
@@ -67,8 +70,10 @@ def gone(pid: int) -> bool:
     return status.exists() and status.read_text().split()[2] == "Z"
 
 
-def test_consecutive_lanes_share_one_start_and_a_different_table_gets_its_own(tmp_path: Path) -> None:
-    port = free_port()
+def test_consecutive_lanes_share_one_start_and_a_different_table_gets_its_own(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    port = reserve_port()
     server = {"command": sim_command(port), "ready_timeout_s": 60}
     own = {"command": " ".join([*sim_command(port), "--seed", "7"]), "env": {"SIM_TOKEN": "do-not-record"}}
     config = lanes_file(tmp_path, port, {"a": {}, "b": {"temperature": 0.5}, "c": {"server": own}}, server)
@@ -86,9 +91,9 @@ def test_consecutive_lanes_share_one_start_and_a_different_table_gets_its_own(tm
 
 
 def test_a_server_that_never_gets_ready_fails_its_lane_and_the_next_lane_runs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reserve_port: Callable[[], int]
 ) -> None:
-    port, elsewhere = free_port(), free_port()
+    port, elsewhere = reserve_port(), reserve_port()
     never = {"command": sim_command(elsewhere), "ready_timeout_s": 2}  # serves, but not where the lane looks
     config = lanes_file(
         tmp_path, port, {"late": {"server": never}, "fine": {"server": {"command": sim_command(port)}}}, None
@@ -105,7 +110,7 @@ def test_a_server_that_never_gets_ready_fails_its_lane_and_the_next_lane_runs(
 def test_a_server_that_exits_before_it_is_ready_fails_with_its_last_lines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    port = free_port()
+    port = refused_port()  # the command never listens: nobody answers here
     crash = {"command": [PYTHON, "-c", "import sys; print('CUDA out of memory', flush=True); sys.exit(3)"]}
     config = lanes_file(tmp_path, port, {"oom": {"server": crash}}, None)
     assert main(["run", "--config", str(config), "--lane", "oom", "--out", str(tmp_path / "r")]) == 2
@@ -128,10 +133,10 @@ def test_a_taken_port_is_refused_and_its_process_left_alone(tmp_path: Path, caps
 
 
 def test_no_server_runs_against_what_is_already_running(tmp_path: Path) -> None:
-    port = free_port()
-    with subprocess.Popen(sim_command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as sim:
+    # Started by the test, not managed: the simulator binds port 0 and says where it listens.
+    with subprocess.Popen(sim_command(0), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as sim:
         try:
-            _wait_for_port(port)
+            port = _port_it_reports(sim)
             config = lanes_file(tmp_path, port, {"a": {}}, {"command": [PYTHON, "-c", "raise SystemExit(9)"]})
             args = ["run", "--config", str(config), "--lane", "a", "--out", str(tmp_path / "r"), "--no-server"]
             assert main(args) == 0
@@ -140,11 +145,13 @@ def test_no_server_runs_against_what_is_already_running(tmp_path: Path) -> None:
             sim.terminate()
 
 
-def _wait_for_port(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while not something_answers("127.0.0.1", port):
-        assert time.monotonic() < deadline, "the simulator did not start"
-        time.sleep(0.1)
+def _port_it_reports(sim: subprocess.Popen[str]) -> int:
+    """The port in the simulator's first line ("... at http://127.0.0.1:PORT/v1; ..."), printed once it is bound."""
+    assert sim.stdout is not None
+    line = sim.stdout.readline()
+    found = re.search(r"http://127\.0\.0\.1:(\d+)/v1", line)
+    assert found, f"the simulator did not start: {line!r}"
+    return int(found.group(1))
 
 
 def _start_matrix(config: Path, out: Path) -> subprocess.Popen[str]:
@@ -167,8 +174,10 @@ def _wait_for_samples(run: Path, count: int, proc: subprocess.Popen[str]) -> dic
     return manifest(run)
 
 
-def test_a_server_killed_mid_lane_turns_the_rest_into_errors_and_the_next_lane_runs(tmp_path: Path) -> None:
-    port = free_port()
+def test_a_server_killed_mid_lane_turns_the_rest_into_errors_and_the_next_lane_runs(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    port = reserve_port()
     slow = {"command": sim_command(port, "--latency", "0.3"), "ready_timeout_s": 60}
     config = lanes_file(tmp_path, port, {"first": {"concurrency": 1}, "second": {}}, slow)
     out = tmp_path / "runs"
@@ -186,10 +195,9 @@ def test_a_server_killed_mid_lane_turns_the_rest_into_errors_and_the_next_lane_r
     assert "first" in stdout and "failed" in stdout and "complete" in stdout  # each lane's outcome
 
 
-def _one_slow_lane_running(tmp: Path) -> tuple[int, Path, subprocess.Popen[str], dict[str, Any]]:
+def _one_slow_lane_running(tmp: Path, port: int) -> tuple[int, Path, subprocess.Popen[str], dict[str, Any]]:
     """`ocllm matrix` with one lane on a slow managed simulator, once its first answer is on disk: the port,
     the runs folder, the ocllm process and the lane's manifest."""
-    port = free_port()
     slow = {"command": sim_command(port, "--latency", "0.3")}
     config = lanes_file(tmp, port, {"only": {"concurrency": 1}}, slow)
     out = tmp / "runs"
@@ -197,8 +205,8 @@ def _one_slow_lane_running(tmp: Path) -> tuple[int, Path, subprocess.Popen[str],
     return port, out, proc, _wait_for_samples(out / "only", 1, proc)
 
 
-def test_ctrl_c_during_a_lane_stops_the_server(tmp_path: Path) -> None:
-    port, out, proc, started = _one_slow_lane_running(tmp_path)
+def test_ctrl_c_during_a_lane_stops_the_server(tmp_path: Path, reserve_port: Callable[[], int]) -> None:
+    port, out, proc, started = _one_slow_lane_running(tmp_path, reserve_port())
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "--resume" in err
@@ -206,8 +214,8 @@ def test_ctrl_c_during_a_lane_stops_the_server(tmp_path: Path) -> None:
     assert manifest(out / "only")["status"] == "interrupted"
 
 
-def test_a_server_does_not_outlive_ocllm_killed_outright(tmp_path: Path) -> None:
-    port, _, proc, started = _one_slow_lane_running(tmp_path)
+def test_a_server_does_not_outlive_ocllm_killed_outright(tmp_path: Path, reserve_port: Callable[[], int]) -> None:
+    port, _, proc, started = _one_slow_lane_running(tmp_path, reserve_port())
     proc.kill()  # SIGKILL: ocllm stops nothing itself; the kernel tells the server
     proc.communicate(timeout=30)
     deadline = time.monotonic() + 30
@@ -218,7 +226,7 @@ def test_a_server_does_not_outlive_ocllm_killed_outright(tmp_path: Path) -> None
 
 
 def test_a_command_that_is_not_there_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    port = free_port()
+    port = refused_port()  # the command never listens: nobody answers here
     config = lanes_file(tmp_path, port, {"x": {"server": {"command": "no-such-server --port 1"}}}, None)
     assert main(["run", "--config", str(config), "--lane", "x", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -301,8 +309,10 @@ def _stub_lane_running(tmp: Path, ports: list[int], command: list[str], port: in
     return proc, started
 
 
-def test_a_wrapper_that_does_not_exec_leaves_nothing_when_ocllm_is_killed(tmp_path: Path, reaped: list[int]) -> None:
-    port = free_port()
+def test_a_wrapper_that_does_not_exec_leaves_nothing_when_ocllm_is_killed(
+    tmp_path: Path, reaped: list[int], reserve_port: Callable[[], int]
+) -> None:
+    port = reserve_port()
     proc, _ = _stub_lane_running(tmp_path, reaped, wrapped(stub_command(port, "--latency", "0.3")), port)
     assert len(processes_of(port)) >= 2  # the shell and its child, the server
     proc.kill()  # SIGKILL: ocllm stops nothing itself
@@ -311,9 +321,9 @@ def test_a_wrapper_that_does_not_exec_leaves_nothing_when_ocllm_is_killed(tmp_pa
 
 
 def test_a_server_that_ignores_sigterm_is_killed_after_the_grace_when_ocllm_is_killed(
-    tmp_path: Path, reaped: list[int]
+    tmp_path: Path, reaped: list[int], reserve_port: Callable[[], int]
 ) -> None:
-    port = free_port()
+    port = reserve_port()
     command = stub_command(port, "--latency", "0.3", "--ignore-sigterm")
     proc, _ = _stub_lane_running(tmp_path, reaped, command, port, stop_timeout_s=1)
     proc.kill()
@@ -321,8 +331,10 @@ def test_a_server_that_ignores_sigterm_is_killed_after_the_grace_when_ocllm_is_k
     nothing_left_of(port)
 
 
-def test_ctrl_c_leaves_nothing_of_a_wrapped_server_that_left_its_session(tmp_path: Path, reaped: list[int]) -> None:
-    port = free_port()
+def test_ctrl_c_leaves_nothing_of_a_wrapped_server_that_left_its_session(
+    tmp_path: Path, reaped: list[int], reserve_port: Callable[[], int]
+) -> None:
+    port = reserve_port()
     command = wrapped(stub_command(port, "--latency", "0.3", "--ignore-sigterm"), before="setsid ")
     proc, _ = _stub_lane_running(tmp_path, reaped, command, port, stop_timeout_s=1)
     proc.send_signal(signal.SIGINT)
@@ -332,9 +344,9 @@ def test_ctrl_c_leaves_nothing_of_a_wrapped_server_that_left_its_session(tmp_pat
 
 
 def test_the_normal_stop_leaves_nothing_of_a_wrapped_server_that_ignores_sigterm_and_left_its_session(
-    tmp_path: Path, reaped: list[int]
+    tmp_path: Path, reaped: list[int], reserve_port: Callable[[], int]
 ) -> None:
-    port = free_port()
+    port = reserve_port()
     reaped.append(port)
     command = wrapped(stub_command(port, "--ignore-sigterm"), before="setsid ")
     config = lanes_file(tmp_path, port, {"a": {"model": "stub"}}, {"command": command, "stop_timeout_s": 1})
@@ -348,13 +360,17 @@ def test_the_normal_stop_leaves_nothing_of_a_wrapped_server_that_ignores_sigterm
 
 
 def test_a_server_that_prints_its_key_leaks_it_nowhere(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, reaped: list[int]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    reaped: list[int],
+    reserve_port: Callable[[], int],
 ) -> None:
     from stub_server import key_spellings
 
     key = "sk-secret/XYZü+1 end"
     monkeypatch.setenv("OCLLM_TEST_KEY", key)  # the server inherits it, as vLLM's --api-key needs
-    port = free_port()
+    port = reserve_port()
     reaped.append(port)
     command = stub_command(port, "--print-key", "OCLLM_TEST_KEY", "--die-after", "3")
     lane = {"model": "stub", "concurrency": 1, "api_key_env": "OCLLM_TEST_KEY"}
@@ -391,10 +407,10 @@ def test_the_key_in_base64_is_taken_out_at_any_offset(before: str, after: str) -
 
 
 def test_the_console_and_the_manifest_say_how_long_the_server_took_to_be_ready(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], reaped: list[int]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reaped: list[int], reserve_port: Callable[[], int]
 ) -> None:
     """Issue 19, item 18: "ready after N s", said once the server answers, whatever the wait's own pace."""
-    port = free_port()
+    port = reserve_port()
     reaped.append(port)
     config = lanes_file(tmp_path, port, {"a": {"model": "stub"}}, {"command": stub_command(port)})
     assert main(["matrix", str(config), "--out", str(tmp_path / "runs")]) == 0

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from faultserver import FaultServer, Hang, Reply
 
 from ocllm.analysis.rescore import score_run_dir
@@ -23,6 +24,8 @@ from ocllm.run.client import FailedAttempt
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.runner import run_lane
+
+pytestmark = pytest.mark.slow  # ocllm and a slow server in processes, interrupted
 
 
 def write_suite(tmp_path: Path, tasks: int = 2) -> Path:

@@ -17,6 +17,8 @@ from ocllm.files.temporaries import remove_stale_temporaries
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 
+pytestmark = pytest.mark.slow  # processes started and killed
+
 
 def dead_pid() -> int:
     """The pid of a process that has ended and been reaped: no process has it (until the kernel reuses it)."""

@@ -127,6 +127,7 @@ def test_the_fixed_quadrature_matches_an_adaptive_one(wins: int, discordant: int
     assert _upper_tail(delta, wins, discordant, n) == pytest.approx(expected, abs=1e-7)
 
 
+@pytest.mark.slow  # an exhaustive sweep of exact tests
 def test_the_exact_interval_excludes_zero_exactly_when_the_exact_test_rejects() -> None:
     """Fay and Lumbard's compatibility, over every table of up to 30 tasks: the interval and the test cannot
     disagree about "no difference" (issue 30, item 4: "+14.3 to +85.7 points; exact McNemar p = 0.25")."""

@@ -16,7 +16,6 @@ import ctypes
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -25,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from ports import reserved_ports
 
 SERVER_ENV = "OCLLM_LLAMA_SERVER"
 MODEL_ENV = "OCLLM_LLAMA_MODEL"
@@ -34,6 +34,39 @@ CONTEXT = 4096
 SLOTS = 4  # parallel slots, so that --concurrency 4 really runs four requests at once
 STARTUP_TIMEOUT_S = 120.0
 
+# How long an ocllm command here may take before it counts as hung: scaled from how fast this server answers on
+# this machine now, never a fixed number. A fixed 300 s failed on a 2-core machine under other load, where the
+# same command takes well under a minute idle. At session start one short completion (MAX_TOKENS tokens, the
+# tests' own size) is timed; the slowest command here makes a few dozen such requests (a matrix of lanes, three
+# samples of eight tasks) and waits on server starts, so BUDGET_COMPLETIONS of them is a wide margin, and the
+# floor covers what does not scale with the model (Python start-ups, a server's own start). The budget is a
+# backstop against a hang, never a measure of speed: no test asserts how long anything took.
+MAX_TOKENS = "48"
+BUDGET_FLOOR_S = 300.0
+BUDGET_COMPLETIONS = 300
+_budget_s: float | None = None
+
+
+def ocllm_budget_s() -> float:
+    """The seconds an ocllm command may take here (set by the session's first test; the floor before that)."""
+    return _budget_s if _budget_s is not None else BUDGET_FLOOR_S
+
+
+def time_one_completion(server: LlamaServer) -> float:
+    """Seconds one short chat completion takes on `server` (a warm-up request first, so the load is not timed)."""
+    body = {"model": SERVED_NAME, "messages": [{"role": "user", "content": "Name three colours."}],
+            "max_tokens": int(MAX_TOKENS), "temperature": 0}  # fmt: skip
+    request = urllib.request.Request(
+        f"{server.base_url}/chat/completions", data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=STARTUP_TIMEOUT_S) as resp:
+        resp.read()
+    began = time.monotonic()
+    with urllib.request.urlopen(request, timeout=STARTUP_TIMEOUT_S) as resp:
+        resp.read()
+    return time.monotonic() - began
+
 
 def configured_paths() -> tuple[Path, Path]:
     """The server binary and the model, or a test failure saying which one is missing."""
@@ -42,12 +75,6 @@ def configured_paths() -> tuple[Path, Path]:
     if missing:
         pytest.fail(f"{', '.join(missing)}: no such file; `make test-real-server` provisions both", pytrace=False)
     return Path(given[SERVER_ENV]), Path(given[MODEL_ENV])
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def die_with_parent() -> None:
@@ -138,11 +165,38 @@ def llama_paths() -> tuple[Path, Path]:
 def llama_server(llama_paths: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """One server shared by the tests that do not stop it."""
     binary, model = llama_paths
-    server = LlamaServer(binary, model, free_port(), tmp_path_factory.mktemp("llama") / "llama-server.log")
-    try:
-        yield server.start()
-    finally:
-        server.kill()
+    with reserved_ports(1) as (port,):
+        server = LlamaServer(binary, model, port, tmp_path_factory.mktemp("llama") / "llama-server.log")
+        try:
+            yield server.start()
+        finally:
+            server.kill()
+
+
+@pytest.fixture(scope="session")
+def ocllm_budget(llama_server: LlamaServer) -> float:
+    """The scaled budget (see BUDGET_COMPLETIONS), measured once on the shared server."""
+    global _budget_s
+    one = time_one_completion(llama_server)
+    _budget_s = max(BUDGET_FLOOR_S, BUDGET_COMPLETIONS * one)
+    print(f"\none {MAX_TOKENS}-token completion took {one:.2f} s: each ocllm command may take {_budget_s:.0f} s")
+    return _budget_s
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # pytest-timeout's default (pyproject.toml) would cut these tests at 300 s whatever the machine's speed: the
+    # timer starts only once the fixtures have measured it (func_only), and `scaled_timeout` sets it.
+    for item in items:
+        if "real_server" in item.nodeid:
+            item.add_marker(pytest.mark.timeout(func_only=True))
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def scaled_timeout(request: pytest.FixtureRequest, ocllm_budget: float) -> None:
+    """Each test's own timeout: a few of its commands' budgets (a test runs at most a few ocllm commands, one
+    after another), so a hang still fails the test rather than waiting for CI's limit."""
+    request.node.add_marker(pytest.mark.timeout(4 * ocllm_budget, func_only=True), append=False)
 
 
 @pytest.fixture

@@ -20,12 +20,21 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import SERVED_NAME, SERVER_ENV, LlamaServer, ServerFactory, die_with_parent, free_port
+from .conftest import (
+    MAX_TOKENS,
+    SERVED_NAME,
+    SERVER_ENV,
+    LlamaServer,
+    ServerFactory,
+    die_with_parent,
+    ocllm_budget_s,
+)
 
 if not os.environ.get(SERVER_ENV):
     pytest.skip(
@@ -34,10 +43,7 @@ if not os.environ.get(SERVER_ENV):
         allow_module_level=True,
     )
 
-# A backstop against a hang, never a measure of speed: the slowest command here takes well under a minute on an
-# idle 2-core machine, and a matrix of them took past 300 s on the same machine under other load.
-OCLLM_TIMEOUT_S = 1200.0
-MAX_TOKENS = "48"
+# How long an ocllm command may take: ocllm_budget_s(), scaled from the measured speed of the server (conftest.py).
 
 
 # --- suites ------------------------------------------------------------------------------------------------
@@ -89,12 +95,12 @@ def ocllm_env() -> dict[str, str]:
     return {**os.environ, "COLUMNS": "250", "PYTHONUNBUFFERED": "1"}
 
 
-def ocllm(*args: str, timeout: float = OCLLM_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+def ocllm(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "ocllm", *args],
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=timeout or ocllm_budget_s(),
         env=ocllm_env(),
         check=False,
         preexec_fn=die_with_parent,
@@ -117,7 +123,8 @@ def start_ocllm(args: list[str], console: Path) -> subprocess.Popen[bytes]:
         )
 
 
-def wait_exit(proc: subprocess.Popen[bytes], console: Path, timeout: float = OCLLM_TIMEOUT_S) -> int:
+def wait_exit(proc: subprocess.Popen[bytes], console: Path, timeout: float | None = None) -> int:
+    timeout = timeout or ocllm_budget_s()
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -132,13 +139,14 @@ def count_lines(path: Path) -> int:
 
 
 def wait_for_samples(proc: subprocess.Popen[bytes], samples: Path, console: Path, n: int = 1) -> None:
-    deadline = time.monotonic() + OCLLM_TIMEOUT_S
+    budget = ocllm_budget_s()
+    deadline = time.monotonic() + budget
     while count_lines(samples) < n:
         if proc.poll() is not None:
             pytest.fail(f"ocllm exited ({proc.returncode}) before {n} sample(s):\n{console.read_text()}")
         if time.monotonic() > deadline:
             proc.kill()
-            pytest.fail(f"no {n} sample(s) within {OCLLM_TIMEOUT_S:g} s:\n{console.read_text()}")
+            pytest.fail(f"no {n} sample(s) within {budget:.0f} s:\n{console.read_text()}")
         time.sleep(0.02)
 
 
@@ -258,8 +266,10 @@ def test_b_prompt_past_the_context_is_an_error_with_the_servers_reason(
 # --- c. the server killed mid-run, then --retry-errors -------------------------------------------------------
 
 
-def test_c_server_killed_mid_run_then_retry_errors(start_llama_server: ServerFactory, tmp_path: Path) -> None:
-    port = free_port()
+def test_c_server_killed_mid_run_then_retry_errors(
+    start_llama_server: ServerFactory, tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    port = reserve_port()
     server = start_llama_server(port)
     suite = write_suite(tmp_path / "suite.jsonl", TASKS)
     # Slow enough to be killed part-way (one request at a time, 64 tokens each); failures end fast (two
@@ -447,10 +457,10 @@ def toml_value(value: object) -> str:
 
 
 def test_h_managed_llama_server_shared_then_restarted_with_other_flags(
-    llama_paths: tuple[Path, Path], tmp_path: Path
+    llama_paths: tuple[Path, Path], tmp_path: Path, reserve_port: Callable[[], int]
 ) -> None:
     binary, model = llama_paths
-    port = free_port()
+    port = reserve_port()
     command = LlamaServer(binary, model, port, tmp_path / "unused.log").command()
     smaller = [*command, "--ctx-size", "2048"]  # another server setting: its own start
     suite = write_suite(tmp_path / "suite.jsonl", TASKS[:4])
@@ -487,8 +497,10 @@ def test_h_managed_llama_server_shared_then_restarted_with_other_flags(
 # --- i. two llama-servers behind one lane -----------------------------------------------------------------------
 
 
-def test_i_two_replicas_share_the_work(start_llama_server: ServerFactory, tmp_path: Path) -> None:
-    first, second = start_llama_server(free_port()), start_llama_server(free_port())
+def test_i_two_replicas_share_the_work(
+    start_llama_server: ServerFactory, tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    first, second = start_llama_server(reserve_port()), start_llama_server(reserve_port())
     suite = write_suite(tmp_path / "suite.jsonl", TASKS)
     lanes = tmp_path / "lanes.toml"
     lanes.write_text(
@@ -548,10 +560,10 @@ def llama_processes(binary: Path, port: int) -> list[int]:
 
 
 def test_servers_a_wrapped_managed_llama_server_does_not_outlive_ocllm_killed(
-    llama_paths: tuple[Path, Path], tmp_path: Path
+    llama_paths: tuple[Path, Path], tmp_path: Path, reserve_port: Callable[[], int]
 ) -> None:
     binary, model = llama_paths
-    port = free_port()
+    port = reserve_port()
     command = LlamaServer(binary, model, port, tmp_path / "unused.log").command()
     wrapper = ["sh", "-c", " ".join(shlex.quote(arg) for arg in command) + "; echo llama-server ended"]
     suite = write_suite(tmp_path / "suite.jsonl", TASKS)
@@ -983,10 +995,10 @@ def test_q_a_tool_lane_records_and_classifies_every_call(
 
 
 def test_r_a_configuration_error_fails_the_lane_fast_with_the_servers_reason(
-    llama_paths: tuple[Path, Path], tmp_path: Path
+    llama_paths: tuple[Path, Path], tmp_path: Path, reserve_port: Callable[[], int]
 ) -> None:
     binary, model = llama_paths
-    port = free_port()
+    port = reserve_port()
     command = LlamaServer(binary, model, port, tmp_path / "unused.log").command()
     command[command.index("--jinja")] = "--no-jinja"  # tools need the chat template's parser: every request refused
     tasks = [{**task, "id": f"{task['id']}_{i}"} for i in range(3) for task in TOOL_TASKS]

@@ -53,6 +53,7 @@ def ocllm(*args: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
+@pytest.mark.slow  # ocllm in processes against the simulator
 def test_the_toy_room_runs_rescores_compares_and_reports(suite: Path, tmp_path: Path) -> None:
     config = SimConfig(models={"loud": 1.0, "mumble": 0.0}, suites=(suite,), truncation_rate=0.0)
     with SimServer(config) as server:
