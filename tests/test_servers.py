@@ -234,10 +234,11 @@ def test_a_command_that_is_not_there_is_one_line(tmp_path: Path, capsys: pytest.
 
 
 def test_off_linux_a_managed_lane_is_refused_in_one_line_before_anything_starts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    reserve_port: Callable[[], int],
 ) -> None:
     # Holding a server's tree takes prctl and /proc (Linux): on macOS a managed lane says so, and how to go on.
-    port = free_port()
+    port = reserve_port()
     config = lanes_file(tmp_path, port, {"x": {}}, {"command": sim_command(port)})
     monkeypatch.setattr(sys, "platform", "darwin")
     assert main(["run", "--config", str(config), "--lane", "x", "--out", str(tmp_path / "r")]) == 2

@@ -1,0 +1,235 @@
+"""Commands that run lanes and plan them: run, matrix, merge, plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ocllm.errors import OcllmError
+
+if TYPE_CHECKING:
+    from ocllm.documents import Summary
+
+from ocllm.cli.app import app
+from ocllm.cli.options import NO_SERVER_HELP, SHARD_HELP, Bounded, lane_options, out_option, policy_options
+
+
+@app.command()
+@click.option("--config", "config", type=click.Path(path_type=Path), help="A lanes TOML file.")
+@click.option("--lane", "lane_name", help="Which lane of --config to run (the lane's name for a one-off run).")
+@out_option("Run directory (default: runs/LANE).")
+@click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
+@click.option("--shard", "shard_text", metavar="K/N", help=SHARD_HELP)
+@lane_options
+@policy_options
+def run(
+    config: Path | None,
+    lane_name: str | None,
+    out: Path | None,
+    no_server: bool,
+    shard_text: str | None,
+    resume: bool,
+    retry_errors: bool,
+    **flags: object,
+) -> int:
+    """Run one lane of a suite against an OpenAI-compatible server.
+
+    Exit code 0 when every task has an answer, 1 when the run finished with failed requests (they are
+    recorded; --retry-errors re-runs them), 2 for a mistake in the command or its files, or when the server refused
+    the lane's requests alike (its reason is the last line; the results are written)."""
+    from ocllm.analysis.rescore import score_run_dir
+    from ocllm.console import ServerWait, all_answered, print_notice, print_run_result
+    from ocllm.run.decision_pool import DecisionPool
+    from ocllm.run.lanes import Lane, lane_from_mapping, pick_lane, with_flags
+    from ocllm.run.runner import run_lane
+    from ocllm.run.servers import ServerPool
+    from ocllm.run.shards import parse_shard
+
+    shard = parse_shard(shard_text) if shard_text is not None else None
+    given = {k: v for k, v in flags.items() if v is not None}
+    if config is not None:
+        if lane_name is None:
+            raise click.UsageError("--config needs --lane NAME")
+        lane: Lane = pick_lane(config, lane_name, announce=print_notice)
+        if given:
+            lane = with_flags(lane, given)
+    else:
+        for needed in ("base_url", "model"):
+            if needed not in given:
+                raise click.UsageError(f"--{needed.replace('_', '-')} is needed without --config")
+        lane = lane_from_mapping(lane_name or "adhoc", given, "command line")
+    with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:
+        result = run_lane(
+            lane,
+            out or Path("runs") / lane.name,
+            resume=resume,
+            retry_errors=retry_errors,
+            announce=print_notice,
+            servers=None if no_server else servers,
+            shard=shard,
+            decisions=decisions,
+            score=score_run_dir,
+        )
+    print_run_result(result)
+    if result.stopped is not None:
+        # The server refused the lane's requests alike: the results are written, and the run ends with its reason.
+        raise OcllmError(result.stopped)
+    return 0 if all_answered(result.summary) else 1
+
+
+
+@app.command()
+@click.argument("config", type=click.Path(path_type=Path))
+@out_option("Folder of run directories (default: runs/CONFIG).")
+@click.option("--lane", "only", multiple=True, help="Run only these lanes (repeatable).")
+@click.option("--resume", is_flag=True, help="Finish interrupted lanes without repeating finished tasks.")
+@click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
+@click.option("--shard", "shard_text", metavar="K/N", help=SHARD_HELP)
+@click.option(
+    "--samples", "samples_per_task", type=Bounded("--samples", int),
+    help="Ask each task of every lane K times (the lanes' samples_per_task).",
+)  # fmt: skip
+def matrix(
+    config: Path,
+    out: Path | None,
+    only: tuple[str, ...],
+    resume: bool,
+    no_server: bool,
+    shard_text: str | None,
+    samples_per_task: int | None,
+) -> int:
+    """Run every lane of a lanes file in turn, each into its own run directory.
+
+    Lanes with a [server] table run against a server ocllm starts for them (consecutive lanes with the same
+    table share one start) and stops after them. A lane whose server never becomes ready, or dies, fails
+    and the next lane runs. Exit code 1 when any lane failed or finished with failed requests."""
+    from ocllm.analysis.rescore import score_run_dir
+    from ocllm.console import ServerWait, all_answered, print_lane_outcomes, print_notice, print_run_result
+    from ocllm.run.decision_pool import DecisionPool
+    from ocllm.run.lanes import load_lanes, with_flags
+    from ocllm.run.runner import run_lane
+    from ocllm.run.servers import ServerFailed, ServerPool
+    from ocllm.run.shards import check_shards, parse_shard
+
+    shard = parse_shard(shard_text) if shard_text is not None else None
+    lanes = load_lanes(config, announce=print_notice)
+    if samples_per_task is not None:
+        lanes = {name: with_flags(lane, {"samples_per_task": samples_per_task}) for name, lane in lanes.items()}
+    unknown = [name for name in only if name not in lanes]
+    if unknown:
+        raise click.UsageError(f"no lane named {unknown[0]!r} in {config}")
+    if shard is not None:
+        check_shards((lane.suite for name, lane in lanes.items() if not only or name in only), shard)
+    folder = out or Path("runs") / config.stem
+    outcomes: list[tuple[str, str, Summary | None]] = []
+    with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:  # one pool of scoring workers for every lane
+        for name, lane in lanes.items():
+            if only and name not in only:
+                continue
+            try:
+                result = run_lane(
+                    lane,
+                    folder / name,
+                    resume=resume,
+                    announce=print_notice,
+                    servers=None if no_server else servers,
+                    shard=shard,
+                    decisions=decisions,
+                    command="matrix",
+                    score=score_run_dir,
+                )
+            except ServerFailed as exc:
+                print_notice(str(exc))
+                outcomes.append((name, f"failed: {exc}", None))
+                continue
+            print_run_result(result)
+            errors = result.summary.errors
+            missing = result.summary.missing
+            outcome = "complete" if all_answered(result.summary) else f"{errors} failed, {missing} missing"
+            if result.stopped is not None:
+                print_notice(result.stopped)
+                outcome = f"stopped: {result.stopped}"
+            outcomes.append((name, outcome, result.summary))
+    print_lane_outcomes(outcomes)
+    return 0 if all(outcome == "complete" for _, outcome, _ in outcomes) else 1
+
+
+@app.command()
+@click.argument("runs", metavar="RUN_DIR...", nargs=-1, required=True, type=click.Path(path_type=Path))
+@out_option("The merged run directory.", required=True)
+@click.option("--force", is_flag=True, help="Replace a run in OUT that is not a merge (a merge there is replaced).")
+def merge(runs: tuple[Path, ...], out: Path, force: bool) -> int:
+    """Join the run directories of a suite's shards (--shard K/N) into one run directory.
+
+    Every shard must be there, of the same suite, lane settings and scorer; no task may be in two. The result
+    is an ordinary run: report, compare, rescore and matrix-report read it. A torn or unfinished shard is refused,
+    and nothing is written before every shard is checked."""
+    from ocllm.analysis.merge import merge_runs
+    from ocllm.console import all_answered, console, print_notices, summary_table
+
+    merged = merge_runs(list(runs), out, force=force)
+    summary = merged.result.summary
+    print_notices(merged.result.notices)
+    console.print(summary_table(f"{merged.lane.name}: {merged.shards} shards merged", summary))
+    for name in ("manifest.json", "suite.jsonl", "samples.jsonl", "metrics.json"):
+        console.print(f"wrote {out / name}")
+    return 0 if all_answered(summary) else 1
+
+
+@app.command()
+@click.argument("runs", metavar="[RUN_A RUN_B]", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--difference", type=float, required=True, help="The difference in accuracy to detect, as a share (0.05: 5 points)."
+)
+@click.option("--discordance", type=float, help="The share of tasks on which the two lanes are expected to disagree.")
+@click.option(
+    "--from",
+    "pilot",
+    nargs=2,
+    metavar="RUN_A RUN_B",
+    type=click.Path(path_type=Path),
+    hidden=True,  # the spelling of before: `--from` names another tool's format in every other command
+    help="The pilot runs, as the arguments RUN_A RUN_B give them.",
+)
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="The level of the two-sided test.")
+@click.option("--power", type=float, default=0.8, show_default=True, help="The chance of detecting the difference.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object; its `tasks` is the tasks needed.")
+def plan(
+    runs: tuple[Path, ...],
+    difference: float,
+    discordance: float | None,
+    pilot: tuple[Path, Path] | None,
+    alpha: float,
+    power: float,
+    as_json: bool,
+) -> None:
+    """How many tasks (and samples per task) a comparison of two lanes needs to detect a difference.
+
+    With --discordance: the paired (McNemar) design, one sample per task. With two runs RUN_A RUN_B (run
+    directories or metrics files of a pilot on the suite): the discordance, or with several samples per task the
+    variance of a task's difference, estimated from them. Every figure is a normal approximation
+    (docs/statistics.md)."""
+    import msgspec
+
+    from ocllm.analysis.planning import plan_from_runs, plan_paired
+    from ocllm.analysis.power import McNemarPlan, PilotPlan
+    from ocllm.console import print_plan
+
+    if runs and pilot is not None:
+        raise click.UsageError("give the pilot runs once: RUN_A RUN_B")
+    if runs and len(runs) != 2:
+        raise click.UsageError(f"a pilot is two runs, RUN_A RUN_B (got {len(runs)})")
+    if runs:
+        pilot = (runs[0], runs[1])
+    if pilot is not None and discordance is None:
+        result: McNemarPlan | PilotPlan = plan_from_runs(pilot[0], pilot[1], difference, alpha, power)
+    elif discordance is not None and pilot is None:
+        result = plan_paired(difference, discordance, alpha, power)
+    else:
+        raise click.UsageError("give either --discordance P or two pilot runs RUN_A RUN_B")
+    if as_json:
+        click.echo(msgspec.json.encode(result).decode())
+    else:
+        print_plan(result)
