@@ -16,7 +16,7 @@ REGISTRY = "ocllm.scoring.task_types"
 COINCIDENCES: dict[tuple[str, str], str] = {
     ("scoring/simulated.py", "json"): "a tool call written as text in a JSON object: the name of a text format",
     ("advice.py", "json"): "the same text format of tool calls, and the server parsers that read it",
-    ("cli.py", "json"): "the same text format, a choice of `serve-sim --tool-format`",
+    ("cli/simulator.py", "json"): "the same text format, a choice of `serve-sim --tool-format`",
     ("demo.py", "math"): "the folder the demo's math lanes write to (out/demo/math/), as docs/running.md names it",
 }
 

@@ -49,7 +49,7 @@ class FinalScore(Protocol):
     def served_model(self) -> str | None: ...
 
 
-# The final scoring, handed in by whoever runs a lane (cli.py, demo.py: they sit above both sides), rather than
+# The final scoring, handed in by whoever runs a lane (the CLI, demo.py: they sit above both sides), rather than
 # imported: what metrics.json holds (the summary, the notices, the figures) is analysis of the run directory, the
 # same pass `ocllm rescore DIR` and `ocllm merge` make, and the run side never imports analysis. Not a function of
 # the scoring side either: `scoring/` decides one answer and does no I/O, while this pass reads the run directory
