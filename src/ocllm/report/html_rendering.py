@@ -21,28 +21,9 @@ from markupsafe import escape as markupsafe_escape
 
 from ocllm import __version__
 from ocllm.report.wording import (
-    ENDPOINT_HEADER,
-    SERVING_MISSING,
-    SERVING_NOTE,
-    category_stderr_sentence,
-    comparison_sampled,
-    correct_of,
     count,
-    diff_interval_name,
-    interval,
-    mde_sentence,
-    p_value,
-    pct,
-    points,
-    points_interval,
-    rank_of,
-    scored,
     seconds,
-    share_text,
-    stderr_points,
-    test_header,
-    test_p,
-    test_text,
+    template_words,
 )
 
 
@@ -71,35 +52,9 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    env.filters.update(
-        pct=pct,
-        points=points,
-        p_value=p_value,
-        count=count,
-        seconds=seconds,
-        breakable=breakable,
-        scored=scored,
-        share=share_text,
-        stderr=stderr_points,
-    )
-    env.globals.update(
-        interval=interval,
-        points_interval=points_interval,
-        rank_of=rank_of,
-        correct_of=correct_of,
-        # The words of repeated samples (wording.py): which test, which interval, what could not be detected.
-        sampled_comparison=comparison_sampled,
-        test_text=test_text,
-        test_header=test_header,
-        test_p=test_p,
-        diff_interval_name=diff_interval_name,
-        mde_sentence=mde_sentence,
-        category_stderr_sentence=category_stderr_sentence,
-        version=__version__,
-        serving_note=SERVING_NOTE,
-        serving_missing=SERVING_MISSING,
-        endpoint_header=ENDPOINT_HEADER,
-    )
+    filters, names = template_words()
+    env.filters.update(filters, count=count, seconds=seconds, breakable=breakable)
+    env.globals.update(names, version=__version__)
     return env
 
 

@@ -713,3 +713,21 @@ def truncated_kpi(summary: Mapping[str, Any]) -> tuple[str, str]:
     """The run page's truncated figure and the line under it."""
     value, of = truncation_parts(summary.get("truncated", 0), summary.get("finish_reasons"), scored(summary))
     return value, of or "finish_reason: length"
+
+
+def template_words() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The filters and globals both renderers' template environments take from here (html_rendering.py,
+    markdown_rendering.py), so that a word both pages use is registered once; each adds its own beside them."""
+    filters: dict[str, Any] = {
+        "pct": pct, "points": points, "p_value": p_value, "share": share_text, "stderr": stderr_points,
+        "scored": scored,
+    }  # fmt: skip
+    names: dict[str, Any] = {
+        "interval": interval, "points_interval": points_interval, "rank_of": rank_of, "correct_of": correct_of,
+        # The words of repeated samples: which test, which interval, what could not be detected.
+        "sampled_comparison": comparison_sampled, "test_text": test_text, "test_header": test_header,
+        "test_p": test_p, "diff_interval_name": diff_interval_name, "mde_sentence": mde_sentence,
+        "category_stderr_sentence": category_stderr_sentence,
+        "serving_note": SERVING_NOTE, "serving_missing": SERVING_MISSING, "endpoint_header": ENDPOINT_HEADER,
+    }  # fmt: skip
+    return filters, names
