@@ -1,0 +1,28 @@
+"""Code tasks: the model's program, taken from its visible answer by explicit rules, run in a sandbox (bubblewrap,
+else a container engine, else nothing runs), under limits of CPU time; the decision records which block ran and
+why, the exact program, the sandbox and its limits, what the program did, and each test's result
+(docs/scoring/code.md)."""
+
+from __future__ import annotations
+
+from ocllm.scoring.code import fields
+from ocllm.scoring.code.decide import decide_code
+from ocllm.scoring.code.decision import CodeDecision
+from ocllm.scoring.task_type import TaskType
+
+TASK_TYPE = TaskType(
+    name="code",
+    label="code",
+    task_struct=fields.CodeTask,
+    decision_type=CodeDecision,
+    decide=decide_code,
+    gold=lambda task: None,
+    check_suite_line=fields.check_suite_line,
+    saved_task_fields=fields.saved_task_fields,
+    record_fields=fields.record_fields,
+    default_template=fields.DEFAULT_TEMPLATE,
+    template_placeholders=fields.PLACEHOLDERS,
+    required_placeholders=("question",),
+    prompt=fields.prompt,
+    extracts_answer=True,
+)

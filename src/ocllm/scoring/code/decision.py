@@ -1,0 +1,140 @@
+"""The typed evidence of a code decision: which block ran and why, the exact program, the sandbox and its limits,
+what the program did, and each test's result. docs/scoring/code.md names every value of the closed sets."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from ocllm.models import Decision
+
+# The outcome of a code task (rule C8): `correct` is true for "passed" alone. "sandbox_refused" means nothing ran:
+# the harness's side, kept out of accuracy (`correct` None) and shown apart.
+Outcome = Literal[
+    "passed", "failed_assertion", "wrong_output", "exception", "timeout", "memory_limit", "output_limit",
+    "syntax_error", "no_code", "sandbox_refused",
+]  # fmt: skip
+# The rule that decided is the outcome, or request_error for a failed request.
+CodeRule = Literal[
+    "passed", "failed_assertion", "wrong_output", "exception", "timeout", "memory_limit", "output_limit",
+    "syntax_error", "no_code", "sandbox_refused", "request_error",
+]  # fmt: skip
+# How the code that ran was taken from the visible answer (rules C2-C4).
+CodeMethod = Literal[
+    "fenced_defining",  # the last fenced block that defines the entry point (function tasks)
+    "fenced_last",  # the last fenced block (standard-input tasks; a function task whose blocks define nothing)
+    "whole_answer",  # no fences: the whole visible answer parses as Python
+    "prefix_body",  # no fences: an indented body that continues the code prefix
+    "longest_span",  # no fences: the longest parseable span holding `def <entry_point>`
+    "none",
+]  # fmt: skip
+CodeAmbiguity = Literal["none", "unclosed_fence", "several_defining_blocks"]
+# Why no code was run (outcome no_code).
+NoCodeReason = Literal["empty", "reasoning_only", "unclosed_think", "prose_only", "cut_off", "other_language"]
+TimeoutKind = Literal["cpu", "wall"]
+SandboxKind = Literal["bubblewrap", "podman", "docker"]
+
+
+class CodeBlock(msgspec.Struct, kw_only=True):
+    """One fenced block of the visible answer, a candidate (rule C2). `start`/`end` index into the raw content
+    field; `first_line`/`last_line` (from 1) into it too. `role`: what became of it."""
+
+    index: int
+    start: int
+    end: int
+    first_line: int
+    last_line: int
+    label: str  # the fence's info string as written ("python", "py", "" when none)
+    closed: bool = True  # False: the last fence opened and never closed (the block runs to the end of the answer)
+    python: bool = True  # tagged python/py/python3 or untagged; another language's block is never run
+    parses: bool = False
+    defines_entry_point: bool = False
+    role: Literal["ran", "prepended", "not_run"] = "not_run"
+
+
+class Prepended(msgspec.Struct, kw_only=True):
+    """What the chosen block uses from an earlier block, put before it (rule C3): the block, and the imports and
+    definitions taken, by name (`import re`, `def helper`, `class Node`)."""
+
+    block: int
+    names: list[str]
+
+
+class CodeLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """The limits every program ran under (docs/lanes.md, "Code sandbox"), recorded in each decision. `cpu_s` is
+    per program (per test for a standard-input task); `wall_s` counts the time the program was not waiting for a
+    CPU, so a loaded machine never makes it run out (rule C9)."""
+
+    cpu_s: float = 10.0
+    stdin_cpu_s: float = 6.0
+    wall_s: float | None = None  # None: 3 x the CPU limit + 5 s
+    memory_bytes: int = 2 * 1024**3
+    processes: int = 64
+    output_bytes: int = 16 * 1024**2  # per stream (stdout, stderr)
+    file_bytes: int = 16 * 1024**2  # the largest file it may write (and its tmpfs's size)
+    open_files: int = 256
+
+    def wall_for(self, cpu_s: float) -> float:
+        return self.wall_s if self.wall_s is not None else 3 * cpu_s + 5
+
+
+class Sandbox(msgspec.Struct, kw_only=True):
+    """Where the program ran: the sandbox's kind and version, the interpreter inside it, the limits."""
+
+    kind: SandboxKind | None  # None: no sandbox could run it (outcome sandbox_refused)
+    version: str | None
+    interpreter: str | None
+    python_version: str | None
+    limits: CodeLimits
+    refused: str | None = None  # why no sandbox ran it, and how to fix that
+
+
+class ProgramRun(msgspec.Struct, kw_only=True):
+    """One run of the program in its own sandbox (a function task's one, a standard-input task's one per test)."""
+
+    exit_status: int | None  # the program's exit code; None when a signal ended it
+    signal: str | None = None  # "SIGKILL", "SIGXCPU", ...
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    stdout_head: str = ""
+    stderr_head: str = ""
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    timeout: TimeoutKind | None = None
+    memory_limit: bool = False
+    output_limit: bool = False
+
+
+class TestResult(msgspec.Struct, kw_only=True):
+    """One test's result. A function task's `check` is one test. A standard-input test that printed something else
+    names the first line that differs (from 1) with the line expected and the line printed."""
+
+    index: int
+    result: Literal["passed", "failed", "error", "timeout", "memory_limit", "output_limit", "not_run"]
+    detail: str = ""
+    line: int | None = None
+    expected: str | None = None
+    got: str | None = None
+
+
+class CodeDecision(Decision, kw_only=True):
+    """A code task's verdict. `correct` is true when the outcome is "passed", None when the sandbox refused (nothing
+    ran), else false. `candidates` are the visible answer's fenced blocks (CodeBlock) and `decided_by` the one that
+    ran. `extracted_final_answer` is the program's sha256 (the program itself is `program`)."""
+
+    extraction_method: CodeMethod
+    ambiguity: CodeAmbiguity
+    rule: CodeRule
+    outcome: Outcome | None = None  # None for a failed request
+    task_kind: Literal["function", "stdin"] = "function"
+    chosen_why: str = ""  # why this block (or span) was the code that ran
+    no_code_reason: NoCodeReason | None = None
+    prepended: list[Prepended] = msgspec.field(default_factory=list)
+    code: str | None = None  # the code taken from the answer
+    program: str | None = None  # the exact program run: the code prefix + the prepended code + the code
+    program_sha256: str | None = None
+    syntax_error: str | None = None  # the compiler's message and line, for outcome syntax_error
+    sandbox: Sandbox | None = None
+    runs: list[ProgramRun] = msgspec.field(default_factory=list)
+    tests: list[TestResult] = msgspec.field(default_factory=list)
