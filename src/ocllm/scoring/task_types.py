@@ -14,7 +14,7 @@ import msgspec
 
 from ocllm.errors import OcllmError
 from ocllm.models import Decision, Task
-from ocllm.scoring import instructions, json_answer, math, mcq, substrings, tool_call
+from ocllm.scoring import code, instructions, json_answer, math, mcq, substrings, tool_call
 from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
 __all__ = [
@@ -56,7 +56,7 @@ def unregister(name: str) -> None:
     TASK_TYPES.pop(name, None)
 
 
-for _shipped in (mcq, substrings, math, instructions, json_answer, tool_call):
+for _shipped in (mcq, substrings, math, instructions, json_answer, tool_call, code):
     register(_shipped.TASK_TYPE)
 # The keys a lane's record (a manifest's `lane`) keeps each type's template under, as lanes files wrote them before
 # templates were one table ("prompt_template", "math_template", ...): only the shipped types have one; a type

@@ -82,7 +82,7 @@ def _io_tests_problem(value: object) -> str | None:
     if len(value) > MAX_IO_TESTS:
         return f"field 'io_tests': {len(value):,} tests, more than the {MAX_IO_TESTS:,} a task may hold"
     for number, item in enumerate(value, start=1):
-        if not isinstance(item, dict) or not isinstance(item.get("input"), str) or not isinstance(item.get("output"), str):
+        if not isinstance(item, dict) or not all(isinstance(item.get(key), str) for key in ("input", "output")):
             return f"field 'io_tests': test {number} is not an object with text \"input\" and \"output\""
         if max(len(item["input"]), len(item["output"])) > MAX_IO_CHARS:
             return f"field 'io_tests': test {number} is longer than the {MAX_IO_CHARS:,} characters a test may hold"
@@ -119,14 +119,18 @@ def user_text(task: CodeTask, template: str) -> str:
     """The user message. The default shows a function task's code prefix in a fenced block after the question, and
     says to answer in one Python block, as the peers' chat prompts do; a lane's template may place them itself."""
     if template != DEFAULT_TEMPLATE:
-        return template.format(question=task.question, code_prefix=task.code_prefix or "", entry_point=task.entry_point or "")
+        prefix, entry = task.code_prefix or "", task.entry_point or ""
+        return template.format(question=task.question, code_prefix=prefix, entry_point=entry)
     parts = [task.question.strip()]
     if task.kind == "function":
         if task.code_prefix:
             parts.append(f"Complete this Python code:\n```python\n{task.code_prefix.rstrip()}\n```")
         parts.append(f"Write the whole function `{task.entry_point}` in one ```python code block.")
     else:
-        parts.append("Write a complete Python program that reads standard input and prints the answer, in one ```python code block.")
+        parts.append(
+            "Write a complete Python program that reads standard input and prints the answer, in one ```python code "
+            "block."
+        )
     return "\n\n".join(part for part in parts if part)
 
 

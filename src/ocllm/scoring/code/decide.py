@@ -1,0 +1,59 @@
+"""Code tasks: take the program from the visible answer (C1-C5), run it in a sandbox against the task's tests
+(C7-C9), and record every step (docs/scoring/code.md)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from ocllm.models import Policy, Sample
+from ocllm.scoring.code.decision import CodeDecision, CodeLimits
+from ocllm.scoring.code.execution import run_task
+from ocllm.scoring.code.extract import extract_code
+from ocllm.scoring.code.fields import CodeTask
+
+DEFAULT_LIMITS = CodeLimits()
+
+
+def program_of(task: CodeTask, code: str) -> str:
+    """The exact program run (C7): the task's code prefix, then the code taken from the answer."""
+    if not task.code_prefix:
+        return code
+    return task.code_prefix.rstrip("\n") + "\n" + code if not code.startswith((" ", "\t")) else task.code_prefix + code
+
+
+def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimits = DEFAULT_LIMITS) -> CodeDecision:
+    extraction = extract_code(task, sample, policy)
+    cut = sample.finish_reason == "length"
+    base: dict[str, Any] = {
+        "task_id": task.id,
+        "task_type": task.type,
+        "category": task.category,
+        "expected_answer": None,
+        "extraction_source": extraction.source,
+        "extraction_method": extraction.method,
+        "ambiguity": extraction.ambiguity,
+        "candidates": extraction.blocks,
+        "decided_by": extraction.chosen,
+        "truncated": cut,
+        "task_kind": task.kind,
+        "chosen_why": extraction.why,
+        "prepended": extraction.prepended,
+        "code": extraction.code,
+    }
+    if extraction.code is None:
+        reason = f"no code to run ({extraction.no_code_reason}): {extraction.why}"
+        return CodeDecision(
+            **base, extracted_final_answer=None, correct=False, rule="no_code", outcome="no_code", reason=reason,
+            no_code_reason=extraction.no_code_reason,
+        )  # fmt: skip
+    program = program_of(task, extraction.code)
+    digest = hashlib.sha256(program.encode()).hexdigest()
+    verdict = run_task(task, program, limits, cut=cut)
+    correct = True if verdict.outcome == "passed" else (None if verdict.outcome == "sandbox_refused" else False)
+    syntax = verdict.reason if verdict.outcome == "syntax_error" else None
+    return CodeDecision(
+        **base, extracted_final_answer=digest, correct=correct, rule=verdict.outcome, outcome=verdict.outcome,
+        reason=verdict.reason, program=program, program_sha256=digest, syntax_error=syntax, sandbox=verdict.sandbox,
+        runs=verdict.runs, tests=verdict.tests,
+    )  # fmt: skip
