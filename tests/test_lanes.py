@@ -8,6 +8,7 @@ import pytest
 
 from ocllm.errors import InputError
 from ocllm.run.lanes import load_lanes
+from ocllm.scoring.task_types import TASK_TYPES
 
 HEAD = '[lanes.A]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n'
 
@@ -170,7 +171,7 @@ def test_an_unknown_type_name_is_refused_in_one_line_naming_the_types(tmp_path: 
     assert done.returncode == 2 and not (tmp_path / "r").exists()
     assert done.stderr.strip().splitlines() == [
         f"ocllm: error: {path}: lane 'A': templates.maths: no task type 'maths' (the types: mcq, "
-        "required_substrings, math, instructions, json, tool_call)"
+        "required_substrings, math, instructions, json, tool_call, code)"
     ]
 
 
@@ -219,7 +220,9 @@ def test_the_manifest_record_keeps_its_layout_and_reads_back(tmp_path: Path) -> 
     lane = load(tmp_path, TABLE_HEAD.replace("[lanes.A.templates]\n", 'tool_choice = "none"\n[lanes.A.templates]\n')
                 + 'math = "{question} ####"\n')["A"]  # fmt: skip
     record = public_settings(lane)
-    assert "templates" not in record and "room_settings" not in record
+    # Only the types that came after templates were one table are under `templates` (none had a key of before).
+    later = {name: kind.default_template for name, kind in TASK_TYPES.items() if kind.template_key_before is None}
+    assert record.get("templates", {}) == later and "room_settings" not in record
     assert record["math_template"] == "{question} ####" and record["tool_choice"] == "none"
     assert record["prompt_template"].endswith("FINAL: <letter>.")  # the default in force is recorded too
     keys = list(record)

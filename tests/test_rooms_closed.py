@@ -17,6 +17,8 @@ COINCIDENCES: dict[tuple[str, str], str] = {
     ("scoring/simulated.py", "json"): "a tool call written as text in a JSON object: the name of a text format",
     ("advice.py", "json"): "the same text format of tool calls, and the server parsers that read it",
     ("cli/simulator.py", "json"): "the same text format, a choice of `serve-sim --tool-format`",
+    ("run/client/failures.py", "code"): "the `code` of an OpenAI-style error object, which a server sends",
+    ("sim/requests.py", "code"): "the `code` of the error object the simulator sends, as vLLM does",
     ("demo.py", "math"): "the folder the demo's math lanes write to (out/demo/math/), as docs/running.md names it",
 }
 
