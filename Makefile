@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-real-server demo lint bench clean browser lock lock-upgrade check-lean check-lean-locked
+.PHONY: test test-real-server demo lint bench clean browser sandbox lock lock-upgrade check-lean check-lean-locked
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,9 +58,18 @@ browser:
 		$$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || \
 		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium >/dev/null; }; }
 
+# Code tasks run the model's programs in bubblewrap (docs/scoring/code.md, "The sandbox"): Debian's package,
+# installed when missing. Without it (and without podman or docker) every code task is sandbox_refused.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+		echo "installing Debian's bubblewrap for the code tasks' sandbox"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q bubblewrap >/dev/null; }; }
+
 # Every core (pytest-xdist): most tests wait on servers, subprocesses and a browser rather than compute, so even
 # 2 cores gain. Slow tests (marked `slow`) run too; `pytest -m "not slow"` is the quick loop while working.
-test: $(STAMP) lint browser
+test: $(STAMP) lint browser sandbox
 	$(BIN)/python -m pytest -n auto
 
 # Against a real llama.cpp llama-server and a small real model on the CPU. The first run builds the server
@@ -68,11 +77,11 @@ test: $(STAMP) lint browser
 # later runs take a few minutes. See docs/development.md, "Real-server tests".
 REAL_SERVER_ENV := $(VENV)/real-server.env
 
-test-real-server: $(STAMP)
+test-real-server: $(STAMP) sandbox
 	$(BIN)/python scripts/real_server.py --env-file $(REAL_SERVER_ENV)
 	. ./$(REAL_SERVER_ENV) && $(BIN)/python -m pytest tests/real_server
 
-demo: $(STAMP)
+demo: $(STAMP) sandbox
 	$(BIN)/python -m ocllm.demo out/demo
 
 bench: $(STAMP)
