@@ -64,7 +64,7 @@ def extract_code(task: CodeTask, sample: Sample, policy: Policy) -> Extraction:
     )
     if visible.strip():
         if any(fence.python and fence_code(visible, fence).strip() for fence in fences):
-            return _from_blocks(task, visible, fences, blocks, budget)
+            return _from_blocks(task, visible, fences, blocks, place, budget)
         found = _unfenced(task, visible, place, budget, blocks)
         if found is not None:
             return found
@@ -88,7 +88,7 @@ def _candidate(index: int, fence: Fence, visible: str, place: RawPlace) -> CodeB
 
 
 def _from_blocks(
-    task: CodeTask, visible: str, fences: list[Fence], blocks: list[CodeBlock], budget: ParseBudget
+    task: CodeTask, visible: str, fences: list[Fence], blocks: list[CodeBlock], place: RawPlace, budget: ParseBudget
 ) -> Extraction:
     codes = [fence_code(visible, fence) for fence in fences]
     runnable = [i for i, fence in enumerate(fences) if fence.python and codes[i].strip()]
@@ -102,6 +102,15 @@ def _from_blocks(
     defining = [i for i in runnable if i in modules and entry and defines(modules[i], entry)]
     for i in defining:
         blocks[i].defines_entry_point = True
+    if entry and not defining and not any(_def_line(entry).search(codes[i]) for i in runnable):
+        # The def is outside every fence (the model left out an opening fence, or opened one only after the
+        # code): the answer's text is read as if it had none (rule C5), and its blocks stay candidates.
+        span = _longest_span(visible, entry, budget)
+        if span is not None:
+            start, end, code = span
+            why = (f"no fenced block defines {entry}(), but the text outside them does: this is the longest span of "
+                   f"whole lines holding `def {entry}` that parses")  # fmt: skip
+            return _span(blocks, "longest_span", why, code, place, start, end)
     chosen, method, why = _choose(entry, runnable, defining, codes, fences, len(modules))
     prepended, before = _prepend(chosen, runnable, modules, codes)
     blocks[chosen].role = "ran"
@@ -130,8 +139,7 @@ def _choose(
         return chosen, "fenced_defining", f"block {chosen} defines {entry}() at its top level{several}"
     # No parsed block defines it. A block whose text has the def line but does not parse still runs, so that the
     # program reports its own syntax error rather than the answer counting as one without code.
-    def_line = re.compile(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(entry)}[ \t]*\(", re.MULTILINE)
-    broken = [i for i in runnable if def_line.search(codes[i])]
+    broken = [i for i in runnable if _def_line(entry).search(codes[i])]
     if broken:
         chosen = broken[-1]
         return chosen, "fenced_defining", f"block {chosen} has a `def {entry}` line but does not parse as Python"
@@ -143,6 +151,11 @@ def _choose(
 def _indented(code: str) -> bool:
     first = next((line for line in code.split("\n") if line.strip()), "")
     return first[:1] in (" ", "\t")
+
+
+def _def_line(entry: str) -> re.Pattern[str]:
+    """A `def <entry>(` line at any indentation (the text test, for blocks that do not parse)."""
+    return re.compile(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(entry)}[ \t]*\(", re.MULTILINE)
 
 
 def _prepend(
@@ -307,32 +320,46 @@ def _longest_span(visible: str, entry: str, budget: ParseBudget) -> tuple[int, i
 
 
 def _span_from(lines: list[str], first: int, budget: ParseBudget) -> tuple[int, int, str] | None:
-    """The parseable span (top line, bottom line exclusive, code) grown from the def at line `first`."""
+    """The parseable span (top line, bottom line exclusive, code) grown from the def at line `first`: the def with
+    the lines under it (cut back at its blank lines until it parses), then, greedily, whole statements below and
+    above it (an import after the def, a decorator or import before it) while the span still parses."""
     indent = _indent_width(lines[first])
-    bottom = first + 1
-    while bottom < len(lines) and (not lines[bottom].strip() or _indent_width(lines[bottom]) > indent):
-        bottom += 1
-    while bottom > first + 1 and not lines[bottom - 1].strip():
-        bottom -= 1
-    top = first
-    while top > 0 and _is_header(lines[top - 1], indent):
-        top -= 1
+    bottom = _chunk_end(lines, first, indent)
     cuts = [bottom, *[i for i in range(bottom - 1, first, -1) if not lines[i].strip()][:MAX_CUTS_PER_START]]
-    for end in cuts:
-        for head in (top, first) if top < first else (first,):
-            code = _dedented(lines[head:end], indent)
-            if budget.parse(code) is not None:
-                return head, end, code
-    return None
+    top, end = first, None
+    for cut in cuts:
+        if budget.parse(_dedented(lines[first:cut], indent)) is not None:
+            end = cut
+            break
+    if end is None:
+        return None
+    if end == bottom:  # the def is whole: take the statements after it while the span parses
+        while end < len(lines) and _indent_width(lines[end]) == indent and lines[end].strip():
+            grown = _chunk_end(lines, end, indent)
+            if budget.parse(_dedented(lines[top:grown], indent)) is None:
+                break
+            end = grown
+    while top > 0:
+        above = top - 1
+        while above > 0 and (not lines[above].strip() or _indent_width(lines[above]) > indent):
+            above -= 1
+        if _indent_width(lines[above]) != indent or not lines[above].strip():
+            break
+        if budget.parse(_dedented(lines[above:end], indent)) is None:
+            break
+        top = above
+    return top, end, _dedented(lines[top:end], indent)
 
 
-def _is_header(line: str, indent: int) -> bool:
-    """A line that may stand directly above a def and belong with it: an import or a decorator at its
-    indentation, or a blank line."""
-    if not line.strip():
-        return True
-    stripped = line.strip()
-    return _indent_width(line) == indent and stripped.startswith(("import ", "from ", "@"))
+def _chunk_end(lines: list[str], start: int, indent: int) -> int:
+    """The end (exclusive) of the statement starting at line `start`: the lines indented under it, trailing blank
+    lines left out."""
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or _indent_width(lines[end]) > indent):
+        end += 1
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return end
 
 
 def _indent_width(line: str) -> int:
@@ -372,7 +399,7 @@ def _no_code(
         return _nothing(blocks, "empty", "the answer is empty")
     if sample.finish_reason == "length":
         return _nothing(blocks, "cut_off", "the answer was cut at the token limit before any code that parses")
-    if fences:
+    if any(not fence.python and visible[fence.body_start : fence.body_end].strip() for fence in fences):
         return _nothing(blocks, "other_language", "its only fenced blocks are in another language, and those never run")
     return _nothing(blocks, "prose_only", "the visible answer has no fenced block and no text that parses as code")
 
