@@ -111,7 +111,7 @@ def _from_blocks(
             why = (f"no fenced block defines {entry}(), but the text outside them does: this is the longest span of "
                    f"whole lines holding `def {entry}` that parses")  # fmt: skip
             return _span(blocks, "longest_span", why, code, place, start, end)
-    chosen, method, why = _choose(entry, runnable, defining, codes, fences, len(modules))
+    chosen, method, why = _choose(entry, runnable, defining, codes)
     prepended, before = _prepend(chosen, runnable, modules, codes)
     blocks[chosen].role = "ran"
     for item in prepended:
@@ -126,7 +126,7 @@ def _from_blocks(
 
 
 def _choose(
-    entry: str | None, runnable: list[int], defining: list[int], codes: list[str], fences: list[Fence], parsed: int
+    entry: str | None, runnable: list[int], defining: list[int], codes: list[str]
 ) -> tuple[int, CodeMethod, str]:
     """The block that runs (rules C3, C4), its method, and why."""
     count = len(runnable)
