@@ -229,5 +229,5 @@ def test_the_manifest_record_keeps_its_layout_and_reads_back(tmp_path: Path) -> 
     assert keys.index("api_key_env") < keys.index("prompt_template") < keys.index("system_prompt")
     assert keys[keys.index("reasoning") + 1] == "tool_choice"
     back = lane_from_mapping("A", {k: v for k, v in json.loads(json.dumps(record)).items() if k != "name"}, "m.json")
-    assert public_settings(back) == record and back.room_settings == {"tool_choice": "none"}
-    assert with_flags(lane, {"concurrency": 2}).room_settings == {"tool_choice": "none"}
+    assert public_settings(back) == record and back.room_settings_set() == {"tool_choice": "none"}
+    assert with_flags(lane, {"concurrency": 2}).room_settings_set() == {"tool_choice": "none"}

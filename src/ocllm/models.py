@@ -110,6 +110,9 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True):
     allow_reasoning_fallback: bool = False
     # The chat template opens <think> inside the prompt, so the output starts inside the thinking.
     think_prefilled: bool = False
+    # The lane's values of the settings rooms declare of their own that bear on deciding (the code room's
+    # `code_limits`), by key: what a room's `decide` reads of its lane. Empty: every room's defaults.
+    room_settings: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 class Decision(msgspec.Struct, kw_only=True):

@@ -36,7 +36,11 @@ class Rescored(NamedTuple):
 
 
 def scorer_settings(policy: Policy) -> dict[str, Any]:
-    return {"version": SCORER_VERSION, **msgspec.structs.asdict(policy)}
+    """The scorer's version and policy as a document records them; rooms' settings only when a lane set any."""
+    settings = {"version": SCORER_VERSION, **msgspec.structs.asdict(policy)}
+    if not settings["room_settings"]:
+        del settings["room_settings"]
+    return settings
 
 
 def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = True) -> dict[str, Any]:
@@ -166,9 +170,19 @@ def policy_of_meta(meta: RunMeta, overrides: PolicyOverrides | None = None) -> P
                 conflict_policy="strict" if recorded.get("conflict_policy") == "strict" else "last",
                 allow_reasoning_fallback=recorded.get("allow_reasoning_fallback") is True,
                 think_prefilled=recorded.get("think_prefilled") is True,
+                room_settings=_room_settings(recorded),
             )
             break
     return msgspec.structs.replace(base, **overrides) if overrides else base
+
+
+def _room_settings(recorded: dict[str, Any]) -> dict[str, Any]:
+    """The rooms' own settings a run recorded (a scorer block keeps them under `room_settings`, a lane record at its
+    top level, as a lanes file writes them)."""
+    declared = {key for room in task_types.TASK_TYPES.values() for key in room.lane_settings}
+    found = recorded.get("room_settings")
+    source = found if isinstance(found, dict) else recorded
+    return {key: source[key] for key in declared if key in source}
 
 
 class RescoredFile(NamedTuple):

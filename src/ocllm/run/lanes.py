@@ -100,7 +100,16 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             conflict_policy=self.conflict_policy,
             allow_reasoning_fallback=self.allow_reasoning_fallback,
             think_prefilled=self.think_prefilled,
+            room_settings=self.room_settings_set(),
         )
+
+    def room_settings_set(self) -> dict[str, Any]:
+        """The rooms' own settings the lane gives a value other than the room's default (what a policy carries, so
+        that a lane read back from its record, which writes every default, scores as the lane it was)."""
+        return {
+            key: value for key, value in self.room_settings.items()
+            if key not in ROOM_SETTINGS or value != ROOM_SETTINGS[key].lane_settings[key].default
+        }  # fmt: skip
 
 
 def room_settings(types: Iterable[task_types.TaskType]) -> dict[str, task_types.TaskType]:

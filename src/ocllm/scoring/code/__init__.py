@@ -5,7 +5,7 @@ why, the exact program, the sandbox and its limits, what the program did, and ea
 
 from __future__ import annotations
 
-from ocllm.scoring.code import fields
+from ocllm.scoring.code import fields, limits
 from ocllm.scoring.code.decide import decide_code
 from ocllm.scoring.code.decision import CodeDecision
 from ocllm.scoring.task_type import TaskType
@@ -24,5 +24,6 @@ TASK_TYPE = TaskType(
     template_placeholders=fields.PLACEHOLDERS,
     required_placeholders=("question",),
     prompt=fields.prompt,
+    lane_settings=limits.LANE_SETTINGS,
     extracts_answer=True,
 )

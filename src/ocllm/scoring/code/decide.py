@@ -8,11 +8,10 @@ from typing import Any
 
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code.decision import CodeDecision, CodeLimits
-from ocllm.scoring.code.execution import run_task
+from ocllm.scoring.code.execution import refusal, run_task
 from ocllm.scoring.code.extract import extract_code
 from ocllm.scoring.code.fields import CodeTask
-
-DEFAULT_LIMITS = CodeLimits()
+from ocllm.scoring.code.limits import limits_of
 
 
 def program_of(task: CodeTask, code: str) -> str:
@@ -22,7 +21,9 @@ def program_of(task: CodeTask, code: str) -> str:
     return task.code_prefix.rstrip("\n") + "\n" + code if not code.startswith((" ", "\t")) else task.code_prefix + code
 
 
-def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimits = DEFAULT_LIMITS) -> CodeDecision:
+def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimits | None = None) -> CodeDecision:
+    """The decision on one answer; `limits` (for tests) replaces the lane's (`code_limits`, else the defaults)."""
+    limits = limits or limits_of(policy)
     extraction = extract_code(task, sample, policy)
     cut = sample.finish_reason == "length"
     base: dict[str, Any] = {
@@ -42,6 +43,12 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
         "code": extraction.code,
     }
     if extraction.code is None:
+        refused = refusal(limits)
+        if refused is not None:  # C10: without a sandbox every code task is refused, whatever its answer holds
+            return CodeDecision(
+                **base, extracted_final_answer=None, correct=None, rule="sandbox_refused", outcome="sandbox_refused",
+                reason=refused.reason, no_code_reason=extraction.no_code_reason, sandbox=refused.sandbox,
+            )  # fmt: skip
         reason = f"no code to run ({extraction.no_code_reason}): {extraction.why}"
         return CodeDecision(
             **base, extracted_final_answer=None, correct=False, rule="no_code", outcome="no_code", reason=reason,

@@ -33,6 +33,16 @@ class Verdict(NamedTuple):
     tests: list[TestResult]
 
 
+def refusal(limits: CodeLimits) -> Verdict | None:
+    """The refusal every code task gets when no sandbox can run a program (its answer's code or none), else None:
+    asked of the guarded child, which probes the sandbox once."""
+    result = _service.call("ocllm.scoring.code.sandbox:find_sandbox", (), Limits(cpu_s=60.0, stall_s=300.0))
+    if result.status == "done" and isinstance(result.value, Found):
+        return None
+    reason = result.value.reason if result.status == "done" else f"the sandbox could not be probed ({result.detail})"
+    return _refused(limits, reason, 0)
+
+
 def run_task(task: CodeTask, program: str, limits: CodeLimits, *, cut: bool) -> Verdict:
     """Run `program` against the task's tests, each run in a sandbox of its own; stop at the first test that does
     not pass (the rest are `not_run`)."""
