@@ -15,10 +15,12 @@ from ocllm.scoring.code.limits import limits_of
 
 
 def program_of(task: CodeTask, code: str) -> str:
-    """The exact program run (C7): the task's code prefix, then the code taken from the answer."""
-    if not task.code_prefix:
+    """The exact program run (C7): the task's code prefix, then the code taken from the answer, on a line of its own
+    (an indented body so continues the prefix's function, as C5's prefix_body read it)."""
+    prefix = task.code_prefix
+    if not prefix:
         return code
-    return task.code_prefix.rstrip("\n") + "\n" + code if not code.startswith((" ", "\t")) else task.code_prefix + code
+    return (prefix if prefix.endswith("\n") else prefix + "\n") + code
 
 
 def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimits | None = None) -> CodeDecision:

@@ -73,6 +73,10 @@ def task_fields_problem(row: dict[str, Any]) -> str | None:
         return f"field 'test': {len(test):,} characters, more than the {MAX_TEST_CHARS:,} a task may hold"
     if "def check" not in test:
         return "field 'test': it does not define check(candidate)"
+    try:  # compiled, never run: a task whose tests cannot compile would fail every answer
+        compile(test, "tests.py", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"field 'test': it does not compile ({type(exc).__name__}: {getattr(exc, 'msg', exc)})"
     return None
 
 
