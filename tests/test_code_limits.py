@@ -45,9 +45,9 @@ def test_a_bad_limit_is_refused_naming_it(tmp_path: Path, table: str, said: str)
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make test installs it)")
 def test_a_decision_runs_under_the_lanes_limits_and_records_them(tmp_path: Path) -> None:
-    lane = _lane(tmp_path, "cpu_s = 1\nwall_s = 3\n")
+    lane = _lane(tmp_path, "cpu_s = 1\nwall_s = 5\n")
     task = CodeTask(id="t", question="q", entry_point="f", test="def check(candidate):\n    candidate(0)\n")
     sample = Sample(task_id="t", content="```python\ndef f(x):\n    while True:\n        pass\n```")
     decision = decide_code(task, sample, lane.policy())
     assert decision.outcome == "timeout" and decision.reason == "the program reached its CPU-time limit of 1 s"
-    assert decision.sandbox is not None and decision.sandbox.limits.cpu_s == 1.0 and decision.sandbox.limits.wall_s == 3
+    assert decision.sandbox is not None and decision.sandbox.limits.cpu_s == 1.0 and decision.sandbox.limits.wall_s == 5

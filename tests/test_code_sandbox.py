@@ -27,7 +27,7 @@ pytestmark = [
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 # Small limits, so that the programs that run until a limit end within seconds.
-LIMITS = CodeLimits(cpu_s=2.0, wall_s=4.0, memory_bytes=512 * 1024**2, output_bytes=1024**2, file_bytes=1024**2)
+LIMITS = CodeLimits(cpu_s=2.0, wall_s=6.0, memory_bytes=512 * 1024**2, output_bytes=1024**2, file_bytes=1024**2)
 TESTS = "def check(candidate):\n    assert candidate(1) == 2\n"
 
 

@@ -14,8 +14,8 @@ limit does not bind root. The harness inside (`inside.py`) lowers the limits bef
 What decides is what the program itself reaches, never how busy the machine is (rule C9):
 - CPU time: the supervisor sums the CPU seconds of every process of the sandbox (from /proc, every `_POLL_S`) and
   kills the sandbox once the sum reaches the limit; RLIMIT_CPU in the sandbox is the backstop.
-- Wall time, counted as the time the program was not waiting for a CPU: elapsed time less the time its main
-  process spent runnable but not running (/proc/<pid>/schedstat). A program that sleeps or blocks reaches it; a
+- Wall time, counted as the time the program was not waiting for a CPU: elapsed time less the time its
+  processes spent runnable but not running (/proc/<pid>/schedstat). A program that sleeps or blocks reaches it; a
   program slowed by other work on the machine does not. Behind it, `_BACKSTOP_FACTOR` times the limit of plain
   elapsed time, for a machine so loaded that even that count cannot be trusted (said as such).
 - Output: each stream is read as it comes and the sandbox is killed once one passes its limit.
@@ -218,6 +218,7 @@ def run_program(job: Job) -> Ran | Refused:
     found = find_sandbox()
     if isinstance(found, Refused):
         return found
+    _adopt_orphans()
     with _job_folder(job) as (folder, nonce):
         run = _run_bwrap if found.kind == "bubblewrap" else _run_container
         ran = run(found, job, folder, nonce)
@@ -248,6 +249,14 @@ def _job_folder(job: Job) -> Iterator[tuple[str, str]]:
 
 _prctl = ctypes.CDLL(None, use_errno=True).prctl if hasattr(ctypes, "CDLL") else None
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@functools.cache
+def _adopt_orphans() -> None:
+    """Make this process the one a sandbox's orphaned first process is given to, so that it reaps it."""
+    if _prctl is not None:
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
 def _die_with_us() -> None:
@@ -260,7 +269,9 @@ def _die_with_us() -> None:
 def _run_bwrap(found: Found, job: Job, folder: str, nonce: str) -> Ran:
     limits = job.limits
     report_r, report_w = os.pipe()
+    info_r, info_w = os.pipe()  # bubblewrap writes the sandbox's first process's pid there, reaped afterwards
     argv = _bwrap_argv(found, folder, int(limits["file_bytes"]))
+    argv[-2:-2] = ["--info-fd", str(info_w)]
     # The harness reads the job with the report descriptor's number written in (bubblewrap keeps the number).
     spec_path = Path(folder, "job.json")
     spec = json.loads(spec_path.read_text())
@@ -271,11 +282,12 @@ def _run_bwrap(found: Found, job: Job, folder: str, nonce: str) -> Ran:
     started = time.monotonic()
     try:
         process = subprocess.Popen(
-            argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(report_w,),
+            argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(report_w, info_w),
             close_fds=True, process_group=0, preexec_fn=_die_with_us, **_drop_privileges(),
         )  # fmt: skip
     finally:
         os.close(report_w)
+        os.close(info_w)
         if stdin is not subprocess.PIPE:
             stdin.close()
     if job.kind == "function":
@@ -283,7 +295,7 @@ def _run_bwrap(found: Found, job: Job, folder: str, nonce: str) -> Ran:
         with contextlib.suppress(OSError):
             process.stdin.write(nonce.encode() + b"\n")
             process.stdin.close()
-    ran = _Watch(process, report_r, limits, started, keep=_kept(job, container=False)).run()
+    ran = _Watch(process, report_r, limits, started, keep=_kept(job, container=False), info_fd=info_r).run()
     if ran.report is not None and ran.report.get("status") == "passed" and ran.report.get("nonce") != nonce:
         ran.report = {"status": "forged", "message": "a report of a pass without the harness's nonce"}
     return ran
@@ -349,7 +361,7 @@ class _Watch:
 
     def __init__(self, process: subprocess.Popen[bytes], report_fd: int | None, limits: dict[str, Any],
                  started: float, *, keep: dict[str, int], count_cpu: bool = True,
-                 on_kill: list[str] | None = None) -> None:  # fmt: skip
+                 on_kill: list[str] | None = None, info_fd: int | None = None) -> None:  # fmt: skip
         self.process = process
         self.limits = limits
         self.started = started
@@ -357,8 +369,9 @@ class _Watch:
         self.on_kill = on_kill
         self.output_cap = int(limits["output_bytes"])
         self.keep = keep
-        self.heads = {"stdout": bytearray(), "stderr": bytearray(), "report": bytearray()}
-        self.sizes = {"stdout": 0, "stderr": 0, "report": 0}
+        self.heads = {"stdout": bytearray(), "stderr": bytearray(), "report": bytearray(), "info": bytearray()}
+        self.sizes = {"stdout": 0, "stderr": 0, "report": 0, "info": 0}
+        self.keep["info"] = 4096
         self.selector = selectors.DefaultSelector()
         assert process.stdout is not None and process.stderr is not None
         self.selector.register(process.stdout, selectors.EVENT_READ, "stdout")
@@ -366,8 +379,11 @@ class _Watch:
         if report_fd is not None:
             self.selector.register(report_fd, selectors.EVENT_READ, "report")
         self.report_fd = report_fd
+        self.info_fd = info_fd
+        if info_fd is not None:
+            self.selector.register(info_fd, selectors.EVENT_READ, "info")
         self.cpu_s = 0.0
-        self.main_pid: int | None = None
+        self.waits: dict[tuple[int, bytes], float] = {}  # each process seen (by pid and start time): its CPU wait
         self.waited_s = 0.0
         self.timeout: Literal["cpu", "wall", "backstop"] | None = None
         self.output_limit = False
@@ -424,21 +440,22 @@ class _Watch:
         head = self.heads[name]
         if len(head) < cap:
             head += chunk[: cap - len(head)]
-        if name != "report" and self.sizes[name] > self.output_cap:
+        if name in ("stdout", "stderr") and self.sizes[name] > self.output_cap:
             self.output_limit = True
 
     def _measure(self) -> None:
         """The CPU seconds of every process of the sandbox (bubblewrap and all it started, with those they waited
-        for), and the time the program's main process waited for a CPU."""
+        for), and the time its processes spent waiting for a CPU, summed over every process seen: exact for one
+        process; for several, more than the time none of them could run, which only delays the wall limit of a
+        program that keeps wanting the CPU, and the CPU limit ends that one."""
         pids = _descendants(self.process.pid)
         total = 0.0
         for pid in pids:
             total += _cpu_seconds(pid)
         self.cpu_s = max(self.cpu_s, total)
-        if self.main_pid is None:
-            self.main_pid = _find_main(pids)
-        if self.main_pid is not None:
-            self.waited_s = max(self.waited_s, _run_delay(self.main_pid))
+        for pid, started in _with_start_times(pids):
+            self.waits[pid, started] = max(self.waits.get((pid, started), 0.0), _run_delay(pid))
+        self.waited_s = sum(self.waits.values())
 
     def _end(self) -> int:
         """Kill the sandbox unless it ended, drain what it wrote, and count (and kill) anything of it still alive."""
@@ -465,10 +482,31 @@ class _Watch:
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
-        if self.report_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.report_fd)
+        for fd in (self.report_fd, self.info_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.cpu_s = max(self.cpu_s, self._reap_first())
         return _kill_left(before)
+
+    def _reap_first(self) -> float:
+        """Reap the sandbox's first process, which bubblewrap leaves when it exits and which dies with it: this
+        process is the subreaper it comes to (`_adopt_orphans`), so no zombie is left for the machine's init to
+        collect. Its resource usage holds the CPU time of the program it waited for: the run's final count."""
+        try:
+            pid = int(json.loads(bytes(self.heads["info"]).decode())["child-pid"])
+        except (ValueError, KeyError, TypeError):
+            return 0.0
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            try:
+                reaped, _, usage = os.wait4(pid, os.WNOHANG)
+            except ChildProcessError:
+                return 0.0  # not ours: another process adopted it
+            if reaped == pid:
+                return usage.ru_utime + usage.ru_stime
+            time.sleep(0.005)
+        return 0.0
 
 
 def _status(code: int | None) -> tuple[int | None, str | None]:
@@ -524,18 +562,6 @@ def _run_delay(pid: int) -> float:
             return int(f.read().split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
         return 0.0
-
-
-def _find_main(pids: list[int]) -> int | None:
-    """The harness's process (the program runs in it): the one whose command line runs inside.py."""
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if f"{_JOB}/inside.py".encode() in f.read():
-                    return pid
-        except OSError:
-            continue
-    return None
 
 
 def _stat_fields(pid: int) -> list[bytes] | None:
