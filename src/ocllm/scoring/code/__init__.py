@@ -5,7 +5,7 @@ why, the exact program, the sandbox and its limits, what the program did, and ea
 
 from __future__ import annotations
 
-from ocllm.scoring.code import fields
+from ocllm.scoring.code import datasets, fields, lm_eval
 from ocllm.scoring.code.decide import decide_code
 from ocllm.scoring.code.decision import CodeDecision
 from ocllm.scoring.task_type import TaskType
@@ -25,4 +25,6 @@ TASK_TYPE = TaskType(
     required_placeholders=("question",),
     prompt=fields.prompt,
     extracts_answer=True,
+    datasets=datasets.DATASETS,
+    lm_eval=lm_eval.LM_EVAL,
 )

@@ -1,0 +1,104 @@
+"""Other tools' saved results read into code tasks: lm-eval's samples of humaneval and mbpp (tests/data/code/harnesses/,
+lines in lm-eval's layout around the published HumanEval and MBPP rows; sources in its README). The reading and the
+mapping are tested here; whether our own verdict is computed depends on the code room's decide."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import code_room_here
+import pytest
+
+from ocllm.formats.harnesses import read_harness_files
+from ocllm.scoring.code.fields import CodeTask
+
+
+@pytest.fixture(autouse=True)
+def _code_room() -> Iterator[None]:
+    with code_room_here.registered():
+        yield
+
+
+DATA = Path(__file__).parent / "data" / "code" / "harnesses"
+HUMANEVAL = DATA / "samples_humaneval_2025-09-01T10-00-00.000000.jsonl"
+MBPP = DATA / "samples_mbpp_2025-09-01T10-00-00.000000.jsonl"
+
+
+def records(path: Path) -> list:
+    run = read_harness_files("lm-eval", [path])
+    found = list(run.records)
+    assert not run.unscorable, run.unscorable
+    return found
+
+
+def test_humaneval_samples_become_code_tasks_with_lm_evals_verdict() -> None:
+    lines = [json.loads(line) for line in HUMANEVAL.read_text().splitlines()]
+    found = records(HUMANEVAL)
+    assert [r.task.id for r in found] == ["humaneval/0", "humaneval/2", "humaneval/53"]
+    for record, line in zip(found, lines, strict=True):
+        task = record.task
+        assert isinstance(task, CodeTask) and task.type == "code" and task.kind == "function"
+        assert task.code_prefix == line["doc"]["prompt"] and task.test == line["doc"]["test"]
+        assert task.entry_point == line["doc"]["entry_point"] and task.category == "humaneval"
+        assert task.prompt == line["doc"]["prompt"]  # what lm-eval sent
+        assert record.sample.content == line["resps"][0][0]
+        previous = record.previous
+        assert previous["tool"] == "lm-eval" and previous["metric"] == "pass@1"
+        assert previous["correct"] is (line["pass@1"] == 1.0) and record.previous_verdict is previous["correct"]
+        assert previous["tool_program"] == line["filtered_resps"][0] and previous["extracted_final_answer"] is None
+        assert "gen_prefix_open" not in previous
+
+
+def test_an_empty_response_reaches_the_scorer_as_an_empty_answer() -> None:
+    empty = next(r for r in records(HUMANEVAL) if r.task.id == "humaneval/2")
+    assert empty.sample.content == "" and empty.sample.error is None
+    assert empty.previous["correct"] is False
+
+
+def test_mbpp_samples_take_the_asserts_lm_eval_ran() -> None:
+    lines = [json.loads(line) for line in MBPP.read_text().splitlines()]
+    found = records(MBPP)
+    assert [(r.task.id, r.task.entry_point) for r in found] == [
+        ("mbpp/0", "remove_Occ"),
+        ("mbpp/1", "square_perimeter"),
+    ]
+    for record, line in zip(found, lines, strict=True):
+        task = record.task
+        assert task.code_prefix is None and task.category == "mbpp"
+        assert task.test is not None and task.test.startswith("def check(candidate):")
+        assert all(a.strip() in task.test for a in line["target"].splitlines())
+        assert not any(a in task.test for a in line["doc"]["challenge_test_list"])
+        assert record.previous["metric"] == "pass_at_1" and record.previous["correct"] is True
+        assert record.previous["tests_from"].startswith("the asserts of lm-eval's target")
+
+
+def test_instruct_responses_are_marked_as_starting_inside_a_fence(tmp_path: Path) -> None:
+    line = json.loads(HUMANEVAL.read_text().splitlines()[0])
+    prefix = "Here is the completed function:\n```python\n" + line["doc"]["prompt"] + "\n"
+    line["arguments"]["gen_args_0"]["arg_0"] = json.dumps(
+        [{"role": "user", "content": "Write a solution ...\n```python\n" + line["doc"]["prompt"] + "\n```\n" + prefix}]
+    )
+    path = tmp_path / "samples_humaneval_instruct_2025-09-01T10-00-00.000000.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (record,) = records(path)
+    assert record.task.id == "humaneval_instruct/0" and record.previous["gen_prefix_open"] is True
+
+
+def test_a_doc_of_another_name_is_read_by_its_fields(tmp_path: Path) -> None:
+    line = json.loads(HUMANEVAL.read_text().splitlines()[0])
+    path = tmp_path / "samples_my_code_task_2025-09-01T10-00-00.000000.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (record,) = records(path)
+    assert isinstance(record.task, CodeTask) and record.task.entry_point == "has_close_elements"
+
+
+@pytest.mark.skipif(not code_room_here.DECIDES, reason="the code room's decide is not on this branch")
+def test_rescore_from_lm_eval_end_to_end(tmp_path: Path) -> None:
+    from ocllm.cli import main
+
+    out = tmp_path / "rescored.json"
+    assert main(["rescore", "--from", "lm-eval", str(HUMANEVAL), "-o", str(out)]) == 0
+    tasks = json.loads(out.read_text())["tasks"]
+    assert {t["task_id"] for t in tasks} == {"humaneval/0", "humaneval/2", "humaneval/53"}
