@@ -102,3 +102,104 @@ def test_rescore_from_lm_eval_end_to_end(tmp_path: Path) -> None:
     assert main(["rescore", "--from", "lm-eval", str(HUMANEVAL), "-o", str(out)]) == 0
     tasks = json.loads(out.read_text())["tasks"]
     assert {t["task_id"] for t in tasks} == {"humaneval/0", "humaneval/2", "humaneval/53"}
+
+
+# --- evalplus ----------------------------------------------------------------------------------------------------
+
+DATASETS = Path(__file__).parent / "data" / "code" / "datasets"
+
+
+def _evalplus_folder(tmp_path: Path, *, results: bool = True, samples: bool = True, dataset: bool = True) -> Path:
+    """evalplus's files as `evalplus.evaluate` leaves them (eval_results.json beside the samples), with the dataset
+    file it ran on: the HumanEval slice stands for HumanEvalPlus (the same fields, `test` included)."""
+    import shutil
+
+    folder = tmp_path / "evalplus_results"
+    folder.mkdir()
+    rows = {r["task_id"]: r for r in map(json.loads, _humaneval_lines())}
+    if dataset:
+        shutil.copy(DATASETS / "HumanEval-4.jsonl.gz", folder / "HumanEvalPlus-v0.1.10.jsonl.gz")
+    if samples:
+        lines = [
+            {
+                "task_id": "HumanEval/0",
+                "solution": rows["HumanEval/0"]["prompt"] + rows["HumanEval/0"]["canonical_solution"],
+            },
+            {"task_id": "HumanEval/53", "completion": "    return x - y\n"},
+        ]
+        (folder / "samples.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    if results:
+        failed = [[[1.0], 0.5]]
+        stub = "def has_close_elements(numbers, threshold): ..."
+        entry = {"task_id": "HumanEval/0", "solution": stub, "base_status": "pass", "plus_status": "fail",
+                 "base_fail_tests": [], "plus_fail_tests": failed}  # fmt: skip
+        other = {"task_id": "HumanEval/53", "solution": "def add(x, y):\n    return x + y\n", "base_status": "pass",
+                 "plus_status": "pass", "base_fail_tests": [], "plus_fail_tests": []}  # fmt: skip
+        (folder / "eval_results.json").write_text(
+            json.dumps(
+                {
+                    "date": "2025-09-01 10:00",
+                    "hash": "x",
+                    "eval": {"HumanEval/0": [entry], "HumanEval/53": [other]},
+                    "pass_at_k": {"base": {"pass@1": 1.0}, "plus": {"pass@1": 0.5}},
+                }
+            )
+        )
+    return folder
+
+
+def _humaneval_lines() -> list[str]:
+    import gzip
+
+    return gzip.decompress((DATASETS / "HumanEval-4.jsonl.gz").read_bytes()).decode().splitlines()
+
+
+def test_evalplus_results_with_their_dataset(tmp_path: Path) -> None:
+    run = read_harness_files("evalplus", [_evalplus_folder(tmp_path)])
+    found = list(run.records)
+    assert [(r.task.id, r.sample.sample) for r in found] == [("HumanEval/0", 0), ("HumanEval/53", 0)]
+    first, second = found
+    assert first.task.entry_point == "has_close_elements" and first.task.test is not None
+    assert first.sample.content == "def has_close_elements(numbers, threshold): ..."
+    assert (first.previous["base_status"], first.previous["plus_status"], first.previous["correct"]) == (
+        "pass",
+        "fail",
+        False,
+    )
+    assert second.previous["correct"] is True and second.previous["verdict"] == "base and plus tests"
+    assert any("samples files given are not read" in n for n in run.notices)
+
+
+def test_evalplus_samples_alone_join_prompt_and_completion(tmp_path: Path) -> None:
+    run = read_harness_files("evalplus", [_evalplus_folder(tmp_path, results=False)])
+    found = {r.task.id: r for r in run.records}
+    assert found["HumanEval/53"].sample.content == found["HumanEval/53"].task.code_prefix + "    return x - y\n"
+    assert all(r.previous["correct"] is None for r in found.values())
+
+
+def test_evalplus_without_its_dataset_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ocllm.cli import main
+
+    folder = _evalplus_folder(tmp_path, dataset=False)
+    assert main(["rescore", "--from", "evalplus", str(folder), "-o", str(tmp_path / "out.json")]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "hold no tests: give the dataset file" in lines[0]
+
+
+def test_a_task_missing_from_the_dataset_is_unscorable(tmp_path: Path) -> None:
+    folder = _evalplus_folder(tmp_path)
+    data = json.loads((folder / "eval_results.json").read_text())
+    data["eval"]["HumanEval/999"] = [{"task_id": "HumanEval/999", "solution": "x", "base_status": "fail"}]
+    (folder / "eval_results.json").write_text(json.dumps(data))
+    run = read_harness_files("evalplus", [folder])
+    assert [r.task.id for r in run.records] == ["HumanEval/0", "HumanEval/53"]
+    assert [(u.task_id, u.reason) for u in run.unscorable] == [
+        ("HumanEval/999", "no row of this task_id in the dataset files given")
+    ]
+
+
+def test_evalplus_results_are_named_when_given_without_from(tmp_path: Path) -> None:
+    from ocllm.formats.harnesses import recognise
+
+    fmt = recognise(_evalplus_folder(tmp_path) / "eval_results.json")
+    assert fmt is not None and fmt.name == "evalplus"

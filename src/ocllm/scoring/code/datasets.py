@@ -46,7 +46,7 @@ PLUS_REFUSED = (
 )
 
 
-def _humaneval_task(row: Row, seed: int, seen: Counter[str]) -> Task:
+def humaneval_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     task_id = text(row, "task_id")
     entry = _identifier(row, "entry_point")
     prompt = _code(row, "prompt")
@@ -75,7 +75,7 @@ MBPP_PLUS_REFUSED = (
 )
 
 
-def _mbpp_task(row: Row, seed: int, seen: Counter[str]) -> Task:
+def mbpp_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     fields = row.fields
     evalplus = isinstance(fields.get("task_id"), str) and str(fields["task_id"]).startswith("Mbpp/")
     if evalplus:
@@ -424,7 +424,7 @@ def _checked(row: Row, task: CodeTask) -> CodeTask:
 
 
 DATASETS = (
-    Dataset(name="humaneval", label="HumanEval", files=("jsonl", "parquet"), task=_humaneval_task),
-    Dataset(name="mbpp", label="MBPP", files=("jsonl", "parquet"), task=_mbpp_task),
+    Dataset(name="humaneval", label="HumanEval", files=("jsonl", "parquet"), task=humaneval_task),
+    Dataset(name="mbpp", label="MBPP", files=("jsonl", "parquet"), task=mbpp_task),
     Dataset(name="livecodebench", label="LiveCodeBench", files=("jsonl", "parquet"), task=_lcb_task),
 )
