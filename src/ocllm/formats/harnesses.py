@@ -15,9 +15,11 @@ from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.files.file_kind import refuse_lfs_pointer
 from ocllm.files.reading import json_items
-from ocllm.formats import inspect_log, lm_eval, mmlu_pro_results
+from ocllm.formats import evalplus, inspect_log, lm_eval, mmlu_pro_results
 from ocllm.formats.not_text import screen
 from ocllm.formats.records import RunMeta, SavedRecord
+
+ReadFile = Callable[[Path, str | None, bool], Iterator[SavedRecord | UnscorableRecord]]
 
 
 class HarnessFormat(NamedTuple):
@@ -33,6 +35,10 @@ class HarnessFormat(NamedTuple):
     # Which of the tool's own tasks a task id is of (lm-eval's `gsm8k/12` -> `gsm8k`), so that each is paired on
     # its own; None where the ids do not say (an MMLU-Pro result file is a subject, not a task).
     task_of: Callable[[str], str | None] = lambda _task_id: None
+    # A format whose records need files of another kind read first (evalplus: the dataset the tests come from):
+    # given every file, the files whose records are read, the reader that reads them, and notices. None: each file
+    # is read by `read`.
+    arrange: Callable[[list[Path]], tuple[list[Path], ReadFile, list[str]]] | None = None
 
 
 class HarnessRun(NamedTuple):
@@ -136,6 +142,15 @@ FORMATS: dict[str, HarnessFormat] = {
         inspect_log.read,
         _inspect_facts,
     ),
+    "evalplus": HarnessFormat(
+        "evalplus",
+        "evalplus",
+        evalplus.files_in,
+        evalplus.LOOKED_FOR,
+        lambda _path, _filter, _qualify: iter(()),  # read through `arrange`, which needs every file
+        lambda _files: ({}, []),
+        arrange=evalplus.arrange,
+    ),
 }
 
 
@@ -147,7 +162,12 @@ def read_harness_files(name: str, paths: list[Path], filter_name: str | None = N
     files, skipped = _expand(fmt, paths)
     for path in files:
         refuse_lfs_pointer(path)  # before the format reads it as what it is not
+    read_file = fmt.read
+    arranged: list[str] = []
+    if fmt.arrange is not None:
+        files, read_file, arranged = fmt.arrange(files)
     facts, notices = fmt.describe(files)
+    notices = [*notices, *arranged]
     if skipped:
         notices = [
             f"skipped {len(skipped)} JSON file(s) of the folder that are not {fmt.name} results: {', '.join(skipped)}",
@@ -165,7 +185,7 @@ def read_harness_files(name: str, paths: list[Path], filter_name: str | None = N
         first_seen: dict[tuple[str, int], Path] = {}
         for path in files:
             scored, left_out = 0, len(unscorable)
-            for read in fmt.read(path, filter_name, qualify):
+            for read in read_file(path, filter_name, qualify):
                 # Through the rule for what is not text (formats/not_text.py) before anything else uses it.
                 record = read if isinstance(read, UnscorableRecord) else screen(read, path)
                 if isinstance(record, UnscorableRecord):
@@ -234,8 +254,11 @@ def _looks_like(fmt: HarnessFormat, path: Path) -> bool:
     try:
         if fmt.name == "lm-eval":
             return path.name.startswith("samples_") and path.suffix == ".jsonl"
-        if fmt.name == "inspect":
-            return path.suffix in (".eval", ".json") and isinstance(inspect_log.header(path).get("eval"), dict)
+        if fmt.name == "evalplus":
+            return evalplus.results_file(path)
+        if fmt.name == "inspect":  # evalplus's eval_results.json has an `eval` object too
+            eval_spec = inspect_log.header(path).get("eval") if path.suffix in (".eval", ".json") else None
+            return isinstance(eval_spec, dict) and not evalplus.results_file(path)
         first = next(json_items(path, "item"), None)  # mmlu-pro: a list of questions
         return isinstance(first, dict) and all(name in first for name in mmlu_pro_results.record_fields())
     except (InputError, OSError, ValueError):

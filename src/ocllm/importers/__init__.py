@@ -18,7 +18,7 @@ from ocllm.errors import InputError
 from ocllm.files.surrogates import first_lone_surrogate
 from ocllm.importers.bounds import DEFAULT_BOUNDS, Bounds, Budget
 from ocllm.importers.datasets import datasets
-from ocllm.importers.rows import JSONL, files_of
+from ocllm.importers.rows import JSONL, files_of, suffix_of
 from ocllm.importers.sampling import SeededSample
 from ocllm.models import Task
 from ocllm.scoring.dataset_rows import BadRow
@@ -103,7 +103,7 @@ def dataset_files(fmt: str, paths: list[Path]) -> list[Path]:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(known)}")
     files = files_of(paths, dataset.suffixes)
     for file in files:
-        if file.suffix.lower() not in dataset.suffixes:
+        if suffix_of(file) not in dataset.suffixes:
             raise InputError(f"{file}: a {fmt} file is {' or '.join(dataset.suffixes)}")
     return files
 

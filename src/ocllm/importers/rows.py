@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,9 +27,19 @@ from ocllm.scoring.dataset_rows import Row
 
 PARQUET = (".parquet",)
 CSV = (".csv",)
-JSONL = (".jsonl", ".json")
+JSONL = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
+GZIP = ".gz"
 # A room's dataset names the kinds of file it comes in (scoring/dataset_rows.py); these are their suffixes.
 SUFFIXES = {"csv": CSV, "parquet": PARQUET, "jsonl": JSONL}
+
+
+def suffix_of(path: Path) -> str:
+    """A file's kind by its name, in lower case: its last suffix, or its last two for a gzipped file
+    (`HumanEval.jsonl.gz` -> `.jsonl.gz`)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == GZIP:
+        return "".join(suffixes[-2:])
+    return path.suffix.lower()
 
 
 def files_of(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
@@ -40,7 +52,7 @@ def files_of(paths: list[Path], suffixes: tuple[str, ...]) -> list[Path]:
             raise problem
         if path.is_dir():
             # Inside a folder only regular files are read: a device or a FIFO there is no dataset file.
-            inside = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in suffixes)
+            inside = sorted(p for p in path.rglob("*") if p.is_file() and suffix_of(p) in suffixes)
             if not inside:
                 raise InputError(f"{path}: no {' or '.join(suffixes)} file inside")
             found.extend(inside)
@@ -68,7 +80,7 @@ def read_rows(
     if problem is not None:
         raise problem
     refuse_lfs_pointer(path)  # a dataset repository cloned without Git LFS: said as what it is
-    suffix = path.suffix.lower()
+    suffix = suffix_of(path)
     if suffix in PARQUET:
         for number, fields in parquet_rows(path, budget):
             yield Row(path, number, fields)
@@ -77,7 +89,7 @@ def read_rows(
     elif suffix in JSONL:
         yield from _jsonl_rows(path, budget)
     else:
-        raise InputError(f"{path}: expected a .csv, .parquet or .jsonl file")
+        raise InputError(f"{path}: expected a .csv, .parquet or .jsonl (.jsonl.gz) file")
 
 
 @contextlib.contextmanager
@@ -92,15 +104,24 @@ def _csv_field_limit(limit: int) -> Iterator[None]:
 
 
 def _bounded_lines(path: Path, fh: Any, budget: Budget) -> Iterator[str]:
-    """A text file's lines, each read to the bound on a row and no further (a line of 800 MB is never held)."""
+    """A text file's lines, each read to the bound on a row and no further (a line of 800 MB is never held); the
+    blank ones, which no row counts, to the bound on all rows' values (a gzipped file of nothing but newlines
+    inflates without end)."""
     limit = budget.bounds.max_row_bytes
-    number = 0
+    number = blank = 0
     while line := fh.readline(limit + 1):
         number += 1
         if len(line) > limit:
             raise InputError(
                 f"{path}: line {number} is longer than {size_words(limit)}, more than an imported row may hold"
             )
+        if not line.strip():
+            blank += len(line)
+            if blank > budget.bounds.max_total_bytes:
+                raise InputError(
+                    f"{path}: line {number}: more than {size_words(budget.bounds.max_total_bytes)} of blank lines, "
+                    "more than an import reads (the bound on all rows' values together)"
+                )
         yield line
 
 
@@ -142,9 +163,16 @@ def _csv_rows(
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
+def _open_text(path: Path) -> Any:
+    """A JSONL file as text, a gzipped one inflated as it is read."""
+    if suffix_of(path).endswith(GZIP):
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig")
+
+
 def _jsonl_rows(path: Path, budget: Budget) -> Iterator[Row]:
     try:
-        with open(path, encoding="utf-8-sig") as fh:
+        with _open_text(path) as fh:
             number = 0
             for line in _bounded_lines(path, fh, budget):
                 if not line.strip():
@@ -158,6 +186,8 @@ def _jsonl_rows(path: Path, budget: Budget) -> Iterator[Row]:
                 yield Row(path, number, fields)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise InputError(f"{path}: not a whole gzip file ({exc or type(exc).__name__})") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
 

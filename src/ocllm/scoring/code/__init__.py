@@ -5,7 +5,7 @@ why, the exact program, the sandbox and its limits, what the program did, and ea
 
 from __future__ import annotations
 
-from ocllm.scoring.code import fields, limits
+from ocllm.scoring.code import datasets, fields, harness_tasks, limits, lm_eval
 from ocllm.scoring.code.decide import decide_code
 from ocllm.scoring.code.decision import CodeDecision
 from ocllm.scoring.task_type import TaskType
@@ -26,4 +26,7 @@ TASK_TYPE = TaskType(
     prompt=fields.prompt,
     lane_settings=limits.LANE_SETTINGS,
     extracts_answer=True,
+    datasets=datasets.DATASETS,
+    lm_eval=lm_eval.LM_EVAL,
+    harness_records=harness_tasks.HARNESS_RECORDS,
 )
