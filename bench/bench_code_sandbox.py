@@ -4,7 +4,7 @@
 
 1. Start cost. The same small programs (30 HumanEval-shaped function programs: a correct function and a
    `check(candidate)` of a few asserts; 5 standard-input programs with 3 tests each, each test one program run), R
-   rounds (default 3), each program run in turn
+   rounds (default 2), each program run in turn
    (a) through `sandbox.run_program` (bubblewrap, called in this process),
    (b) through the guarded child as `decide_code` calls it (`execution._run`: a pickle to the "code-sandbox" service's
        child, which calls `run_program`),
@@ -23,7 +23,7 @@
 2. Throughput. `scoring.decide` on CodeTask + Sample pairs (each answer a fenced Python block: the function, or the
    standard-input program) through the project's decision pool (`run/decision_pool.py`, as `ocllm run` decides) with
    W workers (default 1, 2 and 4): the pool started and each worker's guarded child warmed first, then all
-   T rounds (default 3) of the 35 tasks submitted at once. Printed: decisions and program runs per second, and the
+   T rounds (default 2) of the 35 tasks submitted at once. Printed: decisions and program runs per second, and the
    CPU time of the whole process tree per program (from /proc, before the pool is closed).
 
 Prints the machine (`nproc`, the CPU model, Python, bubblewrap) and the load average before and after each part.
@@ -468,9 +468,9 @@ def load() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of every program per mode (default 3)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of every program per mode (default 2)")
     parser.add_argument("--workers", default="1,2,4", help="decision workers to measure (default 1,2,4)")
-    parser.add_argument("--throughput-rounds", type=int, default=3, help="rounds of the 35 tasks per W (default 3)")
+    parser.add_argument("--throughput-rounds", type=int, default=2, help="rounds of the 35 tasks per W (default 2)")
     args = parser.parse_args()
     if sys.platform == "linux":  # the sandboxes' first processes come back here, to be reaped and counted
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
