@@ -5,6 +5,7 @@ mapping are tested here; whether our own verdict is computed depends on the code
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -90,8 +91,20 @@ def test_rescore_from_lm_eval_end_to_end(tmp_path: Path) -> None:
 
     out = tmp_path / "rescored.json"
     assert main(["rescore", "--from", "lm-eval", str(HUMANEVAL), "-o", str(out)]) == 0
-    tasks = json.loads(out.read_text())["tasks"]
-    assert {t["task_id"] for t in tasks} == {"humaneval/0", "humaneval/2", "humaneval/53"}
+    tasks = {t["task_id"]: t for t in json.loads(out.read_text())["tasks"]}
+    assert set(tasks) == {"humaneval/0", "humaneval/2", "humaneval/53"}
+    if shutil.which("bwrap") is None:
+        return  # the programs cannot run here: tests/test_code_refused.py says what then
+    # What each response is, read from the file: the canonical body, an empty response, `return x - y` for add.
+    assert [tasks[i]["outcome"] for i in ("humaneval/0", "humaneval/2", "humaneval/53")] == [
+        "passed", "no_code", "failed_assertion"
+    ]
+    assert tasks["humaneval/2"]["no_code_reason"] == "empty"
+    assert tasks["humaneval/0"]["extraction_method"] == "prefix_body"  # a completion continues HumanEval's prompt
+    # lm-eval's own pass@1 is kept beside ours
+    assert [tasks[i]["previous"]["correct"] for i in ("humaneval/0", "humaneval/2", "humaneval/53")] == [
+        True, False, False
+    ]
 
 
 # --- evalplus ----------------------------------------------------------------------------------------------------
