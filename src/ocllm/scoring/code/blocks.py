@@ -42,17 +42,21 @@ class Fence:
     label: str
     closed: bool
     indent: int  # the opening fence's indentation, removed from each body line as CommonMark does
+    fence: str = "```"  # the opening fence's characters, which the closing one must match
 
     @property
     def python(self) -> bool:
         return self.label.lower() in PYTHON_LABELS
 
 
-def fenced_blocks(text: str) -> list[Fence]:
-    """Every fenced block of the text, in order (one pass over its lines)."""
+def fenced_blocks(text: str, opened_by: Fence | None = None) -> list[Fence]:
+    """Every fenced block of the text, in order (one pass over its lines). `opened_by`: a fence the text starts
+    inside (one its prefill opened and left open, `open_fence`), whose body then starts at the text's start."""
     blocks: list[Fence] = []
     position = 0
     opened: tuple[int, str, str, int] | None = None  # (body start, fence characters, label, indentation)
+    if opened_by is not None:
+        opened = (0, opened_by.fence, opened_by.label, opened_by.indent)
     for line in text.splitlines(keepends=True):
         bare = line.rstrip("\r\n")
         if opened is None:
@@ -65,14 +69,23 @@ def fenced_blocks(text: str) -> list[Fence]:
             body_start, fence, label, indent = opened
             if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence):
                 end = max(body_start, _without_line_break(text, position))
-                blocks.append(Fence(body_start, end, label, True, indent))
+                blocks.append(Fence(body_start, end, label, True, indent, fence))
                 opened = None
         position += len(line)
     if opened is not None:
-        body_start, _, label, indent = opened
+        body_start, fence, label, indent = opened
         start = min(body_start, len(text))
-        blocks.append(Fence(start, max(start, len(text.rstrip("\r\n"))), label, False, indent))
+        blocks.append(Fence(start, max(start, len(text.rstrip("\r\n"))), label, False, indent, fence))
     return blocks
+
+
+def open_fence(prefill: str | None) -> Fence | None:
+    """The fence a prefilled answer start leaves open (lm-eval's *_instruct gen_prefix ends in ```python), which the
+    response then starts inside; None when it leaves none open."""
+    if not prefill:
+        return None
+    found = fenced_blocks(prefill)
+    return found[-1] if found and not found[-1].closed else None
 
 
 def _without_line_break(text: str, position: int) -> int:

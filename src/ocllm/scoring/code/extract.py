@@ -20,6 +20,7 @@ from ocllm.scoring.code.blocks import (
     defines,
     fence_code,
     fenced_blocks,
+    open_fence,
     provided,
     statement_source,
     top_level_names,
@@ -57,7 +58,8 @@ def extract_code(task: CodeTask, sample: Sample, policy: Policy) -> Extraction:
     visible = regions.visible_text()
     place = RawPlace(content, regions.visible)
     budget = ParseBudget()
-    fences = fenced_blocks(visible)
+    # An answer whose start was prefilled inside a fence (lm-eval's *_instruct) begins inside that fence.
+    fences = fenced_blocks(visible, open_fence(task.prefill))
     blocks = [_candidate(i, fence, visible, place) for i, fence in enumerate(fences)]
     unclosed = bool(content) and any(
         p.field == "content" and p.offset + len(p.text) == len(content) and p.text.strip() for p in regions.reasoning

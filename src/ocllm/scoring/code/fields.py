@@ -42,6 +42,9 @@ class CodeTask(Task, tag="code", kw_only=True):
     entry_point: str | None = None
     test: str | None = None
     io_tests: list[IoTest] | None = None
+    # The text the answer was prefilled with (lm-eval's *_instruct `gen_prefix`), which the response continues: a
+    # prefill that leaves a fence open means the response starts inside it (docs/scoring/code.md, C2).
+    prefill: str | None = None
 
     @property
     def kind(self) -> str:
@@ -96,7 +99,9 @@ def _io_tests_problem(value: object) -> str | None:
 def check_suite_line(where: str, row: dict[str, Any]) -> None:
     if (problem := task_fields_problem(row)) is not None:
         raise InputError(f"{where}: {problem}")
-    for key in ("code_prefix", "entry_point", "test", "io_tests"):
+    if row.get("prefill") is not None and not isinstance(row["prefill"], str):
+        raise InputError(f"{where}: field 'prefill': not text")
+    for key in ("code_prefix", "entry_point", "test", "io_tests", "prefill"):
         if row.get(key) is None:
             row.pop(key, None)
 
@@ -111,12 +116,14 @@ def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
         "entry_point": row.get("entry_point"),
         "test": row.get("test"),
         "io_tests": None if io_tests is None else [IoTest(input=t["input"], output=t["output"]) for t in io_tests],
+        "prefill": row.get("prefill") if isinstance(row.get("prefill"), str) else None,
     }
 
 
 def record_fields(task: CodeTask) -> dict[str, Any]:
     io_tests = None if task.io_tests is None else [{"input": t.input, "output": t.output} for t in task.io_tests]
-    return {"code_prefix": task.code_prefix, "entry_point": task.entry_point, "test": task.test, "io_tests": io_tests}
+    return {"code_prefix": task.code_prefix, "entry_point": task.entry_point, "test": task.test, "io_tests": io_tests,
+            "prefill": task.prefill}  # fmt: skip
 
 
 def user_text(task: CodeTask, template: str) -> str:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from ocllm.models import Task
 from ocllm.scoring.code.datasets import MBPP_QUESTION, PREFIX_QUESTION, asserts_check, mbpp_entry_point
 from ocllm.scoring.code.fields import CodeTask, task_fields_problem
@@ -70,6 +72,8 @@ def read(doc: LmEvalDoc) -> tuple[Task, dict[str, Any]]:
     }
     if doc.prompt is not None and _ends_in_open_fence(doc.prompt):
         previous["gen_prefix_open"] = True
+        # The response continues the fence the gen_prefix opened: the task says so, from that fence on.
+        built = msgspec.structs.replace(built, prefill=doc.prompt[doc.prompt.rindex("```") :])
     return built, previous
 
 
