@@ -338,14 +338,16 @@ def test_an_answer_prefilled_inside_a_fence_starts_inside_it() -> None:
     """lm-eval's *_instruct tasks prefill the answer with an opened ```python fence (humaneval_instruct: with the
     prompt's code in it), so the response is the rest of that block, closed by its first fence."""
     prefix = 'def add(x, y):\n    """Add."""\n'
-    task = CodeTask(id="t", question="q", entry_point="add", code_prefix=prefix, test="def check(candidate):\n    pass\n",
+    check = "def check(candidate):\n    pass\n"
+    task = CodeTask(id="t", question="q", entry_point="add", code_prefix=prefix, test=check,
                     prefill="Here is the completed function:\n```python\n" + prefix)  # fmt: skip
     found = extract_code(task, Sample(task_id="t", content="    return x + y\n```\n\nIt adds."), Policy())
     assert (found.method, found.code, found.chosen) == ("fenced_last", "    return x + y", 0)
     assert found.blocks[0].start == 0 and found.blocks[0].label == "python" and found.blocks[0].closed
-    whole = CodeTask(id="t", question="q", entry_point="add", test="def check(candidate):\n    pass\n", prefill="```python\n")
+    whole = CodeTask(id="t", question="q", entry_point="add", test=check, prefill="```python\n")
     found = extract_code(whole, Sample(task_id="t", content="def add(x, y):\n    return x + y\n```"), Policy())
     assert (found.method, found.code) == ("fenced_defining", "def add(x, y):\n    return x + y")
     # Without the prefill the same text is a closing fence with nothing after it: no block to run.
-    plain = CodeTask(id="t", question="q", entry_point="add", code_prefix=prefix, test="def check(candidate):\n    pass\n")
-    assert extract_code(plain, Sample(task_id="t", content="    return x + y\n```"), Policy()).code != "    return x + y"
+    plain = CodeTask(id="t", question="q", entry_point="add", code_prefix=prefix, test=check)
+    unprefilled = extract_code(plain, Sample(task_id="t", content="    return x + y\n```"), Policy())
+    assert unprefilled.code != "    return x + y"
