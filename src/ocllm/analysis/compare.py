@@ -20,7 +20,7 @@ from ocllm.analysis.notices import incomplete_notice
 from ocllm.analysis.paired import paired_figures, sampled_paired_figures
 from ocllm.analysis.rescore import PolicyOverrides, policy_of
 from ocllm.analysis.run_settings import run_settings
-from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side
+from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side, TypeTable
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
 from ocllm.formats.harnesses import format_of_run, read_harness_files, recognise
@@ -406,7 +406,27 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
         ],
         resources={"a": resources_of(_every_sample(a)), "b": resources_of(_every_sample(b))},
         task_differences=[round(share(scored_b[t]) - share(scored_a[t]), 6) for t in paired] if sampled else [],
+        pair_tables=_pair_tables(a, b, shared),
     )
+
+
+def _pair_tables(a: ScoredRun, b: ScoredRun, shared: list[str]) -> list[TypeTable]:
+    """The tables each task type draws of its tasks' two sides paired (`TaskType.pair_tables`): every task both
+    sides ran, its samples paired by index, as the records a comparison holds."""
+    by_type: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    for tid in shared:
+        name = a.tasks[tid][0].task_type
+        known = task_types.TASK_TYPES.get(name)
+        if known is None or known.pair_tables is None:
+            continue
+        by_type[name] += [(x._asdict(), y._asdict()) for x, y in zip(a.tasks[tid], b.tasks[tid], strict=False)]
+    tables = []
+    for name, pairs in sorted(by_type.items()):
+        draw = task_types.of(name).pair_tables
+        assert draw is not None
+        tables += [TypeTable(task_type=name, title=t.title, header=t.header, rows=t.rows)
+                   for t in draw(pairs, a.label, b.label)]  # fmt: skip
+    return tables
 
 
 def _every_sample(run: ScoredRun) -> list[ScoredTask]:

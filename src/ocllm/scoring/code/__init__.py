@@ -5,9 +5,10 @@ why, the exact program, the sandbox and its limits, what the program did, and ea
 
 from __future__ import annotations
 
-from ocllm.scoring.code import fields
+from ocllm.scoring.code import fields, render
 from ocllm.scoring.code.decide import decide_code
 from ocllm.scoring.code.decision import CodeDecision
+from ocllm.scoring.code.tally import CodeTally
 from ocllm.scoring.task_type import TaskType
 
 TASK_TYPE = TaskType(
@@ -25,4 +26,12 @@ TASK_TYPE = TaskType(
     required_placeholders=("question",),
     prompt=fields.prompt,
     extracts_answer=True,
+    expected_text=render.expected_text,
+    extracted_text=render.extracted_text,
+    evidence_lines=render.evidence_lines,
+    task_view=render.task_view,
+    new_tally=CodeTally,
+    detail_words=render.detail_words,
+    detail_tables=render.detail_tables,
+    pair_tables=render.pair_tables,
 )
