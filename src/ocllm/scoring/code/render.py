@@ -267,8 +267,8 @@ def _program_listing(record: Record) -> Listing | None:
     if program is None:
         return None
     lines = program.splitlines(keepends=True)
-    sha = record.get("program_sha256") or ""
-    title = f"Program run ({len(lines)} line(s), sha256 {sha})"
+    sha = str(record.get("program_sha256") or "")[:12]
+    title = f"Program run: {len(lines)} line(s), sha256 {sha}"
     if len(lines) <= PROGRAM_LINES and len(program) <= PROGRAM_CHARS:
         return Listing(title, program, language="python")
     shown = "".join(lines[:PROGRAM_LINES])[:PROGRAM_CHARS]
