@@ -217,6 +217,17 @@ def test_tasks_no_sandbox_ran_are_neither_right_nor_wrong_and_a_notice_says_why(
     markdown = (report / "report.md").read_text(encoding="utf-8")
     assert "| sandbox_refused (not run: left out of the accuracy) | 4 | 2 | 6 | 85.7% |" in markdown
     assert "6 code task(s) were not run" in markdown
+    # A comparison leaves them out of the pairs, saying they were not scored (not that a request failed): all
+    # seven, since f5 has code on B.
+    comparison = runs["folder"] / "refused-comparison"
+    done = subprocess.run(
+        [sys.executable, "-m", "ocllm", "compare", str(runs["a"]), str(runs["b"]), "-o", str(comparison)], env=env,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    notices = json.loads((comparison / "comparison.json").read_text(encoding="utf-8"))["notices"]
+    assert any(n.startswith("7 task(s) were answered but not scored on one side or both") for n in notices)
+    assert not any("failed on one side" in n for n in notices)
 
 
 def test_a_sampled_code_lane_gives_pass_at_k(tmp_path: Path) -> None:
@@ -241,12 +252,15 @@ def test_a_sampled_code_lane_gives_pass_at_k(tmp_path: Path) -> None:
 
 
 def test_timeouts_are_split_by_the_limit_reached() -> None:
-    """Two programs under small limits: one spins (CPU), one sleeps (wall: time not waiting for a CPU)."""
-    limits = CodeLimits(cpu_s=0.5, wall_s=1.5)
+    """Two programs under small limits, each far from the other limit (a loaded machine must not change which is
+    reached): one spins (CPU), one sleeps (wall: time not waiting for a CPU)."""
     task = CodeTask(id="t", question="q", entry_point="f", test="def check(candidate):\n    candidate()\n")
     tally = CodeTally()
     records = []
-    for body in ("    while True:\n        pass\n", "    import time\n    time.sleep(30)\n"):
+    for body, limits in (
+        ("    while True:\n        pass\n", CodeLimits(cpu_s=0.5, wall_s=60)),
+        ("    import time\n    time.sleep(60)\n", CodeLimits(cpu_s=30, wall_s=1)),
+    ):
         sample = Sample(task_id="t", content=fence("def f():\n" + body), finish_reason="stop")
         decision = decide_code(task, sample, Policy(), limits)
         assert decision.outcome == "timeout"

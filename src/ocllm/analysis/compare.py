@@ -328,9 +328,11 @@ def told_apart(a: ScoredRun, b: ScoredRun) -> tuple[ScoredRun, ScoredRun]:
     return a._replace(label=f"{a.label} ({differ[0]})"), b._replace(label=f"{b.label} ({differ[1]})")
 
 
-def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int, sampled: bool = False) -> list[str]:
+def _comparison_notices(
+    a: ScoredRun, b: ScoredRun, failed: int, sampled: bool = False, unscored: int = 0
+) -> list[str]:
     """What a reader must know before the figures: a side that never ran part of its suite, and tasks left
-    out because a request failed."""
+    out because a request failed or the answer was decided without a verdict (`unscored`)."""
     notices = []
     if not a.rescored and (a.harness or b.harness):
         notices.append(f"not re-scored: the verdicts compared are {_whose_verdicts(a, b)}")
@@ -342,6 +344,11 @@ def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int, sampled: bool =
     if failed:
         what = "have no answered sample" if sampled else "failed"
         notices.append(f"{failed} task(s) {what} on one side or both and are left out of the paired figures")
+    if unscored:
+        notices.append(
+            f"{unscored} task(s) were answered but not scored on one side or both (decided without a verdict: a "
+            "program no sandbox could run, say) and are left out of the paired figures"
+        )
     if sampled:
         k_a, k_b = (max(map(len, run.tasks.values()), default=1) for run in (a, b))
         if k_a != k_b:
@@ -371,6 +378,8 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
     shared = [tid for tid in a.tasks if tid in b.tasks]
     unscorable = [tid for tid in shared if not scored_a[tid] or not scored_b[tid]]
     failed = set(unscorable)
+    # Of those, the tasks no side failed a request on: answered, but decided without a verdict (correct None).
+    unscored = [tid for tid in unscorable if not any(t.error for t in (*a.tasks[tid], *b.tasks[tid]))]
     paired = [tid for tid in shared if tid not in failed]
     by_cat: dict[str, list[str]] = defaultdict(list)
     by_type: dict[str, list[str]] = defaultdict(list)
@@ -392,7 +401,7 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
         rescored=a.rescored,
         a=_side(a),
         b=_side(b),
-        notices=_comparison_notices(a, b, len(unscorable), sampled),
+        notices=_comparison_notices(a, b, len(unscorable) - len(unscored), sampled, len(unscored)),
         only_in_a=[t for t in a.tasks if t not in b.tasks],
         only_in_b=[t for t in b.tasks if t not in a.tasks],
         unpaired_errors=unscorable,
