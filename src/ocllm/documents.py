@@ -17,7 +17,10 @@ class Figures(msgspec.Struct, kw_only=True):
     total: int
     correct: int
     errors: int = 0
-    scored: int  # total - errors: what the accuracy is measured on
+    # Answers decided without a verdict (`correct` None beside no error: a code task no sandbox could run), neither
+    # right nor wrong: left out of `scored` as failed requests are, and said in a notice by the type's tally.
+    unscored: int = 0
+    scored: int  # total - errors - unscored: what the accuracy is measured on
     accuracy: float
     # Scored tasks the scorer found no answer in (a response with nothing extracted, not a failed request):
     # counted among the wrong in `accuracy`, and shown apart, since a model that answers nothing is not one
@@ -238,6 +241,16 @@ class Flip(msgspec.Struct, kw_only=True):
     b_share: float | None = None
 
 
+class TypeTable(msgspec.Struct, kw_only=True):
+    """A table a task type draws of its own in a comparison (`TaskType.pair_tables`: a code run's outcomes on A
+    against those on B), with the type it is of."""
+
+    task_type: str
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+
+
 class Comparison(Paired, kw_only=True):
     """comparison.json: two runs paired by task id, overall (the inherited figures) and per category."""
 
@@ -257,6 +270,8 @@ class Comparison(Paired, kw_only=True):
     resources: dict[str, Any] = msgspec.field(default_factory=dict)  # tokens and latency per side
     # With repeated samples: each paired task's difference of shares (B - A), in task order, for its histogram.
     task_differences: list[float] = msgspec.field(default_factory=list)
+    # Each task type's own tables of the two sides paired (TaskType.pair_tables), in type name order.
+    pair_tables: list[TypeTable] = msgspec.field(default_factory=list)
 
 
 class Estimate(Figures, kw_only=True):

@@ -31,7 +31,10 @@ def truncation_words(truncated: int | None, recorded: int | None, answered: int)
 
 
 def scored(figures: Mapping[str, Any]) -> int:
-    """Tasks scored: all of them but the failed requests. Documents carry it (`scored`); one made by an
-    earlier version may not, and this is the one place that knows what it means."""
+    """Tasks scored: all of them but the failed requests and the unscored (decided without a verdict). Documents
+    carry it (`scored`); one made by an earlier version may not, and this is the one place that knows what it
+    means."""
     value = figures.get("scored")
-    return int(value) if isinstance(value, int) else int(figures["total"]) - int(figures.get("errors") or 0)
+    if isinstance(value, int):
+        return value
+    return int(figures["total"]) - int(figures.get("errors") or 0) - int(figures.get("unscored") or 0)

@@ -20,7 +20,7 @@ from ocllm.analysis.notices import incomplete_notice
 from ocllm.analysis.paired import paired_figures, sampled_paired_figures
 from ocllm.analysis.rescore import PolicyOverrides, policy_of
 from ocllm.analysis.run_settings import run_settings
-from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side
+from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side, TypeTable
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
 from ocllm.formats.harnesses import format_of_run, read_harness_files, recognise
@@ -328,9 +328,11 @@ def told_apart(a: ScoredRun, b: ScoredRun) -> tuple[ScoredRun, ScoredRun]:
     return a._replace(label=f"{a.label} ({differ[0]})"), b._replace(label=f"{b.label} ({differ[1]})")
 
 
-def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int, sampled: bool = False) -> list[str]:
+def _comparison_notices(
+    a: ScoredRun, b: ScoredRun, failed: int, sampled: bool = False, unscored: int = 0
+) -> list[str]:
     """What a reader must know before the figures: a side that never ran part of its suite, and tasks left
-    out because a request failed."""
+    out because a request failed or the answer was decided without a verdict (`unscored`)."""
     notices = []
     if not a.rescored and (a.harness or b.harness):
         notices.append(f"not re-scored: the verdicts compared are {_whose_verdicts(a, b)}")
@@ -342,6 +344,11 @@ def _comparison_notices(a: ScoredRun, b: ScoredRun, failed: int, sampled: bool =
     if failed:
         what = "have no answered sample" if sampled else "failed"
         notices.append(f"{failed} task(s) {what} on one side or both and are left out of the paired figures")
+    if unscored:
+        notices.append(
+            f"{unscored} task(s) were answered but not scored on one side or both (decided without a verdict: a "
+            "program no sandbox could run, say) and are left out of the paired figures"
+        )
     if sampled:
         k_a, k_b = (max(map(len, run.tasks.values()), default=1) for run in (a, b))
         if k_a != k_b:
@@ -371,6 +378,8 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
     shared = [tid for tid in a.tasks if tid in b.tasks]
     unscorable = [tid for tid in shared if not scored_a[tid] or not scored_b[tid]]
     failed = set(unscorable)
+    # Of those, the tasks no side failed a request on: answered, but decided without a verdict (correct None).
+    unscored = [tid for tid in unscorable if not any(t.error for t in (*a.tasks[tid], *b.tasks[tid]))]
     paired = [tid for tid in shared if tid not in failed]
     by_cat: dict[str, list[str]] = defaultdict(list)
     by_type: dict[str, list[str]] = defaultdict(list)
@@ -392,7 +401,7 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
         rescored=a.rescored,
         a=_side(a),
         b=_side(b),
-        notices=_comparison_notices(a, b, len(unscorable), sampled),
+        notices=_comparison_notices(a, b, len(unscorable) - len(unscored), sampled, len(unscored)),
         only_in_a=[t for t in a.tasks if t not in b.tasks],
         only_in_b=[t for t in b.tasks if t not in a.tasks],
         unpaired_errors=unscorable,
@@ -406,7 +415,27 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
         ],
         resources={"a": resources_of(_every_sample(a)), "b": resources_of(_every_sample(b))},
         task_differences=[round(share(scored_b[t]) - share(scored_a[t]), 6) for t in paired] if sampled else [],
+        pair_tables=_pair_tables(a, b, shared),
     )
+
+
+def _pair_tables(a: ScoredRun, b: ScoredRun, shared: list[str]) -> list[TypeTable]:
+    """The tables each task type draws of its tasks' two sides paired (`TaskType.pair_tables`): every task both
+    sides ran, its samples paired by index, as the records a comparison holds."""
+    by_type: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    for tid in shared:
+        name = a.tasks[tid][0].task_type
+        known = task_types.TASK_TYPES.get(name)
+        if known is None or known.pair_tables is None:
+            continue
+        by_type[name] += [(x._asdict(), y._asdict()) for x, y in zip(a.tasks[tid], b.tasks[tid], strict=False)]
+    tables = []
+    for name, pairs in sorted(by_type.items()):
+        draw = task_types.of(name).pair_tables
+        assert draw is not None
+        tables += [TypeTable(task_type=name, title=t.title, header=t.header, rows=t.rows)
+                   for t in draw(pairs, a.label, b.label)]  # fmt: skip
+    return tables
 
 
 def _every_sample(run: ScoredRun) -> list[ScoredTask]:

@@ -44,18 +44,25 @@ def chance_level(option_counts: Iterable[int | None]) -> float | None:
     return sum(shares) / len(shares) if shares else None
 
 
+def _counts() -> dict[str, int]:
+    """A scope's counts: `unscored` are answers decided without a verdict (a code task no sandbox could run: its
+    `correct` None beside no error), neither right nor wrong, left out of `scored` as failed requests are."""
+    return {"total": 0, "correct": 0, "errors": 0, "unscored": 0, "no_answer": 0}
+
+
 def tally_categories(items: Iterable[Verdict], key: Callable[[Any], str] | None = None) -> dict[str, dict[str, Any]]:
     """total, correct, errors, no answer and accuracy per category (or per `key` of an item), in name order."""
     by_category: dict[str, dict[str, Any]] = {}
     for item in items:
         name = item.category if key is None else key(item)
-        cat = by_category.setdefault(name, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0})
+        cat = by_category.setdefault(name, _counts())
         cat["total"] += 1
         cat["correct"] += item.correct is True
         cat["errors"] += item.error is not None
+        cat["unscored"] += item.correct is None and item.error is None
         cat["no_answer"] += item.no_answer
     for cat in by_category.values():
-        cat["scored"] = cat["total"] - cat["errors"]  # failed requests are not scored
+        cat["scored"] = cat["total"] - cat["errors"] - cat["unscored"]  # failed requests and unscored: not scored
         cat["accuracy"] = accuracy(cat["correct"], cat["scored"])
     return dict(sorted(by_category.items()))
 
@@ -68,7 +75,7 @@ class Tally:
     counters, not its decisions."""
 
     def __init__(self) -> None:
-        self.total = self.correct = self.errors = self.truncated = self.no_answer = 0
+        self.total = self.correct = self.errors = self.truncated = self.no_answer = self.unscored = 0
         # Answered samples seen, and those of them that recorded a finish_reason: truncation is known only there.
         self.answered = self.finish_reasons = 0
         self._saw_samples = False
@@ -90,16 +97,19 @@ class Tally:
                 self.finish_reasons += sample.finish_reason is not None
         self.correct += d.correct is True
         self.errors += d.error is not None
+        unscored = d.correct is None and d.error is None
+        self.unscored += unscored
         self.truncated += d.truncated
         no_answer = decision_gave_no_answer(d)
         self.no_answer += no_answer
         for counts in (
-            self._categories.setdefault(d.category, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0}),
-            self._types.setdefault(d.task_type, {"total": 0, "correct": 0, "errors": 0, "no_answer": 0}),
+            self._categories.setdefault(d.category, _counts()),
+            self._types.setdefault(d.task_type, _counts()),
         ):
             counts["total"] += 1
             counts["correct"] += d.correct is True
             counts["errors"] += d.error is not None
+            counts["unscored"] += unscored
             counts["no_answer"] += no_answer
         self._type_tallies.add(d)
         cast = vote(d.correct, d.extracted_final_answer, task_types.extracts_answer(d.task_type))
@@ -125,8 +135,9 @@ class Tally:
             total=self.total,
             correct=self.correct,
             errors=self.errors,
-            scored=self.total - self.errors,
-            accuracy=accuracy(self.correct, self.total - self.errors),
+            unscored=self.unscored,
+            scored=self.total - self.errors - self.unscored,
+            accuracy=accuracy(self.correct, self.total - self.errors - self.unscored),
             no_answer=self.no_answer,
             by_category=by_category,
             by_type=by_type,
@@ -140,12 +151,13 @@ class Tally:
 
 
 def _figures(kind: type[_F], counts: dict[str, Any], sampled: dict[str, Any]) -> _F:
-    scored = counts["total"] - counts["errors"]  # failed requests are not scored
+    scored = counts["total"] - counts["errors"] - counts["unscored"]  # failed requests and unscored: not scored
     return kind(
         **sampled,
         total=counts["total"],
         correct=counts["correct"],
         errors=counts["errors"],
+        unscored=counts["unscored"],
         scored=scored,
         accuracy=accuracy(counts["correct"], scored),
         no_answer=counts["no_answer"],

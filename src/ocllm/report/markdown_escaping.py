@@ -23,6 +23,19 @@ def cell(text: object, limit: int = 120) -> str:
     return s.replace("|", r"\|")
 
 
+def fenced(text: str, language: str = "", indent: str = "") -> list[str]:
+    """Text drawn verbatim as a fenced code block (a program, what it printed), each line after `indent` (a list
+    item's): its fence longer than any run of backticks in the text, so that nothing in it can close the block, and
+    nothing inside a fence is markup."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    info = language if re.fullmatch(r"[A-Za-z0-9_+-]*", language) else ""
+    body = [indent + line if line else "" for line in text.replace("\r\n", "\n").split("\n")]
+    if body and not body[-1]:
+        body.pop()
+    return [indent + fence + info, *body, indent + fence]
+
+
 def table_head(header: Sequence[str], align: str | None = None) -> list[str]:
     """A GitHub table's header and separator lines; `align` is one letter per column (l, r or c)."""
     marks = {"l": ":---", "r": "---:", "c": ":---:"}

@@ -73,6 +73,7 @@ COMPARISON_DEFAULTS: dict[str, Any] = {
     "by_type": {},
     "flips": [],
     "resources": {},
+    "pair_tables": [],
 }
 
 

@@ -146,6 +146,7 @@ def task_view(task: Mapping[str, Any], tool: str | None = None, sampled: bool = 
         "reasoning_statements": sum(st.raw_field == "reasoning" for st in own.statements),
         "statements": own.statements,
         "tables": own.tables,
+        "listings": own.listings,
         "search": search,
     }
 

@@ -9,7 +9,7 @@ branch on its name; adding a type is writing its room and registering it in task
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict
 
@@ -178,6 +178,12 @@ class TaskType:
     # "name value"), and any tables of them.
     detail_words: Callable[[Mapping[str, Any]], str] | None = None
     detail_tables: Callable[[Mapping[str, Any]], list[DetailTable]] = _no_tables
+    # Comparisons: tables of its tasks' two sides paired, task by task (code: how many tasks went from each outcome on
+    # A to each on B), from each pair of records as the comparison holds them (a mapping: task_id, category, correct,
+    # error, rule, reason, method, extracted, truncated, sample, ...: analysis/compare.py's ScoredTask), and the two
+    # sides' labels. Every task of the type that both sides ran is given, failed requests and unscored ones too;
+    # samples are paired by their index. None: no tables of its own.
+    pair_tables: Callable[[Sequence[tuple[Record, Record]], str, str], list[DetailTable]] | None = None
     option_count: Callable[[Task], int | None] = _no_option_count  # for the chance level; None: no chance level
     # True: an answer is extracted from the text (no answer = nothing extracted). False: the whole visible text
     # is the answer (no answer = no visible text), and a pass is judged on the text as it stands (a cut text too).

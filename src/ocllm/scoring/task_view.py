@@ -56,15 +56,28 @@ class EvidenceTable(NamedTuple):
     rows: list[list[str]]
 
 
+class Listing(NamedTuple):
+    """A text of the task's own drawn verbatim, its lines kept (a program that ran, what it printed); `note`: what
+    the reader must know of it (where it was cut); `language`: what it is written in, for a renderer that marks
+    it ("python"), else ""."""
+
+    title: str
+    text: str
+    note: str | None = None
+    language: str = ""
+
+
 @dataclass(frozen=True)
 class TaskView:
     """A task's own evidence in blocks: label/text facts drawn among the common ones, its options, the statements
-    found (with their spans) and any tables. A block a type does not have stays empty and is not drawn."""
+    found (with their spans), any tables and any listings (texts drawn verbatim). A block a type does not have stays
+    empty and is not drawn."""
 
     facts: list[tuple[str, str]] = field(default_factory=list)
     options: list[MarkedOption] = field(default_factory=list)
     statements: list[Statement] = field(default_factory=list)
     tables: list[EvidenceTable] = field(default_factory=list)
+    listings: list[Listing] = field(default_factory=list)
 
 
 def statement(

@@ -5,9 +5,10 @@ why, the exact program, the sandbox and its limits, what the program did, and ea
 
 from __future__ import annotations
 
-from ocllm.scoring.code import datasets, fields, harness_tasks, limits, lm_eval
+from ocllm.scoring.code import datasets, fields, harness_tasks, limits, lm_eval, render
 from ocllm.scoring.code.decide import decide_code
 from ocllm.scoring.code.decision import CodeDecision
+from ocllm.scoring.code.tally import CodeTally
 from ocllm.scoring.task_type import TaskType
 
 TASK_TYPE = TaskType(
@@ -29,4 +30,12 @@ TASK_TYPE = TaskType(
     datasets=datasets.DATASETS,
     lm_eval=lm_eval.LM_EVAL,
     harness_records=harness_tasks.HARNESS_RECORDS,
+    expected_text=render.expected_text,
+    extracted_text=render.extracted_text,
+    evidence_lines=render.evidence_lines,
+    task_view=render.task_view,
+    new_tally=CodeTally,
+    detail_words=render.detail_words,
+    detail_tables=render.detail_tables,
+    pair_tables=render.pair_tables,
 )
