@@ -162,7 +162,7 @@ def test_the_run_report_draws_the_program_the_block_the_tests_and_the_outcomes(r
     assert "| exception | 1 | 0 | 1 | 14.3% |" in outcomes and "| wrong_output | 0 | 1 | 1 | 14.3% |" in outcomes
     s2_view = task_html(page, "s2")
     program = re.search(r'<pre class="text listing" data-language="python">(.*?)</pre>', s2_view, re.S)
-    assert program is not None and html.unescape(program.group(1)) == "n = int(input())\nprint(n * 2)\n"
+    assert program is not None and html.unescape(program.group(1)) == "n = int(input())\nprint(n * 2)"
     tests = text_of(s2_view[s2_view.index("<h4>Tests</h4>") : s2_view.index("<h4>Runs</h4>")])
     assert "test | result | first differing line | expected | printed | detail" in tests
     assert "| 1 | failed | 1 | '9' | '6' |" in tests and "| 2 | not_run |" in tests
@@ -191,7 +191,8 @@ def test_compare_pairs_the_outcomes_in_the_document_and_both_formats(runs: dict[
 
 def test_tasks_no_sandbox_ran_are_neither_right_nor_wrong_and_a_notice_says_why(runs: dict[str, Path]) -> None:
     """OCLLM_SANDBOX names an engine that is not installed: nothing runs (in a process of its own: the sandbox is
-    chosen once per process). The six tasks with code are unscored; the empty answer is still scored (no code)."""
+    chosen once per process). Every code task is unscored, the empty answer's too: without a sandbox nothing is
+    decided (docs/scoring/code.md, C10)."""
     out = runs["folder"] / "refused.json"
     env = {**os.environ, "OCLLM_SANDBOX": "podman", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(SRC)}
     done = subprocess.run(
@@ -201,12 +202,12 @@ def test_tasks_no_sandbox_ran_are_neither_right_nor_wrong_and_a_notice_says_why(
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text(encoding="utf-8"))
     summary = doc["summary"]
-    assert (summary["total"], summary["errors"], summary["unscored"], summary["scored"]) == (7, 0, 6, 1)
-    assert (summary["correct"], summary["accuracy"], summary["no_answer"]) == (0, 0.0, 1)
-    assert summary["by_type"]["code"]["details"]["sandbox_refused"] == 6
+    assert (summary["total"], summary["errors"], summary["unscored"], summary["scored"]) == (7, 0, 7, 0)
+    assert (summary["correct"], summary["no_answer"]) == (0, 0)  # not scored is not "no answer"
+    assert summary["by_type"]["code"]["details"]["sandbox_refused"] == 7
     assert summary["by_category"]["stdin"]["scored"] == 0  # both stdin tasks unscored: no accuracy, not 0%
     notice = next(n for n in doc["notices"] if "not run" in n)
-    assert notice.startswith("6 code task(s) were not run: no sandbox can run the programs")
+    assert notice.startswith("7 code task(s) were not run: no sandbox can run the programs")
     assert "podman is not installed" in notice and "left out of the accuracy" in notice
     report = runs["folder"] / "refused-report"
     done = subprocess.run(
@@ -215,8 +216,8 @@ def test_tasks_no_sandbox_ran_are_neither_right_nor_wrong_and_a_notice_says_why(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     markdown = (report / "report.md").read_text(encoding="utf-8")
-    assert "| sandbox_refused (not run: left out of the accuracy) | 4 | 2 | 6 | 85.7% |" in markdown
-    assert "6 code task(s) were not run" in markdown
+    assert "| sandbox_refused (not run: left out of the accuracy) | 5 | 2 | 7 | 100.0% |" in markdown
+    assert "7 code task(s) were not run" in markdown
     # A comparison leaves them out of the pairs, saying they were not scored (not that a request failed): all
     # seven, since f5 has code on B.
     comparison = runs["folder"] / "refused-comparison"

@@ -14,8 +14,8 @@ def gave_no_answer(
     an answer (an MCQ answer with no statement, or statements that name no single option), or no visible text
     at all where the whole text is the answer (a required-substrings task). The one rule, for a Decision and
     for a task's record in a document alike."""
-    if error is not None or correct is True:
-        return False
+    if error is not None or correct is not False:
+        return False  # a failed request, a right answer, or no verdict at all (a code task no sandbox could run)
     known = task_types.TASK_TYPES.get(task_type) if isinstance(task_type, str) else None
     if known is not None and not known.extracts_answer:
         return source == "none"
