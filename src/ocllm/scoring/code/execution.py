@@ -47,18 +47,17 @@ def run_task(task: CodeTask, program: str, limits: CodeLimits, *, cut: bool) -> 
     """Run `program` against the task's tests, each run in a sandbox of its own; stop at the first test that does
     not pass (the rest are `not_run`)."""
     if task.io_tests:
-        return _stdin_task(task, program, limits)
+        return _stdin_task(task, program, limits, cut=cut)
     job_limits = _job_limits(limits, limits.cpu_s)
     job = Job("function", program, job_limits, tests=task.test or "", entry_point=task.entry_point or "")
     ran = _run(job)
     if isinstance(ran, Refused):
         return _refused(limits, ran.reason, 1)
-    sandbox, found = _sandbox(limits, ran)
-    run, result, outcome, reason = _function_result(ran, found, task.entry_point or "", limits, cut=cut)
-    return Verdict(outcome, reason, sandbox, [run], [result])
+    run, result, outcome, reason = _function_result(ran, limits, cut=cut)
+    return Verdict(outcome, reason, _sandbox(limits, ran), [run], [result])
 
 
-def _stdin_task(task: CodeTask, program: str, limits: CodeLimits) -> Verdict:
+def _stdin_task(task: CodeTask, program: str, limits: CodeLimits, *, cut: bool) -> Verdict:
     tests = task.io_tests or []
     runs: list[ProgramRun] = []
     results: list[TestResult] = []
@@ -68,8 +67,8 @@ def _stdin_task(task: CodeTask, program: str, limits: CodeLimits) -> Verdict:
         ran = _run(Job("stdin", program, _job_limits(limits, limits.stdin_cpu_s), stdin=test.input))
         if isinstance(ran, Refused):
             return _refused(limits, ran.reason, len(tests))
-        sandbox, _ = _sandbox(limits, ran)
-        run, result, outcome, reason = _stdin_result(index, ran, test.output, limits)
+        sandbox = _sandbox(limits, ran)
+        run, result, outcome, reason = _stdin_result(index, ran, test.output, limits, cut=cut)
         runs.append(run)
         results.append(result)
         if outcome != "passed":
@@ -105,15 +104,14 @@ def _refused(limits: CodeLimits, reason: str, tests: int) -> Verdict:
     return Verdict("sandbox_refused", reason, sandbox, [], not_run)
 
 
-def _sandbox(limits: CodeLimits, ran: Ran) -> tuple[Sandbox, Found | None]:
+def _sandbox(limits: CodeLimits, ran: Ran) -> Sandbox:
     found = ran.found
-    if found is None:
-        return Sandbox(kind=None, version=None, interpreter=None, python_version=None, limits=limits), None
-    sandbox = Sandbox(
+    if found is None:  # the supervisor was stopped before it said where the program ran
+        return Sandbox(kind=None, version=None, interpreter=None, python_version=None, limits=limits)
+    return Sandbox(
         kind=found.kind, version=found.version, interpreter=found.image or found.interpreter,
         python_version=found.python_version, limits=limits,
     )  # fmt: skip
-    return sandbox, found
 
 
 def _program_run(ran: Ran) -> ProgramRun:
@@ -155,10 +153,9 @@ def _raised(report: dict[str, Any]) -> str:
     return f"{report.get('type')}: {message}" if message else str(report.get("type"))
 
 
-def _function_result(ran: Ran, found: Found | None, entry_point: str, limits: CodeLimits, *,
-                     cut: bool) -> tuple[ProgramRun, TestResult, Outcome, str]:  # fmt: skip
+def _function_result(ran: Ran, limits: CodeLimits, *, cut: bool) -> tuple[ProgramRun, TestResult, Outcome, str]:
     run = _program_run(ran)
-    outcome, reason = _function_outcome(ran, entry_point, limits, cut=cut)
+    outcome, reason = _function_outcome(ran, limits, cut=cut)
     result = {
         "passed": "passed", "failed_assertion": "failed", "timeout": "timeout", "memory_limit": "memory_limit",
         "output_limit": "output_limit",
@@ -166,7 +163,7 @@ def _function_result(ran: Ran, found: Found | None, entry_point: str, limits: Co
     return run, TestResult(index=0, result=result, detail=reason), outcome, reason  # type: ignore[arg-type]
 
 
-def _function_outcome(ran: Ran, entry_point: str, limits: CodeLimits, *, cut: bool) -> tuple[Outcome, str]:
+def _function_outcome(ran: Ran, limits: CodeLimits, *, cut: bool) -> tuple[Outcome, str]:
     limited = _limit_outcome(ran, limits.cpu_s)
     if limited is not None:
         return limited
@@ -177,9 +174,7 @@ def _function_outcome(ran: Ran, entry_point: str, limits: CodeLimits, *, cut: bo
     if status == "passed":
         return "passed", "check(candidate) returned: the program passed its tests"
     if status == "syntax_error":
-        where = f" (line {report.get('line')})" if report.get("line") else ""
-        flagged = "; the answer was cut at max_tokens (finish_reason: length)" if cut else ""
-        return "syntax_error", f"the program does not compile: {report.get('message')}{where}{flagged}"
+        return "syntax_error", _syntax_error(report, cut)
     if status == "entry_point_missing":
         return "exception", f"the entry point is missing: {report.get('message')}"
     if status == "exit":
@@ -194,6 +189,12 @@ def _function_outcome(ran: Ran, entry_point: str, limits: CodeLimits, *, cut: bo
     return "exception", f"the harness reported {status!r}: {report.get('message')}"
 
 
+def _syntax_error(report: dict[str, Any], cut: bool) -> str:
+    where = f" (line {report.get('line')})" if report.get("line") else ""
+    flagged = "; the answer was cut at max_tokens (finish_reason: length)" if cut else ""
+    return f"the program does not compile: {report.get('message')}{where}{flagged}"
+
+
 def _ended_without_report(ran: Ran) -> str:
     if ran.signal is not None:
         return f"the program was ended by {ran.signal} before the tests completed"
@@ -203,7 +204,7 @@ def _ended_without_report(ran: Ran) -> str:
 
 
 def _stdin_result(
-    index: int, ran: Ran, expected: str, limits: CodeLimits
+    index: int, ran: Ran, expected: str, limits: CodeLimits, *, cut: bool
 ) -> tuple[ProgramRun, TestResult, Outcome, str]:
     run = _program_run(ran)
     limited = _limit_outcome(ran, limits.stdin_cpu_s)
@@ -213,7 +214,7 @@ def _stdin_result(
     report = ran.report or {}
     status = report.get("status")
     if status == "syntax_error":
-        reason = f"the program does not compile: {report.get('message')} (line {report.get('line')})"
+        reason = _syntax_error(report, cut)
         return run, TestResult(index=index, result="error", detail=reason), "syntax_error", reason
     if status != "finished":
         reason = _ended_without_report(ran) if not report else f"the program raised {_raised(report)}"
