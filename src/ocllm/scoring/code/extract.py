@@ -323,8 +323,9 @@ def _longest_span(visible: str, entry: str, budget: ParseBudget) -> tuple[int, i
 
 def _span_from(lines: list[str], first: int, budget: ParseBudget) -> tuple[int, int, str] | None:
     """The parseable span (top line, bottom line exclusive, code) grown from the def at line `first`: the def with
-    the lines under it (cut back at its blank lines until it parses), then, greedily, whole statements below and
-    above it (an import after the def, a decorator or import before it) while the span still parses."""
+    the lines under it (cut back at its blank lines until it parses), then, greedily, the definitions below it (a
+    helper after the def, blank lines between) and whole statements above it (a decorator or import before it)
+    while the span still parses."""
     indent = _indent_width(lines[first])
     bottom = _chunk_end(lines, first, indent)
     cuts = [bottom, *[i for i in range(bottom - 1, first, -1) if not lines[i].strip()][:MAX_CUTS_PER_START]]
@@ -335,9 +336,14 @@ def _span_from(lines: list[str], first: int, budget: ParseBudget) -> tuple[int, 
             break
     if end is None:
         return None
-    if end == bottom:  # the def is whole: take the statements after it while the span parses
-        while end < len(lines) and _indent_width(lines[end]) == indent and lines[end].strip():
-            grown = _chunk_end(lines, end, indent)
+    if end == bottom:  # the def is whole: take the definitions after it (a helper below it) while the span parses
+        while True:
+            below = end
+            while below < len(lines) and not lines[below].strip():
+                below += 1  # blank lines between definitions, as models write them
+            if below == len(lines) or _indent_width(lines[below]) != indent or not _DEFINITION.match(lines[below]):
+                break  # anything else below (its own asserts, prints, a call) is a usage example: never run
+            grown = _chunk_end(lines, below, indent)
             if budget.parse(_dedented(lines[top:grown], indent)) is None:
                 break
             end = grown
@@ -351,6 +357,10 @@ def _span_from(lines: list[str], first: int, budget: ParseBudget) -> tuple[int, 
             break
         top = above
     return top, end, _dedented(lines[top:end], indent)
+
+
+# A line that starts a definition the code may use: an import, a def (async too), a class, a decorator.
+_DEFINITION = re.compile(r"[ \t]*(?:import[ \t]|from[ \t]|def[ \t]|async[ \t]+def[ \t]|class[ \t]|@)")
 
 
 def _chunk_end(lines: list[str], start: int, indent: int) -> int:
