@@ -316,16 +316,22 @@ def _run_container(found: Found, job: Job, folder: str, nonce: str) -> Ran:
         "-e", "HOME=/tmp", "-w", "/tmp", "-v", f"{folder}:{_JOB}:ro", str(found.image),
         found.interpreter, "-I", f"{_JOB}/inside.py", f"{_JOB}/job.json",
     ]  # fmt: skip
-    stdin_bytes = (nonce + "\n").encode() if job.kind == "function" else job.stdin.encode()
+    # A standard-input task's input is read from its file, never written through a pipe while its output waits.
+    stdin: Any = subprocess.PIPE if job.kind == "function" else open(Path(folder, "stdin"), "rb")  # noqa: SIM115
     started = time.monotonic()
-    process = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
-        preexec_fn=_die_with_us,
-    )  # fmt: skip
-    assert process.stdin is not None
-    with contextlib.suppress(OSError):
-        process.stdin.write(stdin_bytes)
-        process.stdin.close()
+    try:
+        process = subprocess.Popen(
+            argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, process_group=0,
+            preexec_fn=_die_with_us,
+        )  # fmt: skip
+    finally:
+        if stdin is not subprocess.PIPE:
+            stdin.close()
+    if job.kind == "function":
+        assert process.stdin is not None
+        with contextlib.suppress(OSError):
+            process.stdin.write(nonce.encode() + b"\n")
+            process.stdin.close()
     kill = [found.command, "kill", name]
     ran = _Watch(process, None, limits, started, keep=_kept(job, container=True), count_cpu=False, on_kill=kill).run()
     ran.report, ran.stderr = _report_in_stderr(ran.stderr)
