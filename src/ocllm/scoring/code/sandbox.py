@@ -266,6 +266,21 @@ def _die_with_us() -> None:
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
 
 
+def _stdin_of(job: Job, folder: str) -> Any:
+    """A function task's stdin is a pipe the nonce is written to; a standard-input task's is its input's file, never
+    written through a pipe while the program's output waits to be read."""
+    return subprocess.PIPE if job.kind == "function" else open(Path(folder, "stdin"), "rb")
+
+
+def _give_nonce(process: subprocess.Popen[bytes], job: Job, nonce: str) -> None:
+    """The nonce the harness reads before any of a function task's program runs (inside.py), then end of input."""
+    if job.kind == "function":
+        assert process.stdin is not None
+        with contextlib.suppress(OSError):
+            process.stdin.write(nonce.encode() + b"\n")
+            process.stdin.close()
+
+
 def _run_bwrap(found: Found, job: Job, folder: str, nonce: str) -> Ran:
     limits = job.limits
     report_r, report_w = os.pipe()
@@ -278,7 +293,7 @@ def _run_bwrap(found: Found, job: Job, folder: str, nonce: str) -> Ran:
     spec["report_fd"] = report_w
     spec_path.write_text(json.dumps(spec))
     argv += ["-I", f"{_JOB}/inside.py", f"{_JOB}/job.json"]
-    stdin: Any = subprocess.PIPE if job.kind == "function" else open(Path(folder, "stdin"), "rb")  # noqa: SIM115
+    stdin = _stdin_of(job, folder)
     started = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -290,11 +305,7 @@ def _run_bwrap(found: Found, job: Job, folder: str, nonce: str) -> Ran:
         os.close(info_w)
         if stdin is not subprocess.PIPE:
             stdin.close()
-    if job.kind == "function":
-        assert process.stdin is not None
-        with contextlib.suppress(OSError):
-            process.stdin.write(nonce.encode() + b"\n")
-            process.stdin.close()
+    _give_nonce(process, job, nonce)
     ran = _Watch(process, report_r, limits, started, keep=_kept(job, container=False), info_fd=info_r).run()
     if ran.report is not None and ran.report.get("status") == "passed" and ran.report.get("nonce") != nonce:
         ran.report = {"status": "forged", "message": "a report of a pass without the harness's nonce"}
@@ -316,8 +327,7 @@ def _run_container(found: Found, job: Job, folder: str, nonce: str) -> Ran:
         "-e", "HOME=/tmp", "-w", "/tmp", "-v", f"{folder}:{_JOB}:ro", str(found.image),
         found.interpreter, "-I", f"{_JOB}/inside.py", f"{_JOB}/job.json",
     ]  # fmt: skip
-    # A standard-input task's input is read from its file, never written through a pipe while its output waits.
-    stdin: Any = subprocess.PIPE if job.kind == "function" else open(Path(folder, "stdin"), "rb")  # noqa: SIM115
+    stdin = _stdin_of(job, folder)
     started = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -327,11 +337,7 @@ def _run_container(found: Found, job: Job, folder: str, nonce: str) -> Ran:
     finally:
         if stdin is not subprocess.PIPE:
             stdin.close()
-    if job.kind == "function":
-        assert process.stdin is not None
-        with contextlib.suppress(OSError):
-            process.stdin.write(nonce.encode() + b"\n")
-            process.stdin.close()
+    _give_nonce(process, job, nonce)
     kill = [found.command, "kill", name]
     ran = _Watch(process, None, limits, started, keep=_kept(job, container=True), count_cpu=False, on_kill=kill).run()
     ran.report, ran.stderr = _report_in_stderr(ran.stderr)
