@@ -190,7 +190,7 @@ def hostile_program(kind: str, port: str | None = None) -> str:
             '    print("blocked:", type(exc).__name__)\n'
         )
     if kind == "huge_memory":
-        return "chunks = []\nwhile True:\n    chunks.append(b'x' * (64 * 1024 * 1024))\n"
+        return "chunks = []\nwhile True:\n    chunks.append(bytes(256 * 1024 * 1024))\n"
     if kind == "huge_output":
         return "import sys\n\nwhile True:\n    sys.stdout.write('y' * 65536)\n"
     if kind == "infinite_loop":
