@@ -12,7 +12,7 @@ from ocllm.run.prompting import request_body
 from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.tool_call.fields import ToolCallTask
-from ocllm.suites import load_suite, shipped_suites
+from ocllm.suites import load_suite
 
 TASK = McqTask(id="t", question="What is 2 + 2?", options=["3", "4"], answer="B")
 
@@ -96,8 +96,10 @@ OLD_KEYS = "".join(f'{key} = "{template}"\n' for key, template in _TEMPLATES.val
 TABLE = "[lanes.custom.templates]\n" + "".join(f'{name} = "{t}"\n' for name, (_, t) in _TEMPLATES.items())
 # sha256 of every request body of every shipped suite under these lanes (each sample of each task, json.dumps of
 # the body, one a line), made by commit 6156b23, before prompts were messages and templates one table (issue 31):
-# 432 bodies. The request bodies must stay these bytes.
+# 432 bodies. The request bodies must stay these bytes. The shipped suites of that commit (one shipped later has no
+# bodies from before to be compared with).
 BODIES_BEFORE = "b1a503d22c9c3309ad1eb85b97ade4ca0669d3d4c792a9b836d7aa66cdf6c311"
+SUITES_BEFORE = ("demo", "demo-formats", "demo-math", "demo-tools", "smoke")
 
 
 @pytest.mark.parametrize("spelling", [OLD_KEYS, TABLE], ids=["keys of before", "templates table"])
@@ -108,7 +110,7 @@ def test_request_bodies_of_the_shipped_suites_are_the_bytes_they_were(tmp_path: 
     assert lanes["custom"].templates["math"].startswith("{question}\nEnd with ####")  # read, whichever spelling
     lines = [
         json.dumps(request_body(task, lane, sample), ensure_ascii=False)
-        for suite in sorted(shipped_suites())
+        for suite in SUITES_BEFORE
         for task in load_suite(suite).tasks
         for lane in lanes.values()
         for sample in range(lane.samples_per_task)

@@ -10,13 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ocllm.scoring import instructions, json_answer, math, mcq, substrings, tool_call
+from ocllm.scoring import code, instructions, json_answer, math, mcq, substrings, tool_call
 from ocllm.sim import SimConfig, SimServer
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 # The types that ship (a test's toy room may be registered beside them while its own tests run).
-SHIPPED = [room.TASK_TYPE.name for room in (mcq, substrings, math, instructions, json_answer, tool_call)]
+SHIPPED = [room.TASK_TYPE.name for room in (mcq, substrings, math, instructions, json_answer, tool_call, code)]
 
 
 def readme_suite_lines() -> list[dict]:

@@ -93,7 +93,7 @@ def test_the_toy_room_runs_rescores_compares_and_reports(suite: Path, tmp_path: 
 
 def test_make_demo_would_show_the_room_with_its_own_lanes(suite: Path, tmp_path: Path) -> None:
     """A registered demo suite that no lane group of the demo runs gets two lanes of its own."""
-    assert demo.room_suites() == [str(suite)]
+    assert demo.room_suites().count(str(suite)) == 1  # beside the shipped rooms' own (code's demo-code)
     lanes_file = tmp_path / "shout_lanes.toml"
     lanes_file.write_text(demo.ROOM_LANES.format(base_url="http://127.0.0.1:1/v1", suite=suite, name="shout"))
     lanes = load_lanes(lanes_file)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ocllm.scoring.code import datasets, fields, harness_tasks, limits, lm_eval, render
 from ocllm.scoring.code.decide import decide_code
 from ocllm.scoring.code.decision import CodeDecision
+from ocllm.scoring.code.simulated import simulated_answer
 from ocllm.scoring.code.tally import CodeTally
 from ocllm.scoring.task_type import TaskType
 
@@ -38,4 +39,6 @@ TASK_TYPE = TaskType(
     detail_words=render.detail_words,
     detail_tables=render.detail_tables,
     pair_tables=render.pair_tables,
+    demo_suite="demo-code",
+    simulated_answer=simulated_answer,
 )

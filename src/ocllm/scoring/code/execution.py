@@ -23,6 +23,7 @@ _service = Service("code-sandbox")
 # it once bubblewrap is waited for (a fork bomb's processes each run until the supervisor's next look).
 _SUPERVISOR_CPU_MARGIN_S = 30.0
 _SUPERVISOR_STALL_FACTOR = 12
+_REPLY_MARGIN_BYTES = 4 * 1024**2  # the report (at most 1 MiB kept) and the rest of the supervisor's reply
 
 
 class Verdict(NamedTuple):
@@ -88,7 +89,14 @@ def _job_limits(limits: CodeLimits, cpu_s: float) -> dict[str, Any]:
 
 def _run(job: Job) -> Ran | Refused:
     cpu = float(job.limits["cpu_s"])
-    guard = Limits(cpu_s=2 * cpu + _SUPERVISOR_CPU_MARGIN_S, stall_s=_SUPERVISOR_STALL_FACTOR * job.limits["wall_s"])
+    # Its reply holds what the program wrote of each stream (a standard-input task's whole output, up to the output
+    # limit) and the report: sized from the job's limits, so that a program that reaches its output limit is
+    # output_limit, not a reply too large to send back.
+    reply = 2 * int(job.limits["output_bytes"]) + _REPLY_MARGIN_BYTES
+    guard = Limits(
+        cpu_s=2 * cpu + _SUPERVISOR_CPU_MARGIN_S, stall_s=_SUPERVISOR_STALL_FACTOR * job.limits["wall_s"],
+        reply_bytes=reply,
+    )  # fmt: skip
     result = _service.call("ocllm.scoring.code.sandbox:run_program", (job,), guard)
     if result.status == "done":
         return result.value  # type: ignore[no-any-return]
