@@ -66,6 +66,23 @@ def first_item(value: Any) -> Any:
     return value
 
 
+def metric_verdicts(row: Mapping[str, Any], preferred: tuple[str, ...]) -> dict[str, Any]:
+    """An lm-eval line's per-doc metrics as verdicts: those it lists (`metrics`, else `preferred`) that hold a number,
+    each as `verdict_of` reads it; the deciding metric is the first of `preferred` found, else the first found.
+    Returns {"metric", "metric_value", "correct", "verdicts"}, as `previous` records them."""
+    listed = row.get("metrics")
+    names = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else list(preferred)
+    values = {name: row[name] for name in names if isinstance(row.get(name), int | float)}  # bool included
+    verdicts = {name: verdict_of(value) for name, value in values.items()}
+    metric = next((m for m in preferred if m in values), next(iter(values), None))
+    return {
+        "metric": metric,
+        "metric_value": values.get(metric) if metric else None,
+        "correct": verdicts.get(metric) if metric else None,
+        "verdicts": verdicts,
+    }
+
+
 class LmEvalDoc(NamedTuple):
     """One sample of an lm-eval doc, as the reader hands it to a room."""
 

@@ -26,7 +26,7 @@ from ocllm.models import Task
 from ocllm.scoring.code.datasets import MBPP_QUESTION, PREFIX_QUESTION, asserts_check, mbpp_entry_point
 from ocllm.scoring.code.fields import CodeTask, task_fields_problem
 from ocllm.scoring.dataset_rows import BadRow
-from ocllm.scoring.other_harnesses import LmEvalDoc, LmEvalMapping, NotScorable, first_item, verdict_of
+from ocllm.scoring.other_harnesses import LmEvalDoc, LmEvalMapping, NotScorable, first_item, metric_verdicts
 
 VERDICT_METRICS = ("pass@1", "pass_at_1")
 _PREFIXES = ("humaneval", "mbpp")
@@ -129,24 +129,9 @@ def _ends_in_open_fence(prompt: str) -> bool:
 
 
 def _outcome(row: dict[str, Any]) -> dict[str, Any]:
-    verdicts: dict[str, bool | None] = {}
-    values: dict[str, Any] = {}
-    listed = row.get("metrics")
-    names = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else list(VERDICT_METRICS)
-    for name in names:
-        value = row.get(name)
-        if isinstance(value, int | float):
-            values[name] = value
-            verdicts[name] = verdict_of(value)
-    metric = next((m for m in VERDICT_METRICS if m in values), next(iter(values), None))
+    """One filter's program (its `filtered_resps`) and its metrics' verdicts."""
     program = first_item(row.get("filtered_resps"))
-    return {
-        "program": program if isinstance(program, str) else None,
-        "metric": metric,
-        "metric_value": values.get(metric) if metric else None,
-        "correct": verdicts.get(metric) if metric else None,
-        "verdicts": verdicts,
-    }
+    return {"program": program if isinstance(program, str) else None, **metric_verdicts(row, VERDICT_METRICS)}
 
 
 LM_EVAL = LmEvalMapping(

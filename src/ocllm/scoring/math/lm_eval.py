@@ -25,7 +25,7 @@ from typing import Any, Literal
 from ocllm.models import Task
 from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.golds import aime_integer, gsm8k_gold, last_boxed, level_name, without_thousands_commas
-from ocllm.scoring.other_harnesses import LmEvalDoc, LmEvalMapping, NotScorable, first_item, verdict_of
+from ocllm.scoring.other_harnesses import LmEvalDoc, LmEvalMapping, NotScorable, first_item, metric_verdicts
 
 Family = Literal["gsm8k", "math", "aime"]
 # The task-name prefixes of lm-eval's math tasks, by the doc layout they read.
@@ -141,23 +141,10 @@ def _outcome(row: dict[str, Any], responses: list[str]) -> dict[str, Any]:
     raw = first_item(row.get("filtered_resps"))
     # Filter `none` (take_first): a response itself, not an extraction (with repeats, the first response).
     answer = raw if raw not in responses else None
-    verdicts = {}
-    values = {}
-    listed = row.get("metrics")
-    names = [m for m in listed if isinstance(m, str)] if isinstance(listed, list) else list(VERDICT_METRICS)
-    for name in names:
-        value = row.get(name)
-        if isinstance(value, int | float):  # bool included
-            values[name] = value
-            verdicts[name] = verdict_of(value)
-    metric = next((m for m in VERDICT_METRICS if m in values), next(iter(values), None))
     return {
         "answer": answer,
         "extracted": answer.strip() if isinstance(answer, str) and answer.strip() not in ("", *INVALID) else None,
-        "metric": metric,
-        "metric_value": values.get(metric) if metric else None,
-        "correct": verdicts.get(metric) if metric else None,
-        "verdicts": verdicts,
+        **metric_verdicts(row, VERDICT_METRICS),
     }
 
 
