@@ -24,8 +24,8 @@ import pytest
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code.extract import extract_code
 from ocllm.scoring.code.fields import CodeTask, IoTest
-from ocllm.scoring.code.sandbox import Refused, find_sandbox
 from ocllm.scoring.code.simulated import HOSTILE_FILE, simulated_answer
+from ocllm.scoring.isolation.sandboxes import Refused, find_sandbox
 from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.simulated import SimulatedRequest, SimulatedTools
 from ocllm.sim import SimConfig, SimServer

@@ -133,7 +133,7 @@ def test_unknown_architecture_has_no_filter() -> None:
 
 
 def _argv(seccomp_fd: int | None) -> list[str]:
-    """A sandbox as scoring/code/sandbox.py's `_bwrap_argv` starts one, with the filter read from `seccomp_fd`."""
+    """A sandbox as scoring/isolation/sandboxes.py's `bwrap_argv` starts one, with the filter read from `seccomp_fd`."""
     assert BWRAP is not None
     argv = [
         BWRAP, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",

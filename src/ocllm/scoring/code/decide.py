@@ -59,7 +59,8 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
     program = program_of(task, extraction.code)
     digest = hashlib.sha256(program.encode()).hexdigest()
     verdict = run_task(task, program, limits, cut=cut)
-    correct = True if verdict.outcome == "passed" else (None if verdict.outcome == "sandbox_refused" else False)
+    unjudged = verdict.outcome in ("sandbox_refused", "tests_error")  # the harness's or the dataset's side
+    correct = True if verdict.outcome == "passed" else (None if unjudged else False)
     syntax = verdict.reason if verdict.outcome == "syntax_error" else None
     return CodeDecision(
         **base, extracted_final_answer=digest, correct=correct, rule=verdict.outcome, outcome=verdict.outcome,

@@ -9,16 +9,18 @@ import msgspec
 
 from ocllm.models import Decision
 
-# The outcome of a code task (rule C8): `correct` is true for "passed" alone. "sandbox_refused" means nothing ran:
-# the harness's side, kept out of accuracy (`correct` None) and shown apart.
+# The outcome of a code task (rule C8): `correct` is true for "passed" alone. "sandbox_refused" means nothing ran,
+# "tests_error" that the task's tests could not be run against the program (they fail before any call reaches it, or
+# pass what cannot cross to it): the harness's or the dataset's side, kept out of accuracy (`correct` None) and shown
+# apart.
 Outcome = Literal[
     "passed", "failed_assertion", "wrong_output", "exception", "timeout", "memory_limit", "output_limit",
-    "syntax_error", "no_code", "sandbox_refused",
+    "syntax_error", "no_code", "tests_error", "sandbox_refused",
 ]  # fmt: skip
 # The rule that decided is the outcome, or request_error for a failed request.
 CodeRule = Literal[
     "passed", "failed_assertion", "wrong_output", "exception", "timeout", "memory_limit", "output_limit",
-    "syntax_error", "no_code", "sandbox_refused", "request_error",
+    "syntax_error", "no_code", "tests_error", "sandbox_refused", "request_error",
 ]  # fmt: skip
 # How the code that ran was taken from the visible answer (rules C2-C4).
 CodeMethod = Literal[
@@ -88,6 +90,8 @@ class Sandbox(msgspec.Struct, kw_only=True):
     python_version: str | None
     limits: CodeLimits
     refused: str | None = None  # why no sandbox ran it, and how to fix that
+    seccomp: str | None = None  # the kernel-call filter in force, in words
+    tests_apart: bool = False  # a function task's tests ran in a box of their own, the program answering calls
 
 
 class ProgramRun(msgspec.Struct, kw_only=True):
@@ -104,6 +108,7 @@ class ProgramRun(msgspec.Struct, kw_only=True):
     timeout: TimeoutKind | None = None
     memory_limit: bool = False
     output_limit: bool = False
+    calls: int | None = None  # a function task's: the calls of the tests that reached the program
 
 
 class TestResult(msgspec.Struct, kw_only=True):

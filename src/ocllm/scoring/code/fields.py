@@ -48,7 +48,7 @@ class CodeTask(Task, tag="code", kw_only=True):
 
     @property
     def kind(self) -> str:
-        """"function" or "stdin"."""
+        """ "function" or "stdin"."""
         return "stdin" if self.io_tests else "function"
 
 
@@ -90,7 +90,7 @@ def _io_tests_problem(value: object) -> str | None:
         return f"field 'io_tests': {len(value):,} tests, more than the {MAX_IO_TESTS:,} a task may hold"
     for number, item in enumerate(value, start=1):
         if not isinstance(item, dict) or not all(isinstance(item.get(key), str) for key in ("input", "output")):
-            return f"field 'io_tests': test {number} is not an object with text \"input\" and \"output\""
+            return f'field \'io_tests\': test {number} is not an object with text "input" and "output"'
         if max(len(item["input"]), len(item["output"])) > MAX_IO_CHARS:
             return f"field 'io_tests': test {number} is longer than the {MAX_IO_CHARS:,} characters a test may hold"
     return None

@@ -11,10 +11,10 @@ from ocllm.scoring.task_type import DetailTable, Record
 from ocllm.scoring.task_view import EvidenceTable, Listing, Statement, Tag, TaskView
 
 # The outcomes in the order every table lists them: the pass, then what the program did wrong, then what kept it
-# from running (sandbox_refused last: the harness's side, not the model's).
+# from running (tests_error and sandbox_refused last: the dataset's or the harness's side, not the model's).
 OUTCOMES = (
     "passed", "failed_assertion", "wrong_output", "exception", "timeout", "memory_limit", "output_limit",
-    "syntax_error", "no_code", "sandbox_refused",
+    "syntax_error", "no_code", "tests_error", "sandbox_refused",
 )  # fmt: skip
 KINDS = ("function", "stdin")
 # A program longer than this is shown cut, saying how much was left out (the whole program is in the run's JSON).
@@ -183,7 +183,7 @@ def _tests_words(record: Record) -> str | None:
 def _test_detail(test: Mapping[str, Any]) -> str:
     if isinstance(test.get("line"), int):
         want, got = test.get("expected"), test.get("got")
-        return (f"line {test['line']} differs: expected {_quoted(want)}, printed {_quoted(got)}")
+        return f"line {test['line']} differs: expected {_quoted(want)}, printed {_quoted(got)}"
     return _short(test.get("detail") or "")
 
 
@@ -396,6 +396,10 @@ def detail_words(details: Mapping[str, Any]) -> str:
         parts.append(f"timeouts: CPU {timeouts.get('cpu', 0)}, wall {timeouts.get('wall', 0)}")
     if details.get("syntax_errors_truncated"):
         parts.append(f"{details['syntax_errors_truncated']} syntax error(s) on answers cut at max_tokens")
+    if details.get("tests_error"):
+        parts.append(
+            f"{details['tests_error']} whose tests could not be run against the program: left out of the accuracy"
+        )
     if details.get("sandbox_refused"):
         parts.append(f"{details['sandbox_refused']} not run (no sandbox): left out of the accuracy")
     return "; ".join(parts)
@@ -425,6 +429,8 @@ def detail_tables(details: Mapping[str, Any]) -> list[DetailTable]:
             row[0] = f"syntax_error ({details['syntax_errors_truncated']} on answers cut at max_tokens)"
         if name == "sandbox_refused":
             row[0] = "sandbox_refused (not run: left out of the accuracy)"
+        if name == "tests_error":
+            row[0] = "tests_error (the tests could not run against the program: left out of the accuracy)"
         rows.append(row)
     header = ["outcome", *(f"{kind} tasks" for kind in kinds), "tasks", "share"]
     return [DetailTable("Code outcomes", header, rows)]

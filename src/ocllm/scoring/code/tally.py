@@ -18,6 +18,7 @@ class CodeTally:
         self.syntax_truncated = 0
         self.refused = 0
         self.refused_why: Counter[str] = Counter()
+        self.tests_errors: Counter[str] = Counter()  # task ids whose tests could not run against the program
 
     def add(self, decision: Decision) -> None:
         outcome = getattr(decision, "outcome", None)
@@ -36,6 +37,8 @@ class CodeTally:
             self.refused += 1
             sandbox = getattr(decision, "sandbox", None)
             self.refused_why[str(getattr(sandbox, "refused", None) or decision.reason or "no sandbox")] += 1
+        if outcome == "tests_error":
+            self.tests_errors[decision.task_id] += 1
 
     def figures(self) -> dict[str, Any]:
         return {
@@ -44,6 +47,7 @@ class CodeTally:
             "timeouts": {"cpu": self.timeouts["cpu"], "wall": self.timeouts["wall"]},
             "syntax_errors_truncated": self.syntax_truncated,
             "sandbox_refused": self.refused,
+            "tests_error": sum(self.tests_errors.values()),
         }
 
     def notices(self) -> list[str]:
@@ -54,6 +58,13 @@ class CodeTally:
             said.append(
                 f"{self.refused} code task(s) were not run: {why.rstrip('.')}{others}. They are not counted: neither "
                 "right nor wrong, left out of the accuracy (outcome sandbox_refused)"
+            )
+        if self.tests_errors:
+            shown = ", ".join(sorted(self.tests_errors)[:5]) + (" ..." if len(self.tests_errors) > 5 else "")
+            said.append(
+                f"{sum(self.tests_errors.values())} code answer(s) could not be judged: the task's tests fail before "
+                f"any call reaches the program, or pass it what cannot cross to it ({shown}). They are not counted: "
+                "neither right nor wrong, left out of the accuracy (outcome tests_error)"
             )
         if self.syntax_truncated:
             said.append(

@@ -15,6 +15,9 @@ What is refused, and why (one line a group; `DENIED` lists the names in this ord
   "shocker" escape), name_to_handle_at, fanotify_init, lookup_dcookie, quotactl, quotactl_fd.
 - The whole machine: reboot, kexec_load, kexec_file_load, init_module, finit_module, delete_module, swapon,
   swapoff, acct, syslog, vhangup, settimeofday, clock_settime.
+- Memory outside the box's limits: memfd_create and memfd_secret (files in no mount, whose pages no tmpfs size
+  and no address-space limit bounds) and shmget (System V shared memory, held until the box's IPC namespace ends,
+  detached or not).
 - The execution domain: personality (turns off address-space randomisation for what it starts, or makes readable
   memory executable).
 - x86_64 only: iopl, ioperm (I/O ports), modify_ldt (segment descriptors, a history of bugs), uselib (a.out).
@@ -36,11 +39,17 @@ Standard library only: libseccomp's Python binding is not published on PyPI in a
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import functools
+import json
+import os
 import platform
 import struct
+import tempfile
+from collections.abc import Iterator
 
-__all__ = ["DENIED", "describe", "filter_program"]
+__all__ = ["DENIED", "container_profile", "describe", "descriptor", "filter_program"]
 
 # Each refused call: (x86_64 number, aarch64 number), None where the architecture has no such call.
 _NUMBERS: dict[str, tuple[int | None, int | None]] = {
@@ -97,6 +106,10 @@ _NUMBERS: dict[str, tuple[int | None, int | None]] = {
     "vhangup": (153, 58),
     "settimeofday": (164, 170),
     "clock_settime": (227, 112),
+    # Memory outside the box's limits
+    "memfd_create": (319, 279),
+    "memfd_secret": (447, 447),
+    "shmget": (29, 194),
     # The execution domain
     "personality": (135, 92),
     # x86_64 only
@@ -181,3 +194,45 @@ def describe(machine: str | None = None) -> str:
         return f"seccomp: none (no filter for the architecture {shown})"
     others = "other architectures' and x32 calls" if arch == "x86_64" else "other architectures' calls"
     return f"seccomp ({arch}): {len(denied_numbers(arch))} calls denied (EPERM), and {others}"
+
+
+@functools.cache
+def _this_machine() -> bytes | None:
+    return filter_program()
+
+
+@contextlib.contextmanager
+def descriptor() -> Iterator[int | None]:
+    """A descriptor bubblewrap's `--seccomp` reads this machine's filter from (a pipe, written and closed before
+    bubblewrap starts: the filter is far smaller than a pipe's buffer), or None where there is no filter. Pass it
+    with `pass_fds`; it is closed when the block ends."""
+    program = _this_machine()
+    if program is None:
+        yield None
+        return
+    read, write = os.pipe()
+    try:
+        os.write(write, program)
+        os.close(write)
+        yield read
+    finally:
+        os.close(read)
+
+
+@contextlib.contextmanager
+def container_profile() -> Iterator[str | None]:
+    """The same refusals as a container engine's seccomp profile (docker's and podman's JSON format: every call
+    allowed but those listed, which fail with EPERM), in a file that lasts the block."""
+    names = list(DENIED)
+    profile = {
+        "defaultAction": "SCMP_ACT_ALLOW",
+        "syscalls": [{"names": names, "action": "SCMP_ACT_ERRNO", "errnoRet": errno.EPERM}],
+    }
+    fd, path = tempfile.mkstemp(prefix="ocllm-seccomp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(profile, f)
+        os.chmod(path, 0o644)
+        yield path
+    finally:
+        os.unlink(path)
