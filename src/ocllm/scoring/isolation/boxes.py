@@ -418,7 +418,9 @@ class _Started:
             reaped = self._reap_first(started.box.name)
             self.box_cpu[started.box.name] = max(self.box_cpu.get(started.box.name, 0.0), reaped)
         self.cpu_s = max(self.cpu_s, sum(self.box_cpu.values()))
-        return procfs.kill_left(before)
+        left = procfs.kill_left(before)
+        procfs.reap_zombie_children()
+        return left
 
     def _kill_all(self) -> None:
         for started in self.processes.values():

@@ -9,7 +9,9 @@ import os
 import signal
 import time
 
-__all__ = ["cpu_seconds", "descendants", "kill_left", "run_delay", "stat_fields", "with_start_times"]
+__all__ = [
+    "cpu_seconds", "descendants", "kill_left", "reap_zombie_children", "run_delay", "stat_fields", "with_start_times",
+]  # fmt: skip
 
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
 
@@ -84,3 +86,18 @@ def kill_left(processes: list[tuple[int, bytes]]) -> int:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
     return left
+
+
+def reap_zombie_children() -> int:
+    """Reap every child of this process that has ended and not been waited for. A sandbox ended by killing it leaves
+    its processes to this process (a child subreaper) as zombies: nothing else would wait for them. Called once every
+    process this one started itself has been waited for, so that no one else's exit status is taken."""
+    reaped = 0
+    for child in descendants(os.getpid())[1:]:
+        fields = stat_fields(child)
+        if fields is None or fields[0] != b"Z" or int(fields[1]) != os.getpid():
+            continue
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(child, os.WNOHANG)[0] == child:
+                reaped += 1
+    return reaped
