@@ -31,7 +31,7 @@ it when its parent has gone (best effort: it needs the child's interpreter).
 
 Results carry one deterministic sentence: the limit reached ("reached its CPU-time limit of 5 s"), never a
 measured figure, so two runs write the same bytes. This module imports the standard library only; what a child
-runs is imported in the child.
+runs is imported in the child; the /proc readers are the isolation module's (`isolation/procfs.py`).
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Literal, NamedTuple, TypeVar
+
+from ocllm.scoring.isolation.procfs import cpu_seconds
 
 __all__ = [
     "DEFAULT_MEMORY_BYTES", "STALL_S", "Limits", "Result", "Service", "die_with_parent_thread", "run_once", "warm",
@@ -234,7 +236,7 @@ class _Child:
         self.memory_bytes = memory_bytes
 
     def call(self, function: str, args: tuple[Any, ...], limits: Limits) -> Result:
-        start = _cpu_seconds(self.process.pid)
+        start = cpu_seconds(self.process.pid)
         try:
             self.conn.send((function, args, limits.cpu_s, limits.reply_bytes))
         except OSError:
@@ -246,7 +248,7 @@ class _Child:
                     break
             except OSError:
                 return self._died(limits)
-            now = _cpu_seconds(self.process.pid)
+            now = cpu_seconds(self.process.pid)
             if now is None:
                 if self.process.poll() is not None:
                     return self._died(limits)
@@ -304,23 +306,6 @@ def _size(n: int) -> str:
         if n >= scale and n % scale == 0:
             return f"{n // scale} {unit}"
     return f"{n} bytes"
-
-
-_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    """The CPU seconds process `pid` has used (user and system, with its waited-for children's), from
-    /proc/<pid>/stat; None where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may hold spaces: count fields after its closing one.
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    utime, stime, cutime, cstime = (int(x) for x in fields[11:15])
-    return (utime + stime + cutime + cstime) * _TICK_S
 
 
 # The kernel's PR_SET_PDEATHSIG fires when the thread that started the child ends: children are started by a
