@@ -46,7 +46,7 @@ def test_one_long_c_call_is_stopped_at_its_cpu_time_limit_too() -> None:
 def test_without_proc_rlimit_cpu_stops_the_child_in_the_same_words(monkeypatch: pytest.MonkeyPatch) -> None:
     # The parent reads no CPU time (as on a system without /proc): the child's own RLIMIT_CPU, a second past the
     # limit, ends it with SIGXCPU, and the result is the one the parent's count gives.
-    monkeypatch.setattr(guarded, "_cpu_seconds", lambda pid: None)
+    monkeypatch.setattr(guarded, "cpu_seconds", lambda pid: None)
     result = run_once("guarded_helpers:spin", (), Limits(cpu_s=1))
     assert result == Result("limit", None, "reached its CPU-time limit of 1 s", "cpu")
 
