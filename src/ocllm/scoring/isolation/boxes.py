@@ -61,6 +61,11 @@ TAIL_BYTES = 4096
 _POLL_S = 0.05
 _BACKSTOP_FACTOR = 10
 _DRAIN_S = 1.0  # after the end: how long what the boxes wrote is still read
+# Once the primary box has ended, the others are given this long to end by themselves (a program's box ends when the
+# tests close the channel) before they are killed: the outcome is settled by then, so no limit is counted meanwhile,
+# and this only spares killing a box that was ending anyway.
+_GRACE_S = 0.25
+_QUICK_POLL_S = 0.002  # while a box's streams are closed and its process not yet reaped
 
 
 @dataclass(frozen=True)
@@ -307,7 +312,7 @@ class _Started:
         cpu_limit, wall_limit = self.group.cpu_s, self.group.wall_s
         try:
             while not self._primary_done():
-                for key, _ in self.selector.select(_POLL_S):
+                for key, _ in self.selector.select(self._poll_s()):
                     self._read(key)
                 if self.output_limit:
                     break
@@ -322,6 +327,7 @@ class _Started:
                 if elapsed >= _BACKSTOP_FACTOR * wall_limit:
                     self.timeout = "backstop"
                     break
+            self._let_the_others_end()
         finally:
             survivors = self._end()
         elapsed = time.monotonic() - self.started
@@ -330,6 +336,22 @@ class _Started:
             boxes=boxes, cpu_s=round(self.cpu_s, 3), wall_s=round(max(0.0, elapsed - self.waited_s), 3),
             elapsed_s=round(elapsed, 3), timeout=self.timeout, output_limit=self.output_limit, survivors=survivors,
         )  # fmt: skip
+
+    def _poll_s(self) -> float:
+        """How long to wait for the boxes' streams: shortly when a box has closed all of them (it is ending), so that
+        its end is seen as soon as it is reaped."""
+        open_boxes = {key[0] for key in self._open_keys()}
+        running = [name for name, p in self.processes.items() if p.process.returncode is None]
+        return _QUICK_POLL_S if any(name not in open_boxes for name in running) else _POLL_S
+
+    def _let_the_others_end(self) -> None:
+        deadline = time.monotonic() + _GRACE_S
+        while time.monotonic() < deadline and not self._all_done():
+            for key, _ in self.selector.select(self._poll_s()):
+                self._read(key)
+
+    def _all_done(self) -> bool:
+        return not self._open_keys() and all(p.process.poll() is not None for p in self.processes.values())
 
     def _primary_done(self) -> bool:
         """The primary box has ended and every stream of it has closed."""
