@@ -327,7 +327,8 @@ class _Started:
                 if elapsed >= _BACKSTOP_FACTOR * wall_limit:
                     self.timeout = "backstop"
                     break
-            self._let_the_others_end()
+            if self.timeout is None and self.output_limit is None:
+                self._let_the_others_end()
         finally:
             survivors = self._end()
         elapsed = time.monotonic() - self.started
