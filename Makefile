@@ -59,13 +59,19 @@ browser:
 		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium >/dev/null; }; }
 
 # Code tasks run the model's programs in bubblewrap (docs/scoring/code.md, "The sandbox"): Debian's package,
-# installed when missing. Without it (and without podman or docker) every code task is sandbox_refused.
+# installed when missing. Without it (and without podman or docker) every code task is sandbox_refused. The tests of
+# HumanEval+ and MBPP+ import numpy in the sandbox's Python: Debian's python3-numpy, installed when missing.
 sandbox:
 	@command -v bwrap >/dev/null 2>&1 || { \
 		echo "installing Debian's bubblewrap for the code tasks' sandbox"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
 		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q bubblewrap >/dev/null; }; }
+	@/usr/bin/python3 -c "import numpy" >/dev/null 2>&1 || { \
+		echo "installing Debian's python3-numpy for the sandbox's Python (HumanEval+ and MBPP+ tests)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get install -y -q python3-numpy >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q python3-numpy >/dev/null; }; }
 
 # Every core (pytest-xdist): most tests wait on servers, subprocesses and a browser rather than compute, so even
 # 2 cores gain. Slow tests (marked `slow`) run too; `pytest -m "not slow"` is the quick loop while working.

@@ -258,7 +258,8 @@ def _function_outcome(
     if status == "result_cannot_cross":
         return "exception", (
             f"the program returned {_article(report.get('type'))}, which cannot cross to the tests: only plain data "
-            "does (None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)"
+            "does (None, bool, numbers, str, bytes, list, tuple, dict, set and a few library value types: "
+            "docs/scoring/code.md, \"Trust\")"
         )
     if status == "unreadable":
         return "exception", f"the program's box sent what is not a message of plain data ({report.get('message')})"

@@ -7,7 +7,8 @@ outside a sandbox.
 Under bubblewrap every namespace is unshared (no network, its own process table), no capability is kept, no user
 namespace can be made inside, and a seccomp filter (`seccomp.py`) refuses the kernel calls a program has no business
 making. The host's /usr (and the interpreter's prefix, if elsewhere) is mounted read-only and nothing else of the
-host is (no home, no checkout, no /etc, no sockets). Every mount is read-only but two small tmpfs: /tmp (home and
+host is (no home, no checkout, no sockets; of /etc only /etc/alternatives, Debian's symbolic links to the libraries
+a library such as numpy loads). Every mount is read-only but two small tmpfs: /tmp (home and
 working folder) and /dev/shm (for POSIX semaphores), which together hold at most the box's `file_bytes`. The box's
 files are a read-only folder, /job. bubblewrap itself is started with an environment of three fixed variables, never
 ocllm's: its first process inside the sandbox (pid 1, whose /proc/1/environ the program can read) holds nothing of
@@ -193,6 +194,8 @@ def bwrap_argv(found: Found, job_dir: str | None, file_bytes: int, *, seccomp_fd
             argv += ["--ro-bind", str(path), str(path)]
     if not found.prefix.startswith("/usr/") and found.prefix != "/usr":
         argv += ["--ro-bind", found.prefix, found.prefix]
+    # Debian's alternatives: symbolic links only (libblas.so.3, which numpy loads, is one); nothing else of /etc.
+    argv += ["--ro-bind-try", "/etc/alternatives", "/etc/alternatives"]
     argv += [
         "--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp", "--remount-ro", "/dev",
         "--size", str(shm_bytes), "--tmpfs", "/dev/shm",

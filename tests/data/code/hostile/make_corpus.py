@@ -78,7 +78,23 @@ PROGRAMS: dict[str, tuple[str, list[str]]] = {
         ["exception"],
     ),
     "generator_returned": ("def f(x):\n    yield x + 1\n", ["exception"]),
-    "class_returned": ("def f(x):\n    return int\n", ["exception"]),
+    # A built-in type crosses by name (tests pass them: `remove_datatype(t, int)`), and compares as itself.
+    "builtin_type_returned": ("def f(x):\n    return int\n", ["failed_assertion"]),
+    "own_class_returned": ("class K:\n    pass\ndef f(x):\n    return K\n", ["exception"]),
+    "own_object_returned": ("class K:\n    pass\ndef f(x):\n    return K()\n", ["exception"]),
+    "counter_replaced": (
+        "import collections\n"
+        "class Sly(dict):\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+        "collections.Counter = Sly\n"
+        "def f(x):\n    return Sly()\n",
+        ["failed_assertion"],
+    ),
+    "builtin_replaced": (
+        "import builtins\nclass Sly:\n    def __eq__(self, other):\n        return True\n"
+        "builtins.len = Sly()\n"
+        "def f(x):\n    return len\n",
+        ["exception"],
+    ),
     "function_returned": ("def f(x):\n    return lambda: x + 1\n", ["exception"]),
     "forged_reply_frame": (
         "import os, struct\n"

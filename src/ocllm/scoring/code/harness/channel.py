@@ -1,14 +1,21 @@
 """The channel between a function task's two boxes: plain data, framed, and nothing else (docs/scoring/code.md,
 "Trust").
 
-A value crosses when it is, by exact type (never a subclass), None, bool, int, float, complex, str, bytes, list,
-tuple, dict, set or frozenset, nested at most `MAX_DEPTH` deep, and its encoding is at most `MAX_FRAME_BYTES`. It is
+A value crosses when it is, by exact type (never a subclass), None, bool, int, float, complex, str, bytes,
+bytearray, list, tuple, dict, set or frozenset; one of the standard library's value types whose equality is
+Python's own (collections.Counter, OrderedDict, defaultdict with a built-in default factory or none, deque,
+decimal.Decimal, fractions.Fraction), rebuilt on the receiving side with that side's own classes; or one of a fixed
+list of pure built-in types and functions and their methods (`int`, `len`, `str.upper`: `BUILTIN_TYPES`,
+`BUILTIN_FUNCTIONS`), by name; nested at most `MAX_DEPTH` deep, its encoding at most `MAX_FRAME_BYTES`. It is
 written as JSON: None, booleans, strings, lists, ints of up to 63 bits and finite floats as themselves (a float's
 repr gives it back exactly), everything else as an object of one key naming its type: {"i": hex} for a larger int,
-{"f": hex} for a non-finite float, {"c": [hex, hex]}, {"y": base64}, {"t": [...]}, {"d": [[key, value], ...]},
-{"s": [...]}, {"z": [...]}. The decoder builds nothing else: no JSON number but an int or a float, no object but
-those, no key beyond them. An object with its own `__eq__`, a generator, a function or a class cannot cross: the
-encoder names its type (`CannotCross`).
+{"f": hex} for a non-finite float, {"c": [hex, hex]}, {"y": base64}, {"a": base64} (bytearray), {"t": [...]},
+{"d": [[key, value], ...]}, {"s": [...]}, {"z": [...]}, {"C": pairs} (Counter), {"O": pairs} (OrderedDict),
+{"D": [factory, pairs]} (defaultdict), {"Q": [maxlen, items]} (deque), {"M": text} (Decimal), {"R": [n, d]}
+(Fraction), {"b": name} (a built-in), {"m": [type, name]} (a built-in type's method), and {"h": number}: an object
+that stays in the program's box, named by the number its box gave it (`handles`). The decoder builds nothing else:
+no JSON number but an int or a float, no object but those, no key beyond them. An object with its own `__eq__`, a
+generator, a function or a class of the program cannot cross: the encoder names its type (`CannotCross`).
 
 A frame is 4 bytes of length (big-endian) and the encoding. A message is a list whose first item says what it is.
 """
@@ -16,16 +23,35 @@ A frame is 4 bytes of length (big-endian) and the encoding. A message is a list 
 from __future__ import annotations
 
 import base64
+import builtins
+import collections
+import decimal
+import fractions
 import json
 import math
 import os
 import struct
+from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 100
 MAX_FRAME_BYTES = 64 * 1024**2
 _SMALL_INT = 2**63
 _HEADER = struct.Struct(">I")
+# The built-ins that cross by name: pure types and functions a test may pass a function (`remove_datatype(t, int)`,
+# `sorted(xs, key=len)`), never one that reaches outside the process (open, exec, __import__, input...).
+BUILTIN_TYPES = (
+    "bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list", "object", "range", "set",
+    "slice", "str", "tuple", "type",
+)  # fmt: skip
+BUILTIN_FUNCTIONS = (
+    "abs", "all", "any", "ascii", "bin", "chr", "divmod", "format", "hash", "hex", "len", "max", "min", "oct", "ord",
+    "pow", "repr", "round", "sorted", "sum",
+)  # fmt: skip
+_NAMED = {name: getattr(builtins, name) for name in BUILTIN_TYPES + BUILTIN_FUNCTIONS}
+_BY_OBJECT = {id(value): name for name, value in _NAMED.items()}
+_METHOD_TYPES = {name: _NAMED[name] for name in ("str", "bytes", "list", "dict", "set", "tuple", "int", "float")}
+_DESCRIPTOR_KINDS = (type(str.upper),)  # a built-in type's method, as `str.upper` reads it
 
 
 class CannotCross(Exception):
@@ -41,8 +67,15 @@ class Unreadable(Exception):
     """What came on the channel is not a frame of plain data."""
 
 
-def plain(value: Any, depth: int = 0) -> Any:
-    """`value` as JSON-ready data, or CannotCross."""
+Extra = Callable[[Any], Any]  # a side's own objects as JSON (handles), else CannotCross
+
+
+def _pairs(value: Any, depth: int, extra: Extra | None) -> list[list[Any]]:
+    return [[plain(k, depth + 1, extra), plain(v, depth + 1, extra)] for k, v in value.items()]
+
+
+def plain(value: Any, depth: int = 0, extra: Extra | None = None) -> Any:
+    """`value` as JSON-ready data, or CannotCross. `extra` encodes what else a side may send (its handles)."""
     if depth > MAX_DEPTH:
         raise CannotCross("nesting", f"nested deeper than {MAX_DEPTH}")
     kind = type(value)
@@ -56,30 +89,98 @@ def plain(value: Any, depth: int = 0) -> Any:
         return {"c": [value.real.hex(), value.imag.hex()]}
     if kind is bytes:
         return {"y": base64.b64encode(value).decode("ascii")}
+    if kind is bytearray:
+        return {"a": base64.b64encode(value).decode("ascii")}
     if kind is list:
-        return [plain(item, depth + 1) for item in value]
+        return [plain(item, depth + 1, extra) for item in value]
     if kind is tuple:
-        return {"t": [plain(item, depth + 1) for item in value]}
+        return {"t": [plain(item, depth + 1, extra) for item in value]}
     if kind is dict:
-        return {"d": [[plain(k, depth + 1), plain(v, depth + 1)] for k, v in value.items()]}
+        return {"d": _pairs(value, depth, extra)}
     if kind is set:
-        return {"s": [plain(item, depth + 1) for item in value]}
+        return {"s": [plain(item, depth + 1, extra) for item in value]}
     if kind is frozenset:
-        return {"z": [plain(item, depth + 1) for item in value]}
+        return {"z": [plain(item, depth + 1, extra) for item in value]}
+    return _library_value(value, kind, depth, extra)
+
+
+def _library_value(value: Any, kind: type, depth: int, extra: Extra | None) -> Any:
+    if kind is collections.Counter:
+        return {"C": _pairs(value, depth, extra)}
+    if kind is collections.OrderedDict:
+        return {"O": _pairs(value, depth, extra)}
+    if kind is collections.defaultdict:
+        factory = value.default_factory
+        if factory is not None and _BY_OBJECT.get(id(factory)) not in BUILTIN_TYPES:
+            raise CannotCross("defaultdict", "a defaultdict whose default factory is not a built-in type")
+        return {"D": [None if factory is None else factory.__name__, _pairs(value, depth, extra)]}
+    if kind is collections.deque:
+        return {"Q": [value.maxlen, [plain(item, depth + 1, extra) for item in value]]}
+    if kind is decimal.Decimal:
+        return {"M": str(value)}
+    if kind is fractions.Fraction:
+        return {"R": [plain(value.numerator), plain(value.denominator)]}
+    name = _BY_OBJECT.get(id(value))
+    if name is not None and _NAMED[name] is value:
+        return {"b": name}
+    if kind in _DESCRIPTOR_KINDS:
+        owner = getattr(value, "__objclass__", None)
+        owner_name = getattr(owner, "__name__", "")
+        if _METHOD_TYPES.get(owner_name) is owner and getattr(owner, value.__name__, None) is value:
+            return {"m": [owner_name, value.__name__]}
+    if extra is not None:
+        return extra(value)
     raise CannotCross(kind.__name__)
 
 
-def encode(value: Any) -> bytes:
-    data = json.dumps(plain(value), separators=(",", ":"), allow_nan=False).encode("ascii")
+def encode(value: Any, extra: Extra | None = None) -> bytes:
+    data = json.dumps(plain(value, 0, extra), separators=(",", ":"), allow_nan=False).encode("ascii")
     if len(data) > MAX_FRAME_BYTES:
         raise CannotCross("size", f"{len(data)} bytes encoded, more than the channel's {MAX_FRAME_BYTES}")
     return data
 
 
-def _tagged(pairs: list[tuple[str, Any]]) -> Any:
+def _pair_list(payload: Any) -> list[Any]:
+    if type(payload) is not list or not all(type(pair) is list and len(pair) == 2 for pair in payload):
+        raise Unreadable("a mapping whose items are not pairs")
+    return payload
+
+
+def _tagged(pairs: list[tuple[str, Any]], handle: Callable[[int], Any] | None) -> Any:
     if len(pairs) != 1:
         raise Unreadable("an object that is not one tagged value")
     tag, payload = pairs[0]
+    if tag == "h" and type(payload) is int and handle is not None:
+        return handle(payload)
+    if tag == "b" and type(payload) is str and payload in _NAMED:
+        return _NAMED[payload]
+    if tag == "m" and type(payload) is list and len(payload) == 2 and payload[0] in _METHOD_TYPES:
+        method = getattr(_METHOD_TYPES[payload[0]], str(payload[1]), None)
+        if type(method) not in _DESCRIPTOR_KINDS:
+            raise Unreadable("a method that is not a built-in type's")
+        return method
+    if tag == "M" and type(payload) is str:
+        return decimal.Decimal(payload)
+    if tag == "a" and type(payload) is str:
+        return bytearray(base64.b64decode(payload, validate=True))
+    if tag == "R" and type(payload) is list and len(payload) == 2 and all(type(p) is int for p in payload):
+        return fractions.Fraction(payload[0], payload[1])
+    if tag == "C":
+        return collections.Counter({key: item for key, item in _pair_list(payload)})
+    if tag == "O":
+        return collections.OrderedDict((key, item) for key, item in _pair_list(payload))
+    if tag == "D" and type(payload) is list and len(payload) == 2:
+        factory = payload[0]
+        if factory is not None and factory not in BUILTIN_TYPES:
+            raise Unreadable("a defaultdict whose factory is not a built-in type")
+        made = collections.defaultdict(None if factory is None else _NAMED[factory])
+        made.update((key, item) for key, item in _pair_list(payload[1]))
+        return made
+    if tag == "Q" and type(payload) is list and len(payload) == 2 and type(payload[1]) is list:
+        maxlen = payload[0]
+        if maxlen is not None and (type(maxlen) is not int or maxlen < 0):
+            raise Unreadable("a deque whose maxlen is not a count")
+        return collections.deque(payload[1], maxlen)
     if tag == "i" and type(payload) is str:
         return int(payload, 16)
     if tag == "f" and type(payload) is str:
@@ -93,9 +194,7 @@ def _tagged(pairs: list[tuple[str, Any]]) -> Any:
     if tag == "t":
         return tuple(payload)
     if tag == "d":
-        if not all(type(pair) is list and len(pair) == 2 for pair in payload):
-            raise Unreadable("a dict whose items are not pairs")
-        return {key: item for key, item in payload}
+        return {key: item for key, item in _pair_list(payload)}
     if tag == "s":
         return set(payload)
     if tag == "z":
@@ -107,24 +206,29 @@ def _no_constant(name: str) -> Any:
     raise Unreadable(f"the constant {name}")
 
 
-def decode(data: bytes) -> Any:
-    """The plain value `data` encodes, or Unreadable."""
+def decode(data: bytes, handle: Callable[[int], Any] | None = None) -> Any:
+    """The plain value `data` encodes, or Unreadable. `handle` gives the object a handle names (the program's side
+    only: the tests' side takes none)."""
+
+    def tagged(pairs: list[tuple[str, Any]]) -> Any:
+        return _tagged(pairs, handle)
+
     try:
-        return json.loads(data.decode("ascii"), object_pairs_hook=_tagged, parse_constant=_no_constant)
+        return json.loads(data.decode("ascii"), object_pairs_hook=tagged, parse_constant=_no_constant)
     except Unreadable:
         raise
     except (ValueError, TypeError, RecursionError, MemoryError, OverflowError, UnicodeDecodeError) as exc:
         raise Unreadable(f"{type(exc).__name__}: {str(exc)[:200]}") from None
 
 
-def send(fd: int, message: Any) -> None:
-    data = encode(message)
+def send(fd: int, message: Any, extra: Extra | None = None) -> None:
+    data = encode(message, extra)
     data = _HEADER.pack(len(data)) + data
     while data:
         data = data[os.write(fd, data) :]
 
 
-def receive(fd: int) -> Any:
+def receive(fd: int, handle: Callable[[int], Any] | None = None) -> Any:
     """The next message, or None at the end of the channel (the other side closed it)."""
     header = _read_exactly(fd, _HEADER.size)
     if header is None:
@@ -135,7 +239,7 @@ def receive(fd: int) -> Any:
     data = _read_exactly(fd, size)
     if data is None:
         raise Unreadable("the channel ended inside a frame")
-    return decode(data)
+    return decode(data, handle)
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:

@@ -1,11 +1,17 @@
 """A function task's program box (docs/scoring/code.md, C7 and "Trust"): the model's program runs here, alone, and
 answers the tests' calls, which come on the channel from the tests' box.
 
-It says first how the program loaded (`ready`, or why not: a syntax error, an exception while its definitions ran,
-the entry point missing), then answers each call with what the entry point returned (and the arguments as they are
-after the call, when the call changed them), or what it raised, or the type of a result that cannot cross. It holds
-no report descriptor and nothing of the tests: all it can say is a value, and the tests' box decides what that value
-is worth. When the tests' box closes the channel, it ends.
+It says first how the program loaded: `ready`, with the names the program defines at its top level that the tests
+may use (its functions, its classes, the modules it imported), or why not (a syntax error, an exception while its
+definitions ran, the entry point missing). It then answers each message of the tests' box:
+- `call`: call the entry point, another of its top-level functions or classes by name, or a method of an object it
+  made, with the arguments given (plain data; `{"h": n}` names an object of this box); reply with what it returned
+  (and the arguments as they are after the call, when the call changed them), or what it raised. A function's
+  result must be plain data, else its type is said (`cannot_cross`); a class's (a constructor's) stays here, and the
+  reply is its handle (`object`), its number in this box's table;
+- `get` and `set`: an attribute of such an object (a value, a handle, or `method` for a method to call);
+It holds no report descriptor and nothing of the tests: all it can say is a value, and the tests' box decides what
+that value is worth. When the tests' box closes the channel, it ends.
 
 Arguments: the descriptors, JSON: {"calls": fd, "replies": fd}, either "stdin"/"stdout" in a container (the
 program's own standard output then goes to standard error).
@@ -18,6 +24,7 @@ import json
 import os
 import sys
 import traceback
+import types
 from typing import Any, NoReturn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -58,6 +65,21 @@ def _end() -> NoReturn:
     os._exit(0)  # no atexit handler or thread of the program's runs after the channel closed
 
 
+def _names(namespace: dict[str, Any]) -> dict[str, Any]:
+    """What the program defines at its top level that the tests may name: functions, classes, imported modules."""
+    functions, classes, modules = [], [], {}
+    for name, value in namespace.items():
+        if name.startswith("__"):
+            continue
+        if isinstance(value, types.ModuleType):
+            modules[name] = value.__name__
+        elif isinstance(value, type) and getattr(value, "__module__", None) == "solution":
+            classes.append(name)
+        elif isinstance(value, types.FunctionType) and getattr(value, "__module__", None) == "solution":
+            functions.append(name)
+    return {"functions": functions, "classes": classes, "modules": modules}
+
+
 def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "job.json"), encoding="utf-8") as f:
@@ -86,41 +108,90 @@ def main() -> None:
         found = "not defined" if entry is None else f"a {type(entry).__name__}, not a function"
         channel.send(replies, ["entry_point_missing", f"{job['entry_point']} is {found}"])
         _end()
-    channel.send(replies, ["ready", "class" if isinstance(entry, type) else "function"])
-    _serve(entry, calls, replies)
+    kind = "class" if isinstance(entry, type) else "function"
+    channel.send(replies, ["ready", kind, _names(namespace)])
+    _Server(entry, namespace, calls, replies).serve()
 
 
-def _serve(entry: Any, calls: int, replies: int) -> NoReturn:
-    """Answer calls until the tests' box closes the channel. A call names its target: None for the entry point, or
-    the number of an object a call of a class entry point made (a LeetCode `Solution()`), which stays here."""
-    objects: list[Any] = []
-    while True:
+class _Server:
+    """Answers the tests' box until it closes the channel (module docstring)."""
+
+    def __init__(self, entry: Any, namespace: dict[str, Any], calls: int, replies: int) -> None:
+        self.entry = entry
+        self.namespace = namespace
+        self.calls = calls
+        self.replies = replies
+        self.objects: list[Any] = []  # what the program's classes made, by handle
+
+    def handle(self, number: int) -> Any:
+        if not 0 <= number < len(self.objects):
+            raise channel.Unreadable(f"no object {number}")
+        return self.objects[number]
+
+    def keep(self, value: Any) -> dict[str, int]:
+        """An object of the program's own classes, kept here and named by its handle."""
+        for number, kept in enumerate(self.objects):
+            if kept is value:
+                return {"h": number}
+        if getattr(type(value), "__module__", None) == "solution":
+            self.objects.append(value)
+            return {"h": len(self.objects) - 1}
+        raise channel.CannotCross(type(value).__name__)
+
+    def send(self, message: list[Any], *, handles: bool = False) -> None:
         try:
-            message = channel.receive(calls)
-        except channel.Unreadable:
-            _end()
-        if message is None:
-            _end()
-        _, target, method, args, kwargs = message
-        before = channel.encode([args, kwargs])
-        try:
-            function = entry if target is None else getattr(objects[target], method)
-            result = function(*args, **kwargs)
-        except BaseException as exc:
-            channel.send(replies, _raised(exc))
-            continue
-        if target is None and isinstance(entry, type):
-            objects.append(result)
-            channel.send(replies, ["object", len(objects) - 1])
-            continue
-        try:
-            after = channel.encode([args, kwargs])
-            changed = None if after == before else [args, kwargs]
-            channel.send(replies, ["returned", result, changed])
+            channel.send(self.replies, message, self.keep if handles else None)
         except channel.CannotCross as exc:
-            channel.send(replies, ["cannot_cross", exc.type_name, exc.why])
-        except BaseException as exc:
-            channel.send(replies, _raised(exc))
+            channel.send(self.replies, ["cannot_cross", exc.type_name, exc.why])
+
+    def serve(self) -> NoReturn:
+        while True:
+            try:
+                message = channel.receive(self.calls, self.handle)
+            except channel.Unreadable:
+                _end()
+            if message is None:
+                _end()
+            try:
+                self.answer(message)
+            except channel.CannotCross as exc:
+                channel.send(self.replies, ["cannot_cross", exc.type_name, exc.why])
+            except BaseException as exc:
+                self.send(_raised(exc))
+
+    def answer(self, message: list[Any]) -> None:
+        op = message[0]
+        if op == "get":
+            _, number, name = message
+            value = getattr(self.handle(number), name)
+            if isinstance(value, types.MethodType):
+                self.send(["method"])
+            else:
+                self.send(["returned", value, None], handles=True)
+            return
+        if op == "set":
+            _, number, name, value = message
+            setattr(self.handle(number), name, value)
+            self.send(["returned", None, None])
+            return
+        _, target, method, args, kwargs = message
+        made = False
+        if target is None:
+            function, made = self.entry, isinstance(self.entry, type)
+        elif type(target) is int:
+            function = getattr(self.handle(target), method)
+        else:
+            function = self.namespace[target]
+            made = isinstance(function, type)
+        before = channel.encode([args, kwargs], self.keep)
+        result = function(*args, **kwargs)
+        if made:
+            self.send(["object", self.keep(result)["h"]])
+            return
+        if type(target) is not int:
+            channel.plain(result)  # a function's result is plain data (CannotCross, said by `send`, otherwise)
+        after = channel.encode([args, kwargs], self.keep)
+        self.send(["returned", result, None if after == before else [args, kwargs]], handles=True)
 
 
 if __name__ == "__main__":

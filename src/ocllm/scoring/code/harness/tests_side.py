@@ -5,8 +5,12 @@ alone writes the report of the outcome, on a descriptor the program's box does n
 
 The program's box first says how the program loaded; then the code prefix runs (HumanEval's prompt: helpers such as
 `poly` or `encode_cyclic` that the tests call), the entry point's name is bound to the stand-in (tests that call the
-function by its name reach the program too), the tests' definitions run, and `check(candidate)` is called. What the
-report says:
+function by its name reach the program too), and so is every other name the tests use that neither they nor the
+prefix nor Python define but the program does: its other functions (called in its box), its classes (an object made
+by one stays in the program's box, and the tests hold a handle whose attributes and methods are read and called
+there: MBPP's `Node` trees, a LeetCode `Solution`), and the modules it imported (imported here, by name: `sys`; a standard module the tests name, such as `math`, is
+imported here whether the program did or not). Then
+the tests' definitions run and `check(candidate)` is called. What the report says:
 - `passed`: check returned.
 - `failed_assertion`: the tests raised in their own code after at least one call reached the program.
 - `exception` (by the program): the program raised under a call (re-raised here as the same built-in exception, so
@@ -22,8 +26,10 @@ container (the report is then the last line of stderr, after a marker).
 
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
+import importlib
 import json
 import os
 import sys
@@ -78,10 +84,16 @@ class _Channel:
         self.replies_fd = replies
         self.calls = 0
         self.raised: list[BaseException] = []  # exceptions re-raised for the program (kept alive: compared by id)
+        self.objects: dict[int, _Object] = {}  # the program's objects, one stand-in each
+
+    def object(self, number: int) -> _Object:
+        if number not in self.objects:
+            self.objects[number] = _Object(self, number)
+        return self.objects[number]
 
     def receive(self, during: str) -> Any:
         try:
-            message = channel.receive(self.replies_fd)
+            message = channel.receive(self.replies_fd, self.object)
         except channel.Unreadable as exc:
             raise _Stop({"status": "unreadable", "phase": during, "message": str(exc)}) from None
         if message is None:
@@ -90,27 +102,52 @@ class _Channel:
             raise _Stop({"status": "unreadable", "phase": during, "message": "a reply that is not a message"})
         return message
 
-    def call(self, target: int | None, method: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        args_list = list(args)
+    def ask(self, message: list[Any]) -> list[Any]:
         try:
-            channel.send(self.calls_fd, ["call", target, method, args_list, kwargs])
+            channel.send(self.calls_fd, message, _handle_of)
         except channel.CannotCross as exc:
             raise _Stop({"status": "argument_cannot_cross", "type": exc.type_name, "message": exc.why}) from None
         except OSError:
             raise _Stop({"status": "program_ended", "phase": "call", "calls": self.calls}) from None
         self.calls += 1
-        reply = self.receive("call")
+        return self.receive("call")
+
+    def call(self, target: int | str | None, method: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        args_list = list(args)
+        reply = self.ask(["call", target, method, args_list, kwargs])
         kind = reply[0]
         if kind == "returned" and len(reply) == 3:
             _write_back(args_list, kwargs, reply[2])
             return reply[1]
         if kind == "object" and len(reply) == 2 and type(reply[1]) is int:
-            return _Object(self, reply[1])
+            return self.object(reply[1])
+        return self._failed_reply(reply)
+
+    def get(self, number: int, name: str) -> Any:
+        reply = self.ask(["get", number, name])
+        if reply[0] == "method" and len(reply) == 1:
+
+            def method(*args: Any, **kwargs: Any) -> Any:
+                return self.call(number, name, args, kwargs)
+
+            return method
+        if reply[0] == "returned" and len(reply) == 3:
+            return reply[1]
+        return self._failed_reply(reply)
+
+    def set(self, number: int, name: str, value: Any) -> None:
+        reply = self.ask(["set", number, name, value])
+        if reply[0] != "returned":
+            self._failed_reply(reply)
+
+    def _failed_reply(self, reply: list[Any]) -> NoReturn:
+        kind = reply[0]
         if kind == "raised" and len(reply) == 5:
             raise self._raised(reply)
         if kind == "cannot_cross" and len(reply) == 3:
             raise _Stop({"status": "result_cannot_cross", "type": str(reply[1]), "message": str(reply[2])})
         raise _Stop({"status": "unreadable", "phase": "call", "message": f"a reply {str(kind)[:40]!r}"})
+
 
     def _raised(self, reply: list[Any]) -> BaseException:
         _, name, message, tail, memory = reply
@@ -132,6 +169,12 @@ class _Channel:
         return exc
 
 
+def _handle_of(value: Any) -> Any:
+    """A stand-in of the program's objects crosses back as its handle; nothing else of the tests' own does."""
+    if type(value) is _Object:
+        return {"h": object.__getattribute__(value, "_number")}
+    raise channel.CannotCross(type(value).__name__)
+
 def _write_back(args: list[Any], kwargs: dict[str, Any], changed: Any) -> None:
     """The arguments as the program left them, written into the tests' own objects (a list, a dict, a set: the
     tests may look at what the function did to them, as they would in one process)."""
@@ -152,35 +195,39 @@ def _write_back(args: list[Any], kwargs: dict[str, Any], changed: Any) -> None:
 
 
 class _Candidate:
-    """The entry point as the tests see it."""
+    """The entry point (target None), or another of the program's top-level functions or classes by name, as the
+    tests see it."""
 
-    def __init__(self, link: _Channel, name: str) -> None:
+    def __init__(self, link: _Channel, name: str, target: str | None = None) -> None:
         self._link = link
+        self._target = target
         self.__name__ = name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._link.call(None, None, args, kwargs)
+        return self._link.call(self._target, None, args, kwargs)
 
     def __repr__(self) -> str:
         return f"<the program's {self.__name__}>"
 
 
 class _Object:
-    """An object the program made when its entry point is a class (a LeetCode `Solution()`): it stays in the
-    program's box, and its methods are called there."""
+    """An object the program made (a LeetCode `Solution()`, an MBPP `Node`): it stays in the program's box; its
+    attributes are read and set there, and its methods called there. Equal only to itself."""
 
     def __init__(self, link: _Channel, number: int) -> None:
-        self._link = link
-        self._number = number
+        object.__setattr__(self, "_link", link)
+        object.__setattr__(self, "_number", number)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        return object.__getattribute__(self, "_link").get(object.__getattribute__(self, "_number"), name)
 
-        def method(*args: Any, **kwargs: Any) -> Any:
-            return self._link.call(self._number, name, args, kwargs)
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_link").set(object.__getattribute__(self, "_number"), name, value)
 
-        return method
+    def __repr__(self) -> str:
+        return f"<the program's object {object.__getattribute__(self, '_number')}>"
 
 
 def _tail(exc: BaseException) -> list[str]:
@@ -209,7 +256,7 @@ def _descriptors(given: dict[str, Any]) -> tuple[int, int, Any]:
 def _loaded(message: list[Any]) -> dict[str, Any] | None:
     """The report for a program that did not load (as its box said), or None when it is ready."""
     kind = message[0]
-    if kind == "ready":
+    if kind == "ready" and len(message) == 3 and type(message[2]) is dict:
         return None
     if kind == "syntax_error" and len(message) == 2 and type(message[1]) is dict:
         detail = {k: message[1].get(k) for k in ("type", "message", "line", "text")}
@@ -222,6 +269,37 @@ def _loaded(message: list[Any]) -> dict[str, Any] | None:
     if kind == "entry_point_missing" and len(message) == 2:
         return {"status": "entry_point_missing", "message": str(message[1])[:2000]}
     return {"status": "unreadable", "phase": "load", "message": f"a first message {str(kind)[:40]!r}"}
+
+
+def _used_names(*sources: str) -> set[str]:
+    """The names the tests' and the prefix's code read."""
+    names: set[str] = set()
+    for source in sources:
+        with contextlib.suppress(SyntaxError, ValueError, RecursionError, MemoryError):
+            names |= {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}
+    return names
+
+
+def _bind_program_names(namespace: dict[str, Any], link: _Channel, offered: dict[str, Any], used: set[str]) -> None:
+    """Bind the names the tests use and nothing here defines to what the program defines under them (module
+    docstring). A module is imported here, by its name: the library's code, never the program's."""
+    ours = {"channel", "limits", "tests", "prefix", "tests_side"}
+    wanted = {name for name in used if name not in namespace and not hasattr(builtins, name)}
+    for name in _names(offered.get("functions")) + _names(offered.get("classes")):
+        if name in wanted:
+            namespace[name] = _Candidate(link, name, target=name)
+    modules = offered.get("modules")
+    imported = dict(modules) if type(modules) is dict else {}
+    # A standard module the tests use by its own name (MBPP+'s `math.isclose`), imported or not by the program.
+    imported.update({name: name for name in wanted if name in sys.stdlib_module_names and name not in imported})
+    for name, module in imported.items():
+        if name in wanted and type(module) is str and module.split(".")[0] not in ours:
+            with contextlib.suppress(Exception):
+                namespace[name] = importlib.import_module(module)
+
+
+def _names(value: Any) -> list[str]:
+    return [name for name in value if type(name) is str and name.isidentifier()] if type(value) is list else []
 
 
 def main() -> None:
@@ -239,11 +317,14 @@ def main() -> None:
         report.send({"status": "tests_do_not_compile", "type": type(exc).__name__,
                      "message": str(getattr(exc, "msg", exc))[:2000]})  # fmt: skip
     try:
-        problem = _loaded(link.receive("load"))
+        ready = link.receive("load")
     except _Stop as stop:
         report.send(stop.report)
+    problem = _loaded(ready)
     if problem is not None:
         report.send(problem)
+    with open(os.path.join(here, TESTS_FILE), encoding="utf-8") as f, open(os.path.join(here, PREFIX_FILE)) as g:
+        used = _used_names(f.read(), g.read())
     entry = job["entry_point"]
     namespace: dict[str, Any] = {"__name__": "tests", "__builtins__": __builtins__}
     candidate = _Candidate(link, entry)
@@ -251,6 +332,7 @@ def main() -> None:
     try:
         exec(prefix, namespace)
         namespace[entry] = candidate
+        _bind_program_names(namespace, link, ready[2], used)
         phase = "tests"
         exec(tests, namespace)
         check = namespace.get("check")
