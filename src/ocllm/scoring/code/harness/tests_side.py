@@ -8,9 +8,9 @@ The program's box first says how the program loaded; then the code prefix runs (
 function by its name reach the program too), and so is every other name the tests use that neither they nor the
 prefix nor Python define but the program does: its other functions (called in its box), its classes (an object made
 by one stays in the program's box, and the tests hold a handle whose attributes and methods are read and called
-there: MBPP's `Node` trees, a LeetCode `Solution`), and the modules it imported (imported here, by name: `sys`; a standard module the tests name, such as `math`, is
-imported here whether the program did or not). Then
-the tests' definitions run and `check(candidate)` is called. What the report says:
+there: MBPP's `Node` trees, a LeetCode `Solution`), and the modules it imported (imported here, by name: `sys`; a
+standard module the tests name, such as `math`, is imported here whether the program did or not). Then the tests'
+definitions run and `check(candidate)` is called. What the report says:
 - `passed`: check returned.
 - `failed_assertion`: the tests raised in their own code after at least one call reached the program.
 - `exception` (by the program): the program raised under a call (re-raised here as the same built-in exception, so
