@@ -44,7 +44,7 @@ Datasets (file names in --data):
   solution for it (lcb_result.samples-*.jsonl: `task_id` "lcb/leetcode/<id>", `passed`, `cleaned`).
 
 Writes a Markdown report (the command at the top, the table, the task ids per category) to --out and the per-task
-records beside it (.json). Standard library only; the child is this file run with --child.
+records beside it (.jsonl.gz, one JSON object per task). Standard library only; the child is this file run with --child.
 """
 
 from __future__ import annotations
@@ -325,7 +325,7 @@ def child(job_path: str, result_path: str) -> None:
             bound = {"candidate"} if job["kind"] == "check" else {job["entry"], "candidate"}
             needs = sorted((free_names(job["test_text"]) & set(program)) - bound)
             out["needs"] = needs
-            out["needs_from_prompt"] = [n for n in needs if n in prompt]
+            out["needs_from_prompt"] = [n for n in needs if n in prompt and n != job["entry"]]
     except OutOfCpu:
         out.setdefault("joint", "timeout")
         out.setdefault("joint_error", "CPU time limit")
@@ -430,7 +430,7 @@ def _limits(cpu_seconds: int, memory_bytes: int) -> Callable[[], None]:
 
 
 def run_job(job: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    record: dict[str, Any] = {"dataset": job["dataset"], "id": job["id"]}
+    record: dict[str, Any] = {"dataset": job["dataset"], "id": job["id"], "kind": job["kind"], "entry": job["entry"]}
     if job.get("class_entry"):
         record["class_entry"] = True
     if job.get("no_reference"):
@@ -526,6 +526,12 @@ def report(records: list[dict[str, Any]], notes: dict[str, Any], command: str, e
         missing = [r["id"] for r in rows if r.get("joint") == "no reference"]
         if missing:
             lines += [f"- not run, no reference solution: {', '.join(missing)}", ""]
+        own_name = [r["id"] for r in rows if r.get("kind") == "check" and r.get("entry") in (r.get("needs") or [])]
+        if own_name:
+            lines += [
+                "- the test calls the entry point by its own name, not only as `candidate`: " + ", ".join(own_name),
+                "",
+            ]
         from_prompt = sorted({(r["id"], n) for r in rows for n in r.get("needs_from_prompt") or []})
         if from_prompt:
             lines += ["- needed names that the prompt itself defines (dataset text, not the model's): "
@@ -564,7 +570,8 @@ def main() -> int:
     command = " ".join(shlex.quote(a) for a in [sys.executable, os.path.relpath(__file__, ROOT), *sys.argv[1:]])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(report(records, notes, command, elapsed))
-    args.out.with_suffix(".json").write_text(json.dumps(records, indent=1) + "\n")
+    with gzip.open(args.out.with_suffix(".jsonl.gz"), "wt", encoding="utf-8", compresslevel=9) as handle:
+        handle.writelines(json.dumps(record) + "\n" for record in records)
     failed = [r["id"] for r in records if r.get("joint") not in ("pass", "no reference")]
     print(f"{len(records)} tasks in {elapsed:.0f} s; reference fails its tests: {len(failed)}; report: {args.out}")
     return 0
