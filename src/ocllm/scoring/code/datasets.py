@@ -8,9 +8,10 @@ canonical solution would give (evalplus's plus inputs) is not imported, said so.
   where they hold a `test` (Hugging Face's evalplus/humanevalplus); a row without one is refused (its tests are
   inputs whose outputs come from running `canonical_solution`).
 - mbpp: the full set (`text`, `code`, `task_id`, `test_setup_code`, `test_list`, `challenge_test_list`), the sanitized
-  one (`prompt`, `code`, `task_id`, `test_imports`, `test_list`) and evalplus's MbppPlus (`task_id` "Mbpp/2", `prompt`,
-  `entry_point`, `assertion` or `test`). MBPP's asserts call the function by name: they become
-  `def check(candidate):` that binds that name to the candidate first.
+  one (`prompt`, `code`, `task_id`, `test_imports`, `test_list`), evalplus's MbppPlus (`task_id` "Mbpp/2", `prompt`,
+  `entry_point`, `assertion` or `test`) and MbppPlus in the sanitized layout with a `test` of the plus inputs
+  (`MbppPlus-OriginFmt`, Hugging Face's evalplus/mbppplus): its `test` is the test, category mbpp+. MBPP's asserts
+  call the function by name: they become `def check(candidate):` that binds that name to the candidate first.
 - livecodebench: `question_id`, `question_content`, `platform`, `difficulty`, `starter_code`, `public_test_cases`
   (JSON), `private_test_cases` (JSON, or base64 of zlib of a pickle of that JSON: read opcode by opcode, never run),
   `metadata` (JSON, `func_name` for a functional problem). A standard-input problem's tests become `io_tests`; a
@@ -89,6 +90,15 @@ def mbpp_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     entry = mbpp_entry_point(code, asserts)
     setup = [s for s in (_setup(row, "test_setup_code"), _imports(row)) if s]
     split = next((name for low, high, name in _MBPP_SPLITS if low <= number <= high), None)
+    plus = fields.get("test")
+    if isinstance(plus, str) and plus.strip():
+        # evalplus's MbppPlus in MBPP's layout (what Hugging Face's evalplus/mbppplus holds): `test` is module code
+        # that calls the function by name over the base and plus inputs; `test_list` the base asserts, shown.
+        question = MBPP_QUESTION.format(text=description, tests="\n".join(asserts))
+        check = _wrapped_module_test(plus, entry)
+        return _checked(
+            row, CodeTask(id=f"Mbpp/{number}", question=question, entry_point=entry, test=check, category="mbpp+")
+        )
     return _checked(
         row,
         CodeTask(id=f"mbpp/{number}", question=MBPP_QUESTION.format(text=description, tests="\n".join(asserts)),

@@ -255,6 +255,11 @@ def _function_outcome(
     if status == "program_ended":
         when = "while its definitions ran" if report.get("phase") == "load" else "during a call of the tests"
         return "exception", f"the program {_ended(ran.boxes.get(PROGRAM))} {when}, before the tests completed"
+    if status == "result_cannot_cross" and report.get("type") == "size":
+        return "output_limit", f"the program returned a value larger than the output limit ({report.get('message')})"
+    if status == "argument_cannot_cross" and report.get("type") == "size":
+        said = report.get("message")
+        return "tests_error", f"the tests pass the program arguments larger than the output limit ({said})"
     if status == "result_cannot_cross":
         return "exception", (
             f"the program returned {_article(report.get('type'))}, which cannot cross to the tests: only plain data "

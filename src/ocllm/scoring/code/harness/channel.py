@@ -6,7 +6,8 @@ bytearray, list, tuple, dict, set or frozenset; one of the standard library's va
 Python's own (collections.Counter, OrderedDict, defaultdict with a built-in default factory or none, deque,
 decimal.Decimal, fractions.Fraction), rebuilt on the receiving side with that side's own classes; or one of a fixed
 list of pure built-in types and functions and their methods (`int`, `len`, `str.upper`: `BUILTIN_TYPES`,
-`BUILTIN_FUNCTIONS`), by name; nested at most `MAX_DEPTH` deep, its encoding at most `MAX_FRAME_BYTES`. It is
+`BUILTIN_FUNCTIONS`), by name; nested at most `MAX_DEPTH` deep, its encoding at most `MAX_FRAME_BYTES` (each box
+sets it to the task's output limit: a result is bounded as printed output is). It is
 written as JSON: None, booleans, strings, lists, ints of up to 63 bits and finite floats as themselves (a float's
 repr gives it back exactly), everything else as an object of one key naming its type: {"i": hex} for a larger int,
 {"f": hex} for a non-finite float, {"c": [hex, hex]}, {"y": base64}, {"a": base64} (bytearray), {"t": [...]},
@@ -35,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 100
-MAX_FRAME_BYTES = 64 * 1024**2
+MAX_FRAME_BYTES = 16 * 1024**2  # set by each box to its output limit (`limit_frames`)
 _SMALL_INT = 2**63
 _HEADER = struct.Struct(">I")
 # The built-ins that cross by name: pure types and functions a test may pass a function (`remove_datatype(t, int)`,
@@ -52,6 +53,11 @@ _NAMED = {name: getattr(builtins, name) for name in BUILTIN_TYPES + BUILTIN_FUNC
 _BY_OBJECT = {id(value): name for name, value in _NAMED.items()}
 _METHOD_TYPES = {name: _NAMED[name] for name in ("str", "bytes", "list", "dict", "set", "tuple", "int", "float")}
 _DESCRIPTOR_KINDS = (type(str.upper),)  # a built-in type's method, as `str.upper` reads it
+
+
+def limit_frames(nbytes: int) -> None:
+    global MAX_FRAME_BYTES
+    MAX_FRAME_BYTES = int(nbytes)
 
 
 class CannotCross(Exception):
@@ -136,7 +142,7 @@ def _library_value(value: Any, kind: type, depth: int, extra: Extra | None) -> A
 def encode(value: Any, extra: Extra | None = None) -> bytes:
     data = json.dumps(plain(value, 0, extra), separators=(",", ":"), allow_nan=False).encode("ascii")
     if len(data) > MAX_FRAME_BYTES:
-        raise CannotCross("size", f"{len(data)} bytes encoded, more than the channel's {MAX_FRAME_BYTES}")
+        raise CannotCross("size", f"{len(data)} bytes encoded, more than the output limit of {MAX_FRAME_BYTES}")
     return data
 
 

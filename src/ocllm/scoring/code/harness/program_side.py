@@ -8,7 +8,8 @@ definitions ran, the entry point missing). It then answers each message of the t
   made, with the arguments given (plain data; `{"h": n}` names an object of this box); reply with what it returned
   (and the arguments as they are after the call, when the call changed them), or what it raised. A function's
   result must be plain data, else its type is said (`cannot_cross`); a class's (a constructor's) stays here, and the
-  reply is its handle (`object`), its number in this box's table;
+  reply is its handle (`object`), its number in this box's table (a regular expression's match, which a program
+  cannot change, is also kept as a handle);
 - `get` and `set`: an attribute of such an object (a value, a handle, or `method` for a method to call);
 It holds no report descriptor and nothing of the tests: all it can say is a value, and the tests' box decides what
 that value is worth. When the tests' box closes the channel, it ends.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import traceback
 import types
@@ -85,6 +87,7 @@ def main() -> None:
     with open(os.path.join(here, "job.json"), encoding="utf-8") as f:
         job = json.load(f)
     set_limits(job["limits"])
+    channel.limit_frames(job["limits"]["output_bytes"])
     calls, replies = _descriptors(json.loads(sys.argv[1]))
     with open(os.path.join(here, PROGRAM_FILE), encoding="utf-8") as f:
         source = f.read()
@@ -133,9 +136,17 @@ class _Server:
         for number, kept in enumerate(self.objects):
             if kept is value:
                 return {"h": number}
-        if getattr(type(value), "__module__", None) == "solution":
+        if getattr(type(value), "__module__", None) == "solution" or type(value) is re.Match:
             self.objects.append(value)
             return {"h": len(self.objects) - 1}
+        raise channel.CannotCross(type(value).__name__)
+
+    def keep_library(self, value: Any) -> dict[str, int]:
+        """What a function may return beyond plain data: a regular expression's match (MBPP's `check_str` returns
+        `re.search(...)`), which no program can subclass or change: it stays here as a handle, truthy and equal only
+        to itself on the tests' side, its methods (`group`, `span`) called here."""
+        if type(value) is re.Match:
+            return self.keep(value)
         raise channel.CannotCross(type(value).__name__)
 
     def send(self, message: list[Any], *, handles: bool = False) -> None:
@@ -189,7 +200,7 @@ class _Server:
             self.send(["object", self.keep(result)["h"]])
             return
         if type(target) is not int:
-            channel.plain(result)  # a function's result is plain data (CannotCross, said by `send`, otherwise)
+            channel.plain(result, 0, self.keep_library)  # a function's result is plain data, or CannotCross
         after = channel.encode([args, kwargs], self.keep)
         self.send(["returned", result, None if after == before else [args, kwargs]], handles=True)
 

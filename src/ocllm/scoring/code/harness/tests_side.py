@@ -307,6 +307,7 @@ def main() -> None:
     with open(os.path.join(here, "job.json"), encoding="utf-8") as f:
         job = json.load(f)
     set_limits(job["limits"])
+    channel.limit_frames(job["limits"]["output_bytes"])
     calls, replies, where = _descriptors(json.loads(sys.argv[1]))
     report = _Report(where)
     link = _Channel(calls, replies)
