@@ -14,7 +14,6 @@ import pytest
 
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code import extract as extract_module
-from ocllm.scoring.code.decide import program_of
 from ocllm.scoring.code.extract import Extraction, extract_code
 from ocllm.scoring.code.fields import CodeTask
 
@@ -39,8 +38,8 @@ def read(content: str, task: CodeTask | None = None, **sample: object) -> Extrac
 
 
 def program(found: Extraction) -> str:
-    assert found.code is not None, found.why
-    return program_of(found.prefix, found.code)
+    assert found.code is not None and found.program is not None, found.why
+    return found.program
 
 
 def entry_of(source: str, entry: str = "truncate_number") -> ast.FunctionDef | None:
@@ -150,8 +149,8 @@ def test_the_prefix_keeps_everything_but_the_stub() -> None:
     """HumanEval/32's prompt defines poly (whole) and find_zero (the stub): only find_zero is left out."""
     task = humaneval("HumanEval/32")
     found = read("```python\ndef solve(xs):\n    return 0.0\n```", task)
-    assert found.prefix_stub_left_out and found.prefix is not None
-    assert "def poly(" in found.prefix and "import math" in found.prefix and "def find_zero" not in found.prefix
+    assert found.prefix_stub_left_out and found.program is not None
+    assert "def poly(" in found.program and "import math" in found.program and "def find_zero" not in found.program
     assert entry_of(program(found), "find_zero") is None and entry_of(program(found), "poly") is not None
 
 

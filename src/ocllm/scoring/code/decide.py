@@ -14,15 +14,6 @@ from ocllm.scoring.code.fields import CodeTask
 from ocllm.scoring.code.limits import limits_of
 
 
-def program_of(prefix: str | None, code: str) -> str:
-    """The exact program run (C7): the code prefix as the extraction settled it (the task's, without its stub of
-    the entry point when the code neither defines nor continues it), then the code taken from the answer, on a line
-    of its own (an indented body so continues the prefix's function, as C5's prefix_body read it)."""
-    if not prefix:
-        return code
-    return (prefix if prefix.endswith("\n") else prefix + "\n") + code
-
-
 def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimits | None = None) -> CodeDecision:
     """The decision on one answer; `limits` (for tests) replaces the lane's (`code_limits`, else the defaults)."""
     limits = limits or limits_of(policy)
@@ -60,7 +51,7 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
             **base, extracted_final_answer=None, correct=False, rule="no_code", outcome="no_code", reason=reason,
             no_code_reason=extraction.no_code_reason,
         )  # fmt: skip
-    program = program_of(extraction.prefix, extraction.code)
+    program = extraction.program or ""
     digest = hashlib.sha256(program.encode()).hexdigest()
     verdict = run_task(task, program, limits, cut=cut)
     correct = True if verdict.outcome == "passed" else (None if verdict.outcome == "sandbox_refused" else False)

@@ -61,13 +61,16 @@ class Extraction(NamedTuple):
     chosen: int | None  # the block that runs (fenced methods), else None
     why: str  # one sentence: why this block or span, or why nothing
     prepended: list[Prepended]  # imports and definitions taken from earlier blocks, by block
-    code: str | None  # prepended code, then the chosen code (the code prefix is not included); None: no code
+    # prepended code, then the chosen code (the code prefix is not included; a body's prepended code is in
+    # `preamble`); None: no code
+    code: str | None
     span: tuple[int, int] | None  # whole_answer / prefix_body / longest_span: offsets in the raw content
     no_code_reason: NoCodeReason | None
     source: Literal["content", "none"]
     left_out: tuple[LeftOut, ...] = ()  # definitions used and given earlier, not taken: taking them would run code
     quoted: bool = False  # the code was taken out of a string the model wrapped it in
-    prefix: str | None = None  # the code prefix the program starts with (without its stub when that is left out)
+    preamble: str = ""  # an indented body's prepended code, which goes before the prefix's def of the entry point
+    program: str | None = None  # the exact program (C7): the code prefix (as settled) and the code
     entry_point_from: EntryPointFrom | None = None  # where the program's entry point comes from (C7)
     prefix_stub_left_out: bool = False
 
@@ -212,7 +215,10 @@ def _from_blocks(
     blocks[chosen].role = "ran"
     for item in prepended:
         blocks[item.block].role = "prepended"
-    code = "\n\n".join([*before, codes[chosen]]) if before else codes[chosen]
+    # A body continues the prefix's def: what it uses goes before that def (C7), not between it and the body.
+    body = chosen in read.bodies
+    code = "\n\n".join([*before, codes[chosen]]) if before and not body else codes[chosen]
+    preamble = "\n\n".join(before) if body else ""
     if prepended:
         why += f"; it uses {_listing(prepended)} from earlier blocks, put before it"
     if left_out:
@@ -221,7 +227,7 @@ def _from_blocks(
     return Extraction(
         method=method, ambiguity=_ambiguity(fences, chosen, defining), blocks=blocks, chosen=chosen, why=why + ".",
         prepended=prepended, code=code, span=None, no_code_reason=None, source="content", left_out=tuple(left_out),
-        quoted=blocks[chosen].quoted,
+        quoted=blocks[chosen].quoted, preamble=preamble,
     )  # fmt: skip
 
 
@@ -661,41 +667,57 @@ def _span(
 
 
 def _settle(task: CodeTask, found: Extraction, sample: Sample) -> Extraction:
-    """The code prefix the program starts with, and where its entry point comes from (rule C7). The program is
-    parsed once more, whole (outside the parse budget): when the chosen code neither defines the entry point nor
-    continues the prefix's def of it, that def (the prompt's stub) is left out of the program, so that the run
-    reports the entry point missing rather than running the stub; a program whose entry point would still be a
+    """The exact program, and where its entry point comes from (rule C7). The program is the code prefix, then the
+    code; it is parsed once more, whole (outside the parse budget): when the chosen code neither defines the entry
+    point nor continues the prefix's def of it, that def (the prompt's stub) is left out of the program, so that the
+    run reports the entry point missing rather than running the stub; a program whose entry point would still be a
     stub never runs (no code, `stub_only`)."""
     code = found.code or ""
     entry = task.entry_point if task.kind == "function" else None
-    prefix = _joined(task.code_prefix) if task.code_prefix else None
+    head = _joined(task.code_prefix) if task.code_prefix else ""
+    if entry is not None and found.preamble:
+        head = _before_entry(head, entry, found.preamble)
     if entry is None:
-        return found._replace(prefix=prefix)
-    program = (prefix or "") + code
+        return found._replace(program=head + code)
+    program = head + code
     module = _parse_program(program)
     if module is None:
         why = found.why[:-1] + "; the program does not parse: it runs so that the model's code reports its error."
-        return found._replace(prefix=prefix, entry_point_from="unparsed", why=why)
-    lines = (prefix or "").count("\n")
+        return found._replace(program=program, entry_point_from="unparsed", why=why)
+    lines = head.count("\n")
     bound = binding(module, entry)
     if bound is not None and bound.lineno > lines:
         if isinstance(bound, ast.FunctionDef | ast.AsyncFunctionDef) and is_stub(bound):
             return _stub_only(found, entry, sample)
-        return found._replace(prefix=prefix, entry_point_from="answer")
+        return found._replace(program=program, entry_point_from="answer")
     if isinstance(bound, ast.FunctionDef | ast.AsyncFunctionDef) and (bound.end_lineno or 0) > lines:
         if is_stub(bound):
             return _stub_only(found, entry, sample)
-        return found._replace(prefix=prefix, entry_point_from="answer_body")
-    if bound is None or prefix is None:
-        return found._replace(prefix=prefix, entry_point_from="none")
+        return found._replace(program=program, entry_point_from="answer_body")
+    if bound is None:
+        return found._replace(program=program, entry_point_from="none")
     # The prefix binds the entry point and the chosen code neither binds it nor continues it: the prefix's def of
     # it (HumanEval's stub, a signature and a docstring) is left out, and nothing of the prompt stands in for it.
     first = min([bound.lineno, *(d.lineno for d in getattr(bound, "decorator_list", []))])
-    kept = prefix.split("\n")
+    kept = head.split("\n")
     del kept[first - 1 : bound.end_lineno or bound.lineno]
     why = (found.why[:-1] + f"; it defines no {entry}() and does not continue the code prefix's, so the prefix's "
            f"stub of {entry}() is left out of the program, and the run reports the entry point missing.")  # fmt: skip
-    return found._replace(prefix="\n".join(kept), entry_point_from="none", prefix_stub_left_out=True, why=why)
+    program = "\n".join(kept) + code
+    return found._replace(program=program, entry_point_from="none", prefix_stub_left_out=True, why=why)
+
+
+def _before_entry(head: str, entry: str, preamble: str) -> str:
+    """The code prefix with an indented body's prepended code put before its def of the entry point (and that def's
+    decorators); before the whole prefix when it has no such def at column 0."""
+    lines = head.split("\n")
+    def_line = re.compile(rf"(?:async[ \t]+)?def[ \t]+{re.escape(entry)}[ \t]*\(")
+    at = next((i for i in range(len(lines) - 1, -1, -1) if def_line.match(lines[i])), None)
+    if at is None:
+        return preamble + "\n\n" + head
+    while at > 0 and lines[at - 1].startswith("@"):
+        at -= 1
+    return "\n".join([*lines[:at], *preamble.split("\n"), "", "", *lines[at:]])
 
 
 def _parse_program(program: str) -> ast.Module | None:
