@@ -9,11 +9,13 @@ along."""
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 import pytest
 
 from ocllm.models import Policy, Sample
+from ocllm.scoring.code.decide import decide_code
 from ocllm.scoring.code.extract import Extraction, extract_code
 from ocllm.scoring.code.fields import CodeTask
 
@@ -201,3 +203,26 @@ def test_what_runs_nothing_is_taken_and_runs_nothing() -> None:
     namespace, calls = run_taken(found)
     assert calls == []
     assert namespace["f"]("!") == "156!" and calls == ["only when called"]  # 55 + 1 + 100
+
+
+# --- the decision, with the program run in the sandbox ----------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed: no program can run")
+def test_the_decision_records_what_was_left_out_and_the_program_runs_without_it() -> None:
+    """A class whose body prints is left out: the model's function then raises NameError (its own exception), and
+    the class body's print never happens; a helper that runs nothing is taken and the answer passes."""
+    check = "def check(candidate):\n    assert candidate('aXb') == 'ab'\n"
+    task = CodeTask(id="t", question="q", entry_point="f", test=check, code_prefix=PREFIX)
+    noisy = block("class Cleaner:\n    print('class body ran')\n    def run(self, s):\n        return clean(s)")
+    content = block(HELPER) + noisy + block("def f(s):\n    return Cleaner().run(s)")
+    decision = decide_code(task, Sample(task_id="t", content=content, finish_reason="stop"), Policy())
+    assert decision.outcome == "exception" and "NameError" in decision.reason, decision.reason
+    assert [(item.block, item.name) for item in decision.left_out] == [(1, "class Cleaner")]
+    assert decision.entry_point_from == "answer" and not decision.prefix_stub_left_out
+    assert all("class body ran" not in run.stdout_head for run in decision.runs)
+    clean = decide_code(task, Sample(task_id="t", content=block(HELPER) + block(ENTRY), finish_reason="stop"), Policy())
+    assert (clean.outcome, clean.left_out, [p.names for p in clean.prepended]) == (
+        "passed", [], [["import re", "def clean"]],
+    )  # fmt: skip
