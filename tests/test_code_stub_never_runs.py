@@ -177,9 +177,10 @@ def test_a_stub_block_after_the_implementation_never_wins() -> None:
         '```python\n    """ Given a positive floating point number, return its decimal part. """\n```',
         "    # TODO: write the code here\n    # You may assume the number is positive.\n",
         PROMPT + "\n\n",  # a base model echoing the prompt (bdytx5's samples of HumanEval/67 and others)
+        "\n".join("    " + line if line else "" for line in PROMPT.strip("\n").split("\n")),  # the echo, indented
         "",  # Mistral's empty completion of HumanEval/39, after the prompt (below)
     ],
-    ids=["fenced-stub", "fenced-docstring-body", "comment-body", "echo", "empty-completion"],
+    ids=["fenced-stub", "fenced-docstring-body", "comment-body", "echo", "echo-indented", "empty-completion"],
 )  # fmt: skip
 def test_an_answer_whose_only_code_is_the_stub_is_no_code(content: str) -> None:
     if content == "":

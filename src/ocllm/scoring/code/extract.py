@@ -519,16 +519,18 @@ def _prefix_body(task: CodeTask, visible: str, entry: str, budget: ParseBudget, 
 
 
 def _broken_body(task: CodeTask, whole: str, budget: ParseBudget) -> bool:
-    """Whether an answer that does not parse is an indented body all the same: a function task with a code
-    prefix, the answer's first line indented, and its first line of code a statement (it parses alone, given a
-    `pass` under it when it opens a block, and is not a bare name or string)."""
+    """Whether an answer that does not parse after the code prefix is an indented body all the same: a function
+    task with a code prefix, the answer's first line indented, and its first line of code a statement (it parses
+    alone, given a `pass` under it when it opens a block, and is not a bare name or string)."""
     if not task.code_prefix or whole[:1] not in (" ", "\t"):
         return False
     first = next((line.strip() for line in whole.split("\n") if line.strip() and not line.strip().startswith("#")), "")
     if not first:
         return False
     probe = budget.parse(first + ("\n    pass" if first.endswith(":") else ""))
-    return probe is not None and _looks_like_code(probe)
+    if probe is None or not _looks_like_code(probe):
+        return False
+    return budget.parse(_joined(task.code_prefix) + whole) is None  # else it was a body, or a stub, already
 
 
 def _def_starts(lines: list[str], entry: str) -> list[int]:
