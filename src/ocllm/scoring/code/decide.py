@@ -14,15 +14,6 @@ from ocllm.scoring.code.fields import CodeTask
 from ocllm.scoring.code.limits import limits_of
 
 
-def program_of(task: CodeTask, code: str) -> str:
-    """The exact program run (C7): the task's code prefix, then the code taken from the answer, on a line of its own
-    (an indented body so continues the prefix's function, as C5's prefix_body read it)."""
-    prefix = task.code_prefix
-    if not prefix:
-        return code
-    return (prefix if prefix.endswith("\n") else prefix + "\n") + code
-
-
 def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimits | None = None) -> CodeDecision:
     """The decision on one answer; `limits` (for tests) replaces the lane's (`code_limits`, else the defaults)."""
     limits = limits or limits_of(policy)
@@ -42,6 +33,10 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
         "task_kind": task.kind,
         "chosen_why": extraction.why,
         "prepended": extraction.prepended,
+        "left_out": list(extraction.left_out),
+        "quoted": extraction.quoted,
+        "entry_point_from": extraction.entry_point_from,
+        "prefix_stub_left_out": extraction.prefix_stub_left_out,
         "code": extraction.code,
     }
     if extraction.code is None:
@@ -56,7 +51,7 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
             **base, extracted_final_answer=None, correct=False, rule="no_code", outcome="no_code", reason=reason,
             no_code_reason=extraction.no_code_reason,
         )  # fmt: skip
-    program = program_of(task, extraction.code)
+    program = extraction.program or ""
     digest = hashlib.sha256(program.encode()).hexdigest()
     verdict = run_task(task, program, limits, cut=cut)
     unjudged = verdict.outcome in ("sandbox_refused", "tests_error")  # the harness's or the dataset's side

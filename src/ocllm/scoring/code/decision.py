@@ -33,7 +33,14 @@ CodeMethod = Literal[
 ]  # fmt: skip
 CodeAmbiguity = Literal["none", "unclosed_fence", "several_defining_blocks"]
 # Why no code was run (outcome no_code).
-NoCodeReason = Literal["empty", "reasoning_only", "unclosed_think", "prose_only", "cut_off", "other_language"]
+NoCodeReason = Literal[
+    "empty", "reasoning_only", "unclosed_think", "prose_only", "cut_off", "other_language", "stub_only",
+]  # fmt: skip
+# Where a function program's entry point comes from (rule C7), never the code prefix's stub: a def (or other binding)
+# of the model's code ("answer"), the prefix's signature completed by the model's indented body ("answer_body"),
+# nowhere ("none": the code defines none, the prefix's stub is left out, and the run reports it missing), or not
+# known because the program does not parse ("unparsed": the model's code reports its own syntax error).
+EntryPointFrom = Literal["answer", "answer_body", "none", "unparsed"]
 TimeoutKind = Literal["cpu", "wall"]
 SandboxKind = Literal["bubblewrap", "podman", "docker"]
 
@@ -51,7 +58,9 @@ class CodeBlock(msgspec.Struct, kw_only=True):
     closed: bool = True  # False: the last fence opened and never closed (the block runs to the end of the answer)
     python: bool = True  # tagged python/py/python3 or untagged; another language's block is never run
     parses: bool = False
-    defines_entry_point: bool = False
+    defines_entry_point: bool = False  # a def of the entry point with a body, at its top level (C3)
+    stub: bool = False  # its entry point is a stub (a def with only its docstring), or it is a body adding only that
+    quoted: bool = False  # its code was taken out of a string the model wrapped it in (C3)
     role: Literal["ran", "prepended", "not_run"] = "not_run"
 
 
@@ -61,6 +70,15 @@ class Prepended(msgspec.Struct, kw_only=True):
 
     block: int
     names: list[str]
+
+
+class LeftOut(msgspec.Struct, kw_only=True):
+    """A definition the chosen block uses that an earlier block gives but that was not taken, because taking it
+    would run code (rule C3): a class body, a default value, a decorator or a constant that calls something."""
+
+    block: int
+    name: str  # as `prepended` lists names: "class Helper", "def g", "SEEN ="
+    why: str
 
 
 class CodeLimits(msgspec.Struct, frozen=True, kw_only=True):
@@ -136,8 +154,12 @@ class CodeDecision(Decision, kw_only=True):
     chosen_why: str = ""  # why this block (or span) was the code that ran
     no_code_reason: NoCodeReason | None = None
     prepended: list[Prepended] = msgspec.field(default_factory=list)
+    left_out: list[LeftOut] = msgspec.field(default_factory=list)  # used, given earlier, not taken: it would run code
+    quoted: bool = False  # the code was taken out of a string the model wrapped it in (C3, C5)
+    entry_point_from: EntryPointFrom | None = None  # None: a standard-input task, or no code
+    prefix_stub_left_out: bool = False  # the code prefix's def of the entry point was left out of the program (C7)
     code: str | None = None  # the code taken from the answer
-    program: str | None = None  # the exact program run: the code prefix + the prepended code + the code
+    program: str | None = None  # the exact program run (C7): the code prefix (less a stub left out), then the code
     program_sha256: str | None = None
     syntax_error: str | None = None  # the compiler's message and line, for outcome syntax_error
     sandbox: Sandbox | None = None

@@ -115,6 +115,16 @@ def _prepended_words(record: Record) -> str | None:
     return "; ".join(said) or None
 
 
+def _left_out_words(record: Record) -> str | None:
+    said = []
+    for item in record.get("left_out") or []:
+        if isinstance(item, Mapping):
+            block = item.get("block")
+            number = block + 1 if isinstance(block, int) else block
+            said.append(f"{item.get('name')} from block {number} ({item.get('why')})")
+    return "; ".join(said) or None
+
+
 def _limits_words(limits: Mapping[str, Any], kind: object) -> str:
     cpu = limits.get("stdin_cpu_s") if kind == "stdin" else limits.get("cpu_s")
     wall = limits.get("wall_s")
@@ -222,6 +232,10 @@ def evidence_lines(record: Record) -> list[tuple[str, str]]:
         lines.append(("code taken", chosen))
     if (prepended := _prepended_words(record)) is not None:
         lines.append(("prepended", prepended))
+    if (left_out := _left_out_words(record)) is not None:
+        lines.append(("left out", f"taking it would run code: {left_out}"))
+    if record.get("prefix_stub_left_out"):
+        lines.append(("entry point", "the code defines none: the code prefix's stub was left out of the program"))
     program = _program(record)
     if program is not None:
         head = " ⏎ ".join(line.strip() for line in program.splitlines()[:3] if line.strip())
@@ -352,6 +366,10 @@ def _block_statement(block: Mapping[str, Any], deciding: bool, content: str) -> 
         tags.append(Tag("not Python"))
     if block.get("defines_entry_point"):
         tags.append(Tag("defines the entry point"))
+    if block.get("stub"):
+        tags.append(Tag("a stub: the prompt restated", warn=True))
+    if block.get("quoted"):
+        tags.append(Tag("code inside a string"))
     start, end = block.get("start"), block.get("end")
     spanned = isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(content)
     text = content[start:end] if spanned else ""  # type: ignore[misc]
