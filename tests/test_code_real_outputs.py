@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,3 +170,22 @@ def test_a_comment_only_completion_is_no_code_not_the_stub(tmp_path: Path) -> No
         assert "# TODO: Write code here." in theirs[task_id]["completion"]
         assert (ours[task_id]["outcome"], ours[task_id]["no_code_reason"]) == (outcome, "stub_only")
         assert ours[task_id]["program"] is None
+
+
+def test_gpt_oss_20b_published_humaneval_run_rescores_to_77_passed_86_no_code_1_failed(tmp_path: Path) -> None:
+    """omnimergekit's published lm-eval run of gpt-oss-20b on HumanEval (tests/data/code/real/README.md): 86 empty
+    responses, 77 passed and HumanEval/145 failed by lm-eval's own execution. Before the tests ran apart from the
+    program with the prompt's definitions, HumanEval/33 (whose test calls `sort_third` by name) was wrongly failed."""
+    samples = next((DATA / "gpt-oss-20b").glob("samples_humaneval_chat_*.jsonl"))
+    out = tmp_path / "rescored.json"
+    command = [sys.executable, "-m", "ocllm", "rescore", "--from", "lm-eval", str(samples), "-o", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    tasks = json.loads(out.read_text())["tasks"]
+    outcomes: dict[str, int] = {}
+    for task in tasks:
+        outcomes[task["outcome"]] = outcomes.get(task["outcome"], 0) + 1
+    assert outcomes == {"passed": 77, "no_code": 86, "failed_assertion": 1}
+    (failed,) = [task["task_id"] for task in tasks if task["outcome"] == "failed_assertion"]
+    assert failed.endswith("/145")
+    assert all(task["no_code_reason"] == "empty" for task in tasks if task["outcome"] == "no_code")

@@ -76,15 +76,33 @@ class Unreadable(Exception):
 Extra = Callable[[Any], Any]  # a side's own objects as JSON (handles), else CannotCross
 
 
-def _pairs(value: Any, depth: int, extra: Extra | None) -> list[list[Any]]:
-    return [[plain(k, depth + 1, extra), plain(v, depth + 1, extra)] for k, v in value.items()]
+class _Size:
+    """A lower bound of the encoding's size, counted as the value is walked: a value that cannot fit is refused
+    before all of it is turned into JSON (a result of a GB is refused in the time of its first 16 MiB)."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def add(self, nbytes: int) -> None:
+        self.bytes += nbytes
+        if self.bytes > MAX_FRAME_BYTES:
+            raise CannotCross("size", f"more than the output limit of {MAX_FRAME_BYTES} bytes encoded")
+
+
+def _pairs(value: Any, depth: int, extra: Extra | None, size: _Size) -> list[list[Any]]:
+    return [[_plain(k, depth + 1, extra, size), _plain(v, depth + 1, extra, size)] for k, v in value.items()]
 
 
 def plain(value: Any, depth: int = 0, extra: Extra | None = None) -> Any:
     """`value` as JSON-ready data, or CannotCross. `extra` encodes what else a side may send (its handles)."""
+    return _plain(value, depth, extra, _Size())
+
+
+def _plain(value: Any, depth: int, extra: Extra | None, size: _Size) -> Any:
     if depth > MAX_DEPTH:
         raise CannotCross("nesting", f"nested deeper than {MAX_DEPTH}")
     kind = type(value)
+    size.add(len(value) + 2 if kind is str else 2)
     if value is None or kind is bool or kind is str:
         return value
     if kind is int:
@@ -93,39 +111,41 @@ def plain(value: Any, depth: int = 0, extra: Extra | None = None) -> Any:
         return value if math.isfinite(value) else {"f": value.hex()}
     if kind is complex:
         return {"c": [value.real.hex(), value.imag.hex()]}
+    if kind is bytes or kind is bytearray:
+        size.add(len(value))
     if kind is bytes:
         return {"y": base64.b64encode(value).decode("ascii")}
     if kind is bytearray:
         return {"a": base64.b64encode(value).decode("ascii")}
     if kind is list:
-        return [plain(item, depth + 1, extra) for item in value]
+        return [_plain(item, depth + 1, extra, size) for item in value]
     if kind is tuple:
-        return {"t": [plain(item, depth + 1, extra) for item in value]}
+        return {"t": [_plain(item, depth + 1, extra, size) for item in value]}
     if kind is dict:
-        return {"d": _pairs(value, depth, extra)}
+        return {"d": _pairs(value, depth, extra, size)}
     if kind is set:
-        return {"s": [plain(item, depth + 1, extra) for item in value]}
+        return {"s": [_plain(item, depth + 1, extra, size) for item in value]}
     if kind is frozenset:
-        return {"z": [plain(item, depth + 1, extra) for item in value]}
-    return _library_value(value, kind, depth, extra)
+        return {"z": [_plain(item, depth + 1, extra, size) for item in value]}
+    return _library_value(value, kind, depth, extra, size)
 
 
-def _library_value(value: Any, kind: type, depth: int, extra: Extra | None) -> Any:
+def _library_value(value: Any, kind: type, depth: int, extra: Extra | None, size: _Size) -> Any:
     if kind is collections.Counter:
-        return {"C": _pairs(value, depth, extra)}
+        return {"C": _pairs(value, depth, extra, size)}
     if kind is collections.OrderedDict:
-        return {"O": _pairs(value, depth, extra)}
+        return {"O": _pairs(value, depth, extra, size)}
     if kind is collections.defaultdict:
         factory = value.default_factory
         if factory is not None and _BY_OBJECT.get(id(factory)) not in BUILTIN_TYPES:
             raise CannotCross("defaultdict", "a defaultdict whose default factory is not a built-in type")
-        return {"D": [None if factory is None else factory.__name__, _pairs(value, depth, extra)]}
+        return {"D": [None if factory is None else factory.__name__, _pairs(value, depth, extra, size)]}
     if kind is collections.deque:
-        return {"Q": [value.maxlen, [plain(item, depth + 1, extra) for item in value]]}
+        return {"Q": [value.maxlen, [_plain(item, depth + 1, extra, size) for item in value]]}
     if kind is decimal.Decimal:
         return {"M": str(value)}
     if kind is fractions.Fraction:
-        return {"R": [plain(value.numerator), plain(value.denominator)]}
+        return {"R": [_plain(value.numerator, 0, None, size), _plain(value.denominator, 0, None, size)]}
     name = _BY_OBJECT.get(id(value))
     if name is not None and _NAMED[name] is value:
         return {"b": name}
