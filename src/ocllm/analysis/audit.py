@@ -1,4 +1,5 @@
-"""The Markdown audit of a rescore: what changed, why, and what the input got wrong."""
+"""The Markdown audit of a rescore: what changed, why, and what the input got wrong. Text from the input or a model
+is drawn through `visible_text` (its control characters as visible text), the whole audit too."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from ocllm.models import Decision
 from ocllm.scoring import task_types
 from ocllm.summary_words import truncation_words
 from ocllm.verdict_words import SCORER_LABEL
+from ocllm.visible_text import quoted, visible
 
 __all__ = ["AuditTally", "left_out_sentence", "render_audit"]
 
@@ -183,7 +185,7 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], in
     lines += _count_table("Extraction methods", "method", tally.counts["method"])
     lines += _count_table("Extraction sources", "source", tally.counts["source"])
     lines += _count_table("Deciding rules", "rule", tally.counts["rule"])
-    return "\n".join(lines).rstrip() + "\n"
+    return visible("\n".join(lines).rstrip()) + "\n"
 
 
 def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
@@ -318,12 +320,12 @@ def _new_extraction(d: Decision) -> str:
 
 
 def _quoted(text: str, limit: int = 40) -> str:
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+    flat = " ".join(visible(text).split())
+    return quoted(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def _cell(text: str) -> str:
-    """Model-derived text inside a Markdown table: one line, no column breaks, no raw HTML."""
-    flat = " ".join(str(text).split())
+    """Model-derived text inside a Markdown table: one line, no column breaks, no raw HTML, its control characters
+    as visible text (before the split, which would take some of them for spaces)."""
+    flat = " ".join(visible(str(text)).split())
     return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-

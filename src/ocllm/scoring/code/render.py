@@ -9,6 +9,7 @@ from typing import Any
 
 from ocllm.scoring.task_type import DetailTable, Record
 from ocllm.scoring.task_view import EvidenceTable, Listing, Statement, Tag, TaskView
+from ocllm.visible_text import quoted, visible
 
 # The outcomes in the order every table lists them: the pass, then what the program did wrong, then what kept it
 # from running (sandbox_refused last: the harness's side, not the model's).
@@ -26,7 +27,9 @@ _SHORT = 120
 
 
 def _short(text: object, limit: int = _SHORT) -> str:
-    said = " ".join(str(text).split())
+    # What a program printed may hold control characters: written as visible text before the split, which would take
+    # some of them (\x1c-\x1f, \x85, U+2028) for spaces (the reports escape the rest of them whatever is drawn).
+    said = " ".join(visible(str(text)).split())
     return said if len(said) <= limit else said[: limit - 1] + "…"
 
 
@@ -188,7 +191,7 @@ def _test_detail(test: Mapping[str, Any]) -> str:
 
 
 def _quoted(line: object) -> str:
-    return "nothing" if line is None else repr(_short(line, 80))
+    return "nothing" if line is None else quoted(_short(line, 80))
 
 
 def _decisive_run(record: Record) -> Mapping[str, Any] | None:
