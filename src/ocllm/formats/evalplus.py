@@ -13,7 +13,8 @@ OpenAI's human-eval writes its results in the samples' shape: `evaluate_function
 `<samples>_results.jsonl`, each sample's line with `result` ("passed", "timed out", "failed: ...") and `passed`
 added (human_eval/evaluation.py). Such a file is read as samples whose `passed` is the earlier verdict (human-eval
 ran prompt + completion, then the test and `check(entry_point)`), said in a notice, and its verdicts are called
-human-eval's (`describe`: the run's `verdicts_of`).
+human-eval's (`describe`: the run's `verdicts_of`). A LiveCodeBench output (`question_id` and `code_list`: its
+codegeneration `*.json` or `*_eval_all.json`) is refused in one line saying so and what ocllm reads instead.
 
 evalplus's verdict (`previous.correct`) is its HumanEval+/MBPP+ one: base and plus tests both passed (base only
 where it ran none). The solution is what evalplus ran: the code it sanitized out of the model's answer, or the
@@ -234,6 +235,8 @@ def _kind(path: Path) -> Kind:
         try:
             first = next(events, (None, None))
             if first[0] != "start_map":
+                if first[0] == "start_array":
+                    _refuse_livecodebench(path, next(json_items(path, "item"), None))
                 raise InputError(f"{path}: not evalplus's eval_results.json (not a JSON object)")
             depth = 0
             for event, value in events:
@@ -262,7 +265,31 @@ def _kind(path: Path) -> Kind:
         # human-eval's results: its samples' lines, each with the verdict human-eval gave it
         judged = isinstance(first.get("passed"), bool) and isinstance(first.get("result"), str)
         return Kind(HUMAN_EVAL if judged and "completion" in first else "samples", path)
+    _refuse_livecodebench(path, first)
     raise InputError(f"{path}: neither evalplus samples (task_id and solution) nor a dataset (prompt, entry_point)")
+
+
+# LiveCodeBench's outputs (lcb_runner/benchmarks/code_generation.py, `insert_output` and `insert_output_evaluation`):
+# a JSON list, one object per problem, its programs in `code_list` (the model's answers in `output_list`), and in
+# `*_eval_all.json` LiveCodeBench's verdicts in `graded_list`; a custom output file has `question_id` and `code_list`.
+_LCB_FIELDS = ("question_id", "code_list", "output_list", "graded_list", "pass@1", "metadata", "platform", "contest_id")
+
+
+def _refuse_livecodebench(path: Path, first: Any) -> None:
+    """A LiveCodeBench output given as evalplus's: refused in one line naming what it is and what ocllm reads."""
+    if not isinstance(first, dict) or "question_id" not in first or not ({"code_list", "output_list"} & first.keys()):
+        return
+    seen = [name for name in _LCB_FIELDS if name in first]
+    what = "code generation output"
+    if "graded_list" in first:
+        what = "code generation results (*_eval_all.json, its verdicts in graded_list)"
+    raise InputError(
+        f"{path}: a LiveCodeBench {what}, not evalplus's (its first record has {', '.join(seen)}); it holds no tests "
+        "and ocllm reads no LiveCodeBench output. --from evalplus reads evalplus's eval_results.json or samples .jsonl "
+        "(task_id and solution) with the HumanEvalPlus or MbppPlus dataset; LiveCodeBench's problems are scored by "
+        "importing its dataset (ocllm import livecodebench <code_generation_lite test*.jsonl> -o lcb.jsonl) and "
+        "running the model on that suite"
+    )
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
