@@ -180,6 +180,30 @@ def test_evalplus_samples_alone_join_prompt_and_completion(tmp_path: Path) -> No
     assert all(r.previous["correct"] is None for r in found.values())
 
 
+@pytest.mark.slow  # the programs run in bubblewrap
+def test_evalplus_samples_alone_say_no_decision_can_be_counted_as_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evalplus's samples hold no verdict of its own: the console says none was read instead of "changed decisions:
+    0", which would read as every earlier verdict kept; the audit's totals have no earlier side."""
+    from ocllm.cli import main
+
+    audit = tmp_path / "audit.md"
+    folder = _evalplus_folder(tmp_path, results=False)
+    out = str(tmp_path / "o.json")
+    assert main(["rescore", "--from", "evalplus", str(folder), "-o", out, "--report", str(audit)]) == 0
+    console = " ".join(capsys.readouterr().out.split())
+    assert (
+        "note: evalplus: samples.jsonl is evalplus samples (task_id and solution or completion), which hold no verdict "
+        "(evalplus's are in its eval_results.json, given beside them)"
+    ) in console
+    # HumanEval/0's canonical solution passes; HumanEval/53's `return x - y` does not.
+    assert "changed decisions: none counted (no earlier verdict was read from the input) correct: 1 wrong: 1" in console
+    text = audit.read_text()
+    assert "| all | n/a | 1/2 (50.00%) | n/a |" in text
+    assert "No earlier verdict was read from the input, so no decision can be counted as changed." in text
+
+
 def test_evalplus_without_its_dataset_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ocllm.cli import main
 

@@ -398,6 +398,16 @@ def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None
     console.print(table)
 
 
+def changed_words(result: RescoredFile) -> str:
+    """The count of changed decisions, or, where the input recorded no verdict at all (evalplus's samples, a run
+    directory), that none could be counted: a 0 would read as every earlier verdict kept."""
+    from ocllm.analysis.audit import NO_EARLIER_VERDICT
+
+    if result.audit is not None and not result.audit.has_old:
+        return f"none counted ({NO_EARLIER_VERDICT})"
+    return str(result.summary.changed)
+
+
 CHANGED_SHOWN = 30  # changed decisions listed on the terminal; the audit (--report) lists every one
 
 

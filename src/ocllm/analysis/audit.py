@@ -18,7 +18,7 @@ from ocllm.summary_words import truncation_words
 from ocllm.verdict_words import SCORER_LABEL
 from ocllm.visible_text import quoted, visible
 
-__all__ = ["AuditTally", "left_out_sentence", "render_audit"]
+__all__ = ["NO_EARLIER_VERDICT", "AuditTally", "left_out_sentence", "render_audit"]
 
 
 class AuditTally:
@@ -45,7 +45,8 @@ class AuditTally:
 
     def add(self, record: SavedRecord, d: Decision) -> None:
         previous = record.previous
-        self.has_old = self.has_old or "correct" in previous
+        # An earlier verdict read: a `correct` of true or false (evalplus's samples and run directories hold none).
+        self.has_old = self.has_old or isinstance(previous.get("correct"), bool)
         old, new = previous.get("correct") is True, d.correct is True
         if d.correct is None:
             self.failed += 1  # a failed request: an error, never a wrong answer on either side of the totals
@@ -99,6 +100,9 @@ class AuditTally:
         return scopes.pooled if scopes is not None else None
 
 
+# Said where the input recorded no verdict (a `correct` of true or false) on any task: nothing to count as changed.
+NO_EARLIER_VERDICT = "no earlier verdict was read from the input"
+
 LEFT_OUT_SHOWN = 10  # unscorable records named in the one sentence; the audit's table and the document list all
 
 
@@ -136,13 +140,16 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], in
     ]
     for scope, (old, new, n) in [("all", tally.overall), *sorted(tally.categories.items())]:
         old_cell = _fraction(old, n) if tally.has_old else "n/a"
-        lines.append(f"| {_cell(scope)} | {old_cell} | {_fraction(new, n)} | {new - old:+d} |")
+        change = f"{new - old:+d}" if tally.has_old else "n/a"
+        lines.append(f"| {_cell(scope)} | {old_cell} | {_fraction(new, n)} | {change} |")
     if tally.failed:
         failed = f"{tally.failed} task(s) whose request failed are left out of these totals: errors, not wrong answers."
         lines += ["", failed]
 
     lines += ["", f"## Changed decisions ({len(tally.changed)})", ""]
-    if tally.changed:
+    if not tally.has_old:
+        lines.append(NO_EARLIER_VERDICT.capitalize() + ", so no decision can be counted as changed.")
+    elif tally.changed:
         lines += [
             "| task | expected | old | new | rule | reason |",
             "|---|---|---|---|---|---|",

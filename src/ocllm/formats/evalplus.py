@@ -97,7 +97,15 @@ def arrange(files: list[Path]) -> tuple[list[Path], ReadFile, list[str]]:
     notices = []
     if results and samples:
         notices.append("evalplus: the samples files given are not read; the results hold each solution they ran")
-    elif judged:
+    unjudged = sorted(set(samples) - judged)
+    if unjudged and not results:
+        names = ", ".join(path.name for path in unjudged)
+        notices.append(
+            f"evalplus: {names} {'is' if len(unjudged) == 1 else 'are'} {_KIND_WORDS['samples']}, which hold no "
+            "verdict (evalplus's are in its eval_results.json, given beside them): no earlier verdict is read for "
+            "their samples, so none of their decisions can be counted as changed"
+        )
+    if judged and not results:
         names = ", ".join(path.name for path in sorted(judged))
         notices.append(
             f"evalplus: {names} {'is' if len(judged) == 1 else 'are'} {_KIND_WORDS[HUMAN_EVAL]}: each line's `passed` "
