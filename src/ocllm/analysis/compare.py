@@ -23,7 +23,7 @@ from ocllm.analysis.run_settings import run_settings
 from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side, TypeTable
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
-from ocllm.formats.harnesses import format_of_run, read_harness_files, recognise
+from ocllm.formats.harnesses import format_of_run, read_harness_files, recognise, verdicts_label
 from ocllm.models import Decision, token_counts
 from ocllm.scoring import SCORER_VERSION, decide, task_types
 from ocllm.scoring.no_answer import gave_no_answer
@@ -72,7 +72,7 @@ class ScoredRun(NamedTuple):
 
 class LoadedRun(NamedTuple):
     saved: SavedRun
-    harness: str | None  # the other harness that wrote the results (their verdicts are `previous`), else None
+    harness: str | None  # the other tool whose verdicts `previous` holds (formats/harnesses.verdicts_label), else None
     notices: list[str]  # what a reader must know about that tool's format
 
 
@@ -84,7 +84,7 @@ def load_run(path: Path, from_format: str | None = None, filter_name: str | None
         run = read_harness_files(from_format, [path], filter_name)
         records = list(run.records)  # read through: the unscorable records are all gathered
         meta = msgspec.structs.replace(run.meta, origin=str(path), unscorable=list(run.unscorable))
-        return LoadedRun(SavedRun(path, meta, records), run.format.harness, run.notices)
+        return LoadedRun(SavedRun(path, meta, records), verdicts_label(meta), run.notices)
     try:
         saved = load_saved_run(path)
     except InputError:
@@ -95,8 +95,7 @@ def load_run(path: Path, from_format: str | None = None, filter_name: str | None
             f"{path}: {fmt.harness} results, not a saved run of ocllm: read them with --from {fmt.name} "
             f"(or turn them into one with `ocllm rescore --from {fmt.name}`)"
         ) from None
-    fmt = format_of_run(saved.meta.run_format)
-    return LoadedRun(saved, fmt.harness if fmt else None, [])
+    return LoadedRun(saved, verdicts_label(saved.meta), [])
 
 
 def run_label(meta: RunMeta, path: Path) -> str:

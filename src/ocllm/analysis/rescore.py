@@ -19,7 +19,7 @@ from ocllm.files.atomic import METRICS as RUN_METRICS
 from ocllm.files.atomic import SAMPLES, atomic_write_text, atomic_writer, pretty_json
 from ocllm.files.output_guard import AUDIT, METRICS, Inputs, check_output
 from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
-from ocllm.formats.harnesses import format_of_run, read_harness_files
+from ocllm.formats.harnesses import format_of_run, read_harness_files, verdicts_label
 from ocllm.formats.records import RunMeta
 from ocllm.formats.run_directory import stream_run_dir
 from ocllm.models import Decision, Policy, decision_record
@@ -69,10 +69,9 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
 
 
 def input_label_of(meta: RunMeta) -> str:
-    """What the input's own verdicts are called: the other tool whose results it is (read with --from, or a
+    """What the input's own verdicts are called: the other tool whose verdicts it holds (read with --from, or a
     document rescored from them), else "the input"."""
-    harness = format_of_run(meta.run_format)
-    return harness.harness if harness is not None else "the input"
+    return verdicts_label(meta) or "the input"
 
 
 def changed(record: SavedRecord, decision: Decision) -> bool:
@@ -251,7 +250,7 @@ def rescore_tool_files(
         report_path,
         source=source,
         input_notices=run.notices,
-        input_label=run.format.harness,
+        input_label=input_label_of(run.meta),
         rerunnable=False,  # another tool's results: this project's --retry-errors cannot run them again
         title=f"{run.format.name}: {title}",
         unscorable=run.unscorable,  # filled while the records are read

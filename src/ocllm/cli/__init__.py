@@ -22,6 +22,7 @@ import click
 from ocllm.cli import datasets, running, saved_runs, simulator  # noqa: F401
 from ocllm.cli.app import app
 from ocllm.errors import Interrupted, OcllmError
+from ocllm.visible_text import visible
 
 __all__ = ["app", "entry", "main"]
 
@@ -55,13 +56,13 @@ def _main(argv: list[str] | None) -> int:
         return 0
     except click.UsageError as exc:
         hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-        print(f"ocllm: error: {exc.format_message()}{hint}", file=sys.stderr)
+        _error(f"{exc.format_message()}{hint}")
         return 2
     except click.ClickException as exc:
-        print(f"ocllm: error: {exc.format_message()}", file=sys.stderr)
+        _error(exc.format_message())
         return 2
     except OcllmError as exc:
-        print(f"ocllm: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return 2
     except (click.Abort, KeyboardInterrupt) as exc:
         # click turns Ctrl-C into Abort; the command's own word on what it left behind is its cause.
@@ -70,6 +71,12 @@ def _main(argv: list[str] | None) -> int:
         print(f"ocllm: interrupted; {advice}", file=sys.stderr)
         return 130
     return result if isinstance(result, int) else 0
+
+
+def _error(message: str) -> None:
+    """A user's error in one line on stderr: what it quotes of a file (a task id, a field's value) may hold a line
+    break or a terminal's escape sequence, written as visible text (`visible_text`, inline)."""
+    print(f"ocllm: error: {visible(message, inline=True)}", file=sys.stderr)
 
 
 def _after_interrupt(argv: list[str] | None) -> str:

@@ -56,7 +56,15 @@ def rescore(
     """Re-score a saved run, or another tool's results (--from), from the raw model output, without calling
     any model."""
     from ocllm.analysis.rescore import rescore_file, rescore_tool_files
-    from ocllm.console import answers_line, console, print_notices, print_verdicts, summary_table, truncated_words
+    from ocllm.console import (
+        answers_line,
+        changed_words,
+        console,
+        print_notices,
+        print_verdicts,
+        summary_table,
+        truncated_words,
+    )
 
     check_filter(from_format, filter_name)
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
@@ -73,7 +81,7 @@ def rescore(
     print_verdicts(result)
     console.print(summary_table(title, summary))
     console.print(
-        f"changed decisions: {summary.changed}   {answers_line(summary)}   truncated: {truncated_words(summary)}",
+        f"changed decisions: {changed_words(result)}   {answers_line(summary)}   truncated: {truncated_words(summary)}",
         soft_wrap=True,
     )
     console.print(f"wrote {out}")

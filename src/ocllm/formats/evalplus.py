@@ -9,6 +9,13 @@ whose first row has `prompt` and `entry_point` the dataset; one with `task_id` a
 samples. With the results the samples file is not needed (the results hold each solution); without them the
 samples are read, and there is no verdict of evalplus's to keep.
 
+OpenAI's human-eval writes its results in the samples' shape: `evaluate_functional_correctness` writes
+`<samples>_results.jsonl`, each sample's line with `result` ("passed", "timed out", "failed: ...") and `passed`
+added (human_eval/evaluation.py). Such a file is read as samples whose `passed` is the earlier verdict (human-eval
+ran prompt + completion, then the test and `check(entry_point)`), said in a notice, and its verdicts are called
+human-eval's (`describe`: the run's `verdicts_of`). A LiveCodeBench output (`question_id` and `code_list`: its
+codegeneration `*.json` or `*_eval_all.json`) is refused in one line saying so and what ocllm reads instead.
+
 evalplus's verdict (`previous.correct`) is its HumanEval+/MBPP+ one: base and plus tests both passed (base only
 where it ran none). The solution is what evalplus ran: the code it sanitized out of the model's answer, or the
 prompt and the completion; it is handed to the scorer as the answer (a sanitized solution has no fences). What the
@@ -37,15 +44,23 @@ LOOKED_FOR = "evalplus's eval_results.json or samples .jsonl, and the dataset .j
 MAX_LINE_BYTES = 64 * 1024 * 1024  # evalplus's plus inputs make a dataset line of several MB
 MAX_ROWS = 100_000
 NO_DATASET = (
-    "evalplus's results hold no tests: give the dataset file they ran on among the inputs (HumanEvalPlus-v0.1.10.jsonl "
-    "or MbppPlus-v0.2.0.jsonl from evalplus's cache, ~/.cache/evalplus/, or the file HUMANEVAL_OVERRIDE_PATH / "
-    "MBPP_OVERRIDE_PATH named)"
+    "{files}: {what}, which hold no tests: give the dataset file they ran on among the inputs "
+    "(HumanEvalPlus-v0.1.10.jsonl or MbppPlus-v0.2.0.jsonl from evalplus's cache, ~/.cache/evalplus/, or the file "
+    "HUMANEVAL_OVERRIDE_PATH / MBPP_OVERRIDE_PATH named{human_eval})"
 )
+HUMAN_EVAL = "human-eval"  # whose verdicts a human-eval results file holds (the run's `verdicts_of`)
+# What each kind of file is called when a message names it.
+_KIND_WORDS = {
+    "results": "evalplus's eval_results.json",
+    "samples": "evalplus samples (task_id and solution or completion)",
+    HUMAN_EVAL: "human-eval's results (evaluate_functional_correctness's <samples>_results.jsonl: task_id, completion, "
+    "result, passed)",
+}
 ReadFile = Callable[[Path, str | None, bool], Iterator[SavedRecord | UnscorableRecord]]
 
 
 class Kind(NamedTuple):
-    kind: str  # "results", "samples", "dataset"
+    kind: str  # "results", "samples", "human-eval" (human-eval's results: samples with its verdicts), "dataset"
     path: Path
 
 
@@ -67,9 +82,10 @@ def arrange(files: list[Path]) -> tuple[list[Path], ReadFile, list[str]]:
     kinds = [_kind(path) for path in files]
     datasets = [k.path for k in kinds if k.kind == "dataset"]
     results = [k.path for k in kinds if k.kind == "results"]
-    samples = [k.path for k in kinds if k.kind == "samples"]
+    samples = [k.path for k in kinds if k.kind in ("samples", HUMAN_EVAL)]
+    judged = {k.path for k in kinds if k.kind == HUMAN_EVAL}  # human-eval's results: samples with its verdicts
     if not datasets:
-        raise InputError(NO_DATASET)
+        raise InputError(_no_dataset(kinds))
     if not results and not samples:
         raise InputError("no evalplus results (eval_results.json) nor samples (.jsonl with task_id and solution)")
     rows: dict[str, dict[str, Any]] = {}
@@ -81,9 +97,24 @@ def arrange(files: list[Path]) -> tuple[list[Path], ReadFile, list[str]]:
     notices = []
     if results and samples:
         notices.append("evalplus: the samples files given are not read; the results hold each solution they ran")
+    unjudged = sorted(set(samples) - judged)
+    if unjudged and not results:
+        names = ", ".join(path.name for path in unjudged)
+        notices.append(
+            f"evalplus: {names} {'is' if len(unjudged) == 1 else 'are'} {_KIND_WORDS['samples']}, which hold no "
+            "verdict (evalplus's are in its eval_results.json, given beside them): no earlier verdict is read for "
+            "their samples, so none of their decisions can be counted as changed"
+        )
+    if judged and not results:
+        names = ", ".join(path.name for path in sorted(judged))
+        notices.append(
+            f"evalplus: {names} {'is' if len(judged) == 1 else 'are'} {_KIND_WORDS[HUMAN_EVAL]}: each line's `passed` "
+            "is read as human-eval's verdict on that sample (it ran prompt + completion, then the test and "
+            "check(entry_point)), and set against this scorer's"
+        )
 
     def read(path: Path, _filter: str | None, _qualify: bool) -> Iterator[SavedRecord | UnscorableRecord]:
-        records = _from_results(path, rows) if results else _from_samples(path, rows)
+        records = _from_results(path, rows) if results else _from_samples(path, rows, judged=path in judged)
         for record in records:
             if isinstance(record, NotScorable):
                 yield unscorable(record, path)
@@ -119,7 +150,10 @@ def _from_results(path: Path, rows: dict[str, dict[str, Any]]) -> Iterator[Saved
             yield _record(path, where, str(task_id), index, entry["solution"], previous, rows)
 
 
-def _from_samples(path: Path, rows: dict[str, dict[str, Any]]) -> Iterator[SavedRecord | NotScorable]:
+def _from_samples(
+    path: Path, rows: dict[str, dict[str, Any]], *, judged: bool = False
+) -> Iterator[SavedRecord | NotScorable]:
+    """An evalplus samples file's lines; `judged`: human-eval's results, each line's `passed` its verdict."""
     seen: Counter[str] = Counter()
     for number, line in enumerate(_jsonl(path), start=1):
         task_id = line.get("task_id")
@@ -138,6 +172,16 @@ def _from_samples(path: Path, rows: dict[str, dict[str, Any]]) -> Iterator[Saved
             solution = (prompt if isinstance(prompt, str) else "") + completion  # as evalplus joins them
         previous = {"tool": TOOL, "extraction_method": "evalplus solution", "extracted_final_answer": None,
                     "correct": None}  # fmt: skip
+        if judged:
+            passed = line.get("passed")
+            previous = {
+                "tool": HUMAN_EVAL,
+                "extraction_method": "human-eval prompt + completion",
+                "extracted_final_answer": None,
+                "tool_result": line.get("result"),  # "passed", "timed out", "failed: ..."
+                "correct": passed if isinstance(passed, bool) else None,
+                "verdict": "human-eval's passed",
+            }
         yield _record(path, where, task_id, index, solution, previous, rows)
 
 
@@ -153,6 +197,22 @@ def _record(
     except NotScorable as exc:
         return exc
     return SavedRecord(task, Sample(task_id=task.id, sample=index, content=solution), previous, {})
+
+
+def describe(files: list[Path]) -> tuple[dict[str, Any], list[str]]:
+    """Run-level facts of the files read: whose verdicts they hold, where not evalplus's (human-eval's results)."""
+    kinds = {_kind(path).kind for path in files}
+    return ({"verdicts_of": HUMAN_EVAL} if HUMAN_EVAL in kinds else {}), []
+
+
+def _no_dataset(kinds: list[Kind]) -> str:
+    """The files given, what they are, and the dataset that is missing."""
+    named = [k for k in kinds if k.kind != "dataset"]
+    files = ", ".join(str(k.path) for k in named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+    what = "; ".join(dict.fromkeys(_KIND_WORDS[k.kind] for k in named))
+    judged = any(k.kind == HUMAN_EVAL for k in named)
+    human_eval = "; for human-eval's results, human-eval's data/HumanEval.jsonl.gz" if judged else ""
+    return NO_DATASET.format(files=files or "the inputs", what=what, human_eval=human_eval)
 
 
 def results_file(path: Path) -> bool:
@@ -183,6 +243,8 @@ def _kind(path: Path) -> Kind:
         try:
             first = next(events, (None, None))
             if first[0] != "start_map":
+                if first[0] == "start_array":
+                    _refuse_livecodebench(path, next(json_items(path, "item"), None))
                 raise InputError(f"{path}: not evalplus's eval_results.json (not a JSON object)")
             depth = 0
             for event, value in events:
@@ -208,8 +270,34 @@ def _kind(path: Path) -> Kind:
     if isinstance(first.get("prompt"), str) and isinstance(first.get("entry_point"), str):
         return Kind("dataset", path)
     if "task_id" in first and ("solution" in first or "completion" in first):
-        return Kind("samples", path)
+        # human-eval's results: its samples' lines, each with the verdict human-eval gave it
+        judged = isinstance(first.get("passed"), bool) and isinstance(first.get("result"), str)
+        return Kind(HUMAN_EVAL if judged and "completion" in first else "samples", path)
+    _refuse_livecodebench(path, first)
     raise InputError(f"{path}: neither evalplus samples (task_id and solution) nor a dataset (prompt, entry_point)")
+
+
+# LiveCodeBench's outputs (lcb_runner/benchmarks/code_generation.py, `insert_output` and `insert_output_evaluation`):
+# a JSON list, one object per problem, its programs in `code_list` (the model's answers in `output_list`), and in
+# `*_eval_all.json` LiveCodeBench's verdicts in `graded_list`; a custom output file has `question_id` and `code_list`.
+_LCB_FIELDS = ("question_id", "code_list", "output_list", "graded_list", "pass@1", "metadata", "platform", "contest_id")
+
+
+def _refuse_livecodebench(path: Path, first: Any) -> None:
+    """A LiveCodeBench output given as evalplus's: refused in one line naming what it is and what ocllm reads."""
+    if not isinstance(first, dict) or "question_id" not in first or not ({"code_list", "output_list"} & first.keys()):
+        return
+    seen = [name for name in _LCB_FIELDS if name in first]
+    what = "code generation output"
+    if "graded_list" in first:
+        what = "code generation results (*_eval_all.json, its verdicts in graded_list)"
+    raise InputError(
+        f"{path}: a LiveCodeBench {what}, not evalplus's (its first record has {', '.join(seen)}); it holds no tests "
+        "and ocllm reads no LiveCodeBench output. --from evalplus reads evalplus's eval_results.json or samples .jsonl "
+        "(task_id and solution) with the HumanEvalPlus or MbppPlus dataset; LiveCodeBench's problems are scored by "
+        "importing its dataset (ocllm import livecodebench <code_generation_lite test*.jsonl> -o lcb.jsonl) and "
+        "running the model on that suite"
+    )
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:

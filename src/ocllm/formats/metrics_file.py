@@ -35,7 +35,7 @@ CARRIED_FIELDS = ("prompt", "latency_s", "usage", "subset")
 # What this project's output records under `source` about the run it was scored from (`run_format`: another
 # tool's, for a document `rescore --from` wrote).
 _RUN_FIELDS = ("lane", "model", "requested_model", "lane_settings", "suite", "tasks_in_suite", "run_format", "server",
-               "command")
+               "command", "verdicts_of")
 # Optional fields and the types they must have when present (null is always allowed).
 _FIELD_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
     ("raw_content", str, "text"),

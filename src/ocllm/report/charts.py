@@ -25,6 +25,7 @@ import numpy as np
 
 from ocllm.errors import MissingExtra
 from ocllm.report.wording import chance_text
+from ocllm.visible_text import visible
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -124,9 +125,10 @@ def lane_colours(labels: Iterable[str]) -> dict[str, str]:
 
 
 def plain_label(text: object) -> str:
-    """A file-supplied label as matplotlib should draw it: one line, bounded length, and `$` escaped
-    so that it is never parsed as mathtext (which would mangle it, or raise on bad input)."""
-    flat = " ".join(str(text).split())
+    """A file-supplied label as matplotlib should draw it: one line, bounded length, its control characters as
+    visible text (visible_text: a font has no glyph for ESC), and `$` escaped so that it is never parsed as mathtext
+    (which would mangle it, or raise on bad input)."""
+    flat = " ".join(visible(str(text)).split())
     if len(flat) > _MAX_LABEL:
         flat = flat[: _MAX_LABEL - 1] + "…"
     return flat.replace("$", r"\$")

@@ -5,6 +5,11 @@ Nothing that came from a model or a file is ever marked safe: the only `Markup` 
 the chart SVGs (matplotlib escapes the labels in them), the filter script, and a name made breakable after it was
 escaped. A Content-Security-Policy meta tag forbids every fetch and admits only that script (by hash), so even a
 mistake in escaping would leave injected markup inert.
+
+Autoescaping leaves control characters as they are (ESC, NUL, a right-to-left override are no markup): the whole
+rendered page goes through `visible_text.visible`, which writes them as visible text (`\\x1b`, `U+202E`). What it
+writes is letters, digits, `\\` and `+`, never markup; the page's own text, script and charts hold no character it
+changes, so the script's hash stays true.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ocllm.report.wording import (
     seconds,
     template_words,
 )
+from ocllm.visible_text import visible
 
 
 # A few lines of progressive enhancement, shipped as templates/filter.js: the page is complete without them
@@ -64,7 +70,8 @@ def breakable(name: object) -> Markup:
 
 
 def render(template: str, *, script: str | None = None, **context: Any) -> str:
-    return (
+    """A whole page, its control characters written as visible text."""
+    return visible(
         environment()
         .get_template(template)
         .render(

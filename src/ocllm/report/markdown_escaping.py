@@ -1,10 +1,13 @@
 """Text from a file or a model made safe for Markdown: one table cell (or inline use) that can neither break the
-table (`|`, newlines) nor become markup (`<`, `>`, `&`, emphasis, links, code spans); and GitHub's tables."""
+table (`|`, newlines) nor become markup (`<`, `>`, `&`, emphasis, links, code spans), its control characters
+written as visible text (visible_text); and GitHub's tables."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from ocllm.visible_text import visible
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]~])")
 # Underscores only matter at a word's edge (GitHub ignores intraword ones), so task ids stay readable.
@@ -13,7 +16,9 @@ _MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 def cell(text: object, limit: int = 120) -> str:
     """Text from a file or a model, made safe for one Markdown table cell (or inline use)."""
-    s = "—" if text is None else str(text)
+    # Control characters first, written as visible text: the split below would take some of them (\x1c-\x1f,
+    # \x85, U+2028) for spaces and lose them.
+    s = "—" if text is None else visible(str(text))
     s = " ".join(s.split())  # newlines, tabs and runs of spaces: one line, one space
     if len(s) > limit:
         s = s[: limit - 1] + "…"

@@ -1,6 +1,8 @@
 """The Markdown reports' templates (`templates/*.md.j2`): one Jinja2 environment with autoescaping off, since
 Markdown is not HTML. Text from a model or a file is escaped by the `cell` filter (markdown_escaping), which a
-template applies to each such value; figures are written by the shared wording, as on the HTML pages."""
+template applies to each such value; figures are written by the shared wording, as on the HTML pages. Whatever a
+template drew, the control characters of the whole report are written as visible text (visible_text), fenced
+listings included: `cat report.md` replays no program's escape sequences."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from ocllm.report.wording import (
     verdict_of,
     wrong_answers,
 )
+from ocllm.visible_text import visible
 
 
 def _table(header: Sequence[object], rows: Sequence[Sequence[object]], align: str | None = None) -> str:
@@ -62,9 +65,9 @@ def environment() -> jinja2.Environment:
 
 def render(template: str, **context: Any) -> str:
     """A whole report from its template, ending in one line break."""
-    return environment().get_template(template).render(**context).rstrip() + "\n"
+    return visible(environment().get_template(template).render(**context).rstrip()) + "\n"
 
 
 def render_macro(template: str, macro: str, *args: Any) -> str:
     """One macro of a template (a section other code draws alone, such as a comparison's headline figures)."""
-    return str(getattr(environment().get_template(template).module, macro)(*args))
+    return visible(str(getattr(environment().get_template(template).module, macro)(*args)))

