@@ -32,6 +32,7 @@ class AuditTally:
         self.changed: list[tuple[str, str, str, str, str, str]] = []  # id, expected, old, new, rule, reason
         self.inconsistent: list[str] = []
         self.extraction_differs: list[str] = []
+        self.differs_by_type: Counter[str] = Counter()
         self.with_reasoning = 0
         self.reasoning_statements = 0
         self.truncated = 0
@@ -74,6 +75,7 @@ class AuditTally:
         differs = "extracted_final_answer" in previous and extracted != d.extracted_final_answer
         if differs and task_types.extracts_answer(d.task_type):
             self.extraction_differs.append(d.task_id)
+            self.differs_by_type[d.task_type] += 1
         self.with_reasoning += bool(d.reasoning_statements)
         self.reasoning_statements += d.reasoning_statements
         self.truncated += d.truncated
@@ -179,8 +181,10 @@ def render_audit(tally: AuditTally, source_name: str, scorer: dict[str, Any], in
         "",
         "## Evidence",
         "",
-        f"- Extracted letter differs from the input's on {len(differs)} MCQ task(s)"
-        + (f" ({', '.join(f'`{_cell(t)}`' for t in differs)})" if differs else "")
+        f"- The extracted answer (a letter, a number, a program's sha256 against another tool's program text) differs "
+        f"from the input's on {len(differs)} task(s)"
+        + (f" ({', '.join(f'{kind} {n}' for kind, n in sorted(tally.differs_by_type.items()))}:" if differs else "")
+        + (f" {', '.join(f'`{_cell(t)}`' for t in differs)})" if differs else "")
         + "; a different extraction with the same verdict is not counted as a changed decision.",
         f"- {tally.with_reasoning} task(s) hold final-answer statements in their reasoning "
         f"({tally.reasoning_statements} in all); they are counted here and never raise an ambiguity.",
