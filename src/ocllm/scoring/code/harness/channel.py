@@ -26,14 +26,19 @@ from __future__ import annotations
 import base64
 import builtins
 import collections
-import decimal
-import fractions
 import json
 import math
 import os
 import struct
-from collections.abc import Callable
-from typing import Any
+import sys
+
+# Names for annotations only: a box imports as little as it can before the program runs (typing costs a start ~3 ms).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Extra = Callable[[Any], Any]  # a side's own objects as JSON (handles), else CannotCross
 
 MAX_DEPTH = 100
 MAX_FRAME_BYTES = 16 * 1024**2  # set by each box to its output limit (`limit_frames`)
@@ -71,9 +76,6 @@ class CannotCross(Exception):
 
 class Unreadable(Exception):
     """What came on the channel is not a frame of plain data."""
-
-
-Extra = Callable[[Any], Any]  # a side's own objects as JSON (handles), else CannotCross
 
 
 class _Size:
@@ -142,9 +144,12 @@ def _library_value(value: Any, kind: type, depth: int, extra: Extra | None, size
         return {"D": [None if factory is None else factory.__name__, _pairs(value, depth, extra, size)]}
     if kind is collections.deque:
         return {"Q": [value.maxlen, [_plain(item, depth + 1, extra, size) for item in value]]}
-    if kind is decimal.Decimal:
+    # decimal and fractions cost a box's start a few milliseconds to import: a value of theirs can only exist where
+    # its module was imported, so they are looked up, never imported, here.
+    decimal, fractions = sys.modules.get("decimal"), sys.modules.get("fractions")
+    if decimal is not None and kind is decimal.Decimal:
         return {"M": str(value)}
-    if kind is fractions.Fraction:
+    if fractions is not None and kind is fractions.Fraction:
         return {"R": [_plain(value.numerator, 0, None, size), _plain(value.denominator, 0, None, size)]}
     name = _BY_OBJECT.get(id(value))
     if name is not None and _NAMED[name] is value:
@@ -186,10 +191,14 @@ def _tagged(pairs: list[tuple[str, Any]], handle: Callable[[int], Any] | None) -
             raise Unreadable("a method that is not a built-in type's")
         return method
     if tag == "M" and type(payload) is str:
+        import decimal
+
         return decimal.Decimal(payload)
     if tag == "a" and type(payload) is str:
         return bytearray(base64.b64decode(payload, validate=True))
     if tag == "R" and type(payload) is list and len(payload) == 2 and all(type(p) is int for p in payload):
+        import fractions
+
         return fractions.Fraction(payload[0], payload[1])
     if tag == "C":
         return collections.Counter({key: item for key, item in _pair_list(payload)})

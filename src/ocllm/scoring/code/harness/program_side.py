@@ -25,14 +25,17 @@ import json
 import os
 import re
 import sys
-import traceback
 import types
-from typing import Any, NoReturn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import channel
 from limits import set_limits
+
+# Names for annotations only: a box imports as little as it can before the program runs (typing costs a start ~3 ms).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 PROGRAM_FILE = "solution.py"
 _TAIL_LINES = 12
@@ -52,6 +55,8 @@ def _descriptors(given: dict[str, Any]) -> tuple[int, int]:
 
 
 def _tail(exc: BaseException) -> list[str]:
+    import traceback  # only when something was raised: its imports cost every box's start
+
     lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
     return "".join(lines).splitlines()[-_TAIL_LINES:]
 

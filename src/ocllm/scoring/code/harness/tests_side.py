@@ -33,13 +33,16 @@ import importlib
 import json
 import os
 import sys
-import traceback
-from typing import Any, NoReturn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import channel
 from limits import set_limits
+
+# Names for annotations only: a box imports as little as it can before the program runs (typing costs a start ~3 ms).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 REPORT_MARK = b"\x00ocllm-report "
 TESTS_FILE = "tests.py"
@@ -148,7 +151,6 @@ class _Channel:
             raise _Stop({"status": "result_cannot_cross", "type": str(reply[1]), "message": str(reply[2])})
         raise _Stop({"status": "unreadable", "phase": "call", "message": f"a reply {str(kind)[:40]!r}"})
 
-
     def _raised(self, reply: list[Any]) -> BaseException:
         _, name, message, tail, memory = reply
         if memory is True:
@@ -174,6 +176,7 @@ def _handle_of(value: Any) -> Any:
     if type(value) is _Object:
         return {"h": object.__getattribute__(value, "_number")}
     raise channel.CannotCross(type(value).__name__)
+
 
 def _write_back(args: list[Any], kwargs: dict[str, Any], changed: Any) -> None:
     """The arguments as the program left them, written into the tests' own objects (a list, a dict, a set: the
@@ -231,6 +234,8 @@ class _Object:
 
 
 def _tail(exc: BaseException) -> list[str]:
+    import traceback  # only when something was raised: its imports cost every box's start
+
     lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
     return "".join(lines).splitlines()[-_TAIL_LINES:]
 
