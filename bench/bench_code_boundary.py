@@ -11,7 +11,8 @@ program, exec'd in a forked process with a wall-clock timer, no sandbox).
 Each configuration runs in a fresh process (a child of this one) that decides the 164 programs with W workers
 (processes, each with its own guarded supervisor, as `ocllm run`'s decision workers), and is timed from outside: the
 wall time, and the CPU time of its whole process tree (getrusage(RUSAGE_CHILDREN) here, once it has ended: every
-sandbox, supervisor and worker is waited for by its parent, so their CPU time is counted). Printed: programs per
+sandbox, supervisor and worker is waited for by its parent, or by the child itself, a child subreaper, so their CPU
+time is counted). Printed: programs per
 second and CPU milliseconds per program, and how many passed (all 164 must, or the exit status is 1).
 docs/performance.md ("The trust boundary") records the result.
 """
@@ -33,8 +34,11 @@ HUMANEVAL = REPO / "tests" / "data" / "code" / "datasets" / "full" / "HumanEval.
 
 # Run in the child: decide every canonical solution with W workers; print how many passed.
 OCLLM = """
-import gzip, json, sys
+import ctypes, gzip, json, os, sys
 from concurrent.futures import ProcessPoolExecutor
+# A child subreaper: each worker's guarded supervisor, which outlives its worker (the pool's workers end without
+# running atexit), comes back here to be reaped, so that its CPU time and its sandboxes' reach this process's count.
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code.decide import decide_code
 from ocllm.scoring.code.fields import CodeTask
@@ -48,6 +52,11 @@ def decide(row):
 rows = [json.loads(line) for line in gzip.open(sys.argv[1], "rt")] * int(sys.argv[3])
 with ProcessPoolExecutor(int(sys.argv[2])) as pool:
     outcomes = list(pool.map(decide, rows))
+while True:
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
 print(sum(o == "passed" for o in outcomes), len(outcomes))
 """
 
