@@ -35,6 +35,7 @@ PROGRAMS = {
     "sleeps": "import time\ndef f(n):\n    time.sleep(600)\n",
     "raises": "def f(n):\n    return [][n]\n",
 }
+MANY_WRONG = "def f(n):\n    return n + 1 if n < 2999 else n\n"  # wrong on the last call only
 STDIN = CodeTask(
     id="sum", question="q", io_tests=[IoTest(input="2 3\n", output="5\n"), IoTest(input="1 1\n", output="2\n")]
 )
@@ -46,6 +47,12 @@ def _outcomes() -> dict[str, tuple[str | None, str | None]]:
     for name, program in PROGRAMS.items():
         sample = Sample(task_id="fib", content=f"```python\n{program}```")
         decision = decide_code(task, sample, Policy(), LIMITS)
+        found[name] = (decision.outcome, decision.runs[0].timeout if decision.runs else None)
+    # A plus-test-sized suite: 3,000 calls across the channel between the tests' box and the program's.
+    calls = "def check(candidate):\n    for i in range(3000):\n        assert candidate(i) == i + 1\n"
+    many = CodeTask(id="many", question="q", entry_point="f", test=calls)
+    for name, program in (("many_calls", "def f(n):\n    return n + 1\n"), ("many_calls_wrong_late", MANY_WRONG)):
+        decision = decide_code(many, Sample(task_id="many", content=f"```python\n{program}```"), Policy(), LIMITS)
         found[name] = (decision.outcome, decision.runs[0].timeout if decision.runs else None)
     spin = "import sys\nfor line in sys.stdin:\n    a, b = map(int, line.split())\n    while a + b: pass\n"
     for name, program in (("stdin_ok", "a, b = map(int, input().split())\nprint(a + b)\n"), ("stdin_spins", spin)):
@@ -75,6 +82,8 @@ def test_eight_cpu_hogs_change_no_outcome() -> None:
         "spins": ("timeout", "cpu"),
         "sleeps": ("timeout", "wall"),
         "raises": ("exception", None),
+        "many_calls": ("passed", None),
+        "many_calls_wrong_late": ("failed_assertion", None),
         "stdin_ok": ("passed", None),
         "stdin_spins": ("timeout", "cpu"),
     }

@@ -1,0 +1,72 @@
+"""Outcomes whatever way a program ends (docs/scoring/code.md, C7 and C8): a standard-input program's output is
+compared whatever its exit path with status 0 (`os._exit(0)` after flushing, the fast-I/O contest template), and a
+function task's `failed_assertion` only ever follows a call that reached the program."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from ocllm.models import Policy, Sample
+from ocllm.scoring.code.decide import decide_code
+from ocllm.scoring.code.decision import CodeDecision, CodeLimits
+from ocllm.scoring.code.fields import CodeTask, IoTest
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make test installs it)"),
+]
+
+LIMITS = CodeLimits(cpu_s=2.0, stdin_cpu_s=2.0, wall_s=6.0)
+STDIN = CodeTask(id="s", question="q", io_tests=[IoTest(input="3\n", output="4\n"), IoTest(input="9\n", output="10\n")])
+FAST_IO = "import os, sys\nn = int(sys.stdin.readline())\nsys.stdout.write(str(n + {k}) + '\\n')\nsys.stdout.flush()\n"
+
+
+def _decide(task: CodeTask, code: str) -> CodeDecision:
+    return decide_code(task, Sample(task_id=task.id, content=f"```python\n{code}\n```"), Policy(), LIMITS)
+
+
+@pytest.mark.parametrize(
+    ("code", "outcome"),
+    [
+        (FAST_IO.format(k=1) + "os._exit(0)", "passed"),
+        (FAST_IO.format(k=0) + "os._exit(0)", "wrong_output"),
+        (FAST_IO.format(k=1) + "sys.exit(0)", "passed"),
+        (FAST_IO.format(k=1) + "sys.exit()", "passed"),
+        (FAST_IO.format(k=1) + "sys.exit(3)", "exception"),
+        (FAST_IO.format(k=1) + "os._exit(1)", "exception"),
+        (FAST_IO.format(k=1) + "raise ValueError('after the output')", "exception"),
+    ],
+)  # fmt: skip
+def test_a_standard_input_program_is_judged_by_its_output_whatever_way_it_ends_with_status_0(
+    code: str, outcome: str
+) -> None:
+    decision = _decide(STDIN, code)
+    assert decision.outcome == outcome, decision.reason
+    if outcome == "exception" and "ValueError" in code:
+        assert "ValueError: after the output" in decision.reason
+
+
+def test_failed_assertion_only_after_a_call_reached_the_program() -> None:
+    setup_fails = "SETUP = Node(1)\n\ndef check(candidate):\n    assert candidate(1)\n"
+    before_any_call = CodeTask(id="t", question="q", entry_point="f", test=setup_fails)
+    decision = _decide(before_any_call, "def f(x):\n    return x")
+    assert decision.outcome == "tests_error" and decision.correct is None
+    assert "before any call reached the program" in decision.reason
+    one_call = "def check(candidate):\n    assert candidate(1) == 2\n"
+    after_a_call = CodeTask(id="t", question="q", entry_point="f", test=one_call)
+    decision = _decide(after_a_call, "def f(x):\n    return x")
+    assert decision.outcome == "failed_assertion" and decision.runs[0].calls == 1
+
+
+def test_the_prompt_s_helpers_and_the_function_s_own_name_reach_the_tests() -> None:
+    """HumanEval/32 and /33's shapes: a check that calls the prompt's helper, and the function by its name."""
+    prefix = "def poly(xs, x):\n    return sum(c * x**i for i, c in enumerate(xs))\n\n\n"
+    prefix += "def find_zero(xs):\n    \"\"\"A root.\"\"\"\n"
+    test = "def check(candidate):\n    assert abs(poly([1, 2], candidate([1, 2]))) < 1e-6\n"
+    test += "    assert find_zero([2, 4]) == -0.5\n"
+    task = CodeTask(id="t", question="q", entry_point="find_zero", test=test, code_prefix=prefix)
+    decision = _decide(task, "def find_zero(xs):\n    return -xs[0] / xs[1]")
+    assert decision.outcome == "passed", decision.reason
+    assert decision.runs[0].calls == 2
