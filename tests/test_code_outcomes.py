@@ -70,3 +70,36 @@ def test_the_prompt_s_helpers_and_the_function_s_own_name_reach_the_tests() -> N
     decision = _decide(task, "def find_zero(xs):\n    return -xs[0] / xs[1]")
     assert decision.outcome == "passed", decision.reason
     assert decision.runs[0].calls == 2
+
+
+def test_objects_of_the_program_stay_in_its_box_and_are_used_through_handles() -> None:
+    """A regular expression's match (MBPP's `check_str`), a LeetCode `Solution()`, and MBPP's setup code building the
+    program's own `Node` tree: each object stays in the program's box; its methods and attributes are used there."""
+    match = CodeTask(id="m", question="q", entry_point="f", test=(
+        "def check(candidate):\n    m = candidate('ab12')\n    assert m\n    assert m.group(0) == '12'\n"
+        "    assert m.span() == (2, 4) and m != m.group(0)\n"))  # fmt: skip
+    decision = _decide(match, "import re\ndef f(s):\n    return re.search(r'\\d+', s)")
+    assert decision.outcome == "passed", decision.reason
+    leetcode = CodeTask(id="l", question="q", entry_point="Solution", test=(
+        "def check(candidate):\n    s = candidate()\n    assert s.twoSum([2, 7, 11], 9) == [0, 1]\n"))  # fmt: skip
+    solution = "\n".join([
+        "class Solution:",
+        "    def twoSum(self, nums, target):",
+        "        seen = {}",
+        "        for i, n in enumerate(nums):",
+        "            if target - n in seen:",
+        "                return [seen[target - n], i]",
+        "            seen[n] = i",
+    ])  # fmt: skip
+    assert _decide(leetcode, solution).outcome == "passed"
+    tree = CodeTask(id="n", question="q", entry_point="height", test=(
+        "root = Node(1)\nroot.left = Node(2)\nroot.left.left = Node(3)\n\n"
+        "def check(candidate):\n    assert candidate(root) == 3\n    assert height(root.left) == 2\n"))  # fmt: skip
+    program = (
+        "class Node:\n    def __init__(self, v):\n        self.v, self.left, self.right = v, None, None\n\n"
+        "def height(node):\n    return 0 if node is None else 1 + max(height(node.left), height(node.right))\n"
+    )
+    decision = _decide(tree, program)
+    assert decision.outcome == "passed", decision.reason
+    decision = _decide(tree, program.replace("1 + max", "max"))
+    assert decision.outcome == "failed_assertion"

@@ -33,7 +33,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -133,7 +133,6 @@ class GroupRan:
     survivors: int = 0  # processes found alive after the group was ended (and then killed): should be 0
     found: Found | None = None
     waited_for_memory_s: float = 0.0  # time spent waiting for the machine's memory budget (never a limit)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def run_group(group: Group) -> GroupRan | Refused:

@@ -180,7 +180,7 @@ class _Server:
         if op == "get":
             _, number, name = message
             value = getattr(self.handle(number), name)
-            if isinstance(value, types.MethodType):
+            if callable(value) and not isinstance(value, type):  # a method (a match's `group` too): called here
                 self.send(["method"])
             else:
                 self.send(["returned", value, None], handles=True)
