@@ -103,3 +103,15 @@ def test_objects_of_the_program_stay_in_its_box_and_are_used_through_handles() -
     assert decision.outcome == "passed", decision.reason
     decision = _decide(tree, program.replace("1 + max", "max"))
     assert decision.outcome == "failed_assertion"
+
+
+def test_a_method_s_result_is_plain_data_and_an_object_s_truth_is_its_own() -> None:
+    task = CodeTask(id="b", question="q", entry_point="Solution", test=(
+        "def check(candidate):\n    assert candidate().ok(1)\n"))  # fmt: skip
+    falsy = "class Falsy:\n    def __bool__(self):\n        return False\n\nclass Solution:\n    def ok(self, x):\n"
+    assert _decide(task, falsy + "        return Falsy()").outcome == "exception"  # never truthy by default here
+    tree = CodeTask(id="t", question="q", entry_point="empty", test=(
+        "box = Box()\n\ndef check(candidate):\n    assert not box\n    assert candidate(box)\n"))  # fmt: skip
+    box = "class Box:\n    def __len__(self):\n        return 0\n\ndef empty(b):\n    return len(b) == 0\n"
+    decision = _decide(tree, box)
+    assert decision.outcome == "passed", decision.reason  # `not box` asked the program's object, as one process would

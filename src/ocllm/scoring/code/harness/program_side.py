@@ -10,7 +10,9 @@ definitions ran, the entry point missing). It then answers each message of the t
   result must be plain data, else its type is said (`cannot_cross`); a class's (a constructor's) stays here, and the
   reply is its handle (`object`), its number in this box's table (a regular expression's match, which a program
   cannot change, is also kept as a handle);
-- `get` and `set`: an attribute of such an object (a value, a handle, or `method` for a method to call);
+- `get` and `set`: an attribute of such an object (a value, a handle, or `method` for a method to call), and `bool`:
+  its truth. A method's result must be plain data, as a function's (an object with its own `__bool__` or `__eq__`
+  returned by a method could otherwise pass a test that only looks at its truth).
 It holds no report descriptor and nothing of the tests: all it can say is a value, and the tests' box decides what
 that value is worth. When the tests' box closes the channel, it ends.
 
@@ -185,6 +187,9 @@ class _Server:
             else:
                 self.send(["returned", value, None], handles=True)
             return
+        if op == "bool":  # the truth of an object is its own: asked here, as one process would
+            self.send(["returned", bool(self.handle(message[1])), None])
+            return
         if op == "set":
             _, number, name, value = message
             setattr(self.handle(number), name, value)
@@ -204,8 +209,7 @@ class _Server:
         if made:
             self.send(["object", self.keep(result)["h"]])
             return
-        if type(target) is not int:
-            channel.plain(result, 0, self.keep_library)  # a function's result is plain data, or CannotCross
+        channel.plain(result, 0, self.keep_library)  # a function's or a method's result is plain data, or CannotCross
         after = channel.encode([args, kwargs], self.keep)
         self.send(["returned", result, None if after == before else [args, kwargs]], handles=True)
 

@@ -138,6 +138,12 @@ class _Channel:
             return reply[1]
         return self._failed_reply(reply)
 
+    def truth(self, number: int) -> bool:
+        reply = self.ask(["bool", number])
+        if reply[0] == "returned" and len(reply) == 3 and type(reply[1]) is bool:
+            return reply[1]
+        return self._failed_reply(reply)
+
     def set(self, number: int, name: str, value: Any) -> None:
         reply = self.ask(["set", number, name, value])
         if reply[0] != "returned":
@@ -215,7 +221,8 @@ class _Candidate:
 
 class _Object:
     """An object the program made (a LeetCode `Solution()`, an MBPP `Node`): it stays in the program's box; its
-    attributes are read and set there, and its methods called there. Equal only to itself."""
+    attributes are read and set there, its methods called there, its truth asked there. Equal only to itself: its
+    own `__eq__` never decides a comparison of the tests."""
 
     def __init__(self, link: _Channel, number: int) -> None:
         object.__setattr__(self, "_link", link)
@@ -228,6 +235,9 @@ class _Object:
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__getattribute__(self, "_link").set(object.__getattribute__(self, "_number"), name, value)
+
+    def __bool__(self) -> bool:
+        return bool(object.__getattribute__(self, "_link").truth(object.__getattribute__(self, "_number")))
 
     def __repr__(self) -> str:
         return f"<the program's object {object.__getattribute__(self, '_number')}>"
