@@ -1,6 +1,6 @@
 """The machine's memory budget for sandboxes: what all the boxes running at once may hold, memory and files together,
-bounded by a share of the machine's memory, across every ocllm process of the machine (docs/lanes.md, "Code
-sandbox").
+bounded by a share of the machine's memory, across every ocllm process of the machine run by one user (docs/lanes.md,
+"Code sandbox").
 
 A box may hold its address-space limit (`memory_bytes`) and its tmpfs (`file_bytes`); W decision workers, each
 running a group of boxes, could otherwise hold W times that, and two ocllm runs twice as much. The budget is
