@@ -3,6 +3,8 @@ starts)."""
 
 from __future__ import annotations
 
+import json
+import os
 import resource
 
 # Names for annotations only: a box imports as little as it can before the program runs (typing costs a start ~3 ms).
@@ -26,3 +28,13 @@ def set_limits(limits: dict[str, Any]) -> None:
         if old_hard != resource.RLIM_INFINITY:
             soft, hard = min(soft, old_hard), min(hard, old_hard)
         resource.setrlimit(which, (soft, hard))
+
+
+def start_box(script: str) -> tuple[str, dict[str, Any]]:
+    """The first thing every box's script does: read its job file (beside the script) and set its limits. Returns
+    the box's folder and its job."""
+    here = os.path.dirname(os.path.abspath(script))
+    with open(os.path.join(here, "job.json"), encoding="utf-8") as f:
+        job = json.load(f)
+    set_limits(job["limits"])
+    return here, job

@@ -32,7 +32,7 @@ import types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import channel
-from limits import set_limits
+from limits import start_box
 
 # Names for annotations only: a box imports as little as it can before the program runs (typing costs a start ~3 ms).
 TYPE_CHECKING = False
@@ -90,10 +90,7 @@ def _names(namespace: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "job.json"), encoding="utf-8") as f:
-        job = json.load(f)
-    set_limits(job["limits"])
+    here, job = start_box(__file__)
     channel.limit_frames(job["limits"]["output_bytes"])
     calls, replies = _descriptors(json.loads(sys.argv[1]))
     with open(os.path.join(here, PROGRAM_FILE), encoding="utf-8") as f:

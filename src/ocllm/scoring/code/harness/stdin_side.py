@@ -17,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from limits import set_limits
+from limits import start_box
 
 # Names for annotations only: a box imports as little as it can before the program runs (typing costs a start ~3 ms).
 TYPE_CHECKING = False
@@ -38,10 +38,7 @@ def _report(where: Any, report: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "job.json"), encoding="utf-8") as f:
-        job = json.load(f)
-    set_limits(job["limits"])
+    here, _ = start_box(__file__)
     where = json.loads(sys.argv[1])["report"]
     with open(os.path.join(here, PROGRAM_FILE), encoding="utf-8") as f:
         source = f.read()

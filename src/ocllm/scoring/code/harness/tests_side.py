@@ -37,7 +37,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import channel
-from limits import set_limits
+from limits import start_box
 
 # Names for annotations only: a box imports as little as it can before the program runs (typing costs a start ~3 ms).
 TYPE_CHECKING = False
@@ -318,10 +318,7 @@ def _names(value: Any) -> list[str]:
 
 
 def main() -> None:
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "job.json"), encoding="utf-8") as f:
-        job = json.load(f)
-    set_limits(job["limits"])
+    here, job = start_box(__file__)
     channel.limit_frames(job["limits"]["output_bytes"])
     calls, replies, where = _descriptors(json.loads(sys.argv[1]))
     report = _Report(where)
