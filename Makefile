@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-real-server demo lint bench clean browser sandbox lock lock-upgrade check-lean check-lean-locked
+.PHONY: test test-real-server demo lint bench clean browser sandbox lock lock-upgrade check-lean check-lean-locked \
+	scorer-diff scorer-pin
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +90,15 @@ test-real-server: $(STAMP) sandbox
 
 demo: $(STAMP) sandbox
 	$(BIN)/python -m ocllm.demo out/demo
+
+# The pinned answer corpus (tests/data/answers, docs/scoring.md "The pinned answer corpus"): per source, what this
+# scorer fixes and breaks against the person's verdicts, and how math-verify and lm-eval's filters read the same
+# records; then, once every change is listed in intended_changes.jsonl, the current verdicts pinned.
+scorer-diff: $(STAMP)
+	$(BIN)/python tests/answer_corpus.py diff
+
+scorer-pin: $(STAMP)
+	$(BIN)/python tests/answer_corpus.py pin
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scoring.py

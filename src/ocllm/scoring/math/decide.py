@@ -18,10 +18,10 @@ from ocllm.scoring.math.normalise import dropped_unit, normalise
 from ocllm.scoring.math.statements import (
     MAX_STATED_CHARS,
     MAX_STATEMENT_PLACES,
-    RANK,
     TooManyStatements,
     find_statements,
     last_number,
+    rank,
     statement_places,
 )
 from ocllm.scoring.regions import Field, Piece, split_regions
@@ -64,13 +64,13 @@ def decide_math(task: MathTask, sample: Sample, policy: Policy) -> MathDecision:
     regions = split_regions(sample.content, sample.reasoning, think_prefilled=policy.think_prefilled)
     # The bound on statements (rule M2): a region with more places where a statement may begin, or whose statements
     # span more characters, than any answer writes is not read further, so that a decision's cost is bounded.
-    found = _read(regions.visible, "content", task.prompt)
+    found = _read(regions.visible, "content", task.prompt, task.question)
     if isinstance(found, str):
         pick = _Pick(None, "too_many_statements", "too_many_statements",
                      f"the visible content was not read: {found}; not credited")  # fmt: skip
         return _decision(task, sample, gold, gold_steps, source="none", pick=pick, candidates=[],
                          reasoning_statements=0)  # fmt: skip
-    in_reasoning = _read(regions.reasoning, "reasoning", task.prompt)
+    in_reasoning = _read(regions.reasoning, "reasoning", task.prompt, task.question)
     reasoning_unread = in_reasoning if isinstance(in_reasoning, str) else None
     if isinstance(in_reasoning, str):
         in_reasoning = []
@@ -211,8 +211,8 @@ def counts_dozens(question: str | None) -> bool:
 
 def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pick:
     """The strongest kind present; within it the last statement; conflicting values follow the policy."""
-    strongest = min(RANK[c.kind] for c in candidates)
-    group = [c for c in candidates if RANK[c.kind] == strongest]
+    strongest = min(rank(c) for c in candidates)
+    group = [c for c in candidates if rank(c) == strongest]
     last = group[-1]
     said = f'{where}: the last {_KIND_LABELS[last.kind]} statement "{_short(last.text)}" states "{_short(last.value)}"'
     # Two statements state the same value when their normalised texts are equal or they are the same exact
@@ -229,7 +229,7 @@ def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pic
     return _Pick(last, "final_statement", "none", f"{said} ({count})")
 
 
-def _read(pieces: list[Piece], region: Field, prompt: str | None) -> list[MathCandidate] | str:
+def _read(pieces: list[Piece], region: Field, prompt: str | None, question: str | None) -> list[MathCandidate] | str:
     """The region's statements, or why it was not read: past one of rule M2's bounds on statements."""
     places = statement_places(pieces)
     if places > MAX_STATEMENT_PLACES:
@@ -238,7 +238,7 @@ def _read(pieces: list[Piece], region: Field, prompt: str | None) -> list[MathCa
             f"than the bound of {MAX_STATEMENT_PLACES:,}"
         )
     try:
-        return find_statements(pieces, region, prompt)
+        return find_statements(pieces, region, prompt, question)
     except TooManyStatements as stopped:
         return (
             f"its markers and boxes span more than the bound of {MAX_STATED_CHARS:,} characters (reading stopped "

@@ -47,7 +47,8 @@ _LEFT_RIGHT = re.compile(r"\\(?:left|right|[bB]igg?[lr]?)\s*(\.|(?=[()\[\]|]|\\[
 _DFRAC = re.compile(r"\\[dt]frac\b")
 # Digit groups in LaTeX or typography: 9\,901, 9{,}901, 9 901 (thin or no-break spaces). Only before exactly
 # three digits, so that "3\,x" keeps its space and 1\,2345 is no grouping.
-_LATEX_GROUPING = re.compile(r"(?<=\d)(?:\{,\}|\\,|\\ |[\u2009\u202f\u00a0])(?=\d{3}(?!\d))")
+# MATH's own golds group thousands as "10,\\!080" (a comma, then a negative thin space): the same grouping.
+_LATEX_GROUPING = re.compile(r"(?<=\d)(?:\{,\}|,\\!|\\,|\\ |[\u2009\u202f\u00a0])(?=\d{3}(?!\d))")
 _SPACING = re.compile(
     r"(?<!\\)\\(?:[,;:! >]|quad\b|qquad\b|enspace\b|thinspace\b|medspace\b|thickspace\b|hspace\{[^{}]*\})"
     r"|(?<=\S)~"  # a tie between two things; "~19" at the start is "about 19" and stays

@@ -8,6 +8,7 @@ import re
 from fractions import Fraction
 
 from ocllm.scoring.math.arithmetic import evaluate, rounds_to
+from ocllm.scoring.math.conclusion import concluded_value
 from ocllm.scoring.math.decision import MathCandidate
 from ocllm.scoring.math.normalise import normalise
 from ocllm.scoring.math.stated import ASIDES, BOLD_SPAN, HEDGES, NOT_A_VALUE, make_candidate, strip_statement
@@ -33,10 +34,13 @@ _RESULT_LINE_LIMIT = 600
 _DECORATION = re.compile(r"^[ \t]*(?:[-*_=]{3,}|\*\*\s*\*\*)[ \t]*$")
 
 
-def result_line(pieces: list[Piece], region: Field, found: list[MathCandidate]) -> MathCandidate | None:
+def result_line(
+    pieces: list[Piece], region: Field, found: list[MathCandidate], question: str | None = None
+) -> MathCandidate | None:
     """A `result_line` statement (rule M2e): on the region's last non-empty line of prose (or its closing display
     block), the value after the last equals sign of working whose sides agree, or of a one-name assignment, else
-    the one bold value; nothing when the line asks, denies or bounds (as M7), or is already a statement's."""
+    the one bold value, else the value a concluding sentence gives (rule M2f); nothing when the line asks, denies
+    or bounds (as M7), or is already a statement's."""
     line = _last_line(pieces)
     if line is None:
         return None
@@ -50,7 +54,7 @@ def result_line(pieces: list[Piece], region: Field, found: list[MathCandidate]) 
     at = piece.offset + start
     if any(c.field == piece.field and c.end > at and c.start < at + len(text) for c in found):
         return None  # the line holds a statement already ("The answer is 45 + 52 = 97."): that one decides
-    picked = _chain_result(text) or _bold_result(text)
+    picked = _chain_result(text) or _bold_result(text) or concluded_value(text, question)
     if picked is None:
         return None
     value_start, value_end, reading = picked

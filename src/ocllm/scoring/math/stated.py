@@ -52,10 +52,19 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
     while True:
         before = value
         value = value.strip()
+        if value.startswith(("**", "__")) and value.count(value[:2]) % 2 == 1:
+            # "**Answer:** John lost **4 people**": the label's closing bold, left at the value's start, would pair
+            # with the value's own and hide it.
+            value = value[2:].lstrip()
+            _note(notes, "label_bold")
         inner = _bold_value(value)
         if inner is not None:
             value = inner
             _note(notes, "bold_value")
+        unlabelled = _NESTED_LABEL.sub(lambda m: m.group("inside") or "", value, count=1)
+        if unlabelled != value:  # "Final Answer:" then "Answer: \\(\\frac{1}{2}\\)", "\\[ \\text{Answer: } 10 \\]"
+            value = unlabelled
+            _note(notes, "nested_label")
         number = _sentence_number(value)
         if number is not None:
             value = number
@@ -93,6 +102,13 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
             return value, notes
 
 
+# An "Answer:" label at the start of a statement's value, plain, bold or in \text{} (with the value inside or after).
+_NESTED_LABEL = re.compile(
+    r"^(?:\*\*|__)?(?:final[ \t]+)?answer[ \t]*(?:\*\*|__)?[ \t]*[:：][ \t]*(?:\*\*|__)?[ \t]*(?=\S)"
+    r"|^\\text\{[ \t]*(?:final[ \t]+)?answer[ \t]*[:：][ \t]*\}[ \t]*(?=\S)"
+    r"|^\\text\{[ \t]*(?:final[ \t]+)?answer[ \t]*[:：][ \t]*(?P<inside>[^{}]+)\}$",
+    re.IGNORECASE,
+)
 # A bold span, ** or __ (not inside a word: snake_case names are no bold).
 BOLD_SPAN = re.compile(r"\*\*([^*\n]+?)\*\*|(?<![\w_])__([^_\n]+?)__(?![\w_])")
 
@@ -132,17 +148,38 @@ _SENTENCE_NUMBER = re.compile(r"(?<![\w.^_{\\])-?\$?\d[\d,]*(?:\.\d+)?(?![\d\w])
 _MATH_IN_SENTENCE = re.compile(r"[=<>+*/^×÷\\{}]|\s-\s")
 
 
+# Words that, before a number, make it something else or bound it: "less than 40", "over 40", "minus 40", "half of
+# 40", "another 40" (a difference). Other words before a number ("She started with 40", "The total is 40", "It comes
+# to 40") say what the number is, not what it is worth. After a number, VALUE_WORDS judge (rule M4).
+_BEFORE_NUMBER_WORDS = frozenset({
+    "negative", "minus", "plus", "below", "above", "under", "over", "less", "more", "fewer", "greater", "smaller",
+    "larger", "than", "least", "most", "up", "half", "twice", "double", "triple", "times", "extra", "additional",
+    "another", "not", "no", "or", "either", "if", "unless", "except", "per",
+})  # fmt: skip
+
+
 def _sentence_number(value: str) -> str | None:
     """The number a one-number sentence states, with the words after it (its unit phrase, which normalisation reads
-    or keeps): "She has 19 pencils left" states "19 pencils left". None when the value is no such sentence: it
-    opens with its number, holds more than one, holds math, or words before the number change or hedge it."""
+    or keeps): "She has 19 pencils left" states "19 pencils left", "**The boots cost \\$104.**" "$104". None when
+    the value is no such sentence: it opens with its number, holds more than one, holds math, or words before the
+    number change, bound or hedge it."""
+    value = value.replace("\\$", "$")  # an escaped dollar sign (markdown's) is a dollar sign, not math
     numbers = list(_SENTENCE_NUMBER.finditer(value))
     if len(numbers) != 1 or _MATH_IN_SENTENCE.search(value):
         return None
     before = value[: numbers[0].start()]
-    if not re.search(r"[A-Za-z]{2}", before) or hedged_words(before):
+    if not re.search(r"[A-Za-z]{2}", before) or _changes_what_follows(before):
         return None
     return value[numbers[0].start() :]
+
+
+def _changes_what_follows(words: str) -> bool:
+    """Whether words before a number change, bound, deny or hedge it ("about", "not", "at least", "more than")."""
+    return (
+        HEDGES.search(words) is not None
+        or NOT_A_VALUE.search(words) is not None
+        or any(w.lower() in _BEFORE_NUMBER_WORDS for w in re.findall(r"[A-Za-z]+", words))
+    )
 
 
 def _note(notes: list[str], note: str) -> None:

@@ -20,6 +20,13 @@ RANK: dict[str, int] = {
     "boxed": 1, "final": 2, "hashes": 3, "answer_is": 4, "answer_label": 5, "result_line": 6, "last_number": 9
 }  # fmt: skip
 
+
+def rank(c: MathCandidate) -> int:
+    """A statement's strength (rule M2). The answer field of a JSON reply is the slot the prompt asked the answer in,
+    as strong as a "Final answer:": "The answer is $42" in the working before a corrected {"answer": "26"} does not
+    outrank it."""
+    return RANK["final"] if c.kind == "answer_label" and "json_field" in c.reading else RANK[c.kind]
+
 _BOX_SPACE = re.compile(r"\\boxed[ \t]+([^\s${}]+)")  # "\boxed 5", as some models write it
 _BOLD = r"(?:\*\*|__)?"
 _MARKER_PATTERNS = {
@@ -154,7 +161,7 @@ def scanned(pieces: list[Piece]) -> list[Piece]:
 # The bound on what one region is read for (docs/scoring/math.md, rule M2, "the bound on statements"): every
 # statement begins at, or holds, one of these, so their count bounds the statements a region yields and the work
 # of finding them (about 40 µs of CPU each). str.count finds them in C, so a region past the bound is refused
-# after one linear pass and no more. The largest count in the dev set (tests/data/math_dev) is 49; a model
+# after one linear pass and no more. The largest count in the dev set (tests/data/answers/math) is 49; a model
 # looping "\\boxed{42}" until a 32,768-token limit writes about 6,500.
 MAX_STATEMENT_PLACES = 10_000
 _PLACE_WORDS = ("final", "answer", "####")
@@ -199,21 +206,25 @@ def statement_places(pieces: list[Piece]) -> int:
     return count
 
 
-def find_statements(pieces: list[Piece], region: Field, prompt: str | None) -> list[MathCandidate]:
-    """Every statement in the pieces of one region, in reading order within each piece. Raises TooManyStatements
-    once the markers and boxes read span more than MAX_STATED_CHARS characters."""
+def find_statements(
+    pieces: list[Piece], region: Field, prompt: str | None, question: str | None = None
+) -> list[MathCandidate]:
+    """Every statement in the pieces of one region, in reading order within each piece (the question, when given,
+    says what a concluding sentence counts: rule M2f). Raises TooManyStatements once the markers and boxes read
+    span more than MAX_STATED_CHARS characters."""
     raw = {(p.field, p.offset): p.text for p in pieces}
     pieces = scanned(pieces)
     found: list[MathCandidate] = []
     budget = _Budget()
+    every_value = bool(question) and EVERY_VALUE_ASKED.search(question or "") is not None
     for piece in pieces:
-        boxes = _boxes(piece, region, budget)
+        boxes = _boxes(piece, region, budget, every_value)
         found.extend(boxes)
         found.extend(_markers(piece, region, boxes, budget))
         found.extend(_json_answers(piece, region, boxes, budget))
     if (label := _last_line_label(pieces, region, found)) is not None:
         found.append(label)
-    if (result := result_line(pieces, region, found)) is not None:
+    if (result := result_line(pieces, region, found, question)) is not None:
         found.append(result)
     raw_pieces = [Piece(f, o, t) for (f, o), t in raw.items()]
     at_raw, at_scanned = _PieceIndex(raw_pieces), _PieceIndex(pieces)
@@ -305,7 +316,7 @@ def _last_line_label(pieces: list[Piece], region: Field, found: list[MathCandida
     return None
 
 
-def _boxes(piece: Piece, region: Field, budget: _Budget) -> list[MathCandidate]:
+def _boxes(piece: Piece, region: Field, budget: _Budget, every_value: bool = False) -> list[MathCandidate]:
     text = piece.text
     found: list[MathCandidate] = []
     covered = -1
@@ -335,21 +346,40 @@ def _boxes(piece: Piece, region: Field, budget: _Budget) -> list[MathCandidate]:
                            m.group(0), m.group(1))
             )  # fmt: skip
     found.sort(key=lambda c: c.start)
-    return _box_lists(found, piece)
+    return _box_lists(found, piece, every_value)
 
 
-# Between the boxes of one list: "\boxed{2}, \boxed{3} and \boxed{5}", "$\boxed{2}$, $\boxed{3}$".
-_LIST_GLUE = re.compile(r"^[ \t$]*(?:,|;|\band\b|,[ \t]*and\b|\\text\{[ \t]*(?:,|and)[ \t]*\})?[ \t$]*$")
-_OR_GLUE = re.compile(r"^[ \t$]*,?[ \t]*(?:\bor\b|\\text\{[ \t]*or[ \t]*\})[ \t$]*$")
+# Between the boxes of one list: "\boxed{2}, \boxed{3} and \boxed{5}", "$\boxed{2}$, $\boxed{3}$", "x = \boxed{1} and
+# x = \boxed{2}" (the same name given each value).
+_ASSIGNED = r"(?:[A-Za-z](?:_\{?\w+\}?)?[ \t]*=[ \t]*)?"
+_LIST_GLUE = re.compile(
+    r"^[ \t$]*(?:,|;|\band\b|,[ \t]*and\b|\\text\{[ \t]*(?:,|and)[ \t]*\})?[ \t$]*" + _ASSIGNED + r"[ \t$]*$"
+)
+_OR_GLUE = re.compile(r"^[ \t$]*,?[ \t]*(?:\bor\b|\\text\{[ \t]*or[ \t]*\})[ \t$]*" + _ASSIGNED + r"[ \t$]*$")
+# Where the question asks for every value, boxes one to a line (a list's items, a name given each) are one list too,
+# and so are boxes joined by "or": "x = \boxed{1} or x = \boxed{2}" is the set of solutions it asks for.
+_SPACE_OR_DELIMITER = r"(?:[ \t$]|\\[][()])*"
+_LINE_GLUE = re.compile(
+    r"^[.,;]?" + _SPACE_OR_DELIMITER + r"(?:\r?\n" + _SPACE_OR_DELIMITER + r"(?:[-*•]|\d+[.)]|\\item)?"
+    + _SPACE_OR_DELIMITER + _ASSIGNED + _SPACE_OR_DELIMITER + r")+$"
+)  # fmt: skip
+EVERY_VALUE_ASKED = re.compile(
+    r"\ball[ \t]+(?:the[ \t]+)?(?:possible[ \t]+|real[ \t]+|integer[ \t]+|complex[ \t]+|positive[ \t]+|distinct[ \t]+)*"
+    r"(?:values|solutions|roots|zeros|zeroes|numbers|integers|pairs|answers)\b|separated[ \t]+by[ \t]+commas"
+    r"|\b(?:find|enter|list)[ \t]+(?:them[ \t]+)?all\b",
+    re.IGNORECASE,
+)
 
 
-def _box_lists(boxes: list[MathCandidate], piece: Piece) -> list[MathCandidate]:
+def _box_lists(boxes: list[MathCandidate], piece: Piece, every_value: bool) -> list[MathCandidate]:
     """Boxes joined by commas or "and" on one line state one list ("\boxed{2}, \boxed{3}" states "2, 3"), not
-    answers that conflict."""
+    answers that conflict; where the question asks for every value, so do boxes one to a line or joined by "or"."""
     merged: list[MathCandidate] = []
     for box in boxes:
         last = merged[-1] if merged else None
         glue = piece.text[last.end - piece.offset : box.start - piece.offset] if last is not None else None
+        if every_value and glue is not None and (_OR_GLUE.match(glue) or _LINE_GLUE.match(glue)):
+            glue = ","  # the items of the list the question asks for
         alternatives = glue is not None and _OR_GLUE.match(glue) is not None
         if last is None or glue is None or not glue.strip() or not (_LIST_GLUE.match(glue) or alternatives):
             merged.append(box)
@@ -386,10 +416,23 @@ def _markers(piece: Piece, region: Field, boxes: list[MathCandidate], budget: _B
             continue
         if not value.strip() or BOX.search(value):
             continue  # nothing stated, or a box never closed (a truncated output): it states nothing
+        heading = kind == "final" and lines.end(m.end) < value_start
+        if heading and not _HEADING_LEAD.fullmatch(_line_before(text, m.start)):
+            continue  # "## Step 6: Write the final answer": a step that names the answer, not its heading
         if value.rstrip().endswith("?") or _ASKED.match(text, value_end):
             continue  # "So the answer is 19?": asked, not stated
         found.append(make_candidate(kind, region, piece.field, start, end, text[m.start : value_end], value))  # type: ignore[arg-type]
     return found
+
+
+# What may stand before a "Final Answer" heading on its line: markup, a list or step number, "The".
+_HEADING_LEAD = re.compile(
+    r"[ \t>#*_\-.)\d]*(?:step[ \t]*\d+[ \t]*[:.)\-]?[ \t]*)?(?:the[ \t]+)?[ \t*_]*", re.IGNORECASE
+)
+
+
+def _line_before(text: str, at: int) -> str:
+    return text[text.rfind("\n", 0, at) + 1 : at]
 
 
 # {"reasoning": "…", "answer": "5"}: the answer field of a JSON reply, as a prompt that asks for JSON gets it.
@@ -476,8 +519,8 @@ def _value_span(text: str, at: int, kind: str, lines: _Lines | None = None) -> t
     start = at
     while start < line_end and text[start] in " \t":
         start += 1
-    if start == line_end and kind in ("final", "answer_label"):
-        # "**Final Answer**" alone on its line: the next non-empty line holds the value.
+    if kind in ("final", "answer_label") and not text[start:line_end].strip(" \t*_"):
+        # "**Final Answer**" (or "**Final Answer:**") alone on its line: the next non-empty line holds the value.
         m = _NEXT_LINE.search(text, line_end)
         if m is None or m.start() > line_end + 3:
             return start, start
@@ -507,11 +550,19 @@ def _value_span(text: str, at: int, kind: str, lines: _Lines | None = None) -> t
     return start, end
 
 
+# A marker whose value only opens what holds the answer ("The final answer is:" then a ```json block or a "{"), or
+# ends the JSON string it stands in ("…the final answer is:\\n\","): the answer field inside decides, not the marker.
+_OPENS_BLOCK = re.compile(r"`{3}[\w-]*|\{|(?:\\[nt]|[\s\\\",])+")
+
+
 def _mark_examples(c: MathCandidate, piece: Piece, prompt: str | None) -> None:
     local = c.start - piece.offset
     before = piece.text[max(0, local - 40) : local]
     plain = re.sub(r"\\text\{([^{}]*)\}", r"\1", c.value).strip().lower()
-    if plain in _PLACEHOLDERS or re.fullmatch(r"[_.…\s]+|<[^<>]*>|\[[a-z ]*\]", plain):
+    if c.kind != "boxed" and _OPENS_BLOCK.fullmatch(c.value.strip()):
+        c.example = True
+        c.reading.append("opens_block")
+    elif plain in _PLACEHOLDERS or re.fullmatch(r"[_.…\s]+|<[^<>]*>|\[[a-z ]*\]", plain):
         c.example = True
         c.reading.append("placeholder")
     elif _EXAMPLE_BEFORE.search(before):

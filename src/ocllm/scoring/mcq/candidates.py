@@ -112,6 +112,11 @@ def rank(candidate: Candidate) -> int:
     return HEDGED_RANK if candidate.hedged else KIND_RANK[candidate.kind]
 
 
+def json_answer_field(text: str, start: int) -> bool:
+    """Whether the statement at `start` is the "answer" field of a JSON reply ({"reasoning": "…", "answer": "D"})."""
+    return text.startswith('answer"', start) and start > 0 and text[start - 1] == '"'
+
+
 def make_candidate(
     found: Found, kind: str, region: Region, piece: Piece, ctx: TaskContext, *, hedged: bool = False
 ) -> Candidate:
@@ -124,8 +129,9 @@ def make_candidate(
         method = kind
     else:
         method = f"{kind}_letter"
-    in_code = inside_code_block(piece.text, found.start)
-    # Code is not prose: "print('FINAL: A')" states nothing, unless nothing outside code does.
+    # Code is not prose: "print('FINAL: A')" states nothing, unless nothing outside code does. The answer field of a
+    # JSON reply is no code, fenced or not: it is the slot the prompt asked the answer in.
+    in_code = not json_answer_field(piece.text, found.start) and inside_code_block(piece.text, found.start)
     hedged = hedged or in_code
     out_of_range = not letters or any(letter not in ctx.valid for letter in letters)
     placeholder = bool(letters) and out_of_range and all(letter in ctx.placeholders for letter in letters)

@@ -368,6 +368,10 @@ def _ignored(candidate: Candidate) -> bool:
     )
 
 
+# The different letters that statements of the deciding kind may name before no policy takes the last (rule 3).
+CONFLICT_MANY = 3
+
+
 def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
     """Strongest kind present; within it the last statement; then the ambiguity classes."""
     strongest = min(rank(c) for c in candidates)
@@ -402,6 +406,13 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
     if len(named) > 1:
         sequence = " then ".join("/".join(c.letters) for c in group)
         disagree = f"{where}: {_kind_label(last)} statements disagree ({sequence})"
+        if len(named) >= CONFLICT_MANY:
+            # A model that changes its mind names two letters; three or more are answers to several questions (the
+            # prompt's exemplars solved again, invented variants) or guesses: none is this question's answer.
+            return pick(
+                None, "conflicting_final_answers", "conflict_many",
+                f"{disagree}: {len(named)} different answers, none of them this question's under any policy",
+            )  # fmt: skip
         if policy.conflict_policy == "strict":
             return pick(None, "conflicting_final_answers", "conflict_strict", f"{disagree}; policy strict fails them")
         return pick(

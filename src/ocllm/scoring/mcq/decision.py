@@ -15,9 +15,9 @@ Ambiguity = Literal[
     "answer_only_in_reasoning", "too_many_statements",
 ]  # fmt: skip
 Rule = Literal[
-    "final_statement", "conflict_last", "conflict_strict", "several_letters", "out_of_range", "value_not_an_option",
-    "letter_value_mismatch", "answers_other_questions", "no_statement", "answer_only_in_reasoning",
-    "reasoning_fallback", "too_many_statements",
+    "final_statement", "conflict_last", "conflict_strict", "conflict_many", "several_letters", "out_of_range",
+    "value_not_an_option", "letter_value_mismatch", "answers_other_questions", "no_statement",
+    "answer_only_in_reasoning", "reasoning_fallback", "too_many_statements",
 ]  # fmt: skip
 Method = Literal[
     "final_colon_letter", "final_answer_letter", "answer_letter", "boxed_letter", "option_claim", "option_line",

@@ -262,9 +262,19 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
     rest = end
     while rest < n and text[rest] in _SPACE:
         rest += 1
-    if rest < n and text[rest] in _MATH_AFTER and not (bracketed and _SIGNED_NUMBER.match(text, rest)):
+    if (
+        rest < n
+        and text[rest] in _MATH_AFTER
+        and not (bracketed and _SIGNED_NUMBER.match(text, rest))
+        and not _SPECIAL_TOKEN.match(text, rest)
+    ):
         return None  # "x = 5", "A + B"; but "(H) +3.03 kJ" is the letter and its signed value
     return ch.upper(), end, closed > 0
+
+
+# A model's special token printed as text after its answer ("Answer: A </s>", "【答案】 A <eoa>", "B<|im_end|>"): the
+# answer's end, not a "less than".
+_SPECIAL_TOKEN = re.compile(r"</?\|?[A-Za-z_][\w|.-]*\|?>")
 
 
 def _prose_allows_letter(text: str, end: int) -> bool:

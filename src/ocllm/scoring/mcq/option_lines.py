@@ -21,6 +21,15 @@ _OPTION_CLAIM = re.compile(
     r"|\b(?P<how_d>(?i:corresponds|corresponding|matches))[ \t]+(?:to[ \t]+|with[ \t]+)?(?i:option|choice|answer)[ \t]+"
     r"\(?(?P<d>[A-Za-z])\)?(?![A-Za-z])",
 )
+# Several letters declared right at once: "Both (G) and (I) are correct", "Options B and D are both correct". A
+# multi-answer: never one letter, whichever it names last. "Both" or "Options" must lead, so that "A and B are
+# correct" in a statement about numbered facts is no claim.
+_LETTER = r"(?:\*\*)?\(?[A-Z]\)?(?:\*\*)?"
+_SEVERAL_CLAIM = re.compile(
+    r"\b(?:(?i:both)[ \t]+(?:(?i:options|choices)[ \t]+)?|(?i:options|choices)[ \t]+)"
+    r"(?P<letters>" + _LETTER + r"(?:(?:[ \t]*,[ \t]*|[ \t]*,?[ \t]+(?i:and)[ \t]+)" + _LETTER + r")+)"
+    r"[ \t]+(?i:are)[ \t]+(?:(?i:both|all)[ \t]+)?(?i:correct|right|true)\b"
+)
 LINE = re.compile(r"[^\n]*\S[^\n]*")  # a line that is not blank
 OPTION_LINE = re.compile(r"(?:[*_]{1,2})?\(?([A-Z])[.)](?:[*_]{1,2})?[ \t]+(\S.*)$")
 _BOLD_LINE = re.compile(r"(?:\*\*|__).+(?:\*\*|__)[.:]?")
@@ -33,7 +42,7 @@ def find_option_claims(pieces: list[Piece], region: Region, ctx: TaskContext) ->
     found = []
     for piece in pieces:
         lower = piece.text.lower()
-        if " is " not in lower and "correspond" not in lower and "matches" not in lower:
+        if " is " not in lower and " are " not in lower and "correspond" not in lower and "matches" not in lower:
             continue
         for m in _OPTION_CLAIM.finditer(piece.text):
             letter = (m.group("a") or m.group("b") or m.group("c") or m.group("d")).upper()
@@ -43,6 +52,12 @@ def find_option_claims(pieces: list[Piece], region: Region, ctx: TaskContext) ->
             hedged = how == "closest" or hypothetical(piece.text, m.start())
             statement = Found([letter], m.start(), m.end())
             found.append(make_candidate(statement, "option_claim", region, piece, ctx, hedged=hedged))
+        if " are " in lower:
+            for m in _SEVERAL_CLAIM.finditer(piece.text):
+                letters = re.findall(r"[A-Z]", m.group("letters"))
+                statement = Found(letters, m.start(), m.end())
+                hedged = hypothetical(piece.text, m.start())
+                found.append(make_candidate(statement, "option_claim", region, piece, ctx, hedged=hedged))
     return found
 
 

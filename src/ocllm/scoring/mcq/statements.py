@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from fractions import Fraction
 
-from ocllm.scoring.mcq.candidates import Found, Region, TaskContext, hypothetical, make_candidate
+from ocllm.scoring.mcq.candidates import Found, Region, TaskContext, hypothetical, json_answer_field, make_candidate
 from ocllm.scoring.mcq.decision import Candidate
 from ocllm.scoring.mcq.letters import (
     ENGLISH_WORD_LETTERS,
@@ -62,9 +62,16 @@ _MARKER_PATTERNS = {
     "answer": (
         r"\b(?:" + _QUALIFIER + _WS + r")?answer(?:" + _WS + r"(?:choice|option))?"
         + r"(?:" + _WS + _words("to", r"(?:this|the)", "question") + r")?" + _COLON_OR_IS
+        # The answer field of a JSON reply: {"reasoning": "…", "answer": "D"}
+        + r'|(?<=")answer"[ \t]*:[ \t]*(?=")'
+        # 【答案】 A: the label a Chinese exam solution ends with
+        + r"|(?<=【)答案】[ \t]*[:：]?"
         # "Correct option: C", "the most accurate statement is (C)"
         + r"|\b(?:" + _QUALIFIER + r"|most" + _WS + r"(?:accurate|appropriate|suitable|plausible))" + _WS
         + r"(?:option|choice|statement|response|alternative)" + _COLON_OR_IS
+        # "The correct answers are (G) and (I)": a plural with its qualifier names several letters, so it is never one
+        # answer, whichever letter it names last. (A bare "the answer choices:" lists the options instead.)
+        + r"|\b" + _QUALIFIER + _WS + r"(?:answer|option|choice|statement|response|alternative)s" + _COLON_OR_IS
         # The same in the languages models most often answer in besides English.
         + r"|答案\s*(?:是|为|：|:)"
         + r"|\brespuesta(?:" + _WS + r"correcta)?" + _WS + r"es\b[ \t]*:?|\brespuesta[ \t]*:"
@@ -172,7 +179,8 @@ def find_statements(
             consumed = got.end
             if _negated(text, m.start()):
                 continue
-            hedged = kind == "hedged" or hypothetical(text, m.start())
+            # The reasoning before a JSON reply's answer field is the field's neighbour, not a hedge around it.
+            hedged = kind == "hedged" or (not json_answer_field(text, m.start()) and hypothetical(text, m.start()))
             statement = got._replace(start=m.start())
             candidate = make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged)
             if _GUESS_AFTER.match(text, got.end):
