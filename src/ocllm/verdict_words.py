@@ -92,4 +92,6 @@ def signed_points(value: float | None) -> str:
 
 
 def test_words(paired: Paired) -> str:
-    return f"{paired.test} p = {'n/a' if paired.p_value is None else format(paired.p_value, '.3g')}"
+    # A document written before `p_value` has only the exact McNemar p; None in both: no test was made.
+    p = paired.p_value if paired.p_value is not None else paired.mcnemar_p
+    return f"{paired.test} p = {'n/a' if p is None else format(p, '.3g')}"
