@@ -85,7 +85,7 @@ def paired_figures(
         "both_wrong": sum(not x and not y for x, y in zip(ca, cb, strict=True)),
     }
     if not n:
-        return nothing_paired(label_a, label_b, counts)
+        return _nothing_paired(label_a, label_b, counts)
     p = mcnemar_exact(a_wins, b_wins)
     diff = (b_correct - a_correct) / n
     ci = exact_paired_interval(a_wins, b_wins, n)
@@ -112,7 +112,7 @@ def paired_figures(
     )
 
 
-def nothing_paired(label_a: str, label_b: str, counts: dict[str, int], **sampled: int) -> Paired:
+def _nothing_paired(label_a: str, label_b: str, counts: dict[str, int], **sampled: int) -> Paired:
     """A comparison with no paired task: its counts (all 0) and nothing else. Every figure is None, null in the
     documents: an accuracy of 0 of 0, the whole range as an interval or p = 1 would each read as a measurement
     (issue 40)."""
@@ -162,7 +162,7 @@ def sampled_paired_figures(
     sampled = {"samples_per_task_a": samples[0], "samples_per_task_b": samples[1]}
     sampled |= {"a_samples": scored[0], "b_samples": scored[1]}
     if not n:
-        return nothing_paired(label_a, label_b, counts, **sampled)
+        return _nothing_paired(label_a, label_b, counts, **sampled)
     differences = [b - a for a, b in zip(shares_a, shares_b, strict=True)]
     spread = _Spread(differences, categories)
     on_tasks = spread.on_tasks
