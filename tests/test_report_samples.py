@@ -27,8 +27,9 @@ def pct1(value: float) -> str:
     return f"{100.0 * value:.1f}%"
 
 
-def span(low: float, high: float) -> str:
-    return f"{100.0 * low:.1f}–{100.0 * high:.1f}%"
+def span(low: float | None, high: float | None) -> str:
+    """An interval as the pages print it; n/a where the document holds none (null: one task of several samples)."""
+    return "n/a" if low is None or high is None else f"{100.0 * low:.1f}–{100.0 * high:.1f}%"
 
 
 def pts(value: float) -> str:

@@ -317,7 +317,9 @@ def test_one_task_s_samples_give_no_interval_of_an_accuracy(tmp_path: Path) -> N
     summary = rescored(tmp_path, sampled_file(tmp_path, "L", design))["summary"]
     assert summary["samples_per_task"] == 16 and summary["tasks_scored"] == 1
     data = msgspec.to_builtins(run_report_doc(sampled_file(tmp_path, "L", design)))
-    assert (data["summary"]["ci_low"], data["summary"]["ci_high"]) == (0.0, 1.0)
+    # No interval, null (issue 40): the whole range in its place would read as one that was measured.
+    assert (data["summary"]["ci_low"], data["summary"]["ci_high"]) == (None, None)
+    assert data["summary"]["ci_method"].startswith("no interval (one task")
 
 
 def test_an_audit_pairs_a_task_s_samples_as_one_task() -> None:

@@ -65,9 +65,9 @@ def console_comparison(doc: Comparison) -> None:
             "n/a" if not f.n_paired else f"{100 * f.b_accuracy:.1f}%" if sampled else f"{f.b_correct}/{f.n_paired}",
             str(f.a_wins),
             str(f.b_wins),
-            # No paired task in a scope: no statistic on nothing.
-            f"{f.p_value:.3g}" if f.n_paired else "-",
-            f"{100 * f.diff:+.1f} ({100 * f.diff_ci_low:+.1f} to {100 * f.diff_ci_high:+.1f})" if f.n_paired else "-",
+            # No paired task in a scope: no statistic on nothing (nor, with samples, on one task).
+            f"{f.p_value:.3g}" if f.p_value is not None else "-",
+            _difference_cell(f),
         )
     console.print(table)
     if doc.diff_stderr is not None:
@@ -99,8 +99,8 @@ def console_matrix(doc: Matrix, folder: Path) -> None:
             str(lane.no_answer),
             str(lane.errors),
             str(lane.total),
-            f"{100 * lane.accuracy:.1f}%" if lane.scored else "n/a",
-            f"{100 * lane.ci_low:.1f}-{100 * lane.ci_high:.1f}%" if lane.scored else "n/a",
+            f"{100 * lane.accuracy:.1f}%" if lane.accuracy is not None else "n/a",
+            _percent_range(None if lane.ci_low is None or lane.ci_high is None else (lane.ci_low, lane.ci_high)),
             *(_speed_cells(lane.serving) if speed else ()),
         )
     console.print(table)
@@ -139,15 +139,30 @@ def print_run_result(result: RunResult) -> None:
         console.print(f"wrote {result.out_dir / name}")
 
 
+def _difference_cell(f: Paired) -> str:
+    """`-100.0 (-100.0 to +95.0)`; a dash for what was not measured (None)."""
+    if f.diff is None:
+        return "-"
+    low, high = f.diff_ci_low, f.diff_ci_high
+    interval = "n/a" if low is None or high is None else f"{100 * low:+.1f} to {100 * high:+.1f}"
+    return f"{100 * f.diff:+.1f} ({interval})"
+
+
+def _percent_range(interval: tuple[float, float] | None) -> str:
+    """`43.6-97.0%`; n/a where there is no interval (nothing scored, or one task of several samples)."""
+    return "n/a" if interval is None else f"{100 * interval[0]:.1f}-{100 * interval[1]:.1f}%"
+
+
 def samples_line(summary: Summary) -> str:
     """avg@k with its interval clustered on tasks, pass@k and maj@k: what k samples per task measure."""
     from ocllm.analysis.sampled import interval_method, summary_interval
 
     k = summary.samples_per_task
-    low, high = summary_interval(summary)
     # The interval named as it was computed: the Wilson fallback is not "clustered on tasks" (issue 30).
     method = interval_method(summary.scored, k, summary.accuracy_stderr)
-    figure = f"{100 * summary.accuracy:.1f}% (95% CI {100 * low:.1f}-{100 * high:.1f}%, {method})" if method else "n/a"
+    ci = _percent_range(summary_interval(summary))
+    measured = method is not None and summary.accuracy is not None
+    figure = f"{100 * summary.accuracy:.1f}% (95% CI {ci}, {method})" if measured else "n/a"
     line = (
         f"samples: up to {k} per task, {summary.tasks_scored} tasks   avg@{k}: {figure}   "
         f"pass@{k}: {_share(summary.pass_at_k.get(str(k)))}   maj@{k}: {_share(summary.majority_at_k)}"
@@ -385,12 +400,11 @@ def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None
         if summary is None:  # the lane never ran (its server failed)
             table.add_row(name, outcome, "-", "-", "-", "-", "-")
             continue
-        low, high = summary_interval(summary)
         table.add_row(
             name,
             outcome,
-            f"{100 * summary.accuracy:.1f}%" if summary.scored else "n/a",
-            f"{100 * low:.1f}-{100 * high:.1f}%" if summary.scored else "n/a",
+            f"{100 * summary.accuracy:.1f}%" if summary.accuracy is not None else "n/a",
+            _percent_range(summary_interval(summary)),
             str(summary.scored - summary.no_answer),
             str(summary.no_answer),
             str(summary.errors),
@@ -508,6 +522,6 @@ def summary_table(title: str, summary: Summary | dict[str, Any]) -> Table:
             str(figures.no_answer),
             str(figures.errors),
             str(figures.total),
-            f"{100 * figures.accuracy:.2f}%" if figures.scored else "n/a",  # nothing scored: no accuracy to show
+            f"{100 * figures.accuracy:.2f}%" if figures.accuracy is not None else "n/a",  # nothing scored
         )
     return table

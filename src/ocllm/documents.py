@@ -21,7 +21,7 @@ class Figures(msgspec.Struct, kw_only=True):
     # right nor wrong: left out of `scored` as failed requests are, and said in a notice by the type's tally.
     unscored: int = 0
     scored: int  # total - errors - unscored: what the accuracy is measured on
-    accuracy: float
+    accuracy: float | None  # correct / scored; None where nothing was scored (0 of 0 is no accuracy, not 0%)
     # Scored tasks the scorer found no answer in (a response with nothing extracted, not a failed request):
     # counted among the wrong in `accuracy`, and shown apart, since a model that answers nothing is not one
     # that answers badly. Wrong answers: scored - correct - no_answer.
@@ -132,31 +132,37 @@ class Paired(msgspec.Struct, kw_only=True):
     each task's share of correct samples is paired: `diff` is the mean of the per-task differences, its interval
     and test Student's t (tasks - 1 degrees of freedom) on their task-clustered standard error; `a_wins` and
     `b_wins` count the tasks whose share is higher on that side, `both_correct` and `both_wrong` those all right
-    or all wrong on both."""
+    or all wrong on both.
+
+    A figure that was not measured is None (null in every document), never a placeholder: with no paired task the
+    accuracies, intervals, difference and test; with repeated samples and one paired task the intervals and the test
+    (a spread needs two tasks); the standard errors and the detectable difference under two tasks."""
 
     n_paired: int
     a_correct: int
     b_correct: int
-    a_accuracy: float
-    b_accuracy: float
-    a_ci_low: float
-    a_ci_high: float
-    b_ci_low: float
-    b_ci_high: float
+    a_accuracy: float | None
+    b_accuracy: float | None
+    a_ci_low: float | None
+    a_ci_high: float | None
+    b_ci_low: float | None
+    b_ci_high: float | None
     a_wins: int
     b_wins: int
     both_correct: int
     both_wrong: int
-    mcnemar_p: float | None  # the exact McNemar p (one sample per task on both sides); None with more
-    diff: float
-    diff_ci_low: float
-    diff_ci_high: float
+    mcnemar_p: float | None  # the exact McNemar p (one sample per task on both sides); None with more or none paired
+    diff: float | None
+    diff_ci_low: float | None
+    diff_ci_high: float | None
     significant: bool
     verdict: str
     a_no_answer: int = 0  # paired tasks each side gave no answer to (among its wrong ones)
     b_no_answer: int = 0
     test: str = "exact McNemar"  # the test `p_value` is of ("exact McNemar", or "paired t" with samples)
-    p_value: float = 1.0
+    # None where no test was made; and in documents written before `p_value`, whose test is `mcnemar_p` (a default of
+    # 1.0 here would read as a test that found nothing).
+    p_value: float | None = None
     samples_per_task_a: int = 1
     samples_per_task_b: int = 1
     # With repeated samples: each side's scored samples on the paired tasks (what a_correct and b_correct are of);
@@ -278,8 +284,8 @@ class Estimate(Figures, kw_only=True):
     """A scope's figures with the 95% interval of its accuracy, and which interval that is (`ci_method`:
     sampled.interval_method; None where nothing was scored, and in documents written before it was said)."""
 
-    ci_low: float
-    ci_high: float
+    ci_low: float | None  # None where there is no interval: nothing scored, or one task (with repeated samples)
+    ci_high: float | None
     ci_method: str | None = None
 
 

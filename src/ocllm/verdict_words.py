@@ -67,8 +67,9 @@ def no_statistic(unpaired: int, label: str) -> str:
 
 
 def sampled(paired: Paired) -> bool:
-    """A task's samples paired as one task (paired.paired_by_task): the correct counts are of samples then."""
-    return paired.mcnemar_p is None
+    """A task's samples paired as one task (paired.paired_by_task): the correct counts are of samples then. Told by
+    the samples, not by `mcnemar_p` being None: it is None too where nothing was paired."""
+    return paired.test != "exact McNemar" or max(paired.samples_per_task_a, paired.samples_per_task_b) > 1
 
 
 def counted(paired: Paired, side: Literal["a", "b"]) -> str:
@@ -79,12 +80,18 @@ def counted(paired: Paired, side: Literal["a", "b"]) -> str:
 
 
 def difference(paired: Paired) -> str:
-    """`+25.00 points (95% CI +0.00 to +50.00)`: this scorer minus the input."""
-    return (
-        f"{100 * paired.diff:+.2f} points (95% CI {100 * paired.diff_ci_low:+.2f} to "
-        f"{100 * paired.diff_ci_high:+.2f})"
-    )
+    """`+25.00 points (95% CI +0.00 to +50.00)`: this scorer minus the input; n/a for what was not measured."""
+    low, high = paired.diff_ci_low, paired.diff_ci_high
+    interval = "n/a" if low is None or high is None else f"{100 * low:+.2f} to {100 * high:+.2f}"
+    return f"{signed_points(paired.diff)} (95% CI {interval})"
+
+
+def signed_points(value: float | None) -> str:
+    """`+25.00 points`; n/a where there is no difference (nothing paired)."""
+    return "n/a" if value is None else f"{100 * value:+.2f} points"
 
 
 def test_words(paired: Paired) -> str:
-    return f"{paired.test} p = {paired.p_value:.3g}"
+    # A document written before `p_value` has only the exact McNemar p; None in both: no test was made.
+    p = paired.p_value if paired.p_value is not None else paired.mcnemar_p
+    return f"{paired.test} p = {'n/a' if p is None else format(p, '.3g')}"

@@ -230,6 +230,23 @@ def _verdicts_section(tally: AuditTally, label: str) -> list[str]:
     return out
 
 
+# A figure that was not measured (None: one task's samples have no interval or test) reads n/a, never a number.
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}%"
+
+
+def _percent_range(low: float | None, high: float | None) -> str:
+    return "n/a" if low is None or high is None else f"{100 * low:.1f}-{100 * high:.1f}%"
+
+
+def _points_range(low: float | None, high: float | None) -> str:
+    return "n/a" if low is None or high is None else f"{100 * low:+.2f} to {100 * high:+.2f}"
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
 def _scope_section(line: verdict_words.ScopeLine, label: str, titled: bool) -> list[str]:
     """One scope's sides, difference and verdict (the pool's without a test: it is no headline)."""
     title = [f"### {_cell(line.name)}", ""] if titled else []
@@ -246,8 +263,8 @@ def _scope_section(line: verdict_words.ScopeLine, label: str, titled: bool) -> l
         difference = (
             f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, the mean of the "
             f"{figures.n_paired} tasks' differences of shares correct; 95% t interval clustered on tasks "
-            f"{100 * figures.diff_ci_low:+.2f} to {100 * figures.diff_ci_high:+.2f}; {figures.test} p = "
-            f"{figures.p_value:.3g} ({figures.b_wins} task(s) with a higher share here, {figures.a_wins} in the input)."
+            f"{_points_range(figures.diff_ci_low, figures.diff_ci_high)}; {figures.test} p = "
+            f"{_p(figures.p_value)} ({figures.b_wins} task(s) with a higher share here, {figures.a_wins} in the input)."
         )
     else:
         difference = (
@@ -259,10 +276,10 @@ def _scope_section(line: verdict_words.ScopeLine, label: str, titled: bool) -> l
         *title,
         "| verdicts of | correct | accuracy | 95% CI |",
         "|---|---|---|---|",
-        f"| {_cell(label)} | {verdict_words.counted(figures, 'a')} | {100 * figures.a_accuracy:.2f}% "
-        f"| {100 * figures.a_ci_low:.1f}-{100 * figures.a_ci_high:.1f}% |",
-        f"| {SCORER_LABEL} | {verdict_words.counted(figures, 'b')} | {100 * figures.b_accuracy:.2f}% "
-        f"| {100 * figures.b_ci_low:.1f}-{100 * figures.b_ci_high:.1f}% |",
+        f"| {_cell(label)} | {verdict_words.counted(figures, 'a')} | {_percent(figures.a_accuracy)} "
+        f"| {_percent_range(figures.a_ci_low, figures.a_ci_high)} |",
+        f"| {SCORER_LABEL} | {verdict_words.counted(figures, 'b')} | {_percent(figures.b_accuracy)} "
+        f"| {_percent_range(figures.b_ci_low, figures.b_ci_high)} |",
         "",
         *([f"Counted in samples, of {figures.n_paired} tasks; the intervals are clustered on tasks.", ""]
           if sampled else []),

@@ -213,5 +213,7 @@ class ServingTally:
         )
 
 
-def accuracy(correct: int, scored: int) -> float:
-    return round(correct / scored, 6) if scored else 0.0
+def accuracy(correct: int, scored: int) -> float | None:
+    """correct / scored; None where nothing was scored: 0 of 0 is no accuracy, and 0.0 would read as one (null in
+    every document, n/a on every page)."""
+    return round(correct / scored, 6) if scored else None

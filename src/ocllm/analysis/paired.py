@@ -16,7 +16,14 @@ from collections.abc import Hashable, Sequence
 from ocllm.analysis.clustered import ClusteredMean, clustered_mean, interval, t_test_p
 from ocllm.analysis.power import minimum_detectable_effect
 from ocllm.analysis.sampled import share_interval
-from ocllm.analysis.stats import Interval, describe_difference, exact_paired_interval, mcnemar_exact, wilson
+from ocllm.analysis.stats import (
+    Interval,
+    describe_difference,
+    difference_words,
+    exact_paired_interval,
+    mcnemar_exact,
+    wilson,
+)
 from ocllm.documents import Paired
 
 MIN_CATEGORIES = 5  # categories a category-level caveat needs (see _caveats)
@@ -68,40 +75,63 @@ def paired_figures(
     a_correct, b_correct = sum(ca), sum(cb)
     a_wins = sum(x and not y for x, y in zip(ca, cb, strict=True))
     b_wins = sum(y and not x for x, y in zip(ca, cb, strict=True))
+    counts = {
+        "n_paired": n,
+        "a_correct": a_correct,
+        "b_correct": b_correct,
+        "a_wins": a_wins,
+        "b_wins": b_wins,
+        "both_correct": sum(x and y for x, y in zip(ca, cb, strict=True)),
+        "both_wrong": sum(not x and not y for x, y in zip(ca, cb, strict=True)),
+    }
+    if not n:
+        return _nothing_paired(label_a, label_b, counts)
     p = mcnemar_exact(a_wins, b_wins)
-    diff = (b_correct - a_correct) / n if n else 0.0
-    # Nothing to bound without a paired task: the interval is the whole range, and nothing reads it (the pages say
-    # n/a where n_paired is 0).
-    ci = exact_paired_interval(a_wins, b_wins, n) if n else Interval(-1.0, 1.0)
+    diff = (b_correct - a_correct) / n
+    ci = exact_paired_interval(a_wins, b_wins, n)
     a_ci, b_ci = wilson(a_correct, n), wilson(b_correct, n)
     differences = [float(y) - float(x) for x, y in zip(ca, cb, strict=True)]
     spread = _Spread(differences, categories)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
-    verdict = f"No paired task: no task was scored on both {label_a} and {label_b}, so nothing is compared."
-    if n:
-        verdict = describe_difference(diff, ci, p, label_a, label_b, sides) + _caveats(spread, ci, significant)
     return Paired(
-        n_paired=n,
-        a_correct=a_correct,
-        b_correct=b_correct,
-        a_accuracy=a_correct / n if n else 0.0,
-        b_accuracy=b_correct / n if n else 0.0,
+        **counts,
+        a_accuracy=a_correct / n,
+        b_accuracy=b_correct / n,
         a_ci_low=a_ci.low,
         a_ci_high=a_ci.high,
         b_ci_low=b_ci.low,
         b_ci_high=b_ci.high,
-        a_wins=a_wins,
-        b_wins=b_wins,
-        both_correct=sum(x and y for x, y in zip(ca, cb, strict=True)),
-        both_wrong=sum(not x and not y for x, y in zip(ca, cb, strict=True)),
         mcnemar_p=p,
         p_value=p,
         diff=diff,
         diff_ci_low=ci.low,
         diff_ci_high=ci.high,
         significant=significant,
-        verdict=verdict,
+        verdict=describe_difference(diff, ci, p, label_a, label_b, sides) + _caveats(spread, ci, significant),
         **spread.fields(),
+    )
+
+
+def _nothing_paired(label_a: str, label_b: str, counts: dict[str, int], **sampled: int) -> Paired:
+    """A comparison with no paired task: its counts (all 0) and nothing else. Every figure is None, null in the
+    documents: an accuracy of 0 of 0, the whole range as an interval or p = 1 would each read as a measurement
+    (issue 40)."""
+    return Paired(
+        **counts,
+        **sampled,
+        a_accuracy=None,
+        b_accuracy=None,
+        a_ci_low=None,
+        a_ci_high=None,
+        b_ci_low=None,
+        b_ci_high=None,
+        mcnemar_p=None,
+        p_value=None,
+        diff=None,
+        diff_ci_low=None,
+        diff_ci_high=None,
+        significant=False,
+        verdict=f"No paired task: no task was scored on both {label_a} and {label_b}, so nothing is compared.",
     )
 
 
@@ -120,33 +150,41 @@ def sampled_paired_figures(
     samples per task of each side, `correct` each side's count of correct samples and `scored` of scored ones: the
     mean per-task difference, its task-clustered standard error, t interval and test."""
     n = len(shares_a)
+    counts = {
+        "n_paired": n,
+        "a_correct": correct[0],
+        "b_correct": correct[1],
+        "a_wins": sum(a > b for a, b in zip(shares_a, shares_b, strict=True)),
+        "b_wins": sum(b > a for a, b in zip(shares_a, shares_b, strict=True)),
+        "both_correct": sum(a == 1 and b == 1 for a, b in zip(shares_a, shares_b, strict=True)),
+        "both_wrong": sum(a == 0 and b == 0 for a, b in zip(shares_a, shares_b, strict=True)),
+    }
+    sampled = {"samples_per_task_a": samples[0], "samples_per_task_b": samples[1]}
+    sampled |= {"a_samples": scored[0], "b_samples": scored[1]}
+    if not n:
+        return _nothing_paired(label_a, label_b, counts, **sampled)
     differences = [b - a for a, b in zip(shares_a, shares_b, strict=True)]
     spread = _Spread(differences, categories)
     on_tasks = spread.on_tasks
-    ci, p = _difference_test(differences, on_tasks)
     test = "exact test over tasks" if n >= 2 and _all_same(differences) else "paired t"
     diff = on_tasks.mean
     a_mean, b_mean = _task_mean(shares_a), _task_mean(shares_b)
+    if n < 2:
+        return _one_paired_task(diff, a_mean.mean, b_mean.mean, label_a, label_b, counts | sampled | spread.fields())
+    ci, p = _difference_test(differences, on_tasks)
     a_ci, b_ci = _share_interval(shares_a, a_mean), _share_interval(shares_b, b_mean)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
-    verdict = f"No paired task: no task was scored on both {label_a} and {label_b}, so nothing is compared."
-    if n:
-        verdict = describe_difference(diff, ci, p, label_a, label_b, sides, test=test)
-        verdict += _caveats(spread, ci, significant)
+    verdict = describe_difference(diff, ci, p, label_a, label_b, sides, test=test)
+    verdict += _caveats(spread, ci, significant)
     return Paired(
-        n_paired=n,
-        a_correct=correct[0],
-        b_correct=correct[1],
+        **counts,
+        **sampled,
         a_accuracy=a_mean.mean,
         b_accuracy=b_mean.mean,
         a_ci_low=a_ci.low,
         a_ci_high=a_ci.high,
         b_ci_low=b_ci.low,
         b_ci_high=b_ci.high,
-        a_wins=sum(a > b for a, b in zip(shares_a, shares_b, strict=True)),
-        b_wins=sum(b > a for a, b in zip(shares_a, shares_b, strict=True)),
-        both_correct=sum(a == 1 and b == 1 for a, b in zip(shares_a, shares_b, strict=True)),
-        both_wrong=sum(a == 0 and b == 0 for a, b in zip(shares_a, shares_b, strict=True)),
         mcnemar_p=None,
         test=test,
         p_value=p,
@@ -155,11 +193,35 @@ def sampled_paired_figures(
         diff_ci_high=ci.high,
         significant=significant,
         verdict=verdict,
-        samples_per_task_a=samples[0],
-        samples_per_task_b=samples[1],
-        a_samples=scored[0],
-        b_samples=scored[1],
         **spread.fields(),
+    )
+
+
+def _one_paired_task(
+    diff: float, a_share: float, b_share: float, label_a: str, label_b: str, fields: dict[str, object]
+) -> Paired:
+    """Repeated samples of a single paired task: each side's share and their difference are measured, but an interval
+    or a test of tasks needs two of them (one task's samples measure that task, not tasks like it): None, not the
+    whole range and p = 1."""
+    return Paired(
+        **fields,
+        a_accuracy=a_share,
+        b_accuracy=b_share,
+        a_ci_low=None,
+        a_ci_high=None,
+        b_ci_low=None,
+        b_ci_high=None,
+        mcnemar_p=None,
+        test="paired t",
+        p_value=None,
+        diff=diff,
+        diff_ci_low=None,
+        diff_ci_high=None,
+        significant=False,
+        verdict=(
+            f"One paired task: {difference_words(label_a, label_b)}: {diff * 100:+.1f} points on it; one task's "
+            "samples say nothing of other tasks, so there is no interval and no test."
+        ),
     )
 
 

@@ -38,10 +38,12 @@ from ocllm.summary_words import scored
 def _with_interval(figures: dict[str, Any]) -> dict[str, Any]:
     """The figures with the 95% interval of their accuracy: Wilson's, or with repeated samples the t interval of
     the task-clustered standard error (sampled.accuracy_interval), and which of them it is (`ci_method`: None where
-    nothing was scored, and the pages then show no accuracy and no interval)."""
+    nothing was scored, and the pages then show no accuracy and no interval). No interval: `ci_low` and `ci_high`
+    null."""
     k, stderr = figures.get("samples_per_task", 1), figures.get("accuracy_stderr")
     ci = accuracy_interval(figures["correct"], scored(figures), k, stderr, figures.get("tasks_scored", 0))
-    return {**figures, "ci_low": ci.low, "ci_high": ci.high, "ci_method": interval_method(scored(figures), k, stderr)}
+    low, high = (None, None) if ci is None else ci
+    return {**figures, "ci_low": low, "ci_high": high, "ci_method": interval_method(scored(figures), k, stderr)}
 
 
 def _sampled_figures(tasks: list[ScoredTask], key: Callable[[ScoredTask], str] | None = None) -> dict[str, Any]:
@@ -130,7 +132,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
     lanes = []
     for run in runs:
         tasks = [t for samples in run.tasks.values() for t in samples]  # every sample of every task
-        figures = _sampled_figures(tasks)["all"] if tasks else {"total": 0, "correct": 0, "scored": 0, "accuracy": 0.0}
+        figures = _sampled_figures(tasks)["all"] if tasks else {"total": 0, "correct": 0, "scored": 0, "accuracy": None}
         lanes.append(
             MatrixLane(
                 label=run.label,

@@ -289,19 +289,24 @@ def _pass_at(scored: array[int], n: array[int], c: array[int], k: int) -> dict[s
     return out
 
 
-def accuracy_interval(correct: int, scored: int, samples_per_task: int, stderr: float | None, tasks: int) -> Interval:
+def accuracy_interval(
+    correct: int, scored: int, samples_per_task: int, stderr: float | None, tasks: int
+) -> Interval | None:
     """The 95% interval of an accuracy: Wilson's with one sample per task (as always); with more, the t interval
     of the task-clustered standard error on tasks - 1 degrees of freedom (docs/statistics.md). Where every task's
     samples agree the clustered error is 0 and would claim certainty: the Wilson interval over tasks is given
-    instead, each task one trial (its samples then say no more than one of them). With one task and several
-    samples, the whole range: its samples measure that task, not the accuracy of tasks like it."""
-    from ocllm.analysis.stats import Interval, wilson  # SciPy: only where an interval is drawn
+    instead, each task one trial (its samples then say no more than one of them). None where there is none: nothing
+    scored, or one task and several samples (its samples measure that task, not the accuracy of tasks like it); the
+    whole range in their place would read as an interval that was measured."""
+    from ocllm.analysis.stats import wilson  # SciPy: only where an interval is drawn
 
+    if scored <= 0:
+        return None
     if samples_per_task <= 1:
         return wilson(correct, scored)
     if stderr is None:
-        return Interval(0.0, 1.0)  # under two tasks: no standard error
-    mean = correct / scored if scored else 0.0
+        return None  # under two tasks: no standard error
+    mean = correct / scored
     # Every task's share the same: a float sum may leave 1e-17 for the 0 it is.
     return share_interval(ClusteredMean(mean, stderr, tasks, scored), same=stderr <= 1e-12)
 
@@ -311,17 +316,18 @@ def accuracy_interval(correct: int, scored: int, samples_per_task: int, stderr: 
 WILSON = "Wilson"
 CLUSTERED = "t interval clustered on tasks"
 WILSON_OVER_TASKS = "Wilson over tasks (every task's share correct the same: no clustered error to use)"
-WHOLE_RANGE = "the whole range (one task: its samples say nothing of other tasks)"
+NO_INTERVAL = "no interval (one task: its samples say nothing of other tasks)"
 
 
 def interval_method(scored: int, samples_per_task: int, stderr: float | None) -> str | None:
-    """Which interval `accuracy_interval` gives for these figures; None where nothing was scored (no interval)."""
+    """Which interval `accuracy_interval` gives for these figures (NO_INTERVAL: why it gives none for one task); None
+    where nothing was scored."""
     if scored <= 0:
         return None
     if samples_per_task <= 1:
         return WILSON
     if stderr is None:
-        return WHOLE_RANGE
+        return NO_INTERVAL
     return WILSON_OVER_TASKS if stderr <= 1e-12 else CLUSTERED
 
 
@@ -338,7 +344,7 @@ def share_interval(estimate: ClusteredMean, *, same: bool) -> Interval:
     return interval(estimate)
 
 
-def summary_interval(figures: Figures) -> Interval:
+def summary_interval(figures: Figures) -> Interval | None:
     """`accuracy_interval` of a summary's (or any scope's) figures."""
     return accuracy_interval(
         figures.correct, figures.scored, figures.samples_per_task, figures.accuracy_stderr, figures.tasks_scored

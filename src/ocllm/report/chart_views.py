@@ -62,6 +62,16 @@ def _estimate(figures: Mapping[str, Any], prefix: str = "") -> Estimate | None:
     return Estimate(value, float(low) if low is not None else value, float(high) if high is not None else value)
 
 
+def _difference(scope: Mapping[str, Any]) -> Estimate | None:
+    """A comparison scope's difference to draw; None where none was measured. An interval that is null (one task's
+    samples: no interval) is drawn as none, a point without whiskers, as `_estimate` draws an accuracy."""
+    if scope.get("diff") is None:
+        return None
+    value = float(scope["diff"])
+    low, high = scope.get("diff_ci_low"), scope.get("diff_ci_high")
+    return Estimate(value, float(low) if low is not None else value, float(high) if high is not None else value)
+
+
 def _values(resources: Mapping[str, Any] | None, key: str) -> list[float]:
     dist = (resources or {}).get(key)
     if not dist:
@@ -237,20 +247,11 @@ def comparison_charts(doc: Mapping[str, Any]) -> list[ChartView]:
         )
     ]
     by_cat = {name: c for name, c in (doc.get("by_category") or {}).items() if c.get("n_paired")}
+    scopes = [(f"all tasks ({n})", doc), *((f"{name} ({c['n_paired']})", c) for name, c in sorted(by_cat.items()))]
     rows = [
-        Difference(
-            f"all tasks ({n})",
-            Estimate(doc["diff"], doc["diff_ci_low"], doc["diff_ci_high"]),
-            bool(doc.get("significant")),
-        )
-    ]
-    rows += [
-        Difference(
-            f"{name} ({c['n_paired']})",
-            Estimate(c["diff"], c["diff_ci_low"], c["diff_ci_high"]),
-            bool(c.get("significant")),
-        )
-        for name, c in sorted(by_cat.items())
+        Difference(label, e, bool(scope.get("significant")))
+        for label, scope in scopes
+        if (e := _difference(scope)) is not None
     ]
     views.append(
         _drawn(
@@ -339,11 +340,9 @@ def matrix_charts(doc: Mapping[str, Any]) -> list[ChartView]:
     diffs = []
     if comparisons:
         diffs = [
-            Difference(
-                c["b"]["label"], Estimate(c["diff"], c["diff_ci_low"], c["diff_ci_high"]), bool(c.get("significant"))
-            )
+            Difference(c["b"]["label"], e, bool(c.get("significant")))
             for c in comparisons
-            if c.get("diff") is not None
+            if (e := _difference(c)) is not None
         ]
     if diffs:
         views.append(

@@ -49,9 +49,9 @@ def points_interval(low: float | None, high: float | None) -> str:
 
 # --- Nothing measured: n/a, never a figure --------------------------------------------------------------
 # A scope with no scored task has no accuracy and a comparison with no paired task no difference, test or
-# interval; the documents still hold their placeholder numbers (0.0, the whole range, p = 1: their fields are
-# floats), so each renderer first blanks them here, and every filter then prints None as n/a (issue 30, item 3:
-# a lane with 30 errors was ranked at "0.0% (0.0-100.0%)").
+# interval. The documents hold null for them (issue 40); documents written before hold placeholder numbers (0.0, the
+# whole range, p = 1), so each renderer first blanks those here, and every filter then prints None as n/a (issue
+# 30, item 3: a lane with 30 errors was ranked at "0.0% (0.0-100.0%)").
 
 _FIGURES_OF_NOTHING = ("accuracy", "ci_low", "ci_high")
 _PAIRED_OF_NOTHING = (
