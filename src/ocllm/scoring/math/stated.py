@@ -149,11 +149,11 @@ _MATH_IN_SENTENCE = re.compile(r"[=<>+*/^×÷\\{}]|\s-\s")
 
 
 # Words that, before a number, make it something else or bound it: "less than 40", "over 40", "minus 40", "half of
-# 40", "another 40" (a difference). Other words before a number ("She started with 40", "The total is 40", "It comes
-# to 40") say what the number is, not what it is worth. After a number, VALUE_WORDS judge (rule M4).
+# 40", "another 40" (a difference), and "up to 40". Other words before a number ("She started with 40", "The total
+# is 40", "It comes to 40") say what the number is, not what it is worth. After a number, VALUE_WORDS judge (M4).
 _BEFORE_NUMBER_WORDS = frozenset({
     "negative", "minus", "plus", "below", "above", "under", "over", "less", "more", "fewer", "greater", "smaller",
-    "larger", "than", "least", "most", "up", "half", "twice", "double", "triple", "times", "extra", "additional",
+    "larger", "than", "least", "most", "half", "twice", "double", "triple", "times", "extra", "additional",
     "another", "not", "no", "or", "either", "if", "unless", "except", "per",
 })  # fmt: skip
 
@@ -178,6 +178,7 @@ def _changes_what_follows(words: str) -> bool:
     return (
         HEDGES.search(words) is not None
         or NOT_A_VALUE.search(words) is not None
+        or re.search(r"\bup[ \t]+to[ \t]*$", words, re.IGNORECASE) is not None
         or any(w.lower() in _BEFORE_NUMBER_WORDS for w in re.findall(r"[A-Za-z]+", words))
     )
 
