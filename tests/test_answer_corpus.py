@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import answer_corpus
 import pytest
 from answer_corpus import (
     CORPUS,
@@ -93,6 +94,16 @@ def test_every_verdict_is_the_pinned_one_or_a_listed_change(path: Path) -> None:
     assert not stale, f"listed changes that no longer happen: {stale}"
 
 
+def test_the_gate_sees_a_verdict_that_moved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gate itself: one pinned verdict flipped is a difference, unlisted, and `make scorer-pin` refuses it."""
+    version, pins = pinned()
+    path = FILES[0]
+    record_id, verdict = next(iter(verdicts_of(path).items()))
+    monkeypatch.setattr(answer_corpus, "pinned", lambda: (version, {**pins, record_id: not verdict}))
+    assert answer_corpus.differences(path) == {record_id: (not verdict, verdict)}
+    assert [p for p in answer_corpus.unlisted() if p.startswith(f"{record_id}:")]
+
+
 def test_listed_changes_move_the_version_and_say_why() -> None:
     version, pins = pinned()
     changes = intended_changes()
@@ -128,12 +139,17 @@ def test_the_scorer_agrees_with_the_person_at_least_as_often_as_math_verify(path
     assert len(ours) <= len(theirs), f"ocllm misreads {ours}; math-verify misreads {theirs}"
 
 
-_SEVERAL_DECLARED = re.compile(r"correct (?:answers|options|choices) are", re.IGNORECASE)
+# The reader's words for an answer naming several letters as right at once ("ends 'the answer is A, B, C, and E.':
+# several letters"; "'The correct statements are (D) and (J).' - two letters at once").
+_SEVERAL_READ = re.compile(r"several letters|two letters", re.IGNORECASE)
 
 
 def test_several_letters_declared_correct_are_never_credited() -> None:
-    """Issue 40: an answer naming several letters as correct at once is no answer to a one-letter question, whatever
-    letter it names last. Every such record a person read in the corpus is found here by its words."""
-    several = [r for r in all_records() if r["kind"] == "mcq" and _SEVERAL_DECLARED.search(r["content"] or "")]
-    credited = [r["id"] for r in several if r["answer"] is None and verdicts_of(_file_of(r))[r["id"]] is True]
+    """Issue 40: an answer naming several letters as right at once is no answer to a one-letter question, whatever
+    letter it names last (`the answer is A, B, C, and E.` where E is the gold). Every such record a person read in the
+    corpus is found by the reader's own words."""
+    mcq = [r for r in all_records() if r["kind"] == "mcq"]
+    several = [r for r in mcq if r["answer"] is None and _SEVERAL_READ.search(r["why"])]
+    assert len(several) >= 3, "the corpus lost its multi-answer records"
+    credited = [r["id"] for r in several if verdicts_of(_file_of(r))[r["id"]] is not False]
     assert credited == []
