@@ -4,6 +4,10 @@ written for these tests; the real records each rule moved are listed in tests/da
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 from conftest import mcq
 
@@ -11,6 +15,7 @@ from ocllm.models import Policy, Sample
 from ocllm.scoring import decide
 from ocllm.scoring.math.decision import MathDecision
 from ocllm.scoring.math.fields import MathTask
+from ocllm.scoring.mcq.fields import McqTask
 
 
 def math(content: str, gold: str, question: str = "How much is it?") -> MathDecision:
@@ -44,7 +49,6 @@ def test_the_value_in_a_sentence_or_after_a_nested_label_is_read(content: str, g
     "content",
     [
         "**She needs more than 40 marbles.**",  # a bound, not a value
-        "**He has another 40 marbles.**",  # a difference
         "**Half of the 40 marbles are red.**",
         "**About 40 marbles are left.**",
         "**She can take up to 40 marbles.**",
@@ -121,7 +125,7 @@ def test_maths_thousands_grouping_is_grouping(answer: str, gold: str) -> None:
         ("How much does he need to pay for them?", "So Kylar needs to pay $64 for the 16 glasses.", "64"),
         (
             "How many pages are left?",
-            "In total, after 3 days of 20 pages a day, the number of pages left is 140.",
+            "In total the number of pages left after 3 days of 20 pages a day is 140.",
             "140",
         ),
     ],
@@ -137,6 +141,12 @@ def test_a_concluding_sentence_states_the_value_it_concludes_with(question: str,
         ("How many red roses does she pick?", "Therefore, she picks 160 red roses and 40 red roses more by 5 pm."),
         ("How many red roses does she pick?", "Therefore, she picks either 160 red roses or 150 by 5 pm."),
         ("What is x?", "Therefore x is 3 or 4."),
+        ("How many cats are there?", "So the number of cats is 8, while the number of dogs is 5."),  # two clauses
+        (
+            "Mary sells 12 cupcakes. How many cupcakes are left?",
+            "Therefore, after selling 12 cupcakes, she has 18 left.",
+        ),
+        ("How many more apples than oranges?", "So she has 12 apples and 7 oranges, which is 5 oranges fewer."),
         ("How much does she pay?", "So she pays $64 for 16 glasses and $12 for the frame."),
         ("How many apples?", "She had 12 apples and gave away 4."),  # no conclusion: the sentence says which nowhere
     ],
@@ -213,17 +223,22 @@ def test_one_answer_after_naming_others_keeps_its_reading(content: str, letter: 
     assert d.extracted_final_answer == letter, d.reason
 
 
-def test_three_different_answers_are_none_two_follow_the_policy() -> None:
-    demos = "Alice has the ball. So the answer is (A).\nBob has the hat. So the answer is (B).\nSo the answer is (C)."
-    assert (mcq(demos, options=TEN, answer="C").rule, mcq(demos, options=TEN, answer="C").correct) == (
-        "conflict_many",
-        False,
+def test_an_answer_per_exemplar_is_none_a_change_of_mind_follows_the_policy() -> None:
+    # A few-shot model solving the exemplars again: a block each, a letter each, four statements naming three letters.
+    demos = (
+        "(0) Alice has the ball. So the answer is (A).\n(0) Bob has the hat. So the answer is (B).\n"
+        "(0) Claire has the cup. So the answer is (B).\n(0) Dave has the pen. So the answer is (C)."
     )
-    changed_mind = "So the answer is (A).\nWait, that misreads the table. So the answer is (C)."
-    assert (mcq(changed_mind, options=TEN, answer="C").rule, mcq(changed_mind, options=TEN, answer="C").correct) == (
-        "conflict_last", True)  # fmt: skip
-    strict = mcq(changed_mind, options=TEN, answer="C", conflict_policy="strict")
-    assert strict.correct is False
+    looping = mcq(demos, options=TEN, answer="C")
+    assert (looping.rule, looping.correct, looping.extracted_final_answer) == ("conflict_many", False, None)
+    # A model correcting itself names its letters fewer times: policy last takes its last word, strict none.
+    for changed_mind in (
+        "So the answer is (A).\nWait, that misreads the table. So the answer is (C).",
+        "The answer is (A).\n\nWait, let me reconsider. The answer is (B).\n\nHmm, no: the nucleus. The answer is (C).",
+    ):
+        last = mcq(changed_mind, options=TEN, answer="C")
+        assert (last.rule, last.correct) == ("conflict_last", True)
+        assert mcq(changed_mind, options=TEN, answer="C", conflict_policy="strict").correct is False
 
 
 # --- MCQ: where the letter stands ---------------------------------------------------------------------------------
@@ -252,3 +267,27 @@ def test_a_less_than_and_a_quoted_word_are_no_letters(content: str) -> None:
 
 def test_the_default_policy_is_what_these_tests_assume() -> None:
     assert Policy().conflict_policy == "last"
+
+
+# --- the review's probes (tests/data/review_40_probes.jsonl): 226 outputs written to break these rules ------------
+
+PROBES = [json.loads(line) for line in (Path(__file__).parent / "data" / "review_40_probes.jsonl").open()]
+
+
+def _probe_decision(probe: dict[str, Any]) -> bool:
+    sample = Sample(task_id="p", content=probe["content"], finish_reason="stop")
+    task: MathTask | McqTask
+    if probe["kind"] == "math":
+        task = MathTask(id="p", question=probe["question"] or "q", answer=probe["gold"])
+    else:
+        task = McqTask(id="p", question=probe["question"] or "q", options=probe["options"], answer=probe["gold"])
+    return decide(task, sample).correct is True
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=lambda p: p["id"])
+def test_each_review_probe_is_read_as_the_reviewer_reads_it_or_is_a_known_miss(probe: dict[str, Any]) -> None:
+    """The reviewer wrote each probe to break a 1.10.0 rule and read it first. 1.10.0 reads every probe the way the
+    reviewer does, except those marked `still_misread` (docs/scoring/math.md and mcq.md name their shapes); a miss
+    that is fixed fails here too, so that its mark comes off."""
+    agrees = _probe_decision(probe) == probe["expected_correct"]
+    assert agrees != probe["still_misread"], probe["note"]

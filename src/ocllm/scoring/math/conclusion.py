@@ -8,7 +8,8 @@ say which is the answer. Two readings, each of the sentence alone or of the sent
   she picks 160 red roses by 5 pm." states 160; a question asking "how much" and one amount of money in the
   sentence: "So Kylar needs to pay $64 for the 16 glasses." states $64.
 
-Anything else (two numbers before the counted thing, a hedge, a second amount of money) states nothing here.
+Anything else states nothing here: a subject holding a comma or a second clause, two numbers before the counted
+thing, a number the question itself gives, a comparative question ("how many more"), a second amount of money.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ _HOW_MANY = re.compile(r"\bhow[ \t]+many[ \t]+(?P<thing>[A-Za-z][A-Za-z -]{0,40}
                        r"were|will|would|can|could|should|has|have|had|must|in|on|at|of|for|to)\b|[?,.])",
                        re.IGNORECASE)  # fmt: skip
 _HOW_MUCH = re.compile(r"\bhow[ \t]+much\b", re.IGNORECASE)
+_COMPARATIVES = frozenset({"more", "fewer", "less", "extra", "additional"})
+
+
+def _digits(number: str) -> str:
+    return re.sub(r"[^\d.]", "", number).rstrip(".")
+
+
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9%)\]])[.!][ \t]+(?=[A-Z])")
 
 
@@ -47,7 +55,11 @@ def concluded_value(line: str, question: str | None) -> tuple[int, int, str] | N
     if len(numbers) < 2:
         return None  # one number: the weak salvage (rule M7) reads it already, and none is nothing to conclude
     last = numbers[-1]
-    if _STATES.search(line, opening.end(), last.start()) and _UNIT_TAIL.fullmatch(line, last.end()):
+    stating = _STATES.search(line, opening.end(), last.start())
+    # One clause: its subject runs from the conclusion to the verb with no comma or semicolon, so the number it ends on
+    # is what the sentence concludes ("So the number of cats is 8, while the number of dogs is 5" concludes neither).
+    one_clause = stating is not None and not re.search(r"[,;]", line[opening.end() : stating.start()])
+    if one_clause and _UNIT_TAIL.fullmatch(line, last.end()):
         return last.start(), last.end(), "concluded_is"
     return _asked(line, numbers, question)
 
@@ -55,8 +67,14 @@ def concluded_value(line: str, question: str | None) -> tuple[int, int, str] | N
 def _asked(line: str, numbers: list[re.Match[str]], question: str | None) -> tuple[int, int, str] | None:
     if not question:
         return None
+    # A number the question gives is what the working starts from ("after selling 12 cupcakes, she has 18 left"):
+    # never read as the answer here, where the sentence alone does not say which number it concludes with.
+    given = {_digits(n.group(0)) for n in _NUMBER.finditer(question)}
+    numbers = [n for n in numbers if _digits(n.group(0)) not in given]
     counted = _HOW_MANY.search(question)
     if counted is not None:
+        if counted.group("thing").split()[0].lower() in _COMPARATIVES:
+            return None  # "How many more apples than oranges": a difference, which no noun after a number names
         head = counted.group("thing").split()[-1].lower()
         stem = head[:-1] if head.endswith("s") and len(head) > 3 else head
         following = [

@@ -47,8 +47,15 @@ _LEFT_RIGHT = re.compile(r"\\(?:left|right|[bB]igg?[lr]?)\s*(\.|(?=[()\[\]|]|\\[
 _DFRAC = re.compile(r"\\[dt]frac\b")
 # Digit groups in LaTeX or typography: 9\,901, 9{,}901, 9 901 (thin or no-break spaces). Only before exactly
 # three digits, so that "3\,x" keeps its space and 1\,2345 is no grouping.
-# MATH's own golds group thousands as "10,\\!080" (a comma, then a negative thin space): the same grouping.
-_LATEX_GROUPING = re.compile(r"(?<=\d)(?:\{,\}|,\\!|\\,|\\ |[\u2009\u202f\u00a0])(?=\d{3}(?!\d))")
+_LATEX_GROUPING = re.compile(r"(?<=\d)(?:\{,\}|\\,|\\ |[\u2009\u202f\u00a0])(?=\d{3}(?!\d))")
+# MATH's own golds group thousands as "10,\!080" (a comma, then a negative thin space): the same grouping, of a
+# number standing alone (in "(1,\!100)" the comma may be a tuple's).
+_MATH_GROUPING = re.compile(r"(?<![\d(\[,.])\d{1,3}(?:,\\!\d{3})+(?!\d)")
+
+
+def _latex_grouping(text: str) -> str:
+    ungrouped = _MATH_GROUPING.sub(lambda m: m.group(0).replace(",\\!", ""), text)
+    return _LATEX_GROUPING.sub("", ungrouped)
 _SPACING = re.compile(
     r"(?<!\\)\\(?:[,;:! >]|quad\b|qquad\b|enspace\b|thinspace\b|medspace\b|thickspace\b|hspace\{[^{}]*\})"
     r"|(?<=\S)~"  # a tie between two things; "~19" at the start is "about 19" and stays
@@ -305,7 +312,7 @@ STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("displaystyle", lambda s: _DISPLAY_STYLE.sub("", s)),
     ("left_right", lambda s: _LEFT_RIGHT.sub("", s)),
     ("dfrac", lambda s: _DFRAC.sub(r"\\frac", s)),
-    ("thousands_separator", lambda s: _LATEX_GROUPING.sub("", s)),
+    ("thousands_separator", _latex_grouping),
     ("typography", lambda s: s.translate(TYPOGRAPHY)),
     ("spacing", lambda s: _SPACING.sub(" ", s)),
     ("currency", lambda s: _CURRENCY.sub("", s)),

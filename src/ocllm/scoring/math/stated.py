@@ -11,6 +11,7 @@ from ocllm.scoring.math.decision import MathCandidate, MathKind
 from ocllm.scoring.math.normalise import assignment_value, normalise, strip_delimiters
 from ocllm.scoring.math.words import PHRASE_WORDS, VALUE_WORDS
 from ocllm.scoring.regions import Field
+from ocllm.scoring.special_tokens import TRAILING_SPECIAL_TOKENS
 
 BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{")
 # A line that denies or bounds its number states no value: "Not 5", "x > 5", "at most 5".
@@ -52,6 +53,10 @@ def strip_statement(value: str) -> tuple[str, list[str]]:
     while True:
         before = value
         value = value.strip()
+        untokened = TRAILING_SPECIAL_TOKENS.sub("", value)
+        if untokened != value:  # "The final answer is: 26 <|eot_id|>": the model's end-of-turn token, printed
+            value = untokened
+            _note(notes, "special_token")
         if value.startswith(("**", "__")) and value.count(value[:2]) % 2 == 1:
             # "**Answer:** John lost **4 people**": the label's closing bold, left at the value's start, would pair
             # with the value's own and hide it.
@@ -149,12 +154,12 @@ _MATH_IN_SENTENCE = re.compile(r"[=<>+*/^×÷\\{}]|\s-\s")
 
 
 # Words that, before a number, make it something else or bound it: "less than 40", "over 40", "minus 40", "half of
-# 40", "another 40" (a difference), and "up to 40". Other words before a number ("She started with 40", "The total
+# 40", "twice 40", and "up to 40". Other words before a number ("She started with 40", "The total
 # is 40", "It comes to 40") say what the number is, not what it is worth. After a number, VALUE_WORDS judge (M4).
 _BEFORE_NUMBER_WORDS = frozenset({
     "negative", "minus", "plus", "below", "above", "under", "over", "less", "more", "fewer", "greater", "smaller",
-    "larger", "than", "least", "most", "half", "twice", "double", "triple", "times", "extra", "additional",
-    "another", "not", "no", "or", "either", "if", "unless", "except", "per",
+    "larger", "than", "least", "most", "half", "twice", "double", "triple", "times", "not", "no", "or", "either",
+    "if", "unless", "except", "per",
 })  # fmt: skip
 
 

@@ -22,10 +22,11 @@ RANK: dict[str, int] = {
 
 
 def rank(c: MathCandidate) -> int:
-    """A statement's strength (rule M2). The answer field of a JSON reply is the slot the prompt asked the answer in,
-    as strong as a "Final answer:": "The answer is $42" in the working before a corrected {"answer": "26"} does not
-    outrank it."""
-    return RANK["final"] if c.kind == "answer_label" and "json_field" in c.reading else RANK[c.kind]
+    """A statement's strength (rule M2). The answer field of a JSON reply that closes the answer (nothing stated after
+    it) is the slot the prompt asked the answer in, as strong as a "Final answer:": "The answer is $42" in the working
+    before a corrected {"answer": "26"} does not outrank it. A JSON field followed by prose ("{"answer": 24} … so the
+    answer is 26") keeps the rank of an "Answer:" label."""
+    return RANK["final"] if c.kind == "answer_label" and "closes_reply" in c.reading else RANK[c.kind]
 
 _BOX_SPACE = re.compile(r"\\boxed[ \t]+([^\s${}]+)")  # "\boxed 5", as some models write it
 _BOLD = r"(?:\*\*|__)?"
@@ -216,7 +217,7 @@ def find_statements(
     pieces = scanned(pieces)
     found: list[MathCandidate] = []
     budget = _Budget()
-    every_value = bool(question) and EVERY_VALUE_ASKED.search(question or "") is not None
+    every_value = every_value_asked(question)
     for piece in pieces:
         boxes = _boxes(piece, region, budget, every_value)
         found.extend(boxes)
@@ -234,6 +235,9 @@ def find_statements(
     found.sort(key=lambda c: (c.field != "reasoning", c.start) if region == "reasoning" else (0, c.start))
     for c in found:
         _mark_examples(c, at_scanned.holding(c), prompt)
+    standing = [c for c in found if not (c.example or c.withdrawn)]
+    if standing and "json_field" in standing[-1].reading:
+        standing[-1].reading.append("closes_reply")  # nothing stated after it: the reply's answer (rank())
     return found
 
 
@@ -351,7 +355,10 @@ def _boxes(piece: Piece, region: Field, budget: _Budget, every_value: bool = Fal
 
 # Between the boxes of one list: "\boxed{2}, \boxed{3} and \boxed{5}", "$\boxed{2}$, $\boxed{3}$", "x = \boxed{1} and
 # x = \boxed{2}" (the same name given each value).
-_ASSIGNED = r"(?:[A-Za-z](?:_\{?\w+\}?)?[ \t]*=[ \t]*)?"
+_NAME = r"[A-Za-z](?:_\{?\w+\}?)?"
+_ASSIGNED = r"(?:" + _NAME + r"[ \t]*=[ \t]*)?"
+_NAMED_AT_END = re.compile(r"(" + _NAME + r")[ \t]*=[ \t$]*$")
+_NAMED_AT_START = re.compile(r"^[^=]*?(" + _NAME + r")[ \t]*=")
 _LIST_GLUE = re.compile(
     r"^[ \t$]*(?:,|;|\band\b|,[ \t]*and\b|\\text\{[ \t]*(?:,|and)[ \t]*\})?[ \t$]*" + _ASSIGNED + r"[ \t$]*$"
 )
@@ -363,6 +370,12 @@ _LINE_GLUE = re.compile(
     r"^[.,;]?" + _SPACE_OR_DELIMITER + r"(?:\r?\n" + _SPACE_OR_DELIMITER + r"(?:[-*•]|\d+[.)]|\\item)?"
     + _SPACE_OR_DELIMITER + _ASSIGNED + _SPACE_OR_DELIMITER + r")+$"
 )  # fmt: skip
+# "The sum of all the solutions", "How many real roots": one value about the list, not the list.
+_ONE_VALUE_OF_ALL = re.compile(
+    r"\b(?:sum|product|largest|smallest|greatest|least|maximum|minimum|number|mean|average|count|difference)\b"
+    r"[^.?]{0,30}\b(?:of|among)[ \t]+(?:all|the)\b|\bhow[ \t]+many\b",
+    re.IGNORECASE,
+)
 EVERY_VALUE_ASKED = re.compile(
     r"\ball[ \t]+(?:the[ \t]+)?(?:possible[ \t]+|real[ \t]+|integer[ \t]+|complex[ \t]+|positive[ \t]+|distinct[ \t]+)*"
     r"(?:values|solutions|roots|zeros|zeroes|numbers|integers|pairs|answers)\b|separated[ \t]+by[ \t]+commas"
@@ -378,9 +391,20 @@ def _box_lists(boxes: list[MathCandidate], piece: Piece, every_value: bool) -> l
     for box in boxes:
         last = merged[-1] if merged else None
         glue = piece.text[last.end - piece.offset : box.start - piece.offset] if last is not None else None
-        if every_value and glue is not None and (_OR_GLUE.match(glue) or _LINE_GLUE.match(glue)):
+        if last is not None and glue is not None and not _same_name(piece, last, glue):
+            glue = None  # "x = \boxed{3} and y = \boxed{5}": two names, two answers, no list
+        if (
+            every_value
+            and last is not None
+            and glue is not None
+            and (_OR_GLUE.match(glue) or _LINE_GLUE.match(glue))
+            and "," not in last.value + box.value  # a box that holds the list already is its own answer
+            and box.value.strip() not in last.value.split(", ")  # a value said again is a repeat, not an item
+        ):
             glue = ","  # the items of the list the question asks for
         alternatives = glue is not None and _OR_GLUE.match(glue) is not None
+        if alternatives and last is not None and box.value.strip() == last.value.strip():
+            glue = None  # "x = \boxed{2} or x = \boxed{2}": one value said twice, the two boxes agree
         if last is None or glue is None or not glue.strip() or not (_LIST_GLUE.match(glue) or alternatives):
             merged.append(box)
             continue
@@ -392,6 +416,26 @@ def _box_lists(boxes: list[MathCandidate], piece: Piece, every_value: bool) -> l
         joined.reading = [*dict.fromkeys([*last.reading, *box.reading, note])]
         merged[-1] = joined
     return merged
+
+
+def _same_name(piece: Piece, first: MathCandidate, glue: str) -> bool:
+    """Whether a name the glue gives the next box ("… and x = ") is the one the list's first box was given."""
+    named = _NAMED_AT_END.search(glue)
+    if named is None:
+        return True
+    line_start = piece.text.rfind("\n", 0, first.start - piece.offset) + 1
+    before = _NAMED_AT_END.search(piece.text[line_start : first.start - piece.offset])
+    if before is None:  # on its own line: "\[ x = \boxed{1} \]" names it after the line's opening
+        before = _NAMED_AT_START.search(piece.text[line_start : first.start - piece.offset])
+    return before is not None and before.group(1) == named.group(1)
+
+
+def every_value_asked(question: str | None) -> bool:
+    """Whether the question asks for every value ("Find all real x …", "separated by commas"), not one value about
+    them ("the sum of all the solutions", "how many real roots")."""
+    if not question or EVERY_VALUE_ASKED.search(question) is None:
+        return False
+    return _ONE_VALUE_OF_ALL.search(question) is None
 
 
 def _markers(piece: Piece, region: Field, boxes: list[MathCandidate], budget: _Budget) -> list[MathCandidate]:
@@ -416,15 +460,23 @@ def _markers(piece: Piece, region: Field, boxes: list[MathCandidate], budget: _B
             continue
         if not value.strip() or BOX.search(value):
             continue  # nothing stated, or a box never closed (a truncated output): it states nothing
-        heading = kind == "final" and lines.end(m.end) < value_start
-        if heading and not _HEADING_LEAD.fullmatch(_line_before(text, m.start)):
-            continue  # "## Step 6: Write the final answer": a step that names the answer, not its heading
+        if lines.end(m.end) < value_start:  # the value stands on the next line
+            marker = text[m.start : m.end]
+            named_only = kind == "final" and not _SAYS_IT.search(marker)
+            if named_only and not _HEADING_LEAD.fullmatch(_line_before(text, m.start)):
+                continue  # "## Step 6: Write the final answer": a step that names the answer, not its heading
+            if len(_PROSE_WORD.findall(value)) >= 3 and len(_NUMBER.findall(value)) > 1:
+                continue  # "**Final Answer:**" then "First, 3 x 8 = 24 pencils …": the working below, not a value
         if value.rstrip().endswith("?") or _ASKED.match(text, value_end):
             continue  # "So the answer is 19?": asked, not stated
         found.append(make_candidate(kind, region, piece.field, start, end, text[m.start : value_end], value))  # type: ignore[arg-type]
     return found
 
 
+# A marker that says the answer follows ("The final answer is:", "Final answer:"), whatever stands before it.
+_SAYS_IT = re.compile(r"[:：]|\bis\b", re.IGNORECASE)
+# A line of prose (three words of three letters or more, LaTeX commands aside): a heading's next line that is working.
+_PROSE_WORD = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}")
 # What may stand before a "Final Answer" heading on its line: markup, a list or step number, "The".
 _HEADING_LEAD = re.compile(
     r"[ \t>#*_\-.)\d]*(?:step[ \t]*\d+[ \t]*[:.)\-]?[ \t]*)?(?:the[ \t]+)?[ \t*_]*", re.IGNORECASE

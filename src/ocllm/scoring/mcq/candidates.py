@@ -113,8 +113,17 @@ def rank(candidate: Candidate) -> int:
 
 
 def json_answer_field(text: str, start: int) -> bool:
-    """Whether the statement at `start` is the "answer" field of a JSON reply ({"reasoning": "…", "answer": "D"})."""
-    return text.startswith('answer"', start) and start > 0 and text[start - 1] == '"'
+    """Whether the statement at `start` is the "answer" field of a JSON reply ({"reasoning": "…", "answer": "D"}): a
+    JSON object whose opening brace begins its line, as a reply's does, not one written inside a sentence or a line of
+    code (`I'd write {"answer": "B"}`, `result = {"answer": "A"}`)."""
+    if not (start > 0 and text[start - 1] in '"_' and text.startswith('answer"', start)):
+        return False
+    brace = text.rfind("{", max(0, start - _REPLY_REACH), start)
+    return brace != -1 and not text[text.rfind("\n", 0, brace) + 1 : brace].strip()
+
+
+# How far before its "answer" field a reply's opening brace is looked for: its other fields (a reasoning) come first.
+_REPLY_REACH = 20_000
 
 
 def make_candidate(

@@ -368,8 +368,12 @@ def _ignored(candidate: Candidate) -> bool:
     )
 
 
-# The different letters that statements of the deciding kind may name before no policy takes the last (rule 3).
+# Statements of the deciding kind naming this many different letters, this many statements in all, are no answer
+# under any policy (rule 3): a few-shot model solving the prompt's exemplars again writes "So the answer is (X)" once a
+# block; a model correcting itself ("The answer is (A). Wait… (B). Hmm, no… (C).") names fewer, and policy last
+# takes its last word.
 CONFLICT_MANY = 3
+CONFLICT_MANY_STATEMENTS = 4
 
 
 def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
@@ -406,9 +410,9 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
     if len(named) > 1:
         sequence = " then ".join("/".join(c.letters) for c in group)
         disagree = f"{where}: {_kind_label(last)} statements disagree ({sequence})"
-        if len(named) >= CONFLICT_MANY:
-            # A model that changes its mind names two letters; three or more are answers to several questions (the
-            # prompt's exemplars solved again, invented variants) or guesses: none is this question's answer.
+        if len(named) >= CONFLICT_MANY and len(group) >= CONFLICT_MANY_STATEMENTS:
+            # Answers to several questions (the prompt's exemplars solved again, invented variants), not a change of
+            # mind: none is this question's answer.
             return pick(
                 None, "conflicting_final_answers", "conflict_many",
                 f"{disagree}: {len(named)} different answers, none of them this question's under any policy",

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from ocllm.scoring.special_tokens import SPECIAL_TOKEN
+
 # Wrappers a model puts around a letter: brackets, Markdown emphasis, and inline LaTeX.
 _OPENERS = (
     "\\boxed{",
@@ -42,7 +44,8 @@ _CLOSERS = ("\\)", "\\]", "$$", "$", "**", "__", "*", ")", "]", "}", '"', "`", "
 _OPENER_STARTS = frozenset(opener[0] for opener in _OPENERS)
 _CLOSER_STARTS = frozenset(closer[0] for closer in _CLOSERS)
 # Separators of a list of letters: "B or C", "B, C", "B/C", "B and C", "B & C".
-_LIST_SEPARATOR = re.compile(r"[ \t]*(?:,[ \t]*(?:or|and)?|/|&|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
+# "、" is the enumeration comma of Chinese and Japanese: "C、D" names two letters.
+_LIST_SEPARATOR = re.compile(r"[ \t]*(?:,[ \t]*(?:or|and)?|、|/|&|\bor\b|\band\b)[ \t]*", re.IGNORECASE)
 # Words that may follow a bare letter and still leave it a letter: "The answer is A because ...".
 _CONNECTORS = frozenset(
     (
@@ -266,15 +269,10 @@ def _read_one(text: str, pos: int, *, explicit_marker: bool) -> tuple[str, int, 
         rest < n
         and text[rest] in _MATH_AFTER
         and not (bracketed and _SIGNED_NUMBER.match(text, rest))
-        and not _SPECIAL_TOKEN.match(text, rest)
+        and not SPECIAL_TOKEN.match(text, rest)  # "Answer: A </s>": the answer's end, not a less-than
     ):
         return None  # "x = 5", "A + B"; but "(H) +3.03 kJ" is the letter and its signed value
     return ch.upper(), end, closed > 0
-
-
-# A model's special token printed as text after its answer ("Answer: A </s>", "【答案】 A <eoa>", "B<|im_end|>"): the
-# answer's end, not a "less than".
-_SPECIAL_TOKEN = re.compile(r"</?\|?[A-Za-z_][\w|.-]*\|?>")
 
 
 def _prose_allows_letter(text: str, end: int) -> bool:

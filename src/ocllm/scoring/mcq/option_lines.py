@@ -10,6 +10,7 @@ from ocllm.scoring.mcq.decision import Candidate
 from ocllm.scoring.mcq.letters import read_letters, skip_to_value
 from ocllm.scoring.mcq.values import normalize, same_value
 from ocllm.scoring.regions import Piece
+from ocllm.scoring.special_tokens import TRAILING_SPECIAL_TOKENS
 
 # Claims where the letter comes first or is referred to: "Option C is correct", "(C) is the correct answer",
 # "C is the answer." at the start of a sentence, and (hedged) "this corresponds to option C".
@@ -54,6 +55,8 @@ def find_option_claims(pieces: list[Piece], region: Region, ctx: TaskContext) ->
             found.append(make_candidate(statement, "option_claim", region, piece, ctx, hedged=hedged))
         if " are " in lower:
             for m in _SEVERAL_CLAIM.finditer(piece.text):
+                if piece.text.startswith("?", m.end()):
+                    continue  # "Both C and D are correct? No.": asked, not claimed
                 letters = re.findall(r"[A-Z]", m.group("letters"))
                 statement = Found(letters, m.start(), m.end())
                 hedged = hypothetical(piece.text, m.start())
@@ -96,12 +99,12 @@ def find_option_lines(pieces: list[Piece], ctx: TaskContext) -> list[Candidate]:
 
 
 def find_bare_letter(pieces: list[Piece], ctx: TaskContext) -> Candidate | None:
-    """A visible region that is nothing but one letter: "D", "(D)", "**D**", "D."."""
+    """A visible region that is nothing but one letter: "D", "(D)", "**D**", "D.", "D<|endoftext|>"."""
     texts = [p for p in pieces if p.text.strip()]
     if len(texts) != 1:
         return None
     piece = texts[0]
-    stripped = piece.text.strip()
+    stripped = TRAILING_SPECIAL_TOKENS.sub("", piece.text).strip()
     if len(stripped) > 24:
         return None
     lead = piece.text.index(stripped[0])

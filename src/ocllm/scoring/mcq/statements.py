@@ -63,7 +63,7 @@ _MARKER_PATTERNS = {
         r"\b(?:" + _QUALIFIER + _WS + r")?answer(?:" + _WS + r"(?:choice|option))?"
         + r"(?:" + _WS + _words("to", r"(?:this|the)", "question") + r")?" + _COLON_OR_IS
         # The answer field of a JSON reply: {"reasoning": "…", "answer": "D"}
-        + r'|(?<=")answer"[ \t]*:[ \t]*(?=")'
+        + r'|(?<=")answer"[ \t]*:[ \t]*(?=")|(?<="final_)answer"[ \t]*:[ \t]*(?=")'
         # 【答案】 A: the label a Chinese exam solution ends with
         + r"|(?<=【)答案】[ \t]*[:：]?"
         # "Correct option: C", "the most accurate statement is (C)"
@@ -171,6 +171,9 @@ def find_statements(
             if m.start() < consumed:
                 continue  # part of a statement already read ("Final answer: \boxed{B}")
             kind = m.lastgroup or ""
+            reply_field = json_answer_field(text, m.start())
+            if m.group(0).startswith('answer"') and not reply_field:
+                continue  # {"answer": "B"} inside a sentence or a line of code: an example, not the reply
             reader = _read_box if kind == "boxed" else _read_after_marker
             words = OTHER_WORD_LETTERS if _OTHER_LANGUAGE.search(m.group(0)) else ENGLISH_WORD_LETTERS
             got = reader(text, m.end(), ctx, words, check_restated)
@@ -180,7 +183,7 @@ def find_statements(
             if _negated(text, m.start()):
                 continue
             # The reasoning before a JSON reply's answer field is the field's neighbour, not a hedge around it.
-            hedged = kind == "hedged" or (not json_answer_field(text, m.start()) and hypothetical(text, m.start()))
+            hedged = kind == "hedged" or (not reply_field and hypothetical(text, m.start()))
             statement = got._replace(start=m.start())
             candidate = make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged)
             if _GUESS_AFTER.match(text, got.end):
