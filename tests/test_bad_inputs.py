@@ -335,7 +335,8 @@ def test_evidence_stays_bounded_on_any_output() -> None:
     content = "FINAL: A or FINAL: B. " * 3000 + "\nFINAL: C"
     reasoning = "Maybe the answer is A. " * 2000
     d = mcq(content, reasoning, answer="C")
-    assert (d.extracted_final_answer, d.ambiguity) == ("C", "conflicting_final_answers")  # all were weighed
+    # All were weighed: three letters over 6,001 statements are no answer (rule 3, conflict_many).
+    assert (d.extracted_final_answer, d.ambiguity, d.rule) == (None, "conflicting_final_answers", "conflict_many")
     assert len(d.candidates) <= 4 * EVIDENCE_KEPT + 1
     assert d.candidates[d.decided_by].text == "FINAL: C"
     assert d.reasoning_statements == 2000
