@@ -98,6 +98,21 @@ def test_the_example_lanes_file_is_a_server_settings_matrix() -> None:
     assert "--quantization" in commands["C_fp8"] and "--reasoning-parser" not in commands["E_no_reasoning_parser"]
 
 
+def test_the_llama_example_lanes_file_sets_the_server_threads() -> None:
+    # On a 2-core shared machine llama-server's default threads decoded 6 times slower than -t 1 (issue 41):
+    # the example a llama.cpp user copies says its thread count, in every lane's command.
+    from ocllm.run.lanes import load_lanes
+
+    lanes = load_lanes(Path(__file__).resolve().parent.parent / "examples" / "lanes-llama.toml")
+    assert lanes["A_greedy"].server == lanes["B_sampled"].server  # one start for both
+    commands = {name: lane.server.argv() for name, lane in lanes.items() if lane.server is not None}
+    assert set(commands) == set(lanes) == {"A_greedy", "B_sampled", "C_two_threads"}
+    for argv in commands.values():
+        assert argv[0] == "llama-server" and "--port" in argv and "--alias" in argv
+        assert argv[argv.index("-t") + 1] in ("1", "2")
+    assert {lane.concurrency for lane in lanes.values()} == {1}
+
+
 def test_server_false_turns_the_default_server_off(tmp_path: Path) -> None:
     from ocllm.run.lanes import load_lanes
 
