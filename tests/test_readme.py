@@ -64,3 +64,19 @@ def test_every_relative_link_of_the_readme_leads_to_a_file() -> None:
     assert relative, "the README links to its docs"
     missing = [t for t in relative if not (REPO / t.split("#", 1)[0]).is_file()]
     assert not missing, missing
+
+
+def test_the_readme_command_lines_run_as_printed(tmp_path: Path) -> None:
+    # `plan RUN_A RUN_B`, as the commands table showed it, failed for a missing --difference (issue 41): every
+    # command line of the table runs as printed, its RUN_A and RUN_B two pilot runs.
+    from test_plan import old_harness_run
+
+    from ocllm.cli import main
+
+    a = old_harness_run(tmp_path / "a.json", {f"t{i}": i < 12 for i in range(20)})
+    b = old_harness_run(tmp_path / "b.json", {f"t{i}": 2 <= i < 16 for i in range(20)})
+    lines = re.findall(r"^\| `(\w[\w-]*)` \| .*?\(`(\1 [^`]*)`", README.read_text(encoding="utf-8"), re.M)
+    assert [name for name, _ in lines] == ["plan"]  # the table's one command line with its arguments
+    for _, line in lines:
+        argv = [{"RUN_A": str(a), "RUN_B": str(b)}.get(word, word) for word in line.split()]
+        assert main(argv) == 0, line
