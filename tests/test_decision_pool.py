@@ -312,7 +312,7 @@ def test_ctrl_c_stops_the_run_and_leaves_no_process_behind(tmp_path: Path) -> No
     assert proc.returncode == 130, stderr.decode()
     said = stderr.decode().strip().splitlines()  # the progress lines, then the one line of the end
     assert said[-1] == "ocllm: interrupted; finished tasks are saved (run the same command again with --resume)"
-    assert [line for line in said[:-1] if line and not line.startswith("[adhoc] ")] == []  # no worker spoke
+    assert [line for line in said[:-1] if line and not line.startswith("[run] ")] == []  # no worker spoke
     assert _gone_within(under, WAIT_S) == set()
 
 

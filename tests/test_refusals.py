@@ -101,7 +101,7 @@ def test_a_configuration_error_stops_the_lane_after_two_alike(
     assert code == 2
     last = captured.err.strip().splitlines()[-1]  # after the progress lines
     assert captured.err.count("ocllm: error") == 1
-    assert last.startswith("ocllm: error: lane 'adhoc' stopped: the server refused 2 requests alike")
+    assert last.startswith("ocllm: error: lane 'run' stopped: the server refused 2 requests alike")
     assert f"the other {TASKS - 2} request(s) were not sent" in last
     assert reason in last and change in last
     # Errors, never wrong answers; and no --retry-errors advice: the same requests would meet the same refusal.
@@ -112,7 +112,7 @@ def test_a_configuration_error_stops_the_lane_after_two_alike(
     assert (metrics["summary"]["errors"], metrics["summary"]["correct"]) == (TASKS, 0)
     manifest = json.loads((out / "manifest.json").read_text())
     assert (manifest["requests"], manifest["retries"]) == (2, {})
-    assert any(n.startswith("lane 'adhoc' stopped") and change in n for n in manifest["notices"])
+    assert any(n.startswith("lane 'run' stopped") and change in n for n in manifest["notices"])
     assert not any("--retry-errors" in n for n in manifest["notices"])
 
 

@@ -72,7 +72,10 @@ def lines(path: Path) -> list[dict]:
 @pytest.mark.parametrize("stream", [False, True])
 def test_run_writes_a_complete_run_directory(sim: SimServer, tmp_path: Path, stream: bool) -> None:
     result = run_lane(
-        lane(sim.base_url, stream=stream, suite="demo"), tmp_path / "run", progress=quiet, score=score_run_dir,
+        lane(sim.base_url, stream=stream, suite="demo"),
+        tmp_path / "run",
+        progress=quiet,
+        score=score_run_dir,
     )
     out = tmp_path / "run"
     manifest = json.loads((out / "manifest.json").read_text())
@@ -96,6 +99,34 @@ def test_run_writes_a_complete_run_directory(sim: SimServer, tmp_path: Path, str
         assert field in metrics["tasks"][0]
 
 
+def test_a_run_without_lane_is_named_after_its_out_folder(sim: SimServer, tmp_path: Path) -> None:
+    # Every one-off run was called `adhoc` (issue 41): two of them compared or reported read as one lane twice.
+    assert run_cli(sim.base_url, tmp_path / "qwen-t1") == 0
+    assert json.loads((tmp_path / "qwen-t1" / "manifest.json").read_text())["lane"]["name"] == "qwen-t1"
+    # --lane still names it; a folder name no lane may have (it names a folder inside runs) falls back to adhoc.
+    assert run_cli(sim.base_url, tmp_path / "b", "--lane", "mine") == 0
+    assert json.loads((tmp_path / "b" / "manifest.json").read_text())["lane"]["name"] == "mine"
+    assert run_cli(sim.base_url, tmp_path / "two words") == 0
+    assert json.loads((tmp_path / "two words" / "manifest.json").read_text())["lane"]["name"] == "adhoc"
+
+
+def test_run_limit_runs_the_suites_first_tasks(
+    sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(sim.base_url, tmp_path / "r", "--limit", "3", suite="demo") == 0
+    demo = [json.loads(line)["id"] for line in shipped_suites()["demo"].read_text().splitlines() if line.strip()]
+    assert [s["task_id"] for s in lines(tmp_path / "r" / "samples.jsonl")] == demo[:3]
+    assert [t["id"] for t in lines(tmp_path / "r" / "suite.jsonl")] == demo[:3]
+    assert json.loads((tmp_path / "r" / "metrics.json").read_text())["summary"]["total"] == 3
+    # The same limit resumes; a limit past the suite's size is the whole suite; 0 is refused in one line.
+    assert run_cli(sim.base_url, tmp_path / "r", "--limit", "3", "--resume", suite="demo") == 0
+    assert run_cli(sim.base_url, tmp_path / "all", "--limit", "1000", suite="smoke") == 0
+    assert len(lines(tmp_path / "all" / "samples.jsonl")) == 10
+    capsys.readouterr()
+    assert run_cli(sim.base_url, tmp_path / "none", "--limit", "0") == 2
+    assert "--limit must be at least 1" in capsys.readouterr().err and not (tmp_path / "none").exists()
+
+
 def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FaultServer() as broken:
@@ -115,7 +146,11 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
     # The same lane against a server that works (only the endpoint differs, which resume allows).
     with SimServer(SimConfig(suites=SUITES)) as sim:
         again = run_lane(
-            lane(sim.base_url, max_attempts=2), out, retry_errors=True, progress=quiet, score=score_run_dir,
+            lane(sim.base_url, max_attempts=2),
+            out,
+            retry_errors=True,
+            progress=quiet,
+            score=score_run_dir,
         )
     assert (again.summary.errors, again.ran) == (0, 10)
     samples = lines(out / "samples.jsonl")
@@ -391,7 +426,7 @@ def test_plain_progress_lines_when_not_a_terminal(sim: SimServer, tmp_path: Path
         text=True,
     )
     assert proc.returncode == 0
-    assert "[adhoc] 10/10 done" in proc.stderr and "acc " in proc.stderr and "errors 0" in proc.stderr
+    assert "[r] 10/10 done" in proc.stderr and "acc " in proc.stderr and "errors 0" in proc.stderr
 
 
 def test_rescore_a_run_directory(sim: SimServer, tmp_path: Path) -> None:
@@ -693,7 +728,11 @@ def test_every_retry_reason_is_counted_in_the_manifest_and_said_on_the_console_a
     with FaultServer() as server:
         server.script(
             # The close on the run's first, new connection: on a reused one it would be re-sent free instead.
-            _models("m"), Close(), Reply(status=503, body="busy"), Reply(status=503, body="busy"), then=_reply()
+            _models("m"),
+            Close(),
+            Reply(status=503, body="busy"),
+            Reply(status=503, body="busy"),
+            then=_reply(),
         )
         lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, max_attempts=4, concurrency=1)
         code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])

@@ -39,6 +39,15 @@ class Suite(NamedTuple):
         return canonical_jsonl(self.tasks)
 
 
+def first_tasks(suite: Suite, limit: int) -> Suite:
+    """The suite's first `limit` tasks, in its order, as a suite of their own (`ocllm run --limit N`): its hash is
+    theirs, so a run of them resumes only with the same limit, and no figure claims the tasks left out."""
+    if limit >= len(suite.tasks):
+        return suite
+    tasks = suite.tasks[:limit]
+    return Suite(suite.name, suite.path, hashlib.sha256(canonical_jsonl(tasks)).hexdigest(), tasks)
+
+
 def canonical_jsonl(tasks: list[Task]) -> bytes:
     """One spelling of a suite, whatever file it was read from (a JSONL file written by hand, or one day a
     dataset's Parquet): one task a line, every field a suite line may carry that is set, keys sorted. A run

@@ -18,10 +18,16 @@ from ocllm.cli.options import NO_SERVER_HELP, SHARD_HELP, Bounded, lane_options,
 
 @app.command()
 @click.option("--config", "config", type=click.Path(path_type=Path), help="A lanes TOML file.")
-@click.option("--lane", "lane_name", help="Which lane of --config to run (the lane's name for a one-off run).")
+@click.option(
+    "--lane", "lane_name",
+    help="Which lane of --config to run (a one-off run's name: by default the --out folder's name, else adhoc).",
+)  # fmt: skip
 @out_option("Run directory (default: runs/LANE).")
 @click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
 @click.option("--shard", "shard_text", metavar="K/N", help=SHARD_HELP)
+@click.option(
+    "--limit", type=Bounded("--limit", int), metavar="N", help="Run only the suite's first N tasks (a quick try)."
+)
 @lane_options
 @policy_options
 def run(
@@ -30,6 +36,7 @@ def run(
     out: Path | None,
     no_server: bool,
     shard_text: str | None,
+    limit: int | None,
     resume: bool,
     retry_errors: bool,
     **flags: object,
@@ -42,7 +49,7 @@ def run(
     from ocllm.analysis.rescore import score_run_dir
     from ocllm.console import ServerWait, all_answered, print_notice, print_run_result
     from ocllm.run.decision_pool import DecisionPool
-    from ocllm.run.lanes import Lane, lane_from_mapping, pick_lane, with_flags
+    from ocllm.run.lanes import Lane, lane_from_mapping, one_off_lane_name, pick_lane, with_flags
     from ocllm.run.runner import run_lane
     from ocllm.run.servers import ServerPool
     from ocllm.run.shards import parse_shard
@@ -59,7 +66,7 @@ def run(
         for needed in ("base_url", "model"):
             if needed not in given:
                 raise click.UsageError(f"--{needed.replace('_', '-')} is needed without --config")
-        lane = lane_from_mapping(lane_name or "adhoc", given, "command line")
+        lane = lane_from_mapping(lane_name or one_off_lane_name(out), given, "command line")
     with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:
         result = run_lane(
             lane,
@@ -69,6 +76,7 @@ def run(
             announce=print_notice,
             servers=None if no_server else servers,
             shard=shard,
+            limit=limit,
             decisions=decisions,
             score=score_run_dir,
         )

@@ -318,6 +318,15 @@ def _move_note(path: Path, keys: list[str]) -> str:
     )
 
 
+def one_off_lane_name(out: Path | None) -> str:
+    """The name of a lane given by flags alone (`ocllm run` without --lane): the run directory's own name, which
+    the user chose to tell this run from others, when it is a usable lane name; else `adhoc`."""
+    if out is None:
+        return "adhoc"
+    name = out.resolve().name
+    return name if _LANE_NAME.fullmatch(name) else "adhoc"
+
+
 def pick_lane(path: Path, name: str, announce: Callable[[str], None] | None = None) -> Lane:
     lanes = load_lanes(path, announce)
     if name not in lanes:

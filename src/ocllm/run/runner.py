@@ -34,7 +34,7 @@ from ocllm.run.prompting import request_body
 from ocllm.run.server_kind import ServerIdentity
 from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
-from ocllm.suites import Suite, load_suite
+from ocllm.suites import Suite, first_tasks, load_suite
 
 
 class FinalScore(Protocol):
@@ -87,6 +87,7 @@ def run_lane(
     announce: Callable[[str], None] | None = None,
     servers: ServerPool | None = None,
     shard: Shard | None = None,
+    limit: int | None = None,
     decisions: DecisionPool | None = None,
     command: str = "run",
     engine: Engine | None = None,
@@ -97,12 +98,15 @@ def run_lane(
     `announce` is told, before the first task is sent, what the user must know before waiting for the
     run (the server serves the model under another name, a first request failed). With `servers`, a lane
     with a server table runs against the server the pool starts (or keeps) for it; without, against
-    whatever answers at its base_url. With `shard`, only that shard's tasks run (the manifest says which).
+    whatever answers at its base_url. With `limit`, only the suite's first `limit` tasks are the run's suite (its
+    suite.jsonl and hash are theirs); with `shard`, only that shard's tasks run (the manifest says which).
     Answers are decided in the worker processes of `decisions` (one pool for a whole command); without it the
     lane starts a pool of its own and stops it when it ends. `command` is the ocllm command running it ("run",
     "matrix"), recorded so that an interrupted run's notices name the command --resume goes with. The lane's requests go
     through `engine` (engine.py), by default the one `engine_for` chooses for the lane."""
     suite = load_suite(lane.suite)
+    if limit is not None:
+        suite = first_tasks(suite, limit)
     shard_record = None
     if shard is not None:
         suite, shard_record = take_shard(suite, shard)
