@@ -275,15 +275,20 @@ def _alive(pids: set[int]) -> set[int]:
     return living
 
 
-def _started_run(server: SimServer, out: Path) -> tuple[subprocess.Popen[bytes], set[int]]:
+def _started_run(
+    server: SimServer, out: Path, ignoring_sigint: bool = False
+) -> tuple[subprocess.Popen[bytes], set[int]]:
     """`ocllm run` in a session of its own, once it has written samples and started its decision workers; and the
-    processes under it then."""
+    processes under it then. `ignoring_sigint`: started with SIGINT ignored, as a shell script's background job is."""
     args = [
         sys.executable, "-m", "ocllm", "run", "--suite", "demo", "--base-url", server.base_url, "--model",
         "sim-reasoning", "--concurrency", "2", "--out", str(out),
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=env)
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignoring_sigint else None
+    proc = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=env, preexec_fn=ignore
+    )
     deadline = time.monotonic() + WAIT_S
     under: set[int] = set()
     while time.monotonic() < deadline:
@@ -313,6 +318,23 @@ def test_ctrl_c_stops_the_run_and_leaves_no_process_behind(tmp_path: Path) -> No
     said = stderr.decode().strip().splitlines()  # the progress lines, then the one line of the end
     assert said[-1] == "ocllm: interrupted; finished tasks are saved (run the same command again with --resume)"
     assert [line for line in said[:-1] if line and not line.startswith("[run] ")] == []  # no worker spoke
+    assert _gone_within(under, WAIT_S) == set()
+
+
+def test_ctrl_c_stops_a_run_started_with_sigint_ignored(tmp_path: Path) -> None:
+    # A run started in the background from a script inherits SIGINT ignored: the wrapper's Ctrl-C did nothing and
+    # the run went on to its end (issue 41). ocllm restores Ctrl-C at start: it stops as at a terminal.
+    with SimServer(SimConfig(suites=tuple(shipped_suites().values()), latency_s=0.2)) as server:
+        proc, under = _started_run(server, tmp_path / "run", ignoring_sigint=True)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr.decode()
+    assert stderr.decode().strip().splitlines()[-1] == (
+        "ocllm: interrupted; finished tasks are saved (run the same command again with --resume)"
+    )
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted"
+    assert len((tmp_path / "run" / "samples.jsonl").read_bytes().splitlines()) < 59  # it stopped, not finished
     assert _gone_within(under, WAIT_S) == set()
 
 

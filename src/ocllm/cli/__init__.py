@@ -38,10 +38,19 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is not threading.main_thread():
         return _main(argv)
     previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    # A process started in the background by a shell script inherits SIGINT ignored (POSIX shells do that without
+    # job control), and Python then installs no handler of its own: a wrapper's Ctrl-C, forwarded to ocllm, did
+    # nothing. Ctrl-C always ends a command the way it does at a terminal (the decision workers and the server's
+    # watchdog, started after this, inherit it too).
+    previous_int = signal.getsignal(signal.SIGINT)
+    if previous_int == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return _main(argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if previous_int == signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def _main(argv: list[str] | None) -> int:
