@@ -218,15 +218,43 @@ def test_another_tools_files_without_from_get_one_line_naming_the_flag(
         assert f"--from {name}" in err[0], err
 
 
+def test_compare_of_runs_with_no_task_in_common_refuses_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It wrote a full report of n/a figures and exited 0 (issue 41): read as a comparison made.
+    a = run_file(tmp_path, "a", {"t1": "FINAL: B", "t2": "FINAL: C"})
+    b = run_file(tmp_path, "b", {"u1": "FINAL: B", "u2": "FINAL: B", "u3": "FINAL: C"})
+    monkeypatch.chdir(tmp_path)  # where the default output folder, comparisons/, would be made
+    capsys.readouterr()
+    for out in ([], ["-o", str(tmp_path / "c")]):
+        assert main(["compare", str(a), str(b), *out]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1
+        assert captured.err == (
+            f"ocllm: error: {a} and {b} have no task in common (2 and 3 tasks, paired by id): nothing to compare; "
+            "compare two runs of one suite\n"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]
+    # One task in common is a comparison (of that task).
+    c = run_file(tmp_path, "c", {"t1": "FINAL: B", "u9": "FINAL: B"})
+    assert compare_cli(a, c, tmp_path / "ac")["n_paired"] == 1
+
+
 def test_runs_with_no_task_in_common_show_no_statistic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 28, section 4: no p-value, difference or test is drawn on 0 paired tasks."""
+    """Issue 28, section 4: no p-value, difference or test is drawn on 0 paired tasks (the pages a matrix report's
+    lane of another suite is compared on; `compare` itself refuses such a pair)."""
+    from ocllm.console import console_comparison
+    from ocllm.report.write import write_comparison
+
     a = mmlu_pro_folder(tmp_path / "a")
     b = tmp_path / "b"
     b.mkdir()
     records = json.loads((a / "math_result.json").read_text())
     write_json(b / "math_result.json", [{**r, "question_id": r["question_id"] + 1000} for r in records])
+    doc = compare_runs(*(load_scored(side, from_format="mmlu-pro") for side in (a, b)))
+    write_comparison(doc, tmp_path / "c")
     capsys.readouterr()
-    assert main(["compare", "--from", "mmlu-pro", str(a), str(b), "-o", str(tmp_path / "c")]) == 0
+    console_comparison(doc)
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.strip().strip("│").split("│")[0].strip() == "all")
     cells = [c.strip() for c in row.strip().strip("│").split("│")]

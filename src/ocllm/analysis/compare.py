@@ -365,6 +365,17 @@ def _whose_verdicts(a: ScoredRun, b: ScoredRun) -> str:
     return f"{whose[0]} for {a.label}, {whose[1]} for {b.label}"
 
 
+def refuse_nothing_in_common(a: ScoredRun, b: ScoredRun) -> None:
+    """`compare` of two runs that share no task id has nothing to pair: a full report of n/a figures, exit 0, read
+    as a comparison made (two suites named alike, or ids renamed by an import). Refused in one line instead; the
+    matrix report, which ranks many lanes, still lists such a lane apart."""
+    if not any(task_id in b.tasks for task_id in a.tasks):
+        raise InputError(
+            f"{a.path} and {b.path} have no task in common ({len(a.tasks)} and {len(b.tasks)} tasks, paired by id): "
+            "nothing to compare; compare two runs of one suite"
+        )
+
+
 def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comparison:
     """The comparison document (comparison.json). `flip_sides`: each flipped task keeps what both sides answered,
     for the comparison page's side-by-side view (the matrix page, which has none, leaves them out). A side with

@@ -115,7 +115,7 @@ def compare(
     think_prefilled: bool | None,
 ) -> None:
     """Compare two runs (run directories, metrics files, or another tool's results with --from) task by task."""
-    from ocllm.analysis.compare import compare_runs, load_scored
+    from ocllm.analysis.compare import compare_runs, load_scored, refuse_nothing_in_common
     from ocllm.console import console, console_comparison
     from ocllm.files.output_guard import COMPARISON_FILES, check_folder_output
     from ocllm.report.write import write_comparison
@@ -128,6 +128,7 @@ def compare(
         load_scored(p, rescore=not no_rescore, overrides=overrides, from_format=from_format, filter_name=filter_name)
         for p in (a, b)
     ]
+    refuse_nothing_in_common(*sides)
     doc = compare_runs(*sides)
     folder = out or Path("comparisons") / f"{file_name(doc.a.label)}_vs_{file_name(doc.b.label)}"
     if out is None:  # (a folder given was checked before the sides were read)
