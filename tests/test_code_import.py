@@ -146,6 +146,40 @@ def test_mbpp_setup_code_and_sanitized_imports(tmp_path: Path) -> None:
         assert passes(row["code"] + "\n" + task.test + f"\ncheck({task.entry_point})\n")
 
 
+def test_mbpp_split_takes_one_of_mbpps_own_splits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # MBPP's full file holds every split; an import took them all, train beside test (issue 41). MBPP's split is by
+    # task id (1-10 prompt, 11-510 test, 511-600 validation, 601-974 train); MbppPlus keeps MBPP's numbers.
+    rows = [{"text": f"Return {n}.", "code": f"def f{n}():\n    return {n}", "task_id": n, "test_setup_code": "",
+             "test_list": [f"assert f{n}() == {n}"], "challenge_test_list": []}
+            for n in (1, 10, 11, 510, 511, 600, 601, 974)]  # fmt: skip
+    path = tmp_path / "mbpp.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    for split, numbers in {"prompt": (1, 10), "test": (11, 510), "validation": (511, 600), "train": (601, 974)}.items():
+        tasks = imported("mbpp", [path], tmp_path, "--split", split)
+        assert [(t.id, t.subset) for t in tasks] == [(f"mbpp/{n}", split) for n in numbers], split
+    # Without --split: every row, as before (docs/importing.md says so); with a sample, the sample of the split.
+    assert len(imported("mbpp", [path], tmp_path)) == 8
+    assert [t.id for t in imported("mbpp", [path], tmp_path, "--split", "train", "--limit", "1")] in (
+        ["mbpp/601"], ["mbpp/974"],
+    )  # fmt: skip
+    assert [t.id for t in imported("mbpp", [DATA / "MbppPlus-2.jsonl"], tmp_path, "--split", "prompt")] == [
+        "Mbpp/3", "Mbpp/4",
+    ]  # fmt: skip
+    # Refused in one line, nothing written: a split MBPP has not, a dataset that has none, a split with no row.
+    out = tmp_path / "refused.jsonl"
+    full = DATA / "mbpp-4.jsonl"  # ids 2, 3, 11, 17: none of validation
+    for fmt, source, split, said in (
+        ("mbpp", path, "dev", "--split dev: mbpp's splits are test, train, validation, prompt"),
+        ("humaneval", DATA / "HumanEval-4.jsonl.gz", "test",
+         "--split is for mbpp, whose files mix its splits; humaneval files are read whole"),
+        ("mbpp", full, "validation", f"{full}: none of the 4 mbpp tasks is of the split 'validation'"),
+    ):  # fmt: skip
+        capsys.readouterr()
+        assert main(["import", fmt, str(source), "-o", str(out), "--split", split]) == 2
+        assert one_error(capsys) == f"ocllm: error: {said}"
+        assert not out.exists()
+
+
 def test_mbpp_plus_rows_take_their_assertion(tmp_path: Path) -> None:
     tasks = imported("mbpp", [DATA / "MbppPlus-2.jsonl"], tmp_path)
     rows = [json.loads(line) for line in (DATA / "MbppPlus-2.jsonl").read_text().splitlines()]

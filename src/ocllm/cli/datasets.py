@@ -27,6 +27,11 @@ from ocllm.cli.options import FORCE_HELP, Bounded, ListingCommand, Registered, d
     show_default=True,
     help="Seed of the sample and of GPQA's option order.",
 )
+@click.option(
+    "--split",
+    help="mbpp: only this split of MBPP's, by task id (test 11-510, train 601-974, validation 511-600, prompt 1-10); "
+    "default: every row the files hold.",
+)
 @click.option("--category", help="Give every task this category; the dataset's own goes to `subset`.")
 @click.option("--skip-bad", is_flag=True, help="Leave bad rows out (counted) instead of failing.")
 @click.option(
@@ -44,6 +49,7 @@ def import_suite(
     per_category: int | None,
     limit: int | None,
     seed: int,
+    split: str | None,
     category: str | None,
     skip_bad: bool,
     answers: tuple[Path, ...],
@@ -67,7 +73,7 @@ def import_suite(
     if category is not None and not category.strip():
         raise click.UsageError("--category needs a name")
     check_output(out, SUITE, dataset_files(fmt, list(paths)) + answer_files(list(answers)), force=force)
-    selection = Selection(per_category, limit, seed, category)
+    selection = Selection(per_category, limit, seed, category, split)
     imported = import_tasks(fmt, list(paths), selection, skip_bad=skip_bad, answers=list(answers))
     atomic_write_bytes(out, canonical_jsonl(imported.tasks))
     print_import(imported, out)

@@ -9,6 +9,7 @@ never downloads (docs/importing.md says where to get them).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -17,7 +18,7 @@ import msgspec
 from ocllm.errors import InputError
 from ocllm.files.surrogates import first_lone_surrogate
 from ocllm.importers.bounds import DEFAULT_BOUNDS, Bounds, Budget
-from ocllm.importers.datasets import datasets
+from ocllm.importers.datasets import Layout, datasets
 from ocllm.importers.rows import JSONL, files_of, suffix_of
 from ocllm.importers.sampling import SeededSample
 from ocllm.models import Task
@@ -29,6 +30,7 @@ class Selection(NamedTuple):
     limit: int | None = None
     seed: int = 0
     category: str | None = None  # every task's category; the dataset's own moves to `subset`
+    split: str | None = None  # only the tasks of this split of the dataset's own (MBPP's); None: every row
 
 
 class Imported(NamedTuple):
@@ -58,6 +60,8 @@ def import_tasks(
             takes = ", ".join(name for name, d in known.items() if d.with_answers is not None)
             raise InputError(f"--answers is for {takes}; {fmt} files hold their own golds")
         task_of = dataset.with_answers(answers)
+    in_split = _split_filter(fmt, dataset, selection.split)
+    kept = 0
     sample = SeededSample(selection.seed, selection.per_category, selection.limit)
     # Each id's first row, as (file, row number): every id is held to find duplicates, not every row's text.
     first_at: dict[str, tuple[int, int]] = {}
@@ -81,11 +85,31 @@ def import_tasks(
                 skipped.append(f"{row.where()}: {exc}")
                 continue
             first_at[task.id] = (number, row.number)
+            if not in_split(task):
+                continue
+            kept += 1
             # Grouped by the dataset's own category, also when --category gives every task one name.
             sample.offer(task, task.category)
     if not first_at:
         raise InputError(f"{', '.join(map(str, paths))}: no {fmt} tasks found")
+    if not kept:
+        raise InputError(
+            f"{', '.join(map(str, paths))}: none of the {len(first_at)} {fmt} tasks is of the split {selection.split!r}"
+        )
     return Imported(_relabelled(sample.tasks(), selection.category), budget.rows, skipped)
+
+
+def _split_filter(fmt: str, dataset: Layout, split: str | None) -> Callable[[Task], bool]:
+    """Whether a task is of `--split`'s split, checked before any row is read."""
+    if split is None:
+        return lambda task: True
+    split_of = dataset.split_of
+    if split_of is None:
+        having = ", ".join(name for name, d in datasets().items() if d.split_of is not None)
+        raise InputError(f"--split is for {having}, whose files mix its splits; {fmt} files are read whole")
+    if split not in dataset.splits:
+        raise InputError(f"--split {split}: {fmt}'s splits are {', '.join(dataset.splits)}")
+    return lambda task: split_of(task) == split
 
 
 def _text_only(value: object) -> None:

@@ -15,6 +15,7 @@ from typing import NamedTuple
 from ocllm.importers.bounds import Budget
 from ocllm.importers.row_readers import Rows, rows_of
 from ocllm.importers.rows import JSONL, SUFFIXES, Row, files_of, read_rows
+from ocllm.models import Task
 from ocllm.scoring import task_types
 from ocllm.scoring.dataset_rows import Dataset, RowTask
 
@@ -28,6 +29,9 @@ class Layout(NamedTuple):
     # For a dataset whose golds are in files of their own (BFCL's possible answers): the task mapping that takes
     # them from those files (`--answers`). None: the dataset takes no such files.
     with_answers: Callable[[list[Path]], RowTask] | None = None
+    # The dataset's own splits (`--split`) and each task's, as the room says (dataset_rows.Dataset).
+    splits: tuple[str, ...] = ()
+    split_of: Callable[[Task], str | None] | None = None
 
 
 def datasets() -> dict[str, Layout]:
@@ -54,9 +58,8 @@ def labels() -> str:
 def _layout(dataset: Dataset) -> Layout:
     suffixes = tuple(suffix for kind in dataset.files for suffix in SUFFIXES[kind])
     with_answers = dataset.with_answers
-    if with_answers is None:
-        return Layout(suffixes, rows_of(dataset), dataset.task)
-    return Layout(suffixes, rows_of(dataset), dataset.task, lambda paths: with_answers(_answer_rows(paths)))
+    answers = None if with_answers is None else (lambda paths: with_answers(_answer_rows(paths)))
+    return Layout(suffixes, rows_of(dataset), dataset.task, answers, dataset.splits, dataset.split_of)
 
 
 def _answer_rows(paths: list[Path]) -> Iterator[Row]:

@@ -61,6 +61,10 @@ class Dataset:
     # given those files' rows (JSONL, read within the import's bounds). It reads them all before it returns. None:
     # the dataset takes no such files.
     with_answers: Callable[[Iterable[Row]], RowTask] | None = None
+    # For a dataset whose files mix the splits its authors defined (MBPP's, by task id): the split names, in the
+    # order `--split` lists them, and each task's split (None: in none). Empty: `--split` is refused.
+    splits: tuple[str, ...] = ()
+    split_of: Callable[[Task], str | None] | None = None
 
 
 def field(row: Row, name: str) -> Any:

@@ -76,6 +76,14 @@ MBPP_PLUS_REFUSED = (
 )
 
 
+def mbpp_split(task: Task) -> str | None:
+    """The MBPP split a task's number falls in (`mbpp/N`, and evalplus's `Mbpp/N`, which keep MBPP's numbers)."""
+    number = task.id.partition("/")[2]
+    if not number.isdigit():
+        return None
+    return next((name for low, high, name in _MBPP_SPLITS if low <= int(number) <= high), None)
+
+
 def mbpp_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     fields = row.fields
     evalplus = isinstance(fields.get("task_id"), str) and str(fields["task_id"]).startswith("Mbpp/")
@@ -435,6 +443,13 @@ def _checked(row: Row, task: CodeTask) -> CodeTask:
 
 DATASETS = (
     Dataset(name="humaneval", label="HumanEval", files=("jsonl", "parquet"), task=humaneval_task),
-    Dataset(name="mbpp", label="MBPP", files=("jsonl", "parquet"), task=mbpp_task),
+    Dataset(
+        name="mbpp",
+        label="MBPP",
+        files=("jsonl", "parquet"),
+        task=mbpp_task,
+        splits=("test", "train", "validation", "prompt"),  # _MBPP_SPLITS's, the one papers report first
+        split_of=mbpp_split,
+    ),
     Dataset(name="livecodebench", label="LiveCodeBench", files=("jsonl", "parquet"), task=_lcb_task),
 )
