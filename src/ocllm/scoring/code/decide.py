@@ -6,12 +6,16 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import msgspec
+
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code.decision import CodeDecision, CodeLimits
+from ocllm.scoring.code.defects import dataset_defect, defect_reason
 from ocllm.scoring.code.execution import refusal, run_task
 from ocllm.scoring.code.extract import extract_code
 from ocllm.scoring.code.fields import CodeTask
 from ocllm.scoring.code.limits import limits_of
+from ocllm.scoring.code.outside import failed_outside
 
 
 def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimits | None = None) -> CodeDecision:
@@ -54,11 +58,25 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
     program = extraction.program or ""
     digest = hashlib.sha256(program.encode()).hexdigest()
     verdict = run_task(task, program, limits, cut=cut)
-    unjudged = verdict.outcome in ("sandbox_refused", "tests_error")  # the harness's or the dataset's side
-    correct = True if verdict.outcome == "passed" else (None if unjudged else False)
-    syntax = verdict.reason if verdict.outcome == "syntax_error" else None
+    outcome, reason = verdict.outcome, verdict.reason
+    defect = dataset_defect(task, program, verdict.report)
+    if defect is not None:  # the tests' defect, not the model's failure: unscored, as every tests_error
+        outcome, reason = "tests_error", defect_reason(defect, (verdict.report or {}).get("calls"))
+    outside = failed_outside(program, task.entry_point or "", outcome, verdict.report)
+    if outside is not None:
+        reason += (
+            f"; the entry point {task.entry_point} (program lines {outside.entry_point_first_line}-"
+            f"{outside.entry_point_last_line}) was defined, and code outside it failed: line {outside.line}"
+            + (f" `{outside.text}`" if outside.text else "")
+        )
+    unjudged = outcome in ("sandbox_refused", "tests_error")  # the harness's or the dataset's side
+    correct = True if outcome == "passed" else (None if unjudged else False)
+    syntax = verdict.reason if outcome == "syntax_error" else None  # the compiler's words alone
+    tests = verdict.tests
+    if defect is not None:
+        tests = [msgspec.structs.replace(t, result="error", detail=reason) for t in tests]
     return CodeDecision(
-        **base, extracted_final_answer=digest, correct=correct, rule=verdict.outcome, outcome=verdict.outcome,
-        reason=verdict.reason, program=program, program_sha256=digest, syntax_error=syntax, sandbox=verdict.sandbox,
-        runs=verdict.runs, tests=verdict.tests,
+        **base, extracted_final_answer=digest, correct=correct, rule=outcome, outcome=outcome, reason=reason,
+        program=program, program_sha256=digest, syntax_error=syntax, sandbox=verdict.sandbox, runs=verdict.runs,
+        tests=tests, failed_outside_entry_point=outside, dataset_defect=defect,
     )  # fmt: skip

@@ -11,8 +11,8 @@ from ocllm.models import Decision
 
 # The outcome of a code task (rule C8): `correct` is true for "passed" alone. "sandbox_refused" means nothing ran,
 # "tests_error" that the task's tests could not be run against the program (they fail before any call reaches it, or
-# pass what cannot cross to it): the harness's or the dataset's side, kept out of accuracy (`correct` None) and shown
-# apart.
+# pass what cannot cross to it, or read a name nothing defines: `dataset_defect`): the harness's or the dataset's
+# side, kept out of accuracy (`correct` None) and shown apart.
 Outcome = Literal[
     "passed", "failed_assertion", "wrong_output", "exception", "timeout", "memory_limit", "output_limit",
     "syntax_error", "no_code", "tests_error", "sandbox_refused",
@@ -79,6 +79,27 @@ class LeftOut(msgspec.Struct, kw_only=True):
     block: int
     name: str  # as `prepended` lists names: "class Helper", "def g", "SEEN ="
     why: str
+
+
+class OutsideFailure(msgspec.Struct, kw_only=True):
+    """The program defined the entry point, intact, and code outside its def failed (C8): a usage line that does not
+    parse (outcome syntax_error), or a top-level statement that raised while the program's definitions ran (outcome
+    exception). Lines are the program's, from 1: the failing one and its text, and the entry point's def."""
+
+    error: Literal["syntax_error", "exception"]
+    line: int
+    text: str
+    entry_point_first_line: int
+    entry_point_last_line: int
+
+
+class DatasetDefect(msgspec.Struct, kw_only=True):
+    """The task's tests read a name that neither the task (its question, its code prefix) nor the program defines
+    (C8): a defect of the dataset's tests, such as MBPP 367's setup code using the class `Node` that only MBPP's
+    reference solution defines. `where`: the line of the tests that raised NameError, when known."""
+
+    name: str
+    where: str | None = None
 
 
 class CodeLimits(msgspec.Struct, frozen=True, kw_only=True):
@@ -162,6 +183,9 @@ class CodeDecision(Decision, kw_only=True):
     program: str | None = None  # the exact program run (C7): the code prefix (less a stub left out), then the code
     program_sha256: str | None = None
     syntax_error: str | None = None  # the compiler's message and line, for outcome syntax_error
+    # The entry point was defined, and code outside it failed (a syntax error or exception at a line outside its def).
+    failed_outside_entry_point: OutsideFailure | None = None
+    dataset_defect: DatasetDefect | None = None  # outcome tests_error: the tests read a name nothing defines (C8)
     sandbox: Sandbox | None = None
     runs: list[ProgramRun] = msgspec.field(default_factory=list)
     tests: list[TestResult] = msgspec.field(default_factory=list)

@@ -41,6 +41,7 @@ class Verdict(NamedTuple):
     sandbox: Sandbox
     runs: list[ProgramRun]
     tests: list[TestResult]
+    report: dict[str, Any] | None = None  # a function task's report from the tests' box, as it came
 
 
 def refusal(limits: CodeLimits) -> Verdict | None:
@@ -62,7 +63,8 @@ def run_task(task: CodeTask, program: str, limits: CodeLimits, *, cut: bool) -> 
     if isinstance(ran, Refused):
         return _refused(limits, ran.reason, 1)
     run, result, outcome, reason = _function_result(ran, limits, cut=cut)
-    return Verdict(outcome, reason, _sandbox(limits, ran, tests_apart=True), [run], [result])
+    sandbox = _sandbox(limits, ran, tests_apart=True)
+    return Verdict(outcome, reason, sandbox, [run], [result], _report(ran.boxes.get(TESTS)))
 
 
 def _box_limits(limits: CodeLimits, cpu_s: float) -> dict[str, Any]:

@@ -126,17 +126,31 @@ def record_fields(task: CodeTask) -> dict[str, Any]:
             "prefill": task.prefill}  # fmt: skip
 
 
+# The default prompt's request for a function task. With a code prefix (HumanEval's signature and docstring), the
+# prefix is shown once and the answer is asked to leave its docstring out: asked for "the whole function", small
+# models spent their tokens writing the prompt's docstring again before any code (issue 41). The program is the
+# prefix, then the answer (C7), so the docstring and the prefix's imports are there without the model repeating them.
+FUNCTION_REQUEST = "Write the whole function `{entry_point}` in one ```python code block."
+FUNCTION_REQUEST_AFTER_PREFIX = (
+    "Write the function `{entry_point}` in one ```python code block: its def line and its body, without repeating "
+    "its docstring or the code above it."
+)
+
+
 def user_text(task: CodeTask, template: str) -> str:
-    """The user message. The default shows a function task's code prefix in a fenced block after the question, and
-    says to answer in one Python block, as the peers' chat prompts do; a lane's template may place them itself."""
+    """The user message. The default shows a function task's code prefix once, in a fenced block after the question,
+    and asks for the function without its docstring (FUNCTION_REQUEST_AFTER_PREFIX) in one Python block, as the
+    peers' chat prompts do; a lane's template may place them itself."""
     if template != DEFAULT_TEMPLATE:
         prefix, entry = task.code_prefix or "", task.entry_point or ""
         return template.format(question=task.question, code_prefix=prefix, entry_point=entry)
     parts = [task.question.strip()]
     if task.kind == "function":
+        request = FUNCTION_REQUEST
         if task.code_prefix:
             parts.append(f"Complete this Python code:\n```python\n{task.code_prefix.rstrip()}\n```")
-        parts.append(f"Write the whole function `{task.entry_point}` in one ```python code block.")
+            request = FUNCTION_REQUEST_AFTER_PREFIX
+        parts.append(request.format(entry_point=task.entry_point))
     else:
         parts.append(
             "Write a complete Python program that reads standard input and prints the answer, in one ```python code "

@@ -262,6 +262,13 @@ def evidence_lines(record: Record) -> list[tuple[str, str]]:
         lines.append(("program", f"{_lines(program)} line(s), sha256 {sha}: {head}"))
     if record.get("syntax_error"):
         lines.append(("syntax error", str(record["syntax_error"])))
+    if (outside := _outside_words(record)) is not None:
+        lines.append(("outside the entry point", outside))
+    defect = record.get("dataset_defect")
+    if isinstance(defect, Mapping):
+        at = f" ({defect.get('where')})" if defect.get("where") else ""
+        lines.append(("dataset defect", f"the tests use {defect.get('name')}{at}, which nothing of the task or the "
+                                        "program defines: not the model's failure"))  # fmt: skip
     if (flag := _truncation_flag(record)) is not None:
         lines.append(("truncated", flag))
     if (sandbox := _sandbox_words(record)) is not None:
@@ -282,6 +289,20 @@ def evidence_lines(record: Record) -> list[tuple[str, str]]:
             if head.strip():
                 lines.append((stream, _short(head.strip().splitlines()[-1] if stream == "stderr" else head, 200)))
     return lines
+
+
+def _outside_words(record: Record) -> str | None:
+    """The entry point was defined, and code outside it failed: which line, with its text."""
+    outside = record.get("failed_outside_entry_point")
+    if not isinstance(outside, Mapping):
+        return None
+    what = "does not parse" if outside.get("error") == "syntax_error" else "raised while the definitions ran"
+    text = f" `{_short(outside.get('text'), 80)}`" if outside.get("text") else ""
+    return (
+        f"{record.get('entry_point') or 'the entry point'} was defined (program lines "
+        f"{outside.get('entry_point_first_line')}-{outside.get('entry_point_last_line')}), and line "
+        f"{outside.get('line')}{text}, outside it, {what}"
+    )
 
 
 def _facts(record: Record) -> list[tuple[str, str]]:
@@ -433,13 +454,26 @@ def detail_words(details: Mapping[str, Any]) -> str:
         parts.append(f"timeouts: CPU {timeouts.get('cpu', 0)}, wall {timeouts.get('wall', 0)}")
     if details.get("syntax_errors_truncated"):
         parts.append(f"{details['syntax_errors_truncated']} syntax error(s) on answers cut at max_tokens")
+    if outside := _outside_count(details):
+        parts.append(f"{outside} defined the entry point, and code outside it failed")
     if details.get("tests_error"):
         parts.append(
             f"{details['tests_error']} whose tests could not be run against the program: left out of the accuracy"
         )
+    if details.get("dataset_defects"):
+        parts.append(f"{details['dataset_defects']} of them a defect of the dataset (its tests use an undefined name)")
     if details.get("sandbox_refused"):
         parts.append(f"{details['sandbox_refused']} not run (no sandbox): left out of the accuracy")
     return "; ".join(parts)
+
+
+def _outside_count(details: Mapping[str, Any], error: str | None = None) -> int:
+    """The answers that defined the entry point and failed outside it (of one error, or all)."""
+    outside = details.get("failed_outside_entry_point")
+    if not isinstance(outside, Mapping):
+        return 0
+    counts = [n for name, n in outside.items() if isinstance(n, int) and error in (None, name)]
+    return sum(counts)
 
 
 def _ordered(counts: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -462,12 +496,19 @@ def detail_tables(details: Mapping[str, Any]) -> list[DetailTable]:
         if name == "timeout":
             timeouts = details.get("timeouts") or {}
             row[0] = f"timeout (CPU {timeouts.get('cpu', 0)}, wall {timeouts.get('wall', 0)})"
+        notes = []
         if name == "syntax_error" and details.get("syntax_errors_truncated"):
-            row[0] = f"syntax_error ({details['syntax_errors_truncated']} on answers cut at max_tokens)"
+            notes.append(f"{details['syntax_errors_truncated']} on answers cut at max_tokens")
+        if name in ("syntax_error", "exception") and (outside := _outside_count(details, name)):
+            notes.append(f"{outside} with the entry point defined, failing outside it")
         if name == "sandbox_refused":
-            row[0] = "sandbox_refused (not run: left out of the accuracy)"
+            notes.append("not run: left out of the accuracy")
         if name == "tests_error":
-            row[0] = "tests_error (the tests could not run against the program: left out of the accuracy)"
+            notes.append("the tests could not run against the program: left out of the accuracy")
+            if details.get("dataset_defects"):
+                notes.append(f"{details['dataset_defects']} a defect of the dataset")
+        if notes:
+            row[0] = f"{name} ({'; '.join(notes)})"
         rows.append(row)
     header = ["outcome", *(f"{kind} tasks" for kind in kinds), "tasks", "share"]
     return [DetailTable("Code outcomes", header, rows)]

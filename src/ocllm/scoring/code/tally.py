@@ -1,6 +1,8 @@
 """What a code run's summary adds: the tasks per outcome, per kind of task (function, stdin); timeouts split by the
-limit reached (CPU or wall); syntax errors on answers cut at max_tokens; and the tasks not run because no sandbox
-could run them, which are left out of the accuracy (their `correct` is None) and said in a notice with the reason."""
+limit reached (CPU or wall); syntax errors on answers cut at max_tokens; the answers that defined the entry point and
+failed outside it (a usage line that does not parse or raised), with the line; the dataset's defects, apart from the
+other tests_error; and the tasks not run because no sandbox could run them, which are left out of the accuracy (their
+`correct` is None) and said in a notice with the reason."""
 
 from __future__ import annotations
 
@@ -19,6 +21,10 @@ class CodeTally:
         self.refused = 0
         self.refused_why: Counter[str] = Counter()
         self.tests_errors: Counter[str] = Counter()  # task ids whose tests could not run against the program
+        self.defects: dict[str, str] = {}  # task id -> the name its tests use that nothing defines (a dataset defect)
+        self.defect_count = 0  # answers (a task answered several times counts each time, as every outcome does)
+        self.outside: dict[str, str] = {}  # task id -> "line N (syntax_error)": entry point defined, outside failed
+        self.outside_by_error: Counter[str] = Counter()
 
     def add(self, decision: Decision) -> None:
         outcome = getattr(decision, "outcome", None)
@@ -37,8 +43,16 @@ class CodeTally:
             self.refused += 1
             sandbox = getattr(decision, "sandbox", None)
             self.refused_why[str(getattr(sandbox, "refused", None) or decision.reason or "no sandbox")] += 1
-        if outcome == "tests_error":
+        defect = getattr(decision, "dataset_defect", None)
+        if outcome == "tests_error" and defect is not None:
+            self.defects[decision.task_id] = str(defect.name)
+            self.defect_count += 1
+        elif outcome == "tests_error":
             self.tests_errors[decision.task_id] += 1
+        outside = getattr(decision, "failed_outside_entry_point", None)
+        if outside is not None:
+            self.outside[decision.task_id] = f"line {outside.line}"
+            self.outside_by_error[str(outside.error)] += 1
 
     def figures(self) -> dict[str, Any]:
         return {
@@ -47,7 +61,12 @@ class CodeTally:
             "timeouts": {"cpu": self.timeouts["cpu"], "wall": self.timeouts["wall"]},
             "syntax_errors_truncated": self.syntax_truncated,
             "sandbox_refused": self.refused,
-            "tests_error": sum(self.tests_errors.values()),
+            "tests_error": sum(self.tests_errors.values()) + self.defect_count,
+            "dataset_defects": self.defect_count,
+            "failed_outside_entry_point": {
+                "syntax_error": self.outside_by_error["syntax_error"],
+                "exception": self.outside_by_error["exception"],
+            },
         }
 
     def notices(self) -> list[str]:
@@ -65,6 +84,24 @@ class CodeTally:
                 f"{sum(self.tests_errors.values())} code answer(s) could not be judged: the task's tests fail before "
                 f"any call reaches the program, or pass it what cannot cross to it ({shown}). They are not counted: "
                 "neither right nor wrong, left out of the accuracy (outcome tests_error)"
+            )
+        if self.defects:
+            shown = ", ".join(f"{task} ({name})" for task, name in sorted(self.defects.items())[:5])
+            more = " ..." if len(self.defects) > 5 else ""
+            said.append(
+                f"{self.defect_count} code answer(s) met a defect of the dataset: the task's tests use a name that "
+                f"neither the task's question nor its code prefix nor the program defines ({shown}{more}). Not the "
+                "model's failure: neither right nor wrong, left out of the accuracy (outcome tests_error)"
+            )
+        if self.outside:
+            shown = ", ".join(f"{task} {line}" for task, line in sorted(self.outside.items())[:5])
+            more = " ..." if len(self.outside) > 5 else ""
+            said.append(
+                f"{sum(self.outside_by_error.values())} code answer(s) defined the entry point, and code outside it "
+                "failed "
+                f"({self.outside_by_error['syntax_error']} syntax error(s), {self.outside_by_error['exception']} "
+                f"exception(s) while the definitions ran: {shown}{more}): usage lines after the function, run as the "
+                "model wrote them. A harness that runs only the entry point (evalplus) would have tested the function"
             )
         if self.syntax_truncated:
             said.append(

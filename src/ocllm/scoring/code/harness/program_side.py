@@ -67,6 +67,19 @@ def _raised(exc: BaseException) -> list[Any]:
     return ["raised", type(exc).__name__, str(exc)[:2000], _tail(exc), isinstance(exc, MemoryError)]
 
 
+def _top_level_line(exc: BaseException) -> int | None:
+    """The line of the program's top-level statement that was running when its definitions raised (what a usage line
+    after the function does: docs/scoring/code.md, C8, "outside the entry point"), or None."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == PROGRAM_FILE and code.co_name == "<module>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
 def _end() -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):  # a program may have closed or replaced them
@@ -108,7 +121,7 @@ def main() -> None:
     try:
         exec(code, namespace)
     except BaseException as exc:
-        channel.send(replies, ["load_raised", *_raised(exc)[1:]])
+        channel.send(replies, ["load_raised", *_raised(exc)[1:], _top_level_line(exc)])
         _end()
     entry = namespace.get(job["entry_point"])
     if not callable(entry):

@@ -18,6 +18,8 @@ definitions run and `check(candidate)` is called. What the report says:
 - `program_ended`: the program's box closed the channel (an exit, a signal) during a call or while loading.
 - `tests_error`: the tests could not be run against the program: they, or the code prefix, do not compile or raise
   before any call reached it, or they pass an argument that cannot cross.
+  A NameError of the tests' own code (either status) names the name (`undefined_name`) and where: the host tells a
+  dataset's defect from the model's failure by what the task and the program define.
 - the program's load failures as it said them: `syntax_error`, `exception` in its definitions, `entry_point_missing`.
 
 Arguments: the descriptors, JSON: {"calls": fd, "replies": fd, "report": fd}; "stdout", "stdin" and "stderr" in a
@@ -276,11 +278,12 @@ def _loaded(message: list[Any]) -> dict[str, Any] | None:
     if kind == "syntax_error" and len(message) == 2 and type(message[1]) is dict:
         detail = {k: message[1].get(k) for k in ("type", "message", "line", "text")}
         return {"status": "syntax_error", **detail}
-    if kind == "load_raised" and len(message) == 5:
-        _, name, text, tail, memory = message
+    if kind == "load_raised" and len(message) == 6:
+        _, name, text, tail, memory, line = message
         status = "memory" if memory is True else ("exit" if name == "SystemExit" else "exception")
         return {"status": status, "phase": "program", "type": str(name), "message": str(text)[:2000],
-                "by_program": True, "traceback": tail if type(tail) is list else []}  # fmt: skip
+                "by_program": True, "traceback": tail if type(tail) is list else [],
+                "line": line if type(line) is int else None}  # fmt: skip
     if kind == "entry_point_missing" and len(message) == 2:
         return {"status": "entry_point_missing", "message": str(message[1])[:2000]}
     return {"status": "unreadable", "phase": "load", "message": f"a first message {str(kind)[:40]!r}"}
@@ -365,8 +368,25 @@ def _failed(exc: BaseException, link: _Channel, phase: str) -> dict[str, Any]:
     if raised is not None:
         return {"status": "exception", "phase": "call", "by_program": True, "calls": link.calls, **raised}
     status = "failed_assertion" if link.calls else "tests_error"
-    return {"status": status, "phase": phase, "calls": link.calls, "type": type(exc).__name__,
-            "message": str(exc)[:2000], "traceback": _tail(exc)}  # fmt: skip
+    failed = {"status": status, "phase": phase, "calls": link.calls, "type": type(exc).__name__,
+              "message": str(exc)[:2000], "traceback": _tail(exc)}  # fmt: skip
+    if type(exc) is NameError and isinstance(exc.name, str):
+        # A name the tests' own code reads and nothing here defines: the host tells a dataset's defect (a name
+        # neither the task nor the program defines) from the model's failure (docs/scoring/code.md, C8).
+        failed.update(undefined_name=exc.name, where=_tests_line(exc))
+    return failed
+
+
+def _tests_line(exc: BaseException) -> str | None:
+    """Where in the task's own files the exception was raised: "tests.py line 3", or None."""
+    where = None
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename in (TESTS_FILE, PREFIX_FILE, "<test>"):  # <test>: evalplus's module test, run by check
+            where = f"{filename} line {tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
 
 
 if __name__ == "__main__":
