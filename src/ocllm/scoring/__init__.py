@@ -10,7 +10,7 @@ from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.scoring import task_types
 
 # Bump on any change that can alter a decision; it is recorded beside every scored run.
-SCORER_VERSION = "1.10.0"
+SCORER_VERSION = "1.11.0"
 
 __all__ = ["SCORER_VERSION", "Policy", "decide"]
 
