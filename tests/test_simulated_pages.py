@@ -109,6 +109,10 @@ def _lanes(tmp: Path, sim_url: str, port: int) -> Path:
 def test_a_real_servers_pages_carry_no_banner_and_mixed_pages_say_which_lane_was_simulated(
     tmp_path: Path, browser: Browser, reserve_port: Callable[[], int]
 ) -> None:
+    mixed = (
+        "SIMULATED lanes mixed with real ones: sim_baseline answered by the ocllm simulator (no model: simulated "
+        "figures that say nothing about any model); real answered by a real server."
+    )
     runs = tmp_path / "m"
     with SimServer(SimConfig()) as sim:
         console = ocllm("matrix", str(_lanes(tmp_path, sim.base_url, reserve_port())), "--out", str(runs))
@@ -116,6 +120,7 @@ def test_a_real_servers_pages_carry_no_banner_and_mixed_pages_say_which_lane_was
     assert console.count(BANNER) == 1
     assert "server: ocllm simulator (simulated answers, no real model)" in console
     assert "server: llama.cpp b7300-scripted" in console
+    assert mixed in console  # above the closing table of the lanes
     sim_manifest = json.loads((runs / "sim_baseline" / "manifest.json").read_text())
     real_manifest = json.loads((runs / "real" / "manifest.json").read_text())
     assert sim_manifest["simulated"] is True and real_manifest["simulated"] is False
@@ -132,10 +137,6 @@ def test_a_real_servers_pages_carry_no_banner_and_mixed_pages_say_which_lane_was
     assert BANNER in ocllm("report", str(runs / "sim_baseline"), "-o", str(tmp_path / "sim_report"))
     assert BANNER in visible_text(browser, tmp_path / "sim_report" / "report.html")
 
-    mixed = (
-        "SIMULATED lanes mixed with real ones: sim_baseline answered by the ocllm simulator (no model: simulated "
-        "figures that say nothing about any model); real answered by a real server."
-    )
     assert mixed in ocllm("compare", str(runs / "real"), str(runs / "sim_baseline"), "-o", str(tmp_path / "cmp"))
     text = visible_text(browser, tmp_path / "cmp" / "comparison.html")
     assert mixed in text and "sim_baseline: simulated (ocllm simulator)" in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Collection
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -402,11 +403,13 @@ class ServerWait:
             console.print(Text(visible(text), style="dim"), soft_wrap=True)
 
 
-def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None:
+def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]], simulated: Collection[str] = ()) -> None:
     """How each lane of a matrix ended, once all have run: its outcome, its accuracy with the 95% interval
     (Wilson's; with repeated samples clustered on tasks), and its scored tasks split into answered and no answer,
-    beside the failed requests."""
+    beside the failed requests; first, which of them the ocllm simulator answered (`simulated`: their names)."""
     from ocllm.analysis.sampled import summary_interval
+
+    print_simulated(simulated_words.lanes_banner([(name, name in simulated) for name, _, _ in outcomes]))
 
     table = Table(title="Lanes")
     table.add_column("lane")
