@@ -770,6 +770,8 @@ def test_the_server_kind_is_recorded_and_decides_what_is_added_to_each_request(
     (identity,) = manifest["server_identity"]
     assert (identity["base_url"], identity["kind"]) == (server.base_url, kind)
     assert identity["version"] == (None if mimic is None else "ocllm-simulator")
+    # Whatever kind it answers as, the simulator is recorded as such: its figures are simulated (issue 41).
+    assert identity["simulated"] is True and manifest["simulated"] is True
     assert manifest["request_settings"] == added
     assert "cache_prompt" not in manifest["lane"]["extra_body"]  # the lane as the user wrote it
     requests = [s["request"] for s in lines(tmp_path / "r" / "samples.jsonl")]
@@ -826,4 +828,10 @@ def test_replicas_of_different_kinds_are_each_recorded_and_get_nothing_added(tmp
 def test_the_console_names_the_server_kind(sim: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with SimServer(SimConfig(suites=SUITES, mimic="llama.cpp")) as server:
         assert run_cli(server.base_url, tmp_path / "r") in (0, 1)
-    assert "server: llama.cpp ocllm-simulator (sent with every request: cache_prompt=false)" in capsys.readouterr().out
+    # The simulator is named as what it is, and the kind it answers as beside it (issue 41: never just a kind).
+    said = capsys.readouterr().out
+    assert (
+        "server: ocllm simulator (simulated answers, no real model), answering as llama.cpp "
+        "(sent with every request: cache_prompt=false)"
+    ) in said
+    assert "SIMULATED: this run was answered by the ocllm simulator" in said

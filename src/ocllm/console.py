@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Collection
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ocllm import verdict_words
+from ocllm import simulated_words, verdict_words
 from ocllm.documents import Comparison, InputVerdicts, Matrix, Paired, RunReport, Serving, Summary, as_summary
 from ocllm.report.wording import interval_methods_note, rank_of, rate
 from ocllm.scoring import task_types
@@ -48,7 +49,14 @@ class VisibleConsole(Console):
 console = VisibleConsole(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160, markup=False)
 
 
+def print_simulated(banner: str | None) -> None:
+    """The banner of figures the ocllm simulator answered (simulated_words.py), before them; nothing for real ones."""
+    if banner is not None:
+        console.print(Text(banner, style="bold reverse"), soft_wrap=True)
+
+
 def console_comparison(doc: Comparison) -> None:
+    print_simulated(simulated_words.lanes_banner([(doc.a.label, doc.a.simulated), (doc.b.label, doc.b.simulated)]))
     print_notices(doc.notices)
     sampled = doc.test != "exact McNemar"
     per_task = f", {doc.samples_per_task_a} and {doc.samples_per_task_b} samples per task" if sampled else ""
@@ -83,6 +91,7 @@ def console_comparison(doc: Comparison) -> None:
 
 
 def console_matrix(doc: Matrix, folder: Path) -> None:
+    print_simulated(simulated_words.lanes_banner([(lane.label, lane.simulated) for lane in doc.lanes]))
     print_notices(doc.notices)
     table = Table(title=f"Lanes in {folder} (baseline {doc.baseline})")
     speed = any(lane.serving is not None for lane in doc.lanes)  # runs that recorded their wall time
@@ -112,6 +121,7 @@ def console_matrix(doc: Matrix, folder: Path) -> None:
 
 def print_run_result(result: RunResult) -> None:
     summary = result.summary
+    print_simulated(simulated_words.run_banner() if any(s.simulated for s in result.servers) else None)
     console.print(summary_table(result.lane.name, summary))
     asked = "" if result.model == result.lane.model else f" (asked for as {result.lane.model})"
     console.print(f"model: {result.model}{asked}", highlight=False, markup=False)
@@ -211,9 +221,17 @@ def answers_line(summary: Summary) -> str:
 
 def server_line(result: RunResult) -> str:
     """What answered (kind and version, per endpoint) and what was added to every request for it."""
-    kinds = ", ".join(f"{i.kind} {i.version}" if i.version else i.kind for i in result.servers) or "unknown"
+    kinds = ", ".join(_server_words(i.kind, i.version, i.simulated) for i in result.servers) or "unknown"
     added = ", ".join(f"{key}={json.dumps(value)}" for key, value in result.request_settings.items())
     return f"server: {kinds}" + (f" (sent with every request: {added})" if added else "")
+
+
+def _server_words(kind: str, version: str | None, simulated: bool) -> str:
+    """One endpoint as the `server:` line says it: the simulator by name (it mimics a kind when asked to: said too),
+    a real server by its kind and version."""
+    if simulated:
+        return simulated_words.SERVER_WORDS + (f", answering as {kind}" if kind != "unknown" else "")
+    return f"{kind} {version}" if version else kind
 
 
 def serving_line(serving: Serving) -> str:
@@ -385,11 +403,13 @@ class ServerWait:
             console.print(Text(visible(text), style="dim"), soft_wrap=True)
 
 
-def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]]) -> None:
+def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]], simulated: Collection[str] = ()) -> None:
     """How each lane of a matrix ended, once all have run: its outcome, its accuracy with the 95% interval
     (Wilson's; with repeated samples clustered on tasks), and its scored tasks split into answered and no answer,
-    beside the failed requests."""
+    beside the failed requests; first, which of them the ocllm simulator answered (`simulated`: their names)."""
     from ocllm.analysis.sampled import summary_interval
+
+    print_simulated(simulated_words.lanes_banner([(name, name in simulated) for name, _, _ in outcomes]))
 
     table = Table(title="Lanes")
     table.add_column("lane")

@@ -217,6 +217,7 @@ class Side(msgspec.Struct, kw_only=True):
     # Each task type's own figures of this side (its summary's by_type details: a tool lane's dropped calls); {}
     # when the side was not re-scored.
     type_details: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
+    simulated: bool = False  # the ocllm simulator answered it (its manifest says so): its pages say so
 
 
 class FlipSide(msgspec.Struct, kw_only=True):
@@ -310,6 +311,7 @@ class MatrixLane(Estimate, kw_only=True):
     rank: int | None = None
     not_ranked: str | None = None
     suite: str | None = None  # the suite's name, where the run says
+    simulated: bool = False  # as Side.simulated
 
 
 class Matrix(msgspec.Struct, kw_only=True):
@@ -350,3 +352,4 @@ class RunReport(msgspec.Struct, kw_only=True):
     tool: str | None = None  # the other tool whose results were re-scored (their verdicts are `previous`)
     tool_verdicts: Paired | None = None  # that tool's verdicts (A) against this scorer's (B), on tasks both decided
     settings: dict[str, str] = msgspec.field(default_factory=dict)  # what it ran with (run_settings); {}: unknown
+    simulated: bool = False  # the ocllm simulator answered the run (source.server says so): the pages say so

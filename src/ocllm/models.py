@@ -203,6 +203,9 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # when they differ), and per endpoint its base_url, kind, version and the mark that told (server_kind.py).
     server_kind: str | None = None
     server_identity: list[dict[str, Any]] | None = None
+    # The ocllm simulator answered (at any of the endpoints): the figures are simulated, and every page says so.
+    # False in a manifest written before it was recorded, which reads as it did then.
+    simulated: bool = False
     # What ocllm added to every request so that identical runs repeat, for this kind of server (llama.cpp:
     # {"cache_prompt": false}); a field the lane's extra_body sets itself is the lane's and not listed here.
     request_settings: dict[str, Any] = msgspec.field(default_factory=dict)

@@ -48,6 +48,9 @@ class ServerFacts(msgspec.Struct, kw_only=True, omit_defaults=True):
     flags: dict[str, Any] = msgspec.field(default_factory=dict)
     # What the server itself reported of its settings when asked (SGLang's /get_server_info holds its arguments).
     reported: dict[str, Any] = msgspec.field(default_factory=dict)
+    # The ocllm simulator answered (the manifest's `simulated`): no model did. Left out when false, so the record of
+    # a real server reads as it did before it was said.
+    simulated: bool = False
 
     def flag(self, name: str) -> Any:
         """A setting as the command or the server reported it; None when neither did."""
@@ -94,7 +97,8 @@ def server_facts(manifest: Mapping[str, Any]) -> ServerFacts | None:
     identities = manifest.get("server_identity")
     identities = [i for i in identities if isinstance(i, Mapping)] if isinstance(identities, list) else []
     server = manifest.get("server")
-    if not isinstance(kind, str) and not identities and not isinstance(server, Mapping):
+    simulated = manifest.get("simulated") is True
+    if not isinstance(kind, str) and not identities and not isinstance(server, Mapping) and not simulated:
         return None
     version = next((i["version"] for i in identities if isinstance(i.get("version"), str)), None)
     reported: dict[str, Any] = {}
@@ -102,7 +106,9 @@ def server_facts(manifest: Mapping[str, Any]) -> ServerFacts | None:
         said = identity.get("reported")
         if isinstance(said, Mapping):
             reported.update({k: v for k, v in said.items() if isinstance(k, str)})
-    facts = ServerFacts(kind=kind if isinstance(kind, str) else None, version=version, reported=reported)
+    facts = ServerFacts(
+        kind=kind if isinstance(kind, str) else None, version=version, reported=reported, simulated=simulated
+    )
     if isinstance(server, Mapping) and isinstance(server.get("command"), list | str):
         command = server["command"]
         argv = shlex.split(command) if isinstance(command, str) else [str(word) for word in command]
@@ -111,6 +117,13 @@ def server_facts(manifest: Mapping[str, Any]) -> ServerFacts | None:
         facts.managed = True
         facts.flags = command_flags(argv, names)
     return facts
+
+
+def simulated(record: Any) -> bool:
+    """Whether a document's `source.server` (a ServerFacts as JSON) says the ocllm simulator answered; False for
+    anything else, a record written before it was said included."""
+    facts = facts_of(record)
+    return facts is not None and facts.simulated
 
 
 def facts_of(record: Any) -> ServerFacts | None:

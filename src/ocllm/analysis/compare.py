@@ -27,6 +27,7 @@ from ocllm.formats.harnesses import format_of_run, read_harness_files, recognise
 from ocllm.models import Decision, token_counts
 from ocllm.scoring import SCORER_VERSION, decide, task_types
 from ocllm.scoring.no_answer import gave_no_answer
+from ocllm.server_facts import simulated
 
 
 class ScoredTask(NamedTuple):
@@ -68,6 +69,7 @@ class ScoredRun(NamedTuple):
     origin: Path | None = None  # where another tool's results were read from (a rescored document's source)
     settings: dict[str, str] | None = None  # what it ran with (run_settings.run_settings); None: the input does not say
     type_details: dict[str, dict[str, Any]] | None = None  # each type's own figures (re-scored runs only)
+    simulated: bool = False  # the ocllm simulator answered it (the run's server record says so)
 
 
 class LoadedRun(NamedTuple):
@@ -145,7 +147,7 @@ def load_scored(
     settings = run_settings(path, {"lane_settings": saved.meta.lane_settings}, types)
     return ScoredRun(
         label, path, tasks, rescore, missing, in_suite, timing, loaded.harness, notices, origin, settings,
-        own.figures() if rescore else None,
+        own.figures() if rescore else None, simulated(saved.meta.server),
     )  # fmt: skip
 
 
@@ -312,6 +314,7 @@ def _side(run: ScoredRun) -> Side:
         tool=run.harness,
         settings=run.settings or {},
         type_details=run.type_details or {},
+        simulated=run.simulated,
     )
 
 

@@ -92,6 +92,8 @@ def merge_runs(runs: list[Path], out_dir: Path, *, force: bool = False) -> Merge
         started_at=min(s.manifest.started_at for s in shards),
         finished_at=max((s.manifest.finished_at or "" for s in shards), default="") or None,
         status=_status([s.manifest for s in shards]),
+        # Simulated if any shard was: its figures are in the merged run's.
+        simulated=any(s.manifest.simulated for s in shards),
         server=None,
         notices=[],
     )

@@ -32,6 +32,7 @@ from ocllm.documents import Estimate, Matrix, MatrixLane, RunReport
 from ocllm.errors import InputError
 from ocllm.models import Task
 from ocllm.scoring import task_types
+from ocllm.server_facts import simulated
 from ocllm.summary_words import scored
 
 
@@ -97,6 +98,7 @@ def run_report_doc(
         tool=loaded.harness,
         tool_verdicts=verdicts.pooled if verdicts is not None else None,  # over every type (the pages say so)
         settings=run_settings(path, metrics.source, {r.task.type for r in saved.records}),
+        simulated=simulated(metrics.source.get("server")),
     )
 
 
@@ -151,6 +153,7 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
                 settings=run.settings or {},
                 type_details=run.type_details or {},
                 suite=_suite_name(run),
+                simulated=run.simulated,
             )
         )
     lanes = _ranked(lanes, runs, base)

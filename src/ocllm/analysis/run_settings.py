@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ocllm import simulated_words
 from ocllm.scoring.task_types import TASK_TYPES, TEMPLATE_SETTINGS
 
 # A server command's flags whose value is a credential (--api-key KEY, --api-key=KEY, --hf-token ...).
@@ -133,6 +134,9 @@ def settings_of(
     kind = _server_kind((manifest or {}).get("server_kind"))
     if kind is not None:
         out["server kind"] = kind
+    said = (manifest or {}).get("simulated")
+    if isinstance(said, bool):  # a manifest written before it was recorded has no such row
+        out[simulated_words.SETTING] = simulated_words.SIMULATED_VALUE if said else simulated_words.REAL_VALUE
     return out
 
 

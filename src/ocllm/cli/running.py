@@ -132,6 +132,7 @@ def matrix(
         check_shards((lane.suite for name, lane in lanes.items() if not only or name in only), shard)
     folder = out or Path("runs") / config.stem
     outcomes: list[tuple[str, str, Summary | None]] = []
+    simulated: set[str] = set()  # the lanes the ocllm simulator answered: the closing table says so
     with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:  # one pool of scoring workers for every lane
         for name, lane in lanes.items():
             if only and name not in only:
@@ -153,6 +154,8 @@ def matrix(
                 outcomes.append((name, f"failed: {exc}", None))
                 continue
             print_run_result(result)
+            if any(identity.simulated for identity in result.servers):
+                simulated.add(name)
             errors = result.summary.errors
             missing = result.summary.missing
             outcome = "complete" if all_answered(result.summary) else f"{errors} failed, {missing} missing"
@@ -160,7 +163,7 @@ def matrix(
                 print_notice(result.stopped)
                 outcome = f"stopped: {result.stopped}"
             outcomes.append((name, outcome, result.summary))
-    print_lane_outcomes(outcomes)
+    print_lane_outcomes(outcomes, simulated)
     return 0 if all(outcome == "complete" for _, outcome, _ in outcomes) else 1
 
 

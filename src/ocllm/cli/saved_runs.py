@@ -158,9 +158,17 @@ def report(
     """Report one run (or another tool's results, --from): summary, breakdowns and the tasks' evidence, as
     Markdown and HTML."""
     from ocllm.analysis.report_documents import run_report_doc
-    from ocllm.console import console, print_notices, print_report_verdicts, summary_table, truncated_words
+    from ocllm.console import (
+        console,
+        print_notices,
+        print_report_verdicts,
+        print_simulated,
+        summary_table,
+        truncated_words,
+    )
     from ocllm.files.output_guard import REPORT_FILES, check_folder_output
     from ocllm.report.write import write_run_report
+    from ocllm.simulated_words import run_banner
 
     check_filter(from_format, filter_name)
     if out is not None:
@@ -172,6 +180,7 @@ def report(
     check_folder_output(folder, REPORT_FILES, [run_path], force=force)
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
     doc = run_report_doc(run_path, overrides, from_format, filter_name)
+    print_simulated(run_banner() if doc.simulated else None)
     print_notices(doc.notices)
     console.print(summary_table(doc.label, doc.summary))
     console.print(f"truncated: {truncated_words(doc.summary)}", soft_wrap=True, highlight=False)

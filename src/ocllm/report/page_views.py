@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ocllm import simulated_words
 from ocllm.report.task_views import changed
 from ocllm.report.wording import (
     PASS_AT_K_NOTE,
@@ -107,6 +108,9 @@ def comparison_page(doc: Mapping[str, Any]) -> dict[str, Any]:
     serving_by = serving_recorded_by(speed)
     return {
         "doc": doc,
+        "simulated_banner": simulated_words.lanes_banner(
+            [(side["label"], side.get("simulated") is True) for side in sides]
+        ),
         "notices": doc.get("notices") or [],
         "difference_rows": difference_counts(doc),
         "resource_rows": resource_rows(columns),
@@ -149,6 +153,7 @@ def matrix_page(doc: Mapping[str, Any]) -> dict[str, Any]:
                 "latency_p50": resource_value(res.get("latency_s"), "p50", False),
                 "speed": serving_cells(lane.get("serving")),
                 "endpoint_rows": endpoint_rows(lane.get("serving")),
+                "simulated": lane.get("simulated") is True,
             }
         )
     comparisons = [
@@ -166,6 +171,9 @@ def matrix_page(doc: Mapping[str, Any]) -> dict[str, Any]:
     versions = {c.get("scorer_version") for c in doc["comparisons"]} - {None}
     return {
         "doc": with_defaults(doc, {"folder": "", "baseline": None}),
+        "simulated_banner": simulated_words.lanes_banner(
+            [(lane["label"], lane.get("simulated") is True) for lane in lanes_in]
+        ),
         "notices": doc.get("notices") or [],
         "lanes": lanes,
         "serving_columns": bool(serving_recorded_by([(lane["label"], lane.get("serving")) for lane in lanes_in])),
@@ -265,6 +273,8 @@ def run_page(doc: Mapping[str, Any]) -> dict[str, Any]:
     }
     return {
         "doc": with_defaults(doc, {"label": "run", "tool": None, "tool_verdicts": None}),
+        # A document written before runs said whether they were simulated has no such field: no banner.
+        "simulated_banner": simulated_words.run_banner() if doc.get("simulated") is True else None,
         # The title of the Markdown report: a document without a label shows none there.
         "label_as_given": doc.get("label"),
         "summary": summary,

@@ -171,6 +171,7 @@ class RunDirectory:
             served_model=served_model,
             server_kind=_kinds(server_identity),
             server_identity=server_identity,
+            simulated=any(i.get("simulated") is True for i in server_identity or ()),
             request_settings=request_settings or {},
             started_at=started,
             requests=self._requests_before(before),

@@ -16,6 +16,7 @@ import msgspec
 
 from ocllm.run.client.probe import get_json
 from ocllm.run.client.settings import ClientSettings
+from ocllm.simulated_words import SIMULATOR_MARK
 
 UNKNOWN = "unknown"
 # All the probes together: a server that does not know a path answers 404 at once; one that hangs costs this.
@@ -33,6 +34,9 @@ class ServerIdentity(msgspec.Struct, kw_only=True):
     # What the server said of its own parsing settings, where it says them (SGLang's /get_server_info holds its
     # arguments): the advice on calls and reasoning left in the text reads them (server_facts.py).
     reported: dict[str, Any] | None = None
+    # The ocllm simulator answered (its /models names it as owner), whatever kind it mimics: no model did, and every
+    # page of the run says so (simulated_words.py).
+    simulated: bool = False
 
 
 class Repeatability(NamedTuple):
@@ -143,6 +147,7 @@ async def identify(
     base_url = settings.base_url.rstrip("/")
     root = base_url.removesuffix("/v1")
     owners = _owners(models)
+    simulated = SIMULATOR_MARK in owners
     # The kind /models names is asked first (for its version); the others only if it shows no mark.
     probes = sorted(_PROBES, key=lambda probe: not owners.intersection(probe[2]))
     try:
@@ -152,15 +157,17 @@ async def identify(
                 if found is not None:
                     return ServerIdentity(
                         base_url=base_url, kind=kind, version=found.version, evidence=f"GET {path}",
-                        reported=found.reported,
+                        reported=found.reported, simulated=simulated,
                     )
     except TimeoutError:
         pass
     for kind, _, owned_by, _ in _PROBES:
         if owners.intersection(owned_by) and kind != "ollama":  # "library" alone is too weak a mark
-            return ServerIdentity(base_url=base_url, kind=kind, evidence=f"/models owned_by {sorted(owners)}")
+            return ServerIdentity(
+                base_url=base_url, kind=kind, evidence=f"/models owned_by {sorted(owners)}", simulated=simulated
+            )
     tried = ", ".join(path for _, path, _, _ in _PROBES)
-    return ServerIdentity(base_url=base_url, kind=UNKNOWN, evidence=f"no known mark ({tried})")
+    return ServerIdentity(base_url=base_url, kind=UNKNOWN, evidence=f"no known mark ({tried})", simulated=simulated)
 
 
 def _owners(models: dict[str, Any] | None) -> set[str]:

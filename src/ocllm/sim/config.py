@@ -9,9 +9,11 @@ from pathlib import Path
 from ocllm.errors import OcllmError
 from ocllm.models import Task
 from ocllm.scoring.simulated import TOOL_PARSERS, TOOL_TEXT_FORMATS
+from ocllm.simulated_words import SIMULATOR_MARK
 
-# The label the simulator puts on everything it returns, so that its output is never taken for a model's.
-SIM_LABEL = "ocllm-simulator"
+# The label the simulator puts on everything it returns, so that its output is never taken for a model's; a run
+# reads it in /v1/models (`owned_by`) and records that it was simulated (run/server_kind.py).
+SIM_LABEL = SIMULATOR_MARK
 SIM_HEADER = "x-ocllm-simulator"
 # What /v1/models advertises, and the budget a truncated answer used up when the request set no max_tokens.
 MAX_MODEL_LEN = 32768
