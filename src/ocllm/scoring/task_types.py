@@ -112,3 +112,9 @@ class TypeTallies:
         """Calls written as text, of each type whose tally counts them (the advice about the server's parser)."""
         found = (getattr(tally, "text_calls", lambda: None)() for tally in self._by_type.values())
         return [calls for calls in found if calls is not None]
+
+    def cut_without_call(self) -> tuple[int, int]:
+        """Answers cut off at max_tokens with no structured call, and answers, of the types whose tally counts them
+        (tool_call's): what says whether tool_choice "required" took."""
+        tallies = [t for t in self._by_type.values() if hasattr(t, "cut_without_call")]
+        return sum(t.cut_without_call for t in tallies), sum(getattr(t, "answers", 0) for t in tallies)
