@@ -11,7 +11,10 @@ command line, and answers a request with tools as that kind would with those fla
     python scripted_server.py --port P --kind KIND [--answer FORMAT] [the kind's flags ...]
 
 `--answer` is how the "model" writes its call: `fenced_json` (a JSON call in a ```json fence, what
-Qwen2.5-Coder-0.5B wrote on llama-server), `hermes` (<tool_call> tags). Standard library only."""
+Qwen2.5-Coder-0.5B wrote on llama-server), `hermes` (<tool_call> tags). `--on-required` is what a request with
+tool_choice "required" gets: `runaway` (the default) is what that llama-server gave (issue 41): the JSON block, then
+newlines until max_tokens, finish_reason "length", no tool_calls: the constraint did not take; `as_auto` answers as
+to "auto" (the call as text, finish_reason "stop"). Standard library only."""
 
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ def main() -> None:
     parser.add_argument("--no-jinja", dest="jinja", action="store_false")
     parser.add_argument("--enable-auto-tool-choice", action="store_true")
     parser.add_argument("--tool-call-parser", default=None)
+    parser.add_argument("--on-required", choices=("runaway", "as_auto"), default="runaway")
     parser.add_argument("-m", "--model", default="scripted")
     args = parser.parse_args()
 
@@ -89,9 +93,14 @@ def main() -> None:
             if refused is not None:
                 self._json(*refused)
                 return
-            message = {"role": "assistant", "content": ANSWERS[args.answer]}
-            choice = {"index": 0, "message": message, "finish_reason": "stop"}
-            usage = {"prompt_tokens": 20, "completion_tokens": 20, "total_tokens": 40}
+            content, finish, tokens = ANSWERS[args.answer], "stop", 20
+            if body.get("tool_choice") == "required" and args.on_required == "runaway":
+                # One token a newline after the call, up to the request's limit: the answer ends only there.
+                tokens = int(body.get("max_tokens") or 4096)
+                content, finish = content + "\n" * max(tokens - 20, 1), "length"
+            message = {"role": "assistant", "content": content}
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            usage = {"prompt_tokens": 20, "completion_tokens": tokens, "total_tokens": 20 + tokens}
             self._json(200, {"id": "x", "object": "chat.completion", "model": args.model, "choices": [choice],
                              "usage": usage})  # fmt: skip
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from faultserver import FaultServer, Reply
 
 from ocllm.cli import main
 from ocllm.server_facts import command_flags
@@ -42,9 +43,10 @@ def suite(tmp: Path) -> Path:
 def lanes_file(tmp: Path, lanes: dict[str, dict[str, Any]]) -> Path:
     """Each lane: its port, and its server command when ocllm is to start it (else whatever answers there)."""
     text = f'[defaults]\nmodel = "scripted"\nsuite = {json.dumps(str(suite(tmp)))}\nmax_attempts = 1\n'
-    text += "concurrency = 1\n"
+    text += "concurrency = 1\nmax_tokens = 64\n"
     for name, lane in lanes.items():
         text += f'[lanes.{name}]\nbase_url = "http://127.0.0.1:{lane["port"]}/v1"\n'
+        text += "".join(f"{key} = {json.dumps(value)}\n" for key, value in lane.get("settings", {}).items())
         if "command" in lane:
             text += f"[lanes.{name}.server]\ncommand = {json.dumps(lane['command'])}\nready_timeout_s = 60\n"
     path = tmp / "lanes.toml"
@@ -199,3 +201,104 @@ def test_the_flags_of_a_command_are_read_as_its_server_reads_them() -> None:
     # A setting an env name may set is unknown, whatever the command says (the values are never recorded).
     assert "jinja" not in command_flags(["llama-server", "--jinja"], ["LLAMA_ARG_NO_JINJA"])
     assert "jinja" not in command_flags(["llama-server"])  # the default depends on the build
+
+
+# The words that advise tool_choice "required" (advice.py's _REQUIRED, and the unknown kind's "a tool_choice of").
+ADVISES_REQUIRED = ('tool_choice = "required" for this lane', 'a tool_choice of "required"')
+DID_NOT_TAKE = "the server's constraint did not take (the server ignored tool_choice or could not enforce it)"
+
+
+def test_required_is_never_advised_to_a_lane_that_sends_it_and_one_that_did_not_take_is_told_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], reserve_port: Callable[[], int]
+) -> None:
+    """Issue 41, item 1: llama-server writing each call as a JSON block in the content. With "auto" the advice names
+    "required"; with "required" the answers run to max_tokens (the block, then newlines) with no structured call,
+    and that lane is told its constraint did not take and what may help, never "required" again."""
+    ports = [reserve_port(), reserve_port()]
+    lanes = {"auto": {"port": ports[0], "command": command(ports[0], "llama.cpp")},
+             "required": {"port": ports[1], "command": command(ports[1], "llama.cpp"),
+                          "settings": {"tool_choice": "required"}}}  # fmt: skip
+    assert main(["matrix", str(lanes_file(tmp_path, lanes)), "--out", str(tmp_path / "m")]) == 0
+    console = " ".join(capsys.readouterr().out.split())
+    auto, required = notices(tmp_path / "m" / "auto"), notices(tmp_path / "m" / "required")
+    assert any(ADVISES_REQUIRED[0] in n for n in auto)  # the first lane's advice, followed by the second
+    assert not any(DID_NOT_TAKE in n for n in auto)
+    for notice in required:
+        assert not any(words in notice for words in ADVISES_REQUIRED), notice
+    [took] = [n for n in required if DID_NOT_TAKE in n]
+    assert took.startswith('The lane sends tool_choice = "required", yet 2 of 2 tool_call answer(s) ran to max_tokens '
+                           "(64) with no call in tool_calls")  # fmt: skip
+    assert "a chat template with tools" in took and "--chat-template-file" in took and "grammar" in took
+    assert 'tool_choice = "auto" again' in took
+    # The calls in the content are still said, with what can help that is not "required".
+    [dropped] = [n for n in required if "wrote their calls as text" in n]
+    assert "What can help: a system prompt or chat template that asks for the format" in dropped
+    # Rendered wherever advice is: the console, the run's page (Markdown and HTML), and none of it says "required".
+    assert " ".join(took.split()) in console
+    assert main(["report", str(tmp_path / "m" / "required"), "-o", str(tmp_path / "page")]) == 0
+    markdown = (tmp_path / "page" / "report.md").read_text().replace("\\", "")
+    page = html.unescape((tmp_path / "page" / "report.html").read_text())
+    for text in (markdown, page):
+        assert took in text
+        assert not any(words in text for words in ADVISES_REQUIRED)
+
+
+def test_each_kind_that_did_not_enforce_required_is_told_its_own_way(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    ports = [reserve_port() for _ in range(3)]
+    argvs = {"vllm": command(ports[0], "vllm", "--enable-auto-tool-choice", "--tool-call-parser", "hermes"),
+             "sglang": command(ports[1], "sglang", "--tool-call-parser", "llama3"),
+             "ollama": command(ports[2], "ollama")}  # fmt: skip
+    lanes = {name: {"port": port, "command": argv, "settings": {"tool_choice": "required"}}
+             for (name, argv), port in zip(argvs.items(), ports, strict=True)}  # fmt: skip
+    assert main(["matrix", str(lanes_file(tmp_path, lanes)), "--out", str(tmp_path / "m")]) == 0
+    own = {"vllm": 'What may help: a vLLM of 0.8.3 or later (it constrains "required" itself), a --tool-call-parser',
+           "sglang": "What may help: SGLang with a --tool-call-parser for the model's call format",
+           "ollama": "What may help: none from Ollama's side: its OpenAI API takes no tool_choice"}  # fmt: skip
+    for name in lanes:
+        said = notices(tmp_path / "m" / name)
+        [took] = [n for n in said if DID_NOT_TAKE in n]
+        assert own[name] in took and took.endswith('or tool_choice = "auto" again, which costs fewer tokens')
+        for notice in said:
+            assert not any(words in notice for words in ADVISES_REQUIRED), notice
+        assert_no_flag_on_is_advised(took, lanes[name]["command"])
+
+
+def test_a_required_lane_whose_answers_stopped_is_not_told_its_constraint_failed(
+    tmp_path: Path, reserve_port: Callable[[], int]
+) -> None:
+    """The sentence rests on what happened: a "required" lane whose answers ended on their own (calls as text,
+    finish_reason "stop") is not told the constraint did not take, and is not advised "required" either."""
+    port = reserve_port()
+    lanes = {"vllm": {"port": port, "command": command(port, "vllm", "--enable-auto-tool-choice", "--tool-call-parser",
+                                                       "llama3_json", "--on-required", "as_auto"),
+                      "settings": {"tool_choice": "required"}}}  # fmt: skip
+    assert main(["matrix", str(lanes_file(tmp_path, lanes)), "--out", str(tmp_path / "m")]) == 0
+    said = notices(tmp_path / "m" / "vllm")
+    assert not any(DID_NOT_TAKE in n for n in said)
+    notice = advice_of(tmp_path / "m" / "vllm")
+    assert "No server flag keeps these" in notice and "llama3_json (already on)" in notice
+    assert notice.endswith("What can help: a system prompt or chat template that asks for the format the parser "
+                           "reads, or another model")  # fmt: skip
+
+
+def test_a_server_of_no_known_kind_that_ignores_required_is_told_each_way_to_make_it_take(tmp_path: Path) -> None:
+    """A server whose kind is unknown (the fault server: no identity route answers), sent "required", answering
+    with the JSON call in the content and then newlines to max_tokens, no tool_calls."""
+    content = 'I will look it up.\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```' + "\n" * 60
+    choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "length"}
+    runaway = Reply(json={"id": "x", "object": "chat.completion", "model": "scripted", "choices": [choice],
+                          "usage": {"prompt_tokens": 20, "completion_tokens": 64, "total_tokens": 84}})  # fmt: skip
+    with FaultServer() as server:
+        server.script(Reply(json={"object": "list", "data": [{"id": "scripted", "object": "model"}]}), then=runaway)
+        lanes = {"unknown": {"port": server.port, "settings": {"tool_choice": "required"}}}
+        assert main(["matrix", str(lanes_file(tmp_path, lanes)), "--out", str(tmp_path / "m")]) == 0
+        bodies = [r.json() for r in server.requests if r.path.endswith("/chat/completions")]
+    assert bodies and all(body["tool_choice"] == "required" for body in bodies)
+    said = notices(tmp_path / "m" / "unknown")
+    [took] = [n for n in said if DID_NOT_TAKE in n]
+    assert "a tool-call parser flag on the server" in took and "a chat template with tools" in took
+    assert "a grammar of the call" in took
+    for notice in said:
+        assert not any(words in notice for words in ADVISES_REQUIRED), notice

@@ -245,7 +245,7 @@ def test_the_run_page_shows_the_lane_settings(lanes_folder: Path, tmp_path: Path
 
 
 def test_the_comparison_and_matrix_pages_show_the_differing_settings_first(lanes_folder: Path, tmp_path: Path) -> None:
-    differing = {"temperature", "max_tokens", "prompt template", "server command"}
+    differing = {"temperature", "max_tokens", "templates.mcq", "server command"}
     assert main(["compare", str(lanes_folder / "cool"), str(lanes_folder / "warm"), "-o", str(tmp_path / "c")]) == 0
     assert main(["matrix-report", str(lanes_folder), "-o", str(tmp_path / "m")]) == 0
     for page in (tmp_path / "c" / "comparison.html", tmp_path / "m" / "matrix.html"):

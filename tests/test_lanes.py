@@ -226,8 +226,9 @@ def test_the_keys_of_before_are_read_with_one_note_to_move_them(tmp_path: Path) 
 
 
 def test_the_manifest_record_keeps_its_layout_and_reads_back(tmp_path: Path) -> None:
-    """public_settings writes each template under its key of before, tool_choice at the top level (what older
-    readers read), and lane_from_mapping (merge, resume) reads the record back to the same lane."""
+    """public_settings writes every type's template in force under `templates` and none under the keys the docs
+    ask users to move away from (issue 41, item 4), tool_choice at the top level, and lane_from_mapping (merge,
+    resume) reads the record back to the same lane."""
     import json
 
     from ocllm.run.lanes import lane_from_mapping, public_settings, with_flags
@@ -235,13 +236,15 @@ def test_the_manifest_record_keeps_its_layout_and_reads_back(tmp_path: Path) -> 
     lane = load(tmp_path, TABLE_HEAD.replace("[lanes.A.templates]\n", 'tool_choice = "none"\n[lanes.A.templates]\n')
                 + 'math = "{question} ####"\n')["A"]  # fmt: skip
     record = public_settings(lane)
-    # Only the types that came after templates were one table are under `templates` (none had a key of before).
-    later = {name: kind.default_template for name, kind in TASK_TYPES.items() if kind.template_key_before is None}
-    assert record.get("templates", {}) == later and "room_settings" not in record
-    assert record["math_template"] == "{question} ####" and record["tool_choice"] == "none"
-    assert record["prompt_template"].endswith("FINAL: <letter>.")  # the default in force is recorded too
+    # Every type's template in force is under `templates`, the defaults included; no key of before is written.
+    defaults = {name: kind.default_template for name, kind in TASK_TYPES.items()}
+    assert record["templates"] == {**defaults, "math": "{question} ####"} and "room_settings" not in record
+    assert not {"prompt_template", "math_template", "substring_template", "instructions_template", "json_template",
+                "tool_template"} & set(record)  # fmt: skip
+    assert record["tool_choice"] == "none"
+    assert record["templates"]["mcq"].endswith("FINAL: <letter>.")  # the default in force is recorded too
     keys = list(record)
-    assert keys.index("api_key_env") < keys.index("prompt_template") < keys.index("system_prompt")
+    assert keys.index("api_key_env") < keys.index("templates") < keys.index("system_prompt")
     assert keys[keys.index("reasoning") + 1] == "tool_choice"
     back = lane_from_mapping("A", {k: v for k, v in json.loads(json.dumps(record)).items() if k != "name"}, "m.json")
     assert public_settings(back) == record and back.room_settings_set() == {"tool_choice": "none"}

@@ -33,9 +33,11 @@ def test_a_run_page_shows_its_own_types_templates_and_no_changed_card_of_its_own
     md = (tmp_path / "r" / "report.md").read_text()
     page = (tmp_path / "r" / "report.html").read_text()
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
-    assert "| prompt template |" in md and "prompt template" in text
-    for other in ("substring template", "math template", "instructions template", "json template", "tool template"):
-        assert other not in md and other not in text, other
+    # Written under the keys of before (a manifest of before issue 41): read, and shown by the type's key now.
+    assert "| templates.mcq |" in md and "templates.mcq" in text
+    for other in ("required_substrings", "math", "instructions", "json", "tool_call", "code"):
+        assert f"templates.{other}" not in md and f"templates.{other}" not in text, other
+    assert "prompt template" not in md and "math template" not in text
     assert "decisions changed" not in md and 'data-figure="changed"' not in page
     # It is the run's own verdicts that are there (and a card would say 0), not the absence of any.
     from ocllm.analysis.report_documents import run_report_doc

@@ -189,11 +189,18 @@ def test_resume_refuses_a_changed_math_template_and_takes_a_manifest_from_before
     lanes.write_text(head + 'math_template = "{question} Box it."\n', encoding="utf-8")
     capsys.readouterr()
     assert main([*args, "--resume"]) == 2
-    assert "lane settings differ from the interrupted run (math_template)" in capsys.readouterr().err
-    # A manifest written before math tasks has no math_template: it was the default then, and the run resumes.
+    assert "lane settings differ from the interrupted run (templates.math)" in capsys.readouterr().err
+    # A manifest of before issue 41 kept each shipped type's template under its key of before (`prompt_template`),
+    # the others under `templates`; one written before math tasks has no math_template: it was the default then,
+    # and the run resumes.
     lanes.write_text(head, encoding="utf-8")
     manifest = json.loads((out / "manifest.json").read_text())
-    del manifest["lane"]["math_template"]
+    table = manifest["lane"].pop("templates")
+    before = {"mcq": "prompt_template", "required_substrings": "substring_template", "json": "json_template",
+              "instructions": "instructions_template", "tool_call": "tool_template"}  # fmt: skip
+    manifest["lane"].update({key: table.pop(name) for name, key in before.items()})
+    del table["math"]
+    manifest["lane"]["templates"] = table  # the types without a key of before (code)
     (out / "manifest.json").write_text(json.dumps(manifest))
     assert main([*args, "--resume"]) in (0, 1)
 
@@ -214,7 +221,7 @@ def test_a_template_moved_to_the_table_resumes_the_run_it_made(
     assert "templates are one table now" not in capsys.readouterr().out
     lanes.write_text(head + '[lanes.L.templates]\nmath = "{question} Box it!"\n', encoding="utf-8")
     assert main([*args, "--resume"]) == 2
-    assert "lane settings differ from the interrupted run (math_template)" in capsys.readouterr().err
+    assert "lane settings differ from the interrupted run (templates.math)" in capsys.readouterr().err
 
 
 def test_resume_repairs_a_torn_last_line(sim: SimServer, tmp_path: Path) -> None:

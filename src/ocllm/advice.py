@@ -19,6 +19,10 @@ What each server's parsers read (checked against their sources, docs/lanes.md "C
 - SGLang parses calls with --tool-call-parser (no separate switch): `qwen25` reads <tool_call> tags, `mistral`,
   `llama3` a JSON call, `pythonic`; its /get_server_info reports the parser it runs.
 - Ollama parses calls in the format of the model's template (its Modelfile TEMPLATE); no server flag changes it.
+
+tool_choice "required" is advised only to a lane that does not send it already. A lane that sends it and whose
+answers still ran to max_tokens with no call in tool_calls (llama-server with a template it derives no call grammar
+from: a JSON block, then newlines to the limit) is told the constraint did not take, and what may make it take.
 """
 
 from __future__ import annotations
@@ -79,8 +83,13 @@ def _caveats(parsers: list[str], lane: Mapping[str, Any]) -> str:
     return f" ({'; '.join(said)})" if said else ""
 
 
-def _no_flag(calls: TextCalls, why: str, required: bool = True) -> str:
-    helps = f"{_REQUIRED}, {_PROMPT}" if required else _PROMPT
+def _sends_required(lane: Mapping[str, Any]) -> bool:
+    """The lane already constrains its answers to a call: "required" is no advice for it."""
+    return lane.get("tool_choice") == "required"
+
+
+def _no_flag(calls: TextCalls, why: str, lane: Mapping[str, Any], required: bool = True) -> str:
+    helps = f"{_REQUIRED}, {_PROMPT}" if required and not _sends_required(lane) else _PROMPT
     return f"No server flag keeps these: the model wrote its calls as {_words(calls)}, {why}. What can help: {helps}"
 
 
@@ -102,7 +111,7 @@ def _content_advice(calls: TextCalls, server: ServerFacts | None, lane: Mapping[
     if kind == "sglang" and server is not None:
         return _sglang(calls, server, lane)
     if kind in _TEMPLATE_PARSED and server is not None:
-        return _template_parsed(calls, server, kind)
+        return _template_parsed(calls, server, kind, lane)
     return _unknown(calls, lane)
 
 
@@ -111,7 +120,7 @@ def _vllm(calls: TextCalls, server: ServerFacts, lane: Mapping[str, Any]) -> str
     caveats = _caveats(needed, lane)
     running = server.flag("tool_call_parser")
     if not needed:
-        return _no_flag(calls, "which none of vLLM's tool parsers reads")
+        return _no_flag(calls, "which none of vLLM's tool parsers reads", lane)
     if server.managed and server.flag("enable_auto_tool_choice") is False:
         return (
             f"vLLM was started without --enable-auto-tool-choice: start it with --enable-auto-tool-choice "
@@ -125,7 +134,7 @@ def _vllm(calls: TextCalls, server: ServerFacts, lane: Mapping[str, Any]) -> str
             f"{' or '.join(needed)} does{caveats}"
         )
     if running is not None:
-        return _no_flag(calls, f"which vLLM's --tool-call-parser {running} (already on) did not take{caveats}")
+        return _no_flag(calls, f"which vLLM's --tool-call-parser {running} (already on) did not take{caveats}", lane)
     # A server ocllm did not start: its command is unknown. It served tool_choice "auto" (ocllm's default), which
     # vLLM refuses without --enable-auto-tool-choice, so that flag is on; which parser it runs is not known.
     on = ' (it served tool_choice "auto", so --enable-auto-tool-choice is on)'
@@ -141,7 +150,7 @@ def _sglang(calls: TextCalls, server: ServerFacts, lane: Mapping[str, Any]) -> s
     known = "tool_call_parser" in server.flags or "tool_call_parser" in server.reported
     running = server.flag("tool_call_parser")
     if not needed:
-        return _no_flag(calls, "which none of SGLang's tool parsers reads")
+        return _no_flag(calls, "which none of SGLang's tool parsers reads", lane)
     choice = " or ".join(needed).replace("qwen25", "qwen25 (qwen in newer releases)")
     if known and running is None:
         return f"SGLang runs without a tool parser: start it with --tool-call-parser {choice}"
@@ -151,11 +160,11 @@ def _sglang(calls: TextCalls, server: ServerFacts, lane: Mapping[str, Any]) -> s
             "does"
         )
     if running is not None:
-        return _no_flag(calls, f"which SGLang's --tool-call-parser {running} (already on) did not take")
+        return _no_flag(calls, f"which SGLang's --tool-call-parser {running} (already on) did not take", lane)
     return f"Check which --tool-call-parser this SGLang server runs: --tool-call-parser {choice} reads this format"
 
 
-def _template_parsed(calls: TextCalls, server: ServerFacts, kind: str) -> str:
+def _template_parsed(calls: TextCalls, server: ServerFacts, kind: str, lane: Mapping[str, Any]) -> str:
     name = _TEMPLATE_PARSED[kind]
     if kind == "llama.cpp":
         template = (
@@ -166,21 +175,64 @@ def _template_parsed(calls: TextCalls, server: ServerFacts, kind: str) -> str:
         # The requests carried tools and were answered: llama-server refuses tools without Jinja (HTTP 500), so
         # Jinja was on, whatever the command or the build's default; --jinja would change nothing.
         why = f"and {name} (Jinja on: it accepted the tools) parses only the call format of {template}"
-        return _no_flag(calls, why)
+        return _no_flag(calls, why, lane)
     why = f"and {name} parses only the call format of the model's template (its Modelfile TEMPLATE)"
-    return _no_flag(calls, why, required=False)  # Ollama's OpenAI API has no tool_choice
+    return _no_flag(calls, why, lane, required=False)  # Ollama's OpenAI API has no tool_choice
 
 
 def _unknown(calls: TextCalls, lane: Mapping[str, Any]) -> str:
     vllm, sglang = _parsers(_VLLM_READS, calls), _parsers(_SGLANG_READS, calls)
     if not vllm:
-        return _no_flag(calls, "which no known server's tool parser reads")
+        return _no_flag(calls, "which no known server's tool parser reads", lane)
+    helps = "a prompt asking for that format"
+    if not _sends_required(lane):
+        helps = f'a tool_choice of "required", {helps}'
     return (
         f"The server's kind is not known, so its flags are not either: vLLM reads this format with "
         f"--enable-auto-tool-choice --tool-call-parser {' or '.join(vllm)}{_caveats(vllm, lane)}; SGLang with "
         f"--tool-call-parser {' or '.join(sglang)}; llama.cpp and Ollama read only the call format of the model's "
-        'chat template (no flag changes it: a tool_choice of "required", a prompt asking for that format, or '
-        "another model can)"
+        f"chat template (no flag changes it: {helps}, or another model can)"
+    )
+
+
+def constraint_did_not_take(cut: int, answers: int, server: ServerFacts | None, lane: Mapping[str, Any]) -> str | None:
+    """A lane that sends tool_choice "required" whose answers ran to max_tokens with no call in tool_calls: the
+    server did not constrain them (it ignored the setting, or had no call format to constrain them to). Advising
+    "required" again would change nothing; this says what may make the constraint take (None: nothing to say)."""
+    if not cut or not _sends_required(lane):
+        return None
+    limit = lane.get("max_tokens")
+    at = f" ({limit})" if limit is not None else ""
+    return (
+        f'The lane sends tool_choice = "required", yet {cut} of {answers} tool_call answer(s) ran to max_tokens{at} '
+        "with no call in tool_calls: the server's constraint did not take (the server ignored tool_choice or could "
+        f"not enforce it), so the answers only grew longer. What may help: {_make_it_take(server)}; or "
+        'tool_choice = "auto" again, which costs fewer tokens'
+    )
+
+
+def _make_it_take(server: ServerFacts | None) -> str:
+    """What lets each kind constrain an answer to a call."""
+    kind = server.kind if server is not None else None
+    if kind == "llama.cpp":
+        return (
+            "llama-server builds its call grammar from the chat template, so a chat template with tools whose call "
+            "format it recognises (--chat-template-file), or a grammar of the call in the request (the lane's "
+            "extra_body: json_schema or grammar)"
+        )
+    if kind == "vllm":
+        return (
+            'a vLLM of 0.8.3 or later (it constrains "required" itself), a --tool-call-parser for the model\'s '
+            "call format, or guided decoding in the lane's extra_body (guided_json)"
+        )
+    if kind == "sglang":
+        return "SGLang with a --tool-call-parser for the model's call format (it constrains through the parser)"
+    if kind == "ollama":
+        return 'none from Ollama\'s side: its OpenAI API takes no tool_choice, so "required" is ignored there'
+    return (
+        "a tool-call parser flag on the server (vLLM --enable-auto-tool-choice --tool-call-parser, SGLang "
+        "--tool-call-parser), a chat template with tools (llama.cpp --chat-template-file), or a grammar of the "
+        "call (the lane's extra_body)"
     )
 
 

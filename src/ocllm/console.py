@@ -23,7 +23,7 @@ from ocllm import simulated_words, verdict_words
 from ocllm.documents import Comparison, InputVerdicts, Matrix, Paired, RunReport, Serving, Summary, as_summary
 from ocllm.report.wording import interval_methods_note, rank_of, rate
 from ocllm.scoring import task_types
-from ocllm.summary_words import truncation_words
+from ocllm.summary_words import serving_rate, truncation_words
 from ocllm.verdict_words import SCORER_LABEL
 from ocllm.visible_text import visible
 
@@ -198,9 +198,10 @@ def spread_line(doc: Paired) -> str:
     line = f"standard error of B - A: {100 * doc.diff_stderr:.2f} points, clustered on tasks"
     if doc.diff_stderr_category is not None and doc.diff_stderr_category > doc.diff_stderr:
         line += f"; {100 * doc.diff_stderr_category:.2f} clustered on the {doc.categories} categories"
-    if doc.minimum_detectable_effect is not None:
+    mde, low, high = doc.minimum_detectable_effect, doc.diff_ci_low, doc.diff_ci_high
+    if verdict_words.detectable_may_be_said(mde, low, high, doc.significant) and mde is not None:
         line += (
-            f"   smallest difference detectable with 80% power: {100 * doc.minimum_detectable_effect:.1f} points"
+            f"   smallest difference detectable with 80% power: {100 * mde:.1f} points"
         )
     return line
 
@@ -236,9 +237,12 @@ def _server_words(kind: str, version: str | None, simulated: bool) -> str:
 
 def serving_line(serving: Serving) -> str:
     """requests/s, output tokens/s and time to first token, over the lane's wall time."""
-    parts = [f"{serving.requests_per_s:,.2f} requests/s"]
-    if serving.output_tokens_per_s is not None:
-        parts.append(f"{serving.output_tokens_per_s:,.1f} output tokens/s")
+    figures = msgspec.to_builtins(serving)
+    requests, tokens = serving_rate(figures, "requests_per_s"), serving_rate(figures, "output_tokens_per_s")
+    # n/a: no request was answered, or the wall time rounds to 0 (no rate is measured over either).
+    parts = [f"{requests:,.2f} requests/s" if requests is not None else "requests/s n/a"]
+    if tokens is not None:
+        parts.append(f"{tokens:,.1f} output tokens/s")
     if serving.ttft_p50_s is not None and serving.ttft_p95_s is not None:
         parts.append(f"time to first token p50 {serving.ttft_p50_s:.3f} s, p95 {serving.ttft_p95_s:.3f} s")
     line = f"serving: {', '.join(parts)} (over {serving.wall_s:,.1f} s)"
@@ -254,8 +258,11 @@ def _speed_cells(serving: Serving | None) -> tuple[str, str, str]:
     """A matrix lane's requests/s, output tokens/s and median time to first token ("-" where not recorded)."""
     if serving is None:
         return ("-", "-", "-")
-    tokens = serving.output_tokens_per_s
-    return (rate(serving.requests_per_s), rate(tokens) if tokens is not None else "-", _seconds(serving.ttft_p50_s))
+    figures = msgspec.to_builtins(serving)
+    requests, tokens = serving_rate(figures, "requests_per_s"), serving_rate(figures, "output_tokens_per_s")
+    unmeasured = serving.output_tokens is not None  # reported, but over no answer or no time
+    return (rate(requests), rate(tokens) if tokens is not None else "n/a" if unmeasured else "-",
+            _seconds(serving.ttft_p50_s))  # fmt: skip
 
 
 def _seconds(value: object) -> str:

@@ -48,7 +48,8 @@ class Serving(msgspec.Struct, kw_only=True):
 
     wall_s: float
     requests: int  # HTTP requests sent, retries included
-    requests_per_s: float
+    # None where no rate was measured: no request was answered, or the wall time rounds to 0 (summary_words)
+    requests_per_s: float | None
     answers: int  # tasks that got a response
     output_tokens: int | None = None  # completion tokens the server reported (None: it reported none)
     output_tokens_per_s: float | None = None

@@ -38,3 +38,21 @@ def scored(figures: Mapping[str, Any]) -> int:
     if isinstance(value, int):
         return value
     return int(figures["total"]) - int(figures.get("errors") or 0) - int(figures.get("unscored") or 0)
+
+
+# A wall time under this prints as "0.0 s": too short to measure a rate over (issue 41: "166.67 requests/s (over
+# 0.0 s)" for a lane whose every request was refused at once).
+MIN_RATE_WALL_S = 0.05
+
+
+def serving_rate(serving: Mapping[str, Any], key: str) -> float | None:
+    """A serving rate (`requests_per_s`, `output_tokens_per_s`) as documents are read: None (n/a) where it rests on
+    no answered request or on a wall time that rounds to 0, whatever a document written before said of it."""
+    value, wall, answers = serving.get(key), serving.get("wall_s"), serving.get("answers")
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    if not isinstance(wall, int | float) or wall < MIN_RATE_WALL_S:
+        return None
+    if isinstance(answers, int) and not isinstance(answers, bool) and answers <= 0:
+        return None
+    return float(value)

@@ -95,3 +95,32 @@ def test_words(paired: Paired) -> str:
     # A document written before `p_value` has only the exact McNemar p; None in both: no test was made.
     p = paired.p_value if paired.p_value is not None else paired.mcnemar_p
     return f"{paired.test} p = {'n/a' if p is None else format(p, '.3g')}"
+
+
+# --- the detectable difference beside the interval (issue 41, item 5) ----------------------------------------------
+
+
+def interval_reach(low: float, high: float) -> float:
+    """The largest difference, either way, the 95% interval still holds."""
+    return max(abs(low), abs(high))
+
+
+def detectable_may_be_said(mde: float | None, low: float | None, high: float | None, significant: bool) -> bool:
+    """Whether the detectable-difference sentence ("only a difference of about X points or more would have been
+    detected") may stand beside the interval. Where nothing was found, the interval says how large the difference
+    may still be; a sentence that a difference of X "would have been detected" contradicts an interval that holds
+    one of X or more (28.0 points beside -44.5 to +25.9: the exact interval of few tasks is wider than the normal
+    approximation the detectable difference rests on). Then the interval is said alone. Compared as printed."""
+    if mde is None:
+        return False
+    if significant or low is None or high is None:
+        return True
+    return round(100 * interval_reach(low, high), 1) < round(100 * mde, 1)
+
+
+def interval_room(n_paired: int, low: float, high: float) -> str:
+    """What the interval of a difference not found says, in place of a detectable difference it contradicts."""
+    return (
+        f"The 95% interval still holds a difference of up to {100 * interval_reach(low, high):.1f} points: "
+        f"{n_paired} paired tasks cannot rule one that large out."
+    )

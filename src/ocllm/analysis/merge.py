@@ -27,6 +27,7 @@ from ocllm.run.directory_reader import (
     OUTPUT_SETTINGS,
     SERVER_LOG,
     Lane,
+    changed_templates,
     check_output_folder,
     read_manifest,
     recorded_lane,
@@ -225,6 +226,8 @@ def _check_together(shards: list[_Shard]) -> None:
                 raise InputError(
                     f"{shard.path}: lane setting {key!r} is {b.lane.get(key)!r}, in {first.path} {a.lane.get(key)!r}"
                 )
+        if changed := changed_templates(a.lane, b.lane):  # whichever keys each shard's manifest kept them under
+            raise InputError(f"{shard.path}: lane setting {changed[0]!r} differs from {first.path}'s")
         if b.shard.index in seen:
             raise InputError(f"{shard.path}: shard {b.shard.index}/{b.shard.count} is also {seen[b.shard.index]}")
         seen[b.shard.index] = shard.path

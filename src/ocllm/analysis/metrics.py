@@ -12,6 +12,7 @@ from ocllm.documents import Figures, Serving, Summary, TypeFigures
 from ocllm.models import Decision, Sample, token_counts
 from ocllm.scoring import task_types
 from ocllm.scoring.no_answer import gave_no_answer
+from ocllm.summary_words import MIN_RATE_WALL_S
 
 
 class Verdict(Protocol):
@@ -199,13 +200,15 @@ class ServingTally:
             p50, p95 = (float(v) for v in np.percentile(np.frombuffer(self.ttft, dtype=float), [50, 95]))
         tokens = self.output_tokens if self.reported_tokens else None
         endpoints = (timing or {}).get("endpoints")
+        # No rate from no answer, or from a wall time too short to measure (issue 41): null, n/a on every page.
+        measured = self.answers > 0 and wall >= MIN_RATE_WALL_S
         return Serving(
             wall_s=round(float(wall), 3),
             requests=requests,
-            requests_per_s=round(requests / wall, 3),
+            requests_per_s=round(requests / wall, 3) if measured else None,
             answers=self.answers,
             output_tokens=tokens,
-            output_tokens_per_s=round(tokens / wall, 3) if tokens is not None else None,
+            output_tokens_per_s=round(tokens / wall, 3) if tokens is not None and measured else None,
             ttft_p50_s=p50,
             ttft_p95_s=p95,
             ttft_samples=len(self.ttft),

@@ -150,6 +150,8 @@ class NoticeTally:
         notices += self._failures(rerunnable)
         notices += self._failure_advice(server, lane)
         notices += self._type_tallies.notices()
+        cut, answers = self._type_tallies.cut_without_call()
+        notices += [n for n in (advice.constraint_did_not_take(cut, answers, server, lane),) if n]
         notices += [advice.dropped_calls(calls, server, lane) for calls in self._type_tallies.text_calls()]
         notices += self._retried()
         notices += [n for n in (advice.timeout_advice(self.timed_out, self.retries["timeout"], lane),) if n]

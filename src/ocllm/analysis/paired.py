@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+from ocllm import verdict_words
 from ocllm.analysis.clustered import ClusteredMean, clustered_mean, interval, t_test_p
 from ocllm.analysis.power import minimum_detectable_effect
 from ocllm.analysis.sampled import share_interval
@@ -300,9 +301,13 @@ def _caveats(spread: _Spread, ci: Interval, significant: bool) -> str:
                 f"{wide.high * 100:+.1f} points and includes no difference: the result may rest on a few categories."
             )
     mde = spread.fields()["minimum_detectable_effect"]
-    if not significant and isinstance(mde, float):
-        said += (
-            f" With {spread.on_tasks.clusters} paired tasks, only a difference of about {mde * 100:.1f} points or "
-            "more would have been detected with 80% power."
-        )
-    return said
+    if significant or not isinstance(mde, float):
+        return said
+    # The interval first: the detectable difference only where the interval does not contradict it (issue 41).
+    if not verdict_words.detectable_may_be_said(mde, ci.low, ci.high, significant):
+        return f"{said} {verdict_words.interval_room(spread.on_tasks.clusters, ci.low, ci.high)}"
+    return (
+        f"{said} The 95% interval rules out a difference over {100 * verdict_words.interval_reach(ci.low, ci.high):.1f}"
+        f" points; with {spread.on_tasks.clusters} paired tasks, only a difference of about {mde * 100:.1f} points "
+        "or more would have been detected with 80% power."
+    )

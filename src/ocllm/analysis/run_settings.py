@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ocllm import simulated_words
-from ocllm.scoring.task_types import TASK_TYPES, TEMPLATE_SETTINGS
+from ocllm.scoring.task_types import TASK_TYPES, recorded_templates
 
 # A server command's flags whose value is a credential (--api-key KEY, --api-key=KEY, --hf-token ...).
 _SECRET_FLAG = re.compile(r"^--?[\w-]*(key|token|secret|password|passwd)[\w-]*$", re.I)
@@ -94,8 +94,7 @@ _LANE: tuple[tuple[str, str, Callable[[object], str]], ...] = (
     ("reasoning", "reasoning", _text),
     ("reasoning switch", "reasoning_switch", _text),
     ("stream", "stream", _text),
-    *((setting.replace("_", " "), setting, _text) for setting in TEMPLATE_SETTINGS),
-    ("templates", "templates", _text),  # the templates of types that came after the table (none of the first six)
+    # Here the prompt templates, one row per type the run holds (`_templates`).
     ("system prompt", "system_prompt", _text),
     ("extra body", "extra_body", _text),
     ("fields never sent", "omit_fields", _text),
@@ -110,22 +109,42 @@ _LANE: tuple[tuple[str, str, Callable[[object], str]], ...] = (
 )
 
 
-def _unused_templates(types: Collection[str] | None) -> set[str]:
-    """The template settings of the task types a run does not hold: a tool-call run's MCQ and math templates are
-    noise on its pages (issue 30, item 6). None: the types are not known, and every template is shown."""
-    if types is None:
-        return set()
-    # A run's record keeps each template under its key before the templates table (run/lanes.py, KEYS_BEFORE).
-    return {t.template_key_before for name, t in TASK_TYPES.items() if name not in types and t.template_key_before}
+def as_sent(type_name: str, template: str) -> str:
+    """A template as its prompts were sent: the braces it escapes (`\\boxed{{}}`) as one (`\\boxed{}`), its
+    placeholders (`{question}`) left standing. A template that cannot be filled is shown as written."""
+    placeholders = TASK_TYPES[type_name].template_placeholders
+    try:
+        return template.format(**{name: "{" + name + "}" for name in placeholders})
+    except (KeyError, IndexError, ValueError):
+        return template
+
+
+def _templates(lane: Mapping[str, Any], types: Collection[str] | None) -> dict[str, str]:
+    """The prompt template in force of each task type the run holds, as sent, one row a type (`templates.math`, the
+    key a lanes file sets it by): a type it did not run shows nothing (issue 30, item 6; issue 41, item 4). None:
+    the types are not known, and every type's is shown. Read from a record of any age (`recorded_templates`)."""
+    templates = recorded_templates(lane)
+    shown = [name for name in templates if types is None or name in types]
+    return {f"templates.{name}": as_sent(name, templates[name]) for name in shown}
+
+
+# The rows the templates come after: the request's own settings come first.
+_TEMPLATES_AFTER = "stream"
 
 
 def settings_of(
     lane: Mapping[str, Any], manifest: Mapping[str, Any] | None = None, types: Collection[str] | None = None
 ) -> dict[str, str]:
     """The settings table of one run: label -> value, as text; of the prompt templates, only those of the task
-    `types` the run holds (all of them when None)."""
-    unused = _unused_templates(types)
-    out = {label: form(lane.get(key)) for label, key, form in _LANE if key in lane and key not in unused}
+    `types` the run holds (all of them when None), each as its prompts were sent."""
+    out: dict[str, str] = {}
+    templates = _templates(lane, types)
+    for label, key, form in _LANE:
+        if key in lane:
+            out[label] = form(lane.get(key))
+        if key == _TEMPLATES_AFTER:
+            out.update(templates)
+    out.update(templates)  # in its place above; last, for a record without the rows it comes after
     server = (manifest or {}).get("server")
     command = server.get("command") if isinstance(server, Mapping) else None
     if command is None and isinstance(lane.get("server"), Mapping):

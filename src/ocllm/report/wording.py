@@ -16,7 +16,7 @@ from ocllm.scoring import task_types
 from ocllm.scoring.no_answer import gave_no_answer
 from ocllm.scoring.task_type import DetailTable, TaskType
 from ocllm.scoring.task_view import TaskView
-from ocllm.summary_words import scored, truncation_parts, truncation_words
+from ocllm.summary_words import scored, serving_rate, truncation_parts, truncation_words
 
 # --- Numbers and intervals ----------------------------------------------------------------------------
 
@@ -361,10 +361,20 @@ def _recorded(value: object, form: Callable[[float], str]) -> str:
     return "not recorded" if number is None else form(number)
 
 
+def _rate(serving: Mapping[str, Any], key: str) -> str:
+    """A serving rate: n/a where it was recorded but rests on no answer or no time (summary_words.serving_rate),
+    "not recorded" where the input has none."""
+    value = serving_rate(serving, key)
+    if value is not None:
+        return rate(value)
+    counted = "wall_s" if key == "requests_per_s" else "output_tokens"  # what the rate would be over
+    return "n/a" if serving.get(key) is not None or serving.get(counted) is not None else "not recorded"
+
+
 # A serving figure: (label, the figure as text from a run's `serving` object)
 SERVING_FIGURES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
-    ("requests/s", lambda s: _recorded(s.get("requests_per_s"), rate)),
-    ("output tokens/s", lambda s: _recorded(s.get("output_tokens_per_s"), rate)),
+    ("requests/s", lambda s: _rate(s, "requests_per_s")),
+    ("output tokens/s", lambda s: _rate(s, "output_tokens_per_s")),
     ("time to first token, median", lambda s: _recorded(s.get("ttft_p50_s"), seconds)),
     ("time to first token, 95th percentile", lambda s: _recorded(s.get("ttft_p95_s"), seconds)),
     ("wall time", lambda s: _recorded(s.get("wall_s"), duration)),
@@ -388,8 +398,8 @@ def serving_cells(serving: Mapping[str, Any] | None) -> dict[str, str]:
     if not serving:
         return {"requests_per_s": "not recorded", "output_tokens_per_s": "not recorded", "ttft_p50": "not recorded"}
     return {
-        "requests_per_s": _recorded(serving.get("requests_per_s"), rate),
-        "output_tokens_per_s": _recorded(serving.get("output_tokens_per_s"), rate),
+        "requests_per_s": _rate(serving, "requests_per_s"),
+        "output_tokens_per_s": _rate(serving, "output_tokens_per_s"),
         "ttft_p50": _recorded(serving.get("ttft_p50_s"), seconds),
     }
 
@@ -532,9 +542,18 @@ def mde_sentence(doc: Mapping[str, Any]) -> str:
     mde = doc.get("minimum_detectable_effect")
     if not isinstance(mde, int | float) or isinstance(mde, bool):
         return ""
+    if not _detectable_may_be_said(doc):
+        return ""  # the verdict says what the interval holds instead (verdict_words.interval_room)
     return (
         f"With {doc.get('n_paired', 0)} paired tasks a difference under {100.0 * mde:.1f} points could not be "
         "detected reliably (80% power)."
+    )
+
+
+def _detectable_may_be_said(doc: Mapping[str, Any]) -> bool:
+    low, high = doc.get("diff_ci_low"), doc.get("diff_ci_high")
+    return verdict_words.detectable_may_be_said(
+        doc.get("minimum_detectable_effect"), low, high, bool(doc.get("significant"))
     )
 
 
@@ -616,8 +635,13 @@ def resolved_sentence(doc: Mapping[str, Any]) -> str:
         mde = c.get("minimum_detectable_effect")
         if not c.get("n_paired"):
             why = " (no task paired with the baseline)"
-        else:
-            why = " (never differs on a task)" if mde is None else f" (under {100.0 * mde:.1f} points)"
+        elif mde is None:
+            why = " (never differs on a task)"
+        elif _detectable_may_be_said(c):
+            why = f" (under {100.0 * mde:.1f} points)"
+        else:  # the interval holds more than the detectable difference: say the interval's reach, not "under"
+            reach = verdict_words.interval_reach(c["diff_ci_low"], c["diff_ci_high"])
+            why = f" (its 95% interval holds up to {100.0 * reach:.1f} points)"
         unresolved.append(str(c["b"]["label"]) + why)
     return (
         f"Resolved against {doc.get('baseline')} (significant at the 5% level): {', '.join(resolved) or 'none'}. "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,15 +39,23 @@ from ocllm.models import RunManifest, Sample, ShardRecord, SuiteRecord
 from ocllm.run.lanes import ROOM_SETTINGS, Lane, public_settings
 from ocllm.run.servers import SERVER_LOG
 from ocllm.scoring import SCORER_VERSION
-from ocllm.scoring.task_types import TEMPLATE_SETTINGS
+from ocllm.scoring.task_types import recorded_templates
 from ocllm.suites import Suite
 
 RUN_FORMAT = "ocllm-run/1"
 # Lane settings that change what the model is asked; a resumed run must not mix two of them.
+# The templates are compared type by type (`changed_templates`): a record may keep them under the keys of before.
 OUTPUT_SETTINGS = (
-    "model", *TEMPLATE_SETTINGS, "templates", "system_prompt", "temperature", "top_p",
+    "model", "system_prompt", "temperature", "top_p",
     "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields", *ROOM_SETTINGS,
 )  # fmt: skip
+
+
+def changed_templates(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """The types whose template in force differs between two lane records (`templates.math`), whichever keys each
+    record kept them under (a manifest written before issue 41 has `math_template`)."""
+    a, b = recorded_templates(before), recorded_templates(now)
+    return [f"templates.{name}" for name in a if a[name] != b.get(name)]
 
 # What a lane that sets nothing records: a setting a manifest predates was its default then.
 _DEFAULTS = public_settings(Lane(name="defaults", base_url="", model=""))
@@ -138,6 +147,7 @@ class RunDirectory:
         now = public_settings(lane)
         # A setting a manifest predates (math_template before math tasks) was its default then.
         changed = [k for k in OUTPUT_SETTINGS if manifest.lane.get(k, _DEFAULTS.get(k)) != now.get(k)]
+        changed += changed_templates(manifest.lane, now)
         if changed:
             raise InputError(f"{self.path}: lane settings differ from the interrupted run ({', '.join(changed)})")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ocllm.models import RunManifest
-from ocllm.run.directory import OUTPUT_SETTINGS, RunDirectory, read_manifest
+from ocllm.run.directory import OUTPUT_SETTINGS, RunDirectory, changed_templates, read_manifest
 from ocllm.run.lanes import Lane, lane_from_mapping
 from ocllm.run.servers import SERVER_LOG
 from ocllm.run.shards import shard_of
@@ -18,6 +18,7 @@ __all__ = [
     "OUTPUT_SETTINGS",
     "SERVER_LOG",
     "Lane",
+    "changed_templates",
     "check_output_folder",
     "read_manifest",
     "recorded_lane",

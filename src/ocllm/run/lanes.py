@@ -338,22 +338,15 @@ def public_settings(lane: Lane) -> dict[str, Any]:
     """The lane as recorded in a manifest: every setting, and never a secret (a managed server's env is
     recorded by its names only: its values may be tokens).
 
-    The record keeps the layout it had before templates were one table, so that every reader of manifests (a
-    resume's check, reports' settings tables, the advice on tool calls, a merge of shards) reads it as it did:
-    each type's template in force (the room's default included) under its key of before (`prompt_template`, ...),
-    in place of `templates`; a type without such a key under `templates.<type>`; and each room's own setting at
-    the top level where the lane writes it (`tool_choice`, after `reasoning`). `lane_from_mapping` reads it back."""
+    Written in the keys a lanes file uses now (issue 41): every type's template in force (the room's default
+    included) under `templates.<type>`, never under the keys of before (`prompt_template`, ...), which the docs ask
+    users to move away from; and each room's own setting at the top level where the lane writes it (`tool_choice`,
+    after `reasoning`). `lane_from_mapping` reads it back, and a record of before too; its readers take the
+    templates through `task_types.recorded_templates`, which reads both."""
     settings: dict[str, Any] = {}
     for key, value in msgspec.to_builtins(lane).items():
         if key == "templates":
-            later: dict[str, str] = {}
-            for task_type in task_types.TASK_TYPES.values():
-                if task_type.template_key_before is not None:
-                    settings[task_type.template_key_before] = lane.template_for(task_type)
-                else:
-                    later[task_type.name] = lane.template_for(task_type)
-            if later:
-                settings["templates"] = later
+            settings["templates"] = {t.name: lane.template_for(t) for t in task_types.TASK_TYPES.values()}
         elif key == "room_settings":
             for task_type in task_types.TASK_TYPES.values():
                 settings.update(lane.settings_for(task_type))

@@ -104,6 +104,16 @@ class RunProgress:
             self.correct += bool(correct)
         self._refresh()
 
+    def earlier(self, correct: bool | None, error: bool) -> None:
+        """A task an earlier invocation finished (--resume): counted in the accuracy and the errors, which are the
+        lane's, but not in the rate (it is already in `done`)."""
+        if error:
+            self.errors += 1
+        elif correct is not None:
+            self.scored += 1
+            self.correct += bool(correct)
+        self._refresh()
+
     def retry_moved(self, before: int | None, after: int | None) -> None:
         """A request being retried moved from attempt `before` to attempt `after` (None: not being retried, before
         its first retry or once it is over), whether that attempt waits for its back-off or is in flight."""

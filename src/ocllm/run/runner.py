@@ -312,7 +312,13 @@ async def _run(
     began = time.monotonic()
     answered: float | None = None
     try:
-        live_to = _Live(run_dir, pool, spool, make_progress, len(suite.tasks) * lane.samples_per_task, len(done))
+        # The samples of earlier invocations, decided again beside this one's, so that the progress line's accuracy
+        # is the lane's, not this invocation's alone (their decisions go to the spool: the final scoring takes them).
+        # None when nothing is left to run: the pool is not started then, and no progress line drawn.
+        by_id = {task.id: task for task in suite.tasks}
+        earlier = [(by_id[s.task_id], s) for s in existing if s.task_id in by_id] if pending else []
+        total = len(suite.tasks) * lane.samples_per_task
+        live_to = _Live(run_dir, pool, spool, make_progress, total, len(done), earlier)
         answered = await _answer(pending, engine, sent_lane, lane, live_to, counts, refusals, server)
     finally:
         run_dir.count_requests(counts.requests, counts.retries, counts.resends)
@@ -347,6 +353,7 @@ class _Live(NamedTuple):
     make_progress: Callable[[str, int, int], RunProgress]
     total: int
     done: int
+    earlier: list[tuple[Task, Sample]]  # the samples of earlier invocations (--resume), with their tasks
 
 
 async def _answer(
@@ -376,6 +383,7 @@ async def _answer(
 
                 # At most `concurrency` answers wait for their decision: a slower scorer holds the requests back.
                 live = LiveDecisions(live_to.pool, lane.policy(), decided, limit=lane.concurrency)
+                earlier = _Earlier(live_to, lane, bar)
 
                 async def finished(job: Job, sample: Sample) -> None:
                     writer.append(sample)
@@ -391,11 +399,48 @@ async def _answer(
                     await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
                     answered = time.monotonic()
                     await live.drain()
+                    await earlier.drain()
                 finally:
+                    await earlier.cancel()
                     await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
     finally:
         writer.close()
     return answered
+
+
+class _Earlier:
+    """The decisions of earlier invocations' samples, taken in the pool beside this invocation's answers (a task of
+    its own, with its own limit, so that they never hold a request back): each is counted in the progress line's
+    accuracy and kept in the spool."""
+
+    def __init__(self, live_to: _Live, lane: Lane, bar: RunProgress) -> None:
+        def decided(task: Task, sample: Sample, decision: EncodedDecision | None) -> None:
+            if decision is not None:
+                live_to.spool.add_encoded((task.id, sample.sample), decision)
+            bar.earlier(None if decision is None else decision.correct, error=False)
+
+        self._live = LiveDecisions(live_to.pool, lane.policy(), decided, limit=lane.concurrency)
+        for _, sample in live_to.earlier:
+            if sample.error is not None:
+                bar.earlier(None, error=True)
+        answered = [(task, sample) for task, sample in live_to.earlier if sample.error is None]
+        self._feeding = asyncio.ensure_future(self._feed(answered)) if answered else None
+
+    async def _feed(self, answered: list[tuple[Task, Sample]]) -> None:
+        for task, sample in answered:
+            await self._live.add(as_sent(task, sample), sample)
+
+    async def drain(self) -> None:
+        if self._feeding is not None:
+            await self._feeding
+        await self._live.drain()
+
+    async def cancel(self) -> None:
+        if self._feeding is not None and not self._feeding.done():
+            self._feeding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._feeding
+        await self._live.cancel()
 
 
 def sampling_notices(lane: Lane) -> list[str]:

@@ -19,7 +19,7 @@ from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
 __all__ = [
     "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "drawn_as", "extracts_answer", "import_rooms", "of",
-    "register", "task_from", "unregister",
+    "recorded_templates", "register", "task_from", "unregister",
 ]  # fmt: skip
 
 TASK_TYPES: dict[str, TaskType] = {}
@@ -58,10 +58,25 @@ def unregister(name: str) -> None:
 
 for _shipped in (mcq, substrings, math, instructions, json_answer, tool_call, code):
     register(_shipped.TASK_TYPE)
-# The keys a lane's record (a manifest's `lane`) keeps each type's template under, as lanes files wrote them before
-# templates were one table ("prompt_template", "math_template", ...): only the shipped types have one; a type
-# registered later keeps its template under `templates`.
+# The keys lanes files and a lane's record (a manifest's `lane`) kept each type's template under before templates
+# were one table ("prompt_template", "math_template", ...): still read; only the shipped types have one. A record
+# written since issue 41 keeps every type's template under `templates` alone.
 TEMPLATE_SETTINGS = tuple(t.template_key_before for t in TASK_TYPES.values() if t.template_key_before is not None)
+
+
+def recorded_templates(record: Mapping[str, Any]) -> dict[str, str]:
+    """Each registered type's template in force, from a lane's record of any age: its `templates` table, else the
+    type's key of before, else the room's default (a record that predates the type ran with that)."""
+    table = record.get("templates")
+    table = table if isinstance(table, Mapping) else {}
+    found: dict[str, str] = {}
+    for name, task_type in TASK_TYPES.items():
+        before = record.get(task_type.template_key_before) if task_type.template_key_before else None
+        for template in (table.get(name), before, task_type.default_template):
+            if isinstance(template, str):
+                found[name] = template
+                break
+    return found
 
 
 def of(name: str) -> TaskType:
@@ -112,3 +127,9 @@ class TypeTallies:
         """Calls written as text, of each type whose tally counts them (the advice about the server's parser)."""
         found = (getattr(tally, "text_calls", lambda: None)() for tally in self._by_type.values())
         return [calls for calls in found if calls is not None]
+
+    def cut_without_call(self) -> tuple[int, int]:
+        """Answers cut off at max_tokens with no structured call, and answers, of the types whose tally counts them
+        (tool_call's): what says whether tool_choice "required" took."""
+        tallies = [t for t in self._by_type.values() if hasattr(t, "cut_without_call")]
+        return sum(t.cut_without_call for t in tallies), sum(getattr(t, "answers", 0) for t in tallies)

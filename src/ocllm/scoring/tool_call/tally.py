@@ -29,6 +29,9 @@ class ToolCallTally:
         self.by_where: Counter[str] = Counter()
         self.rules: Counter[str] = Counter()
         self.invalid_json = 0
+        # Answers cut off at max_tokens with no call in tool_calls: under tool_choice "required", the server's
+        # constraint did not take (advice.py, `constraint_did_not_take`).
+        self.cut_without_call = 0
 
     def add(self, decision: Decision) -> None:
         if decision.correct is None:
@@ -39,6 +42,7 @@ class ToolCallTally:
         source = getattr(decision, "call_source", "none")
         calls = getattr(decision, "calls", [])
         made = len(calls) + getattr(decision, "calls_left_out", 0)
+        self.cut_without_call += decision.truncated and source != "tool_calls"
         if source == "tool_calls":
             self.structured += 1
             self.calls_structured += made
