@@ -29,10 +29,8 @@ from pathlib import Path
 
 HUMANEVAL = Path(__file__).parent.parent / "tests" / "data" / "code" / "datasets" / "full" / "HumanEval.jsonl.gz"
 # The request sentence the default prompt ended with before issue 41, as a lane template writes it.
-OLD_TEMPLATE = (
-    "{question}\n\nComplete this Python code:\n```python\n{code_prefix}\n```\n\n"
-    "Write the whole function `{entry_point}` in one ```python code block."
-)
+PREFIX_SHOWN = "{question}\n\nComplete this Python code:\n```python\n{code_prefix}\n```\n\n"
+OLD_TEMPLATE = PREFIX_SHOWN + "Write the whole function `{entry_point}` in one ```python code block."
 
 
 def free_port() -> int:
@@ -59,20 +57,23 @@ def start_server(binary: str, model: str, threads: int) -> tuple[subprocess.Pope
 
 
 def suite(path: Path, count: int) -> None:
-    rows = [json.loads(line) for line in gzip.open(HUMANEVAL, "rt", encoding="utf-8")][:count]
+    with gzip.open(HUMANEVAL, "rt", encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in lines][:count]
     with path.open("w", encoding="utf-8") as out:
         for row in rows:
-            task = {"id": row["task_id"], "type": "code", "category": "humaneval", "question": f"Complete the function {row['entry_point']}.",
-                    "code_prefix": row["prompt"], "entry_point": row["entry_point"], "test": row["test"]}  # fmt: skip
+            task = {"id": row["task_id"], "type": "code", "category": "humaneval",
+                    "question": f"Complete the function {row['entry_point']}.", "code_prefix": row["prompt"],
+                    "entry_point": row["entry_point"], "test": row["test"]}  # fmt: skip
             out.write(json.dumps(task) + "\n")
 
 
-def lanes(path: Path, base: str) -> None:
-    old = OLD_TEMPLATE.replace("\n", "\\n").replace('"', '\\"')
-    path.write_text(
-        f'[defaults]\nbase_url = "{base}"\nmodel = "m"\ntemperature = 0.0\nmax_tokens = 384\nconcurrency = 1\n\n'
-        f'[lanes.old-request]\ntemplates = {{ code = "{old}" }}\n\n[lanes.new-request]\n'
-    )
+def lanes(path: Path, base: str, variants: dict[str, str]) -> None:
+    """The lanes file: the old request, the default, and each variant request sentence (after the same prefix)."""
+    text = f'[defaults]\nbase_url = "{base}"\nmodel = "m"\ntemperature = 0.0\nmax_tokens = 384\nconcurrency = 1\n\n'
+    templates = {"old-request": OLD_TEMPLATE, **{name: PREFIX_SHOWN + sentence for name, sentence in variants.items()}}
+    for name, template in templates.items():
+        text += f"[lanes.{name}]\ntemplates = {{ code = {json.dumps(template)} }}\n\n"
+    path.write_text(text + "[lanes.new-request]\n")
 
 
 def measure(run_dir: Path, suite_path: Path) -> dict[str, float]:
@@ -91,8 +92,8 @@ def measure(run_dir: Path, suite_path: Path) -> dict[str, float]:
     metrics = json.loads((run_dir / "metrics.json").read_text())
     passed = int(metrics.get("summary", {}).get("correct") or 0)
     return {"answers": len(samples), "chars_before_def_median": statistics.median(before),
-            "tokens_before_def_median_est": statistics.median(before) / 4, "answer_chars_median": statistics.median(lengths),
-            "docstring_repeated": repeats,
+            "tokens_before_def_median_est": statistics.median(before) / 4,
+            "answer_chars_median": statistics.median(lengths), "docstring_repeated": repeats,
             "passed": passed}  # fmt: skip
 
 
@@ -102,14 +103,17 @@ def main() -> int:
     parser.add_argument("--model", required=True)
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=SENTENCE",
+                        help="another request sentence to measure (after the prefix), e.g. a candidate default")
     args = parser.parse_args()
     proc, base = start_server(args.server, args.model, args.threads)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             suite(folder / "suite.jsonl", args.tasks)
-            lanes(folder / "lanes.toml", base)
-            for lane in ("old-request", "new-request"):
+            variants = dict(v.split("=", 1) for v in args.variant)
+            lanes(folder / "lanes.toml", base, variants)
+            for lane in ("old-request", *variants, "new-request"):
                 out = folder / lane
                 ran = subprocess.run([sys.executable, "-m", "ocllm", "run", "--config", str(folder / "lanes.toml"),
                                       "--lane", lane, "--suite", str(folder / "suite.jsonl"), "--out", str(out)],

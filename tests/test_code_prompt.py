@@ -1,7 +1,7 @@
 """The default code prompt (docs/scoring/code.md, "Tasks"; issue 41): a function task's code prefix, its signature
-and docstring, is shown once, and the request asks for the function's def line and body without its docstring, since
-asked for "the whole function" small models spent their tokens writing the prompt's docstring again. A task without a
-prefix (MBPP) is asked for the whole function, as before."""
+and docstring, is shown once, then the request for the whole function. A request to leave the docstring out was
+measured on a real server and made a small model repeat it more (docs/performance.md, "The code prompt"), so the
+request is the one every function task gets."""
 
 from __future__ import annotations
 
@@ -28,17 +28,13 @@ def _user(task: CodeTask) -> str:
     return message["content"]
 
 
-def test_the_prefix_is_shown_once_and_the_request_leaves_the_docstring_out() -> None:
+def test_the_prefix_is_shown_once_then_the_request() -> None:
     task = CodeTask(id="HumanEval/2", question=PREFIX_QUESTION.format(entry_point="truncate_number"),
                     code_prefix=PREFIX, entry_point="truncate_number", test=TEST)  # fmt: skip
     said = _user(task)
     assert said.count("Return the decimal part of the number.") == 1
     assert said.count("def truncate_number(number: float) -> float:") == 1
-    assert "whole function" not in said  # the words that invited the prefix written again
-    assert said.endswith(
-        "Write the function `truncate_number` in one ```python code block: its def line and its body, without "
-        "repeating its docstring or the code above it."
-    )
+    assert said.endswith("```\n\nWrite the whole function `truncate_number` in one ```python code block.")
 
 
 def test_a_task_without_a_prefix_is_asked_for_the_whole_function() -> None:

@@ -126,21 +126,19 @@ def record_fields(task: CodeTask) -> dict[str, Any]:
             "prefill": task.prefill}  # fmt: skip
 
 
-# The default prompt's request for a function task. With a code prefix (HumanEval's signature and docstring), the
-# prefix is shown once and the answer is asked to leave its docstring out: asked for "the whole function", small
-# models spent their tokens writing the prompt's docstring again before any code (issue 41). The program is the
-# prefix, then the answer (C7), so the docstring and the prefix's imports are there without the model repeating them.
+# The default prompt's request for a function task. Asking, after the prefix, for the def line and the body "without
+# repeating its docstring" was tried (issue 41) and measured on a real server (bench/bench_code_prompt.py,
+# docs/performance.md "The code prompt"): SmolLM2-135M repeated the docstring in 25 of 40 HumanEval answers against
+# 15 with this request, and no other wording tried did better; so the request stays, one constant each, for the next
+# measurement on a larger model.
 FUNCTION_REQUEST = "Write the whole function `{entry_point}` in one ```python code block."
-FUNCTION_REQUEST_AFTER_PREFIX = (
-    "Write the function `{entry_point}` in one ```python code block: its def line and its body, without repeating "
-    "its docstring or the code above it."
-)
+FUNCTION_REQUEST_AFTER_PREFIX = FUNCTION_REQUEST
 
 
 def user_text(task: CodeTask, template: str) -> str:
     """The user message. The default shows a function task's code prefix once, in a fenced block after the question,
-    and asks for the function without its docstring (FUNCTION_REQUEST_AFTER_PREFIX) in one Python block, as the
-    peers' chat prompts do; a lane's template may place them itself."""
+    and asks for the function (FUNCTION_REQUEST_AFTER_PREFIX) in one Python block, as the peers' chat prompts do; a
+    lane's template may place them itself."""
     if template != DEFAULT_TEMPLATE:
         prefix, entry = task.code_prefix or "", task.entry_point or ""
         return template.format(question=task.question, code_prefix=prefix, entry_point=entry)
