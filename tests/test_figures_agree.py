@@ -114,7 +114,7 @@ def test_after_resume_the_progress_line_s_accuracy_is_the_whole_lane_s(
         run(server, suite, out, "--resume")
     captured = capsys.readouterr()
     last = progress_lines(captured.err)[-1]
-    assert last.startswith("[adhoc] 4/4 done") and "acc 50.0%  errors 0" in last, last
+    assert last.startswith("[run] 4/4 done") and "acc 50.0%  errors 0" in last, last  # the lane: its --out's name
     assert json.loads((out / "metrics.json").read_text())["summary"]["accuracy"] == 0.5
 
 

@@ -167,8 +167,11 @@ def test_metrics_files_without_serving_figures_render_without_them(matrix_folder
     assert "## Serving" not in (tmp_path / "c" / "comparison.md").read_text()
     assert 'id="serving"' not in (tmp_path / "c" / "comparison.html").read_text()
 
+    # Beside a run directory of the demo suite: an old lane that answered one of its tasks (a comparison needs one).
+    answered = legacy_record("arith4_001", "FINAL: A", expected="A")
+    old_demo = write_json(tmp_path / "old_demo.json", {"lane": "old_lane", "tasks": [answered]})
     run = matrix_folder / "B_native"
-    assert main(["compare", str(old), str(run), "-o", str(tmp_path / "d")]) == 0
+    assert main(["compare", str(old_demo), str(run), "-o", str(tmp_path / "d")]) == 0
     md = (tmp_path / "d" / "comparison.md").read_text()
     assert f"| requests/s | not recorded | {rate(recorded_serving(run)['requests_per_s'])} |" in md
     assert "- Only B_native recorded serving figures." in md

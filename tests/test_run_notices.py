@@ -193,15 +193,21 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 INCOMPLETE = "INCOMPLETE: 6 of 10 tasks never ran"
 
 
+def opening(lines: list[str]) -> list[str]:
+    """The lines a page or the console opens with, blank lines and the simulator's banner aside (these runs are the
+    simulator's: its banner stands above every figure, and the incomplete note comes next)."""
+    return [line for line in lines if line.strip() and "SIMULATED" not in line]
+
+
 def test_report_of_an_interrupted_run_opens_with_it(
     interrupted: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _, cut = interrupted
     assert main(["report", str(cut), "-o", str(tmp_path / "rep")]) == 0
-    first_line = capsys.readouterr().out.splitlines()[0]
+    first_line = opening(capsys.readouterr().out.splitlines())[0]
     assert first_line.startswith("note: " + INCOMPLETE)
-    markdown = (tmp_path / "rep" / "report.md").read_text().splitlines()
-    assert markdown[2].startswith(f"> **⚠ {INCOMPLETE}")  # right under the title
+    markdown = opening((tmp_path / "rep" / "report.md").read_text().splitlines())
+    assert markdown[1].startswith(f"> **⚠ {INCOMPLETE}")  # right under the title
     assert "**no: 6 of 10 tasks never ran**" in "\n".join(markdown)
     html = (tmp_path / "rep" / "report.html").read_text()
     assert html.index(INCOMPLETE) < html.index('id="summary"')
@@ -212,16 +218,18 @@ def test_compare_and_matrix_report_open_with_the_incomplete_side(
 ) -> None:
     full, cut = interrupted
     assert main(["compare", str(full), str(cut), "-o", str(tmp_path / "cmp")]) == 0
-    first_line = capsys.readouterr().out.splitlines()[0]
+    first_line = opening(capsys.readouterr().out.splitlines())[0]
     assert first_line.startswith(f"note: B_cut: {INCOMPLETE}")
     doc = json.loads((tmp_path / "cmp" / "comparison.json").read_text())
     assert (doc["b"]["missing"], doc["b"]["tasks_in_suite"], doc["a"]["missing"]) == (6, 10, 0)
-    assert (tmp_path / "cmp" / "comparison.md").read_text().splitlines()[2].startswith(f"> **⚠ B_cut: {INCOMPLETE}")
+    assert opening((tmp_path / "cmp" / "comparison.md").read_text().splitlines())[1].startswith(
+        f"> **⚠ B_cut: {INCOMPLETE}"
+    )
     html = (tmp_path / "cmp" / "comparison.html").read_text()
     assert html.index(INCOMPLETE) < html.index('id="verdict"') and "B_cut incomplete: 6 tasks never ran" in html
 
     assert main(["matrix-report", str(full.parent), "-o", str(tmp_path / "mx")]) == 0
-    assert capsys.readouterr().out.splitlines()[0].startswith(f"note: B_cut: {INCOMPLETE}")
+    assert opening(capsys.readouterr().out.splitlines())[0].startswith(f"note: B_cut: {INCOMPLETE}")
     assert f"B_cut: {INCOMPLETE}" in (tmp_path / "mx" / "matrix.md").read_text().split("## Leaderboard")[0]
 
 

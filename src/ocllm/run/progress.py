@@ -60,6 +60,7 @@ class RunProgress:
         self._finishes: deque[float] = deque(maxlen=RATE_WINDOW)  # when the recent tasks finished
         self._last_line = 0.0
         self._last_done = -1  # what the last plain line reported
+        self._last_scored = (0, 0, 0)  # and the scored, correct and failed it counted
         self._last_trouble = ""
         self._bar: Progress | None = None
         self._task_id = None
@@ -85,7 +86,9 @@ class RunProgress:
         if self._bar is not None:
             self._refresh()
             self._bar.stop()
-        elif self._last_done != self.done:
+        elif self._last_done != self.done or self._last_scored != (self.scored, self.correct, self.errors):
+            # A line the figures moved past since (an earlier invocation's decisions, counted after --resume's last
+            # request): the log ends on the lane's accuracy.
             self._line(force=True)
 
     def start(self) -> None:
@@ -202,5 +205,6 @@ class RunProgress:
             return
         self._last_line = now
         self._last_done = self.done
+        self._last_scored = (self.scored, self.correct, self.errors)
         self._last_trouble = trouble
         print(f"[{self.label}] {self.done}/{self.total} done, {self.status()}", file=self._stream, flush=True)
