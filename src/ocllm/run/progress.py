@@ -100,16 +100,14 @@ class RunProgress:
         self.in_flight = max(0, self.in_flight - 1)
         self.done += 1
         self._finishes.append(time.monotonic())
-        if error:
-            self.errors += 1
-        elif correct is not None:
-            self.scored += 1
-            self.correct += bool(correct)
-        self._refresh()
+        self._count(correct, error)
 
     def earlier(self, correct: bool | None, error: bool) -> None:
         """A task an earlier invocation finished (--resume): counted in the accuracy and the errors, which are the
         lane's, but not in the rate (it is already in `done`)."""
+        self._count(correct, error)
+
+    def _count(self, correct: bool | None, error: bool) -> None:
         if error:
             self.errors += 1
         elif correct is not None:

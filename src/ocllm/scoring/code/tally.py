@@ -79,28 +79,26 @@ class CodeTally:
                 "right nor wrong, left out of the accuracy (outcome sandbox_refused)"
             )
         if self.tests_errors:
-            shown = ", ".join(sorted(self.tests_errors)[:5]) + (" ..." if len(self.tests_errors) > 5 else "")
+            shown = _first_few(sorted(self.tests_errors))
             said.append(
                 f"{sum(self.tests_errors.values())} code answer(s) could not be judged: the task's tests fail before "
                 f"any call reaches the program, or pass it what cannot cross to it ({shown}). They are not counted: "
                 "neither right nor wrong, left out of the accuracy (outcome tests_error)"
             )
         if self.defects:
-            shown = ", ".join(f"{task} ({name})" for task, name in sorted(self.defects.items())[:5])
-            more = " ..." if len(self.defects) > 5 else ""
+            shown = _first_few([f"{task} ({name})" for task, name in sorted(self.defects.items())])
             said.append(
                 f"{self.defect_count} code answer(s) met a defect of the dataset: the task's tests use a name that "
-                f"neither the task's question nor its code prefix nor the program defines ({shown}{more}). Not the "
+                f"neither the task's question nor its code prefix nor the program defines ({shown}). Not the "
                 "model's failure: neither right nor wrong, left out of the accuracy (outcome tests_error)"
             )
         if self.outside:
-            shown = ", ".join(f"{task} {line}" for task, line in sorted(self.outside.items())[:5])
-            more = " ..." if len(self.outside) > 5 else ""
+            shown = _first_few([f"{task} {line}" for task, line in sorted(self.outside.items())])
             said.append(
                 f"{sum(self.outside_by_error.values())} code answer(s) defined the entry point, and code outside it "
                 "failed "
                 f"({self.outside_by_error['syntax_error']} syntax error(s), {self.outside_by_error['exception']} "
-                f"exception(s) while the definitions ran: {shown}{more}): usage lines after the function, run as the "
+                f"exception(s) while the definitions ran: {shown}): usage lines after the function, run as the "
                 "model wrote them. A harness that runs only the entry point (evalplus) would have tested the function"
             )
         if self.syntax_truncated:
@@ -110,3 +108,8 @@ class CodeTally:
                 "them"
             )
         return said
+
+
+def _first_few(names: list[str], shown: int = 5) -> str:
+    """The first few of a notice's tasks, and "..." when there are more."""
+    return ", ".join(names[:shown]) + (" ..." if len(names) > shown else "")
