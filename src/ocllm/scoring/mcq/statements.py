@@ -93,7 +93,7 @@ _ASCII_MARKER_WORDS = tuple(word for word in _MARKER_WORDS if word.isascii())
 # The bound on statements (docs/scoring/mcq.md, rule 2): every marker begins with one of _MARKER_WORDS, so their count
 # bounds the statements a region yields and the work of reading them (about 70 µs of CPU each, read and judged).
 # str.count finds them in C: a region past the bound is refused after one linear pass. The most in one region of
-# tests/data/mcq_corpus.jsonl is 7; the longest real reasoning in tests/data/math_dev (37,677 characters) holds 5.
+# tests/data/mcq_corpus.jsonl is 7; the longest real reasoning in tests/data/answers/math (37,677 characters) holds 5.
 MAX_STATEMENT_PLACES = 10_000
 
 
