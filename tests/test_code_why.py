@@ -169,3 +169,56 @@ def test_the_summary_the_notices_and_both_reports_count_them_apart(tmp_path: Pat
     assert "dataset defect: the tests use Node (tests.py line 1)" in defect_line
     page = (report / "report.html").read_text(encoding="utf-8")
     assert "1 a defect of the dataset" in page and "outside the entry point" in page
+
+
+# The lane's opt-in `code_runs = "entry_point_only"` (C7a): evalplus's way, reported as such wherever figures appear.
+def test_entry_point_only_runs_the_function_that_usage_lines_broke_and_says_what_it_kept() -> None:
+    only = Policy(room_settings={"code_runs": "entry_point_only"})
+    code = "import re\n\ndef add(a, b):\n    return a + b\n\n>>> add(1, 2)\n3"
+    sample = Sample(task_id="add", content=f"```python\n{code}\n```")
+    assert decide_code(ADD, sample, Policy(), LIMITS).outcome == "syntax_error"  # as written, the rule's default
+    decision = decide_code(ADD, sample, only, LIMITS)
+    assert decision.outcome == "passed" and decision.correct is True
+    assert decision.program == "def add(a, b):\n    return a + b\n"  # the unused import left out too
+    assert decision.entry_point_only is not None and decision.entry_point_only.kept == ["def add"]
+    assert decision.entry_point_only.left_out_lines == 3 and decision.failed_outside_entry_point is None
+    assert "run as the entry point and what it uses (code_runs entry_point_only): def add" in decision.reason
+    # A usage line that raises is left out; a wrong function still fails; no def of it runs the program as written.
+    raising = "def add(a, b):\n    return a + b\n\nprint(add(1, missing))"
+    assert decide_code(ADD, Sample(task_id="add", content=raising), only, LIMITS).outcome == "passed"
+    wrong = decide_code(ADD, Sample(task_id="add", content="def add(a, b):\n    return a - b\n\nadd(1"), only, LIMITS)
+    assert wrong.outcome == "failed_assertion"
+    other = decide_code(ADD, Sample(task_id="add", content="```python\ndef plus(a, b):\n    return a + b\n```"),
+                        only, LIMITS)  # fmt: skip
+    assert other.entry_point_only is not None and other.entry_point_only.found is False
+    assert other.outcome == "exception" and "it ran as written" in other.reason
+
+
+def test_rescore_with_code_runs_entry_point_only_counts_and_says_it_in_the_summary_and_the_reports(
+    tmp_path: Path,
+) -> None:
+    rescored = tmp_path / "rescored.json"
+    report = tmp_path / "report"
+    argv = ["rescore", str(_saved_run(tmp_path)), "-o", str(rescored), "--code-runs", "entry_point_only"]
+    assert main(argv) == 0
+    assert main(["report", str(rescored), "-o", str(report)]) == 0
+    doc = json.loads(rescored.read_text(encoding="utf-8"))
+    outcomes = {t["task_id"]: t["outcome"] for t in doc["tasks"]}
+    # o1 and o2 (a right function, then usage lines that fail) pass; o3's own def does not parse: it runs as written.
+    assert outcomes == {"o1": "passed", "o2": "passed", "o3": "syntax_error", "p1": "passed",
+                        "mbpp/367": "tests_error"}  # fmt: skip
+    details = doc["summary"]["by_type"]["code"]["details"]
+    assert details["entry_point_only"] == {"cut": 4, "as_written": 1}
+    assert details["failed_outside_entry_point"] == {"syntax_error": 0, "exception": 0}
+    said = next(n for n in doc["notices"] if "entry_point_only" in n)
+    assert said.startswith("5 code answer(s) ran under code_runs") and "1 had no def of the entry point" in said
+    markdown = (report / "report.md").read_text(encoding="utf-8")
+    assert "4 run as the entry point and what it uses (code_runs entry_point_only, evalplus's way)" in markdown
+    o2 = next(line for line in markdown.splitlines() if line.startswith("- `o2`"))
+    assert "entry point only: kept def add; 1 other line(s) left out" in o2
+    # Without the switch the saved run reads as before: nothing of the kind in its figures.
+    plain = tmp_path / "plain.json"
+    assert main(["rescore", str(tmp_path / "run.json"), "-o", str(plain)]) == 0
+    assert "entry_point_only" not in json.loads(plain.read_text(encoding="utf-8"))["summary"]["by_type"]["code"][
+        "details"
+    ]

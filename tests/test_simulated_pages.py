@@ -136,6 +136,9 @@ def test_a_real_servers_pages_carry_no_banner_and_mixed_pages_say_which_lane_was
     # The simulated lane's report has it.
     assert BANNER in ocllm("report", str(runs / "sim_baseline"), "-o", str(tmp_path / "sim_report"))
     assert BANNER in visible_text(browser, tmp_path / "sim_report" / "report.html")
+    # Rescoring says it on the console too, of the simulated run alone.
+    assert BANNER in ocllm("rescore", str(runs / "sim_baseline"), "-o", str(tmp_path / "sim_rescored.json"))
+    assert "SIMULATED" not in ocllm("rescore", str(runs / "real"), "-o", str(tmp_path / "real_rescored.json"))
 
     assert mixed in ocllm("compare", str(runs / "real"), str(runs / "sim_baseline"), "-o", str(tmp_path / "cmp"))
     text = visible_text(browser, tmp_path / "cmp" / "comparison.html")

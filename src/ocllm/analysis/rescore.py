@@ -24,7 +24,7 @@ from ocllm.formats.records import RunMeta
 from ocllm.formats.run_directory import stream_run_dir
 from ocllm.models import Decision, Policy, decision_record
 from ocllm.scoring import SCORER_VERSION, decide, task_types
-from ocllm.server_facts import facts_of
+from ocllm.server_facts import facts_of, simulated
 
 OUTPUT_FORMAT = "ocllm-metrics/1"
 
@@ -172,7 +172,11 @@ def policy_of_meta(meta: RunMeta, overrides: PolicyOverrides | None = None) -> P
                 room_settings=_room_settings(recorded),
             )
             break
-    return msgspec.structs.replace(base, **overrides) if overrides else base
+    if not overrides:
+        return base
+    # A room's own setting asked for (`--code-runs`) joins the run's others, which stay.
+    rooms = {**base.room_settings, **overrides.get("room_settings", {})}
+    return msgspec.structs.replace(base, **{**overrides, "room_settings": rooms})
 
 
 def _room_settings(recorded: dict[str, Any]) -> dict[str, Any]:
@@ -192,6 +196,7 @@ class RescoredFile(NamedTuple):
     served_model: str | None = None  # the model most answers were given as, when the answers said
     audit: AuditTally | None = None  # the input's verdicts against this scorer's, and the changed decisions
     input_label: str = "the input"  # what the input's own verdicts are called (the other tool, for --from)
+    simulated: bool = False  # the ocllm simulator answered the run (its server record says so): the console says it
 
 
 def rescore_file(
@@ -325,7 +330,7 @@ def write_rescored(
             # Rendered before the output is renamed into place: a failure leaves neither file.
             audit_text = render_audit(audit, title or input_path.name, summary.scorer, input_label)
             atomic_write_text(report_path, audit_text)
-    return RescoredFile(summary, said, notices.most_served(), audit, input_label)
+    return RescoredFile(summary, said, notices.most_served(), audit, input_label, simulated(meta.server))
 
 
 def score_run_dir(

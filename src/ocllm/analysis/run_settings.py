@@ -128,6 +128,20 @@ def _templates(lane: Mapping[str, Any], types: Collection[str] | None) -> dict[s
     return {f"templates.{name}": as_sent(name, templates[name]) for name in shown}
 
 
+def _room_rows(lane: Mapping[str, Any], types: Collection[str] | None) -> dict[str, str]:
+    """The settings the rooms of the types the run holds declare of their own (tool_call's `tool_choice`, code's
+    `code_limits` and `code_runs`), one row each under its key, as the lane's record has them (a record of before
+    that lacks one shows nothing for it). None: the types are not known, and every room's are shown."""
+    rows: dict[str, str] = {}
+    for name, room in TASK_TYPES.items():
+        if types is not None and name not in types:
+            continue
+        for key in room.lane_settings:
+            if key in lane:
+                rows[key] = _text(lane[key])
+    return rows
+
+
 # The rows the templates come after: the request's own settings come first.
 _TEMPLATES_AFTER = "stream"
 
@@ -136,9 +150,9 @@ def settings_of(
     lane: Mapping[str, Any], manifest: Mapping[str, Any] | None = None, types: Collection[str] | None = None
 ) -> dict[str, str]:
     """The settings table of one run: label -> value, as text; of the prompt templates, only those of the task
-    `types` the run holds (all of them when None), each as its prompts were sent."""
+    `types` the run holds (all of them when None), each as its prompts were sent, and those rooms' own settings."""
     out: dict[str, str] = {}
-    templates = _templates(lane, types)
+    templates = {**_templates(lane, types), **_room_rows(lane, types)}
     for label, key, form in _LANE:
         if key in lane:
             out[label] = form(lane.get(key))

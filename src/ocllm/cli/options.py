@@ -173,18 +173,29 @@ def policy_options(func: click.decorators.FC) -> click.decorators.FC:
         type=click.Choice(["last", "strict"]),
         help="When visible final answers of the strongest kind disagree: take the last, or fail.",
     )(func)
+    func = click.option(
+        "--code-runs",
+        type=click.Choice(["as_written", "entry_point_only"]),
+        help="Code tasks: run each program as written, or only its entry point and what it uses (evalplus's way).",
+    )(func)
     return func
 
 
 def policy_overrides(
-    conflict_policy: str | None, allow_reasoning_fallback: bool | None, think_prefilled: bool | None
+    conflict_policy: str | None,
+    allow_reasoning_fallback: bool | None,
+    think_prefilled: bool | None,
+    code_runs: str | None = None,
 ) -> dict[str, Any]:
     given = {
         "conflict_policy": conflict_policy,
         "allow_reasoning_fallback": allow_reasoning_fallback,
         "think_prefilled": think_prefilled,
     }
-    return {key: value for key, value in given.items() if value is not None}
+    overrides: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
+    if code_runs is not None:
+        overrides["room_settings"] = {"code_runs": code_runs}
+    return overrides
 
 
 

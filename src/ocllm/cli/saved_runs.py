@@ -52,22 +52,25 @@ def rescore(
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
+    code_runs: str | None,
 ) -> None:
     """Re-score a saved run, or another tool's results (--from), from the raw model output, without calling
     any model."""
+    from ocllm import simulated_words
     from ocllm.analysis.rescore import rescore_file, rescore_tool_files
     from ocllm.console import (
         answers_line,
         changed_words,
         console,
         print_notices,
+        print_simulated,
         print_verdicts,
         summary_table,
         truncated_words,
     )
 
     check_filter(from_format, filter_name)
-    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
+    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled, code_runs)
     if from_format is not None:
         result = rescore_tool_files(from_format, list(inputs), out, overrides, report, filter_name, force=force)
         title = f"Re-scored {from_format} results"
@@ -77,6 +80,7 @@ def rescore(
         result = rescore_file(inputs[0], out, overrides, report, force=force)
         title = f"Re-scored {inputs[0].name}"
     summary = result.summary
+    print_simulated(simulated_words.run_banner() if result.simulated else None)
     print_notices(result.notices)
     print_verdicts(result)
     console.print(summary_table(title, summary))
@@ -113,6 +117,7 @@ def compare(
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
+    code_runs: str | None,
 ) -> None:
     """Compare two runs (run directories, metrics files, or another tool's results with --from) task by task."""
     from ocllm.analysis.compare import compare_runs, load_scored, refuse_nothing_in_common
@@ -123,7 +128,7 @@ def compare(
     check_filter(from_format, filter_name)
     if out is not None:  # refused before either side is read; the default folder is named after the sides
         check_folder_output(out, COMPARISON_FILES, [a, b], force=force)
-    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
+    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled, code_runs)
     sides = [
         load_scored(p, rescore=not no_rescore, overrides=overrides, from_format=from_format, filter_name=filter_name)
         for p in (a, b)
@@ -154,6 +159,7 @@ def report(
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
+    code_runs: str | None,
 ) -> None:
     """Report one run (or another tool's results, --from): summary, breakdowns and the tasks' evidence, as
     Markdown and HTML."""
@@ -178,7 +184,7 @@ def report(
     else:  # beside a file, or beside another tool's folder (never inside it: its files are read by name)
         folder = run_path.parent / f"{run_path.stem if run_path.is_file() else run_path.name}_report"
     check_folder_output(folder, REPORT_FILES, [run_path], force=force)
-    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled)
+    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled, code_runs)
     doc = run_report_doc(run_path, overrides, from_format, filter_name)
     print_simulated(run_banner() if doc.simulated else None)
     print_notices(doc.notices)
@@ -206,6 +212,7 @@ def matrix_report(
     conflict_policy: str | None,
     allow_reasoning_fallback: bool | None,
     think_prefilled: bool | None,
+    code_runs: str | None,
 ) -> None:
     """A leaderboard of the runs in FOLDER and each compared with the baseline lane."""
     from ocllm.analysis.report_documents import find_runs, matrix_doc
@@ -214,7 +221,8 @@ def matrix_report(
     from ocllm.report.write import write_matrix_report
 
     check_folder_output(out or folder / "report", MATRIX_FILES, find_runs(folder), force=force)
-    doc = matrix_doc(folder, baseline, policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled))
+    overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled, code_runs)
+    doc = matrix_doc(folder, baseline, overrides)
     console_matrix(doc, folder)
     for path in write_matrix_report(doc, out or folder / "report"):
         console.print(f"wrote {path}")

@@ -5,7 +5,7 @@ why, the exact program, the sandbox and its limits, what the program did, and ea
 
 from __future__ import annotations
 
-from ocllm.scoring.code import datasets, fields, harness_tasks, limits, lm_eval, render
+from ocllm.scoring.code import datasets, entry_point_only, fields, harness_tasks, limits, lm_eval, render
 from ocllm.scoring.code.decide import decide_code
 from ocllm.scoring.code.decision import CodeDecision
 from ocllm.scoring.code.simulated import simulated_answer
@@ -26,7 +26,7 @@ TASK_TYPE = TaskType(
     template_placeholders=fields.PLACEHOLDERS,
     required_placeholders=("question",),
     prompt=fields.prompt,
-    lane_settings=limits.LANE_SETTINGS,
+    lane_settings={**limits.LANE_SETTINGS, **entry_point_only.LANE_SETTINGS},
     extracts_answer=True,
     datasets=datasets.DATASETS,
     lm_eval=lm_eval.LM_EVAL,

@@ -9,8 +9,9 @@ from typing import Any
 import msgspec
 
 from ocllm.models import Policy, Sample
-from ocllm.scoring.code.decision import CodeDecision, CodeLimits
+from ocllm.scoring.code.decision import CodeDecision, CodeLimits, EntryPointOnly
 from ocllm.scoring.code.defects import dataset_defect, defect_reason
+from ocllm.scoring.code.entry_point_only import entry_point_only, runs_of
 from ocllm.scoring.code.execution import refusal, run_task
 from ocllm.scoring.code.extract import extract_code
 from ocllm.scoring.code.fields import CodeTask
@@ -56,6 +57,9 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
             no_code_reason=extraction.no_code_reason,
         )  # fmt: skip
     program = extraction.program or ""
+    only, only_said = None, ""
+    if runs_of(policy) == "entry_point_only" and task.kind == "function" and task.entry_point:
+        program, only, only_said = _entry_point_only(program, task.entry_point)
     digest = hashlib.sha256(program.encode()).hexdigest()
     verdict = run_task(task, program, limits, cut=cut)
     outcome, reason = verdict.outcome, verdict.reason
@@ -69,6 +73,7 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
             f"{outside.entry_point_last_line}) was defined, and code outside it failed: line {outside.line}"
             + (f" `{outside.text}`" if outside.text else "")
         )
+    reason += only_said
     unjudged = outcome in ("sandbox_refused", "tests_error")  # the harness's or the dataset's side
     correct = True if outcome == "passed" else (None if unjudged else False)
     syntax = verdict.reason if outcome == "syntax_error" else None  # the compiler's words alone
@@ -78,5 +83,17 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
     return CodeDecision(
         **base, extracted_final_answer=digest, correct=correct, rule=outcome, outcome=outcome, reason=reason,
         program=program, program_sha256=digest, syntax_error=syntax, sandbox=verdict.sandbox, runs=verdict.runs,
-        tests=tests, failed_outside_entry_point=outside, dataset_defect=defect,
+        tests=tests, failed_outside_entry_point=outside, dataset_defect=defect, entry_point_only=only,
     )  # fmt: skip
+
+
+def _entry_point_only(program: str, entry_point: str) -> tuple[str, EntryPointOnly, str]:
+    """The program cut to its entry point and what that uses (C7a), the record of it, and the reason's words."""
+    kept = entry_point_only(program, entry_point)
+    if kept is None:
+        said = f"; the lane runs the entry point only, but no part of the program that parses defines {entry_point}: "
+        return program, EntryPointOnly(found=False), said + "it ran as written"
+    said = f"; run as the entry point and what it uses (code_runs entry_point_only): {', '.join(kept.kept)}"
+    if kept.left_out_lines:
+        said += f"; {kept.left_out_lines} other line(s) of the program left out"
+    return kept.program, EntryPointOnly(found=True, kept=kept.kept, left_out_lines=kept.left_out_lines), said

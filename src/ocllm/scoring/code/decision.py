@@ -93,6 +93,17 @@ class OutsideFailure(msgspec.Struct, kw_only=True):
     entry_point_last_line: int
 
 
+class EntryPointOnly(msgspec.Struct, kw_only=True):
+    """The lane runs function programs as their entry point and what it uses (`code_runs = "entry_point_only"`,
+    C7a): the top-level statements kept, as `def f`, `class Node`, `import re`, `MOD =`, and how many non-blank lines
+    of the program as written were left out. `found` false: no span that parses defines the entry point, and the
+    program ran as written."""
+
+    found: bool
+    kept: list[str] = msgspec.field(default_factory=list)
+    left_out_lines: int = 0
+
+
 class DatasetDefect(msgspec.Struct, kw_only=True):
     """The task's tests read a name that neither the task (its question, its code prefix) nor the program defines
     (C8): a defect of the dataset's tests, such as MBPP 367's setup code using the class `Node` that only MBPP's
@@ -181,6 +192,8 @@ class CodeDecision(Decision, kw_only=True):
     prefix_stub_left_out: bool = False  # the code prefix's def of the entry point was left out of the program (C7)
     code: str | None = None  # the code taken from the answer
     program: str | None = None  # the exact program run (C7): the code prefix (less a stub left out), then the code
+    # The lane asked for the entry point alone (C7a): what was kept of the program as written. None: it ran as written.
+    entry_point_only: EntryPointOnly | None = None
     program_sha256: str | None = None
     syntax_error: str | None = None  # the compiler's message and line, for outcome syntax_error
     # The entry point was defined, and code outside it failed (a syntax error or exception at a line outside its def).

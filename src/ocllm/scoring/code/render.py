@@ -264,6 +264,8 @@ def evidence_lines(record: Record) -> list[tuple[str, str]]:
         lines.append(("syntax error", str(record["syntax_error"])))
     if (outside := _outside_words(record)) is not None:
         lines.append(("outside the entry point", outside))
+    if (only := _entry_point_only_words(record)) is not None:
+        lines.append(("entry point only", only))
     defect = record.get("dataset_defect")
     if isinstance(defect, Mapping):
         at = f" ({defect.get('where')})" if defect.get("where") else ""
@@ -289,6 +291,18 @@ def evidence_lines(record: Record) -> list[tuple[str, str]]:
             if head.strip():
                 lines.append((stream, _short(head.strip().splitlines()[-1] if stream == "stderr" else head, 200)))
     return lines
+
+
+def _entry_point_only_words(record: Record) -> str | None:
+    """What the lane's code_runs = "entry_point_only" kept of the program, or that it found no def to keep."""
+    only = record.get("entry_point_only")
+    if not isinstance(only, Mapping):
+        return None
+    if not only.get("found"):
+        return "no def of the entry point that parses: the program ran as written"
+    kept = ", ".join(str(name) for name in only.get("kept") or [])
+    left = only.get("left_out_lines") or 0
+    return f"kept {kept}" + (f"; {left} other line(s) left out" if left else "")
 
 
 def _outside_words(record: Record) -> str | None:
@@ -456,6 +470,9 @@ def detail_words(details: Mapping[str, Any]) -> str:
         parts.append(f"{details['syntax_errors_truncated']} syntax error(s) on answers cut at max_tokens")
     if outside := _outside_count(details):
         parts.append(f"{outside} defined the entry point, and code outside it failed")
+    only = details.get("entry_point_only")
+    if isinstance(only, Mapping) and (cut := only.get("cut")):
+        parts.append(f"{cut} run as the entry point and what it uses (code_runs entry_point_only, evalplus's way)")
     if details.get("tests_error"):
         parts.append(
             f"{details['tests_error']} whose tests could not be run against the program: left out of the accuracy"

@@ -25,6 +25,9 @@ class CodeTally:
         self.defect_count = 0  # answers (a task answered several times counts each time, as every outcome does)
         self.outside: dict[str, str] = {}  # task id -> "line N (syntax_error)": entry point defined, outside failed
         self.outside_by_error: Counter[str] = Counter()
+        # The lane ran function programs as their entry point and what it uses (code_runs, C7a): "cut" when a def of
+        # it was found, "as_written" when none was and the program ran whole.
+        self.entry_point_only: Counter[str] = Counter()
 
     def add(self, decision: Decision) -> None:
         outcome = getattr(decision, "outcome", None)
@@ -53,9 +56,12 @@ class CodeTally:
         if outside is not None:
             self.outside[decision.task_id] = f"line {outside.line}"
             self.outside_by_error[str(outside.error)] += 1
+        only = getattr(decision, "entry_point_only", None)
+        if only is not None:
+            self.entry_point_only["cut" if only.found else "as_written"] += 1
 
     def figures(self) -> dict[str, Any]:
-        return {
+        figures: dict[str, Any] = {
             "outcomes": dict(sorted(self.outcomes.items())),
             "outcomes_by_kind": {kind: dict(sorted(c.items())) for kind, c in sorted(self.by_kind.items())},
             "timeouts": {"cpu": self.timeouts["cpu"], "wall": self.timeouts["wall"]},
@@ -68,6 +74,11 @@ class CodeTally:
                 "exception": self.outside_by_error["exception"],
             },
         }
+        if self.entry_point_only:  # only a lane that asked for it: a default run's figures are as they were
+            figures["entry_point_only"] = {
+                "cut": self.entry_point_only["cut"], "as_written": self.entry_point_only["as_written"]
+            }
+        return figures
 
     def notices(self) -> list[str]:
         said: list[str] = []
@@ -100,6 +111,14 @@ class CodeTally:
                 f"({self.outside_by_error['syntax_error']} syntax error(s), {self.outside_by_error['exception']} "
                 f"exception(s) while the definitions ran: {shown}): usage lines after the function, run as the "
                 "model wrote them. A harness that runs only the entry point (evalplus) would have tested the function"
+            )
+        if self.entry_point_only:
+            cut, whole = self.entry_point_only["cut"], self.entry_point_only["as_written"]
+            said.append(
+                f"{cut + whole} code answer(s) ran under code_runs = \"entry_point_only\": the entry point and what "
+                "it uses, every other top-level line left out (evalplus's way; the default runs the program as "
+                "written), so this lane's pass rate reads beside evalplus's, not beside a default lane's"
+                + (f". {whole} had no def of the entry point that parses, and ran as written" if whole else "")
             )
         if self.syntax_truncated:
             said.append(
