@@ -8,14 +8,17 @@ wrong answer; a rescore in fresh sandboxes gives the same verdicts; the report d
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import itertools
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import SERVER_ENV, LlamaServer
+from .conftest import SERVED_NAME, SERVER_ENV, LlamaServer
 
 if not os.environ.get(SERVER_ENV):
     pytest.skip(f"needs a real llama-server: run `make test-real-server`, or set {SERVER_ENV}", allow_module_level=True)
@@ -109,3 +112,77 @@ def test_s_a_code_lane_records_the_program_the_sandbox_and_each_test(
     made = ocllm("report", str(out), "-o", str(tmp_path / "report"))
     assert made.returncode == 0, said(made)
     assert (tmp_path / "report" / "report.html").stat().st_size > 0
+
+
+# What the default prompt makes a real model spend (issue 41): HumanEval's first tasks (the question is the docstring's
+# words), asked with the default template, which shows the code prefix, and with a lane template that does not. Each
+# lane's summary counts the answers that wrote the prompt's docstring again; the figure is checked against the
+# samples read here, and both lanes' figures are printed (`pytest -s`), the effect of the template.
+HUMANEVAL = Path(__file__).parent.parent / "data" / "code" / "datasets" / "full" / "HumanEval.jsonl.gz"
+SIGNATURE_ONLY = "{question}\n\nWrite the function `{entry_point}` in one ```python code block."
+
+
+def _humaneval(count: int) -> list[dict[str, Any]]:
+    with gzip.open(HUMANEVAL, "rt", encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in itertools.islice(lines, count)]
+    return [{"id": row["task_id"], "type": "code", "category": "humaneval", "question": _docstring(row["prompt"]),
+             "code_prefix": row["prompt"], "entry_point": row["entry_point"], "test": row["test"]}
+            for row in rows]  # fmt: skip
+
+
+def _docstring(prompt: str) -> str:
+    """The prompt's docstring, white space run together: the text between its first pair of triple quotes."""
+    return " ".join(prompt.split('"""')[1].split())
+
+
+def _repeated_here(task: dict[str, Any], code: str) -> bool:
+    """Read again here, apart from the scorer: the docstring's first 60 characters found in the code."""
+    return _docstring(task["code_prefix"])[:60] in " ".join(code.split())
+
+
+def test_the_default_prompts_cost_in_repeated_docstrings_is_counted_and_an_entry_point_only_rescore_keeps_the_function(
+    llama_server: LlamaServer, tmp_path: Path
+) -> None:
+    tasks = _humaneval(4)
+    suite = write_suite(tmp_path / "suite.jsonl", tasks)
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(
+        f'[defaults]\nbase_url = "{llama_server.base_url}"\nmodel = "{SERVED_NAME}"\nsuite = "{suite}"\n'
+        "max_tokens = 160\nconcurrency = 1\n[lanes.default]\n"
+        f"[lanes.signature]\ntemplates = {{ code = {json.dumps(SIGNATURE_ONLY)} }}\n",
+        encoding="utf-8",
+    )
+    done = ocllm("matrix", str(lanes), "--out", str(tmp_path / "m"))
+    assert done.returncode == 0, said(done)
+    figures = {}
+    for lane in ("default", "signature"):
+        out = tmp_path / "m" / lane
+        samples = {s["task_id"]: s for s in read_jsonl(out / "samples.jsonl")}
+        decided = metrics_tasks(out)
+        with_code = [t for t in tasks if decided[t["id"]].get("code") is not None]
+        by_hand = sum(_repeated_here(t, decided[t["id"]]["code"]) for t in with_code)
+        counted = read_json(out / "metrics.json")["summary"]["by_type"]["code"]["details"].get("docstring_repeated")
+        if with_code:
+            assert counted == {"repeated": by_hand, "of": len(with_code)}, (lane, counted, samples)
+        figures[lane] = counted
+    print(f"answers that wrote HumanEval's docstring again, default prompt vs signature only: {figures}")
+
+    # The same answers rescored evalplus's way: every program run is cut from the one that ran as written, and an
+    # answer that passed as written still passes.
+    out = tmp_path / "m" / "default"
+    cut = tmp_path / "entry_point_only.json"
+    rescored = ocllm("rescore", str(out), "-o", str(cut), "--code-runs", "entry_point_only")
+    assert rescored.returncode == 0, said(rescored)
+    written = metrics_tasks(out)
+    for record in read_json(cut)["tasks"]:
+        before = written[record["task_id"]]
+        only = record.get("entry_point_only")
+        if before.get("program") is None:
+            assert only is None and record["outcome"] == before["outcome"], record
+            continue
+        assert only is not None, record
+        if only["found"]:
+            kept = [line for line in record["program"].splitlines() if line.strip()]
+            assert all(line in before["program"].splitlines() for line in kept), record["program"]
+        if before["outcome"] == "passed":
+            assert record["outcome"] == "passed", record

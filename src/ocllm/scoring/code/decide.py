@@ -11,6 +11,7 @@ import msgspec
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code.decision import CodeDecision, CodeLimits, EntryPointOnly
 from ocllm.scoring.code.defects import dataset_defect, defect_reason
+from ocllm.scoring.code.docstring_echo import repeated_docstring
 from ocllm.scoring.code.entry_point_only import entry_point_only, runs_of
 from ocllm.scoring.code.execution import refusal, run_task
 from ocllm.scoring.code.extract import extract_code
@@ -43,6 +44,7 @@ def decide_code(task: CodeTask, sample: Sample, policy: Policy, limits: CodeLimi
         "entry_point_from": extraction.entry_point_from,
         "prefix_stub_left_out": extraction.prefix_stub_left_out,
         "code": extraction.code,
+        "repeated_docstring": repeated_docstring(task, extraction.code),
     }
     if extraction.code is None:
         refused = refusal(limits)

@@ -191,6 +191,9 @@ class CodeDecision(Decision, kw_only=True):
     entry_point_from: EntryPointFrom | None = None  # None: a standard-input task, or no code
     prefix_stub_left_out: bool = False  # the code prefix's def of the entry point was left out of the program (C7)
     code: str | None = None  # the code taken from the answer
+    # The code taken holds the code prefix's docstring again (tokens the prompt made the model spend); None: the task
+    # has no docstring to repeat, or no code was taken.
+    repeated_docstring: bool | None = None
     program: str | None = None  # the exact program run (C7): the code prefix (less a stub left out), then the code
     # The lane asked for the entry point alone (C7a): what was kept of the program as written. None: it ran as written.
     entry_point_only: EntryPointOnly | None = None

@@ -470,6 +470,9 @@ def detail_words(details: Mapping[str, Any]) -> str:
         parts.append(f"{details['syntax_errors_truncated']} syntax error(s) on answers cut at max_tokens")
     if outside := _outside_count(details):
         parts.append(f"{outside} defined the entry point, and code outside it failed")
+    docstrings = details.get("docstring_repeated")
+    if isinstance(docstrings, Mapping) and docstrings.get("repeated"):
+        parts.append(f"{docstrings['repeated']} of {docstrings.get('of')} wrote the prompt's docstring again")
     only = details.get("entry_point_only")
     if isinstance(only, Mapping) and (cut := only.get("cut")):
         parts.append(f"{cut} run as the entry point and what it uses (code_runs entry_point_only, evalplus's way)")

@@ -28,6 +28,7 @@ class CodeTally:
         # The lane ran function programs as their entry point and what it uses (code_runs, C7a): "cut" when a def of
         # it was found, "as_written" when none was and the program ran whole.
         self.entry_point_only: Counter[str] = Counter()
+        self.docstrings: Counter[bool] = Counter()  # answers with code whose task had a docstring: repeated or not
 
     def add(self, decision: Decision) -> None:
         outcome = getattr(decision, "outcome", None)
@@ -56,6 +57,9 @@ class CodeTally:
         if outside is not None:
             self.outside[decision.task_id] = f"line {outside.line}"
             self.outside_by_error[str(outside.error)] += 1
+        repeated = getattr(decision, "repeated_docstring", None)
+        if repeated is not None:
+            self.docstrings[bool(repeated)] += 1
         only = getattr(decision, "entry_point_only", None)
         if only is not None:
             self.entry_point_only["cut" if only.found else "as_written"] += 1
@@ -74,6 +78,8 @@ class CodeTally:
                 "exception": self.outside_by_error["exception"],
             },
         }
+        if self.docstrings:  # only tasks whose code prefix has a docstring to repeat
+            figures["docstring_repeated"] = {"repeated": self.docstrings[True], "of": sum(self.docstrings.values())}
         if self.entry_point_only:  # only a lane that asked for it: a default run's figures are as they were
             figures["entry_point_only"] = {
                 "cut": self.entry_point_only["cut"], "as_written": self.entry_point_only["as_written"]
