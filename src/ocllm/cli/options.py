@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 FORCE_HELP = "Replace an existing file that is not an output of this command (never one of its inputs)."
 
 
-class Bounded(click.ParamType):
+class Bounded(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3; 8.1 cannot subscript it
     """A number in its documented range (bounds.py, the table a lanes file is checked against too): NaN,
     infinity and a value outside the range are refused in one line naming the setting and the range."""
 
@@ -81,7 +81,7 @@ def _filled(text: str) -> str:
     return text
 
 
-class Registered(click.Choice):
+class Registered(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2; 8.1 cannot subscript it
     """A choice among a registry's names (the datasets the task types register, the tools `--from` reads), read
     when asked, so that a type registered after this module was loaded (a test's own room) is a choice too, and
     `ocllm --help` loads no registry."""
@@ -90,7 +90,7 @@ class Registered(click.Choice):
         self._names = names
         super().__init__(())
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         return self._names()
 
@@ -103,7 +103,7 @@ class ListingCommand(click.Command):
     """A command whose help names a registry's entries by `{key}` (LISTINGS), filled in when the help is shown.
     Its one-line summary in `ocllm --help` is its `short_help`, so that the list of commands loads no registry."""
 
-    @property  # type: ignore[override]
+    @property
     def help(self) -> str | None:
         return None if self._help is None else _filled(self._help)
 
@@ -138,7 +138,7 @@ class Option(click.Option):
 
     def get_error_hint(self, ctx: click.Context | None) -> str:
         with self._shown_names():
-            return super().get_error_hint(ctx)  # type: ignore[arg-type]  # (None only from click 8.4 on)
+            return super().get_error_hint(ctx)
 
 
 def out_option(help: str, *, required: bool = False, before: tuple[str, ...] = ()) -> Callable[[Any], Any]:

@@ -55,7 +55,7 @@ _READ_BYTES = 1 << 20
 def context() -> ForkServerContext:
     """multiprocessing's forkserver context, its resource tracker started quietly first, the scorer preloaded."""
     _start_resource_tracker()
-    chosen: ForkServerContext = multiprocessing.get_context("forkserver")  # type: ignore[assignment]
+    chosen: ForkServerContext = multiprocessing.get_context("forkserver")
     # The forkserver imports the scorer once; every worker forked from it starts with it loaded.
     chosen.set_forkserver_preload(["ocllm.scoring"])
     return chosen

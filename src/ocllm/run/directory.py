@@ -98,7 +98,7 @@ class RunDirectory:
             return True  # a managed server's log, left by a run that stopped before its first task
         manifest = self.path / MANIFEST
         try:
-            return msgspec.json.decode(manifest.read_bytes()).get("format") == RUN_FORMAT
+            return bool(msgspec.json.decode(manifest.read_bytes()).get("format") == RUN_FORMAT)
         except (OSError, AttributeError, RecursionError, msgspec.DecodeError):
             return False
 

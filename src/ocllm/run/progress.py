@@ -14,7 +14,7 @@ from collections import Counter, deque
 from typing import TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ocllm.advice import timeout_hint
 from ocllm.run.client import FailedAttempt
@@ -63,7 +63,7 @@ class RunProgress:
         self._last_scored = (0, 0, 0)  # and the scored, correct and failed it counted
         self._last_trouble = ""
         self._bar: Progress | None = None
-        self._task_id = None
+        self._task_id: TaskID | None = None
         if self._stream.isatty():
             self._bar = Progress(
                 TextColumn("[bold]{task.description}"),

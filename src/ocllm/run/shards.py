@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from ocllm.errors import InputError
 from ocllm.models import ShardRecord
@@ -19,7 +19,8 @@ from ocllm.suites import Suite, canonical_jsonl, load_suite
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
 
-class Shard(NamedTuple):
+@dataclass(frozen=True)
+class Shard:
     index: int  # K, from 0
     count: int  # N
 

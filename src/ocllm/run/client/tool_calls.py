@@ -50,7 +50,8 @@ class ToolCallFragments:
     def _call_for(self, fragment: dict[str, Any]) -> dict[str, Any]:
         index = fragment.get("index")
         fresh_id = fragment.get("id") if isinstance(fragment.get("id"), str) and fragment["id"] else None
-        function = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
+        given = fragment.get("function")
+        function: dict[str, Any] = given if isinstance(given, dict) else {}
         if isinstance(index, int) and not isinstance(index, bool):
             held = self._by_index.get(index)
             if held is not None and not (fresh_id and self._calls[held]["id"] not in (None, fresh_id)):
