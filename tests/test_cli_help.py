@@ -21,6 +21,7 @@ from ocllm.cli import app, main
 from ocllm.formats.harnesses import FORMATS
 from ocllm.importers.datasets import labels, names
 from ocllm.run.lanes import ROOM_SETTINGS, Lane
+from ocllm.run.sampling import SAMPLING
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 
@@ -176,7 +177,8 @@ def _sentences(module: str) -> list[tuple[str, str]]:
 
 def test_every_setting_a_sentence_advises_is_a_flag_or_named_by_its_key() -> None:
     flags = {p.name for p in app.commands["run"].params if isinstance(p, click.Option)}
-    keys = [k for k in Lane.__struct_fields__ if k not in ("name", "room_settings")] + list(ROOM_SETTINGS)
+    keys = [k for k in Lane.__struct_fields__ if k not in ("name", "room_settings", "sampling")]
+    keys += [*ROOM_SETTINGS, *SAMPLING]
     unsettable = []
     named = set()
     for module in SENTENCE_MODULES:

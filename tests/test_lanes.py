@@ -66,12 +66,14 @@ def test_every_lane_setting_is_documented_with_its_default() -> None:
         if line.startswith("| `")
     }
     from ocllm.run.lanes import ROOM_SETTINGS
+    from ocllm.run.sampling import SAMPLING
     from ocllm.scoring import task_types
 
-    # What a lanes file writes: Lane's fields (but the holder of the rooms' own settings), each type's template, and
-    # each setting a room declares of its own, with its room's default.
-    settings = {f.name: f.default for f in msgspec.structs.fields(Lane) if f.name not in ("name", "room_settings")}
-    del settings["templates"]
+    # What a lanes file writes: Lane's fields (but the holders of settings written one by one: each type's template,
+    # each sampling setting, each setting a room declares of its own, with its room's default).
+    holders = ("name", "room_settings", "sampling", "templates")
+    settings = {f.name: f.default for f in msgspec.structs.fields(Lane) if f.name not in holders}
+    settings |= {key: setting.default for key, setting in SAMPLING.items()}
     for name, task_type in task_types.TASK_TYPES.items():
         assert f"templates.{name}" in rows, f"docs/lanes.md lacks templates.{name}"
         if task_type.template_key_before is not None:
@@ -128,9 +130,10 @@ def test_server_false_turns_the_default_server_off(tmp_path: Path) -> None:
 def test_every_numeric_range_is_documented_as_it_is_checked() -> None:
     """docs/lanes.md's table of ranges says what bounds.py checks, setting by setting (issue 19, item 7)."""
     from ocllm.run.bounds import BOUNDS
+    from ocllm.run.sampling import SAMPLING
 
     docs = (Path(__file__).parent.parent / "docs" / "lanes.md").read_text()
-    for name, bound in BOUNDS.items():
+    for name, bound in [*BOUNDS.items(), *((key, s.bound) for key, s in SAMPLING.items())]:
         assert f"| {name} | {bound.describe()} |" in docs, name
 
 

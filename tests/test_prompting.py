@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ocllm.errors import InputError
-from ocllm.run.lanes import Lane, load_lanes
+from ocllm.run.lanes import Lane, lane_from_mapping, load_lanes
 from ocllm.run.prompting import request_body
 from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.mcq.fields import McqTask
@@ -18,7 +18,7 @@ TASK = McqTask(id="t", question="What is 2 + 2?", options=["3", "4"], answer="B"
 
 
 def lane(**kw: object) -> Lane:
-    return Lane(name="L", base_url="http://127.0.0.1:1/v1", model="m", **kw)  # type: ignore[arg-type]
+    return lane_from_mapping("L", {"base_url": "http://127.0.0.1:1/v1", "model": "m", **kw}, "test")
 
 
 def test_mcq_prompt_and_sampling() -> None:

@@ -276,15 +276,16 @@ def test_wrong_math_answers_vary_between_samples() -> None:
 def test_a_sampled_lanes_requests_draw_k_answers_that_come_again() -> None:
     # The bodies ocllm sends for a lane's k samples (sample i with seed + i), scored by ocllm's own scorer.
     from ocllm.models import Policy, Sample
-    from ocllm.run.lanes import Lane
+    from ocllm.run.lanes import lane_from_mapping
     from ocllm.run.prompting import request_body
     from ocllm.scoring import decide
     from ocllm.suites import load_suite, resolve_suite
 
     suite = resolve_suite("demo")
     tasks = load_suite(str(suite)).tasks
-    lane = Lane(name="L", base_url="http://127.0.0.1:1/v1", model="sim-reasoning", temperature=0.6, seed=0,
-                reasoning="native", samples_per_task=4)
+    settings = {"base_url": "http://127.0.0.1:1/v1", "model": "sim-reasoning", "temperature": 0.6, "seed": 0,
+                "reasoning": "native", "samples_per_task": 4}  # fmt: skip
+    lane = lane_from_mapping("L", settings, "test")
     bodies = [request_body(t, lane, i) for t in tasks for i in range(lane.samples_per_task)]
     with SimServer(SimConfig(suites=(suite,))) as server:
         first, again = post_all(server, bodies), post_all(server, bodies)

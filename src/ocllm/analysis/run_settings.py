@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ocllm import simulated_words
+from ocllm.run.directory_reader import SAMPLING
 from ocllm.scoring.task_types import TASK_TYPES, recorded_templates
 
 # A server command's flags whose value is a credential (--api-key KEY, --api-key=KEY, --hf-token ...).
@@ -83,14 +84,11 @@ def _server_kind(value: object) -> str | None:
     return str(value)
 
 
-# (label, how the lane's setting reads): in the order a reader wants them.
-_LANE: tuple[tuple[str, str, Callable[[object], str]], ...] = (
-    ("model", "model", _text),
-    ("suite", "suite", _text),
-    ("temperature", "temperature", _text),
-    ("top_p", "top_p", _text),
-    ("max_tokens", "max_tokens", _text),
-    ("seed", "seed", _text),
+Row = tuple[str, str, Callable[[object], str]]
+# (label, the lane's key, how its value reads): in the order a reader wants them; the sampling settings (each
+# declared once, run/sampling.py) come after the suite, read when a table is drawn.
+_FIRST: tuple[Row, ...] = (("model", "model", _text), ("suite", "suite", _text))
+_LANE: tuple[Row, ...] = (
     ("reasoning", "reasoning", _text),
     ("reasoning switch", "reasoning_switch", _text),
     ("stream", "stream", _text),
@@ -153,7 +151,8 @@ def settings_of(
     `types` the run holds (all of them when None), each as its prompts were sent, and those rooms' own settings."""
     out: dict[str, str] = {}
     templates = {**_templates(lane, types), **_room_rows(lane, types)}
-    for label, key, form in _LANE:
+    sampling: tuple[Row, ...] = tuple((key, key, _text) for key in SAMPLING)
+    for label, key, form in (*_FIRST, *sampling, *_LANE):
         if key in lane:
             out[label] = form(lane.get(key))
         if key == _TEMPLATES_AFTER:

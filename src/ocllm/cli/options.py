@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ocllm.errors import OcllmError
-from ocllm.run.bounds import out_of_range
+from ocllm.run.bounds import Bound, out_of_range
+from ocllm.run.sampling import SAMPLING
 
 if TYPE_CHECKING:
     pass
@@ -24,11 +25,12 @@ FORCE_HELP = "Replace an existing file that is not an output of this command (ne
 
 
 class Bounded(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.3; 8.1 cannot subscript it
-    """A number in its documented range (bounds.py, the table a lanes file is checked against too): NaN,
-    infinity and a value outside the range are refused in one line naming the setting and the range."""
+    """A number in its documented range (bounds.py, the table a lanes file is checked against too; a sampling
+    setting's own, `bound`): NaN, infinity and a value outside the range are refused in one line naming the setting
+    and the range."""
 
-    def __init__(self, setting: str, kind: type[int] | type[float]) -> None:
-        self.setting, self.kind = setting, kind
+    def __init__(self, setting: str, kind: type[int] | type[float], bound: Bound | None = None) -> None:
+        self.setting, self.kind, self.bound = setting, kind, bound
         self.name = kind.__name__
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | float:
@@ -36,7 +38,7 @@ class Bounded(click.ParamType):  # type: ignore[type-arg]  # generic from click 
             number = self.kind(value)
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not {'an integer' if self.kind is int else 'a number'}", param, ctx)
-        if (problem := out_of_range(self.setting, number)) is not None:
+        if (problem := out_of_range(self.setting, number, self.bound)) is not None:
             self.fail(problem, param, ctx)
         return number
 
@@ -249,19 +251,11 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
             help="The system message sent first with every task (the lane's system_prompt; default: none, the "
             "chat template's own).",
         ),
-        click.option(
-            "--seed",
-            type=Bounded("seed", int),
-            help="seed sent with each request (sample i sends seed + i); the lane's default is 0.",
+        # The sampling settings, one flag each, as declared (run/sampling.py), shown in their order.
+        *(
+            click.option(s.flag, s.key, type=Bounded(s.key, s.kind, s.bound), help=s.help)
+            for s in reversed(SAMPLING.values())
         ),
-        click.option("--top-p", type=Bounded("top_p", float), help="top_p sent with each request (default: not sent)."),
-        click.option(
-            "--temperature",
-            type=Bounded("temperature", float),
-            help="temperature sent with each request (default 0: greedy; sampling with --samples wants the "
-            "model's own, e.g. 0.6).",
-        ),
-        click.option("--max-tokens", type=Bounded("max_tokens", int), help="max_tokens sent with each request."),
         click.option("--reasoning", type=click.Choice(["off", "native"]), help="Ask the chat template to think."),
         click.option("--model", help="Model name as the server knows it."),
         click.option("--base-url", help="Endpoint, e.g. http://127.0.0.1:8000/v1"),

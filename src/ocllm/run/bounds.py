@@ -29,12 +29,9 @@ class Bound(NamedTuple):
 
 SEED_MAX = 2**32 - 1  # llama.cpp keeps a seed in 32 bits; vLLM and SGLang take any of these
 
-# The setting's name as a lanes file spells it (the `[server]` table's with `server.`, flags with their `--`).
+# The setting's name as a lanes file spells it (the `[server]` table's with `server.`, flags with their `--`). The
+# sampling settings' ranges are declared with them (sampling.py).
 BOUNDS: dict[str, Bound] = {
-    "temperature": Bound(0, 10),
-    "top_p": Bound(0, 1, above_low=True),
-    "max_tokens": Bound(1, 10_000_000),
-    "seed": Bound(0, SEED_MAX),
     "samples_per_task": Bound(1, 1_000),
     "concurrency": Bound(1, 1024),
     "timeout_s": Bound(0, 86_400, above_low=True),  # a day for one request
@@ -54,9 +51,10 @@ BOUNDS: dict[str, Bound] = {
 }
 
 
-def out_of_range(name: str, value: float) -> str | None:
-    """The one line saying `value` is not in the range of `name`, or None when it is."""
-    bound = BOUNDS[name]
+def out_of_range(name: str, value: float, bound: Bound | None = None) -> str | None:
+    """The one line saying `value` is not in the range of `name` (its range in BOUNDS, or `bound`), or None when
+    it is."""
+    bound = bound or BOUNDS[name]
     if bound.holds(value):
         return None
     return f"{name} must be {bound.describe()} (got {value!r})"

@@ -37,6 +37,7 @@ from ocllm.files.atomic import (
 from ocllm.files.temporaries import remove_stale_temporaries
 from ocllm.models import RunManifest, Sample, ShardRecord, SuiteRecord
 from ocllm.run.lanes import ROOM_SETTINGS, Lane, public_settings
+from ocllm.run.sampling import SAMPLING
 from ocllm.run.servers import SERVER_LOG
 from ocllm.scoring import SCORER_VERSION
 from ocllm.scoring.task_types import recorded_templates
@@ -46,8 +47,7 @@ RUN_FORMAT = "ocllm-run/1"
 # Lane settings that change what the model is asked; a resumed run must not mix two of them.
 # The templates are compared type by type (`changed_templates`): a record may keep them under the keys of before.
 OUTPUT_SETTINGS = (
-    "model", "system_prompt", "temperature", "top_p",
-    "max_tokens", "seed", "reasoning", "reasoning_switch", "extra_body", "omit_fields", *ROOM_SETTINGS,
+    "model", "system_prompt", *SAMPLING, "reasoning", "reasoning_switch", "extra_body", "omit_fields", *ROOM_SETTINGS,
 )  # fmt: skip
 
 

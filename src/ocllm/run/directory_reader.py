@@ -11,11 +11,13 @@ from pathlib import Path
 from ocllm.models import RunManifest
 from ocllm.run.directory import OUTPUT_SETTINGS, RunDirectory, changed_templates, read_manifest
 from ocllm.run.lanes import Lane, lane_from_mapping
+from ocllm.run.sampling import SAMPLING
 from ocllm.run.servers import SERVER_LOG
 from ocllm.run.shards import shard_of
 
 __all__ = [
     "OUTPUT_SETTINGS",
+    "SAMPLING",
     "SERVER_LOG",
     "Lane",
     "changed_templates",

@@ -22,16 +22,14 @@ from ocllm.errors import InputError
 from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Policy
 from ocllm.run.bounds import SEED_MAX, out_of_range
+from ocllm.run.sampling import SAMPLING, sampling_of
 from ocllm.run.servers import ServerSettings, settings_problems
 from ocllm.scoring import task_types
 from ocllm.scoring.task_type import PromptSettings
 
 _LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
-# The lane's numeric settings; their ranges are in bounds.py.
-_NUMERIC = (
-    "temperature", "top_p", "max_tokens", "seed", "samples_per_task", "concurrency", "timeout_s", "max_attempts",
-    "retry_budget_s",
-)  # fmt: skip
+# The lane's other numeric settings (the sampling settings' ranges are in sampling.py); their ranges are in bounds.py.
+_NUMERIC = ("samples_per_task", "concurrency", "timeout_s", "max_attempts", "retry_budget_s")
 
 
 class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -46,10 +44,9 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # does not name is asked with its room's default (`template_for`).
     templates: dict[str, str] = msgspec.field(default_factory=dict)
     system_prompt: str | None = None
-    temperature: float | None = 0.0
-    top_p: float | None = None
-    max_tokens: int | None = 4096
-    seed: int | None = 0
+    # The request's sampling fields (temperature, top_p, max_tokens, seed), each declared once in sampling.py, by
+    # key; a lanes file writes them at the lane's top level (or in a `sampling` table), and so does the manifest.
+    sampling: dict[str, Any] = msgspec.field(default_factory=lambda: {k: s.default for k, s in SAMPLING.items()})
     # How many times each task is asked (docs/statistics.md): sample i sends seed + i when the lane sends a seed,
     # so a sampled run repeats. avg@k, pass@k and maj@k are taken over the k samples.
     samples_per_task: int = 1
@@ -174,6 +171,7 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
     if "room_settings" in settings:  # the lane's holder of its rooms' settings, never written as such
         raise InputError(f"{where}: lane {name!r}: unknown setting room_settings")
     templates, used = templates_of(settings, where, f"lane {name!r}")
+    sampling = sampling_of(settings, where, f"lane {name!r}")
     own: dict[str, Any] = {}  # the rooms' own settings the lane sets, each checked by its room
     for key, task_type in ROOM_SETTINGS.items():
         if key in settings:
@@ -182,7 +180,9 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
                 raise InputError(f"{where}: lane {name!r}: {key} {problem}")
             own[key] = value
     try:
-        lane = msgspec.convert({"name": name, **settings, "templates": templates, "room_settings": own}, Lane)
+        lane = msgspec.convert(
+            {"name": name, **settings, "templates": templates, "sampling": sampling, "room_settings": own}, Lane
+        )
     except msgspec.ValidationError as exc:
         raise InputError(f"{where}: lane {name!r}: {exc}") from None
     # One validation for a lanes file and for flags alike: a value a server would take, or refuse, or
@@ -204,7 +204,8 @@ def _range_problems(lane: Lane) -> list[str]:
             problems.append(problem)
     for where, value in _non_finite(lane.extra_body, "extra_body"):  # JSON has neither: a server would get null
         problems.append(f"{where} must be a finite number (got {value!r})")
-    if lane.seed is not None and lane.seed + lane.samples_per_task - 1 > SEED_MAX:
+    seed = lane.sampling.get("seed")
+    if seed is not None and seed + lane.samples_per_task - 1 > SEED_MAX:
         # Sample i sends seed + i: the last one must still be a seed every server takes.
         problems.append(f"seed + samples_per_task - 1 must be at most {SEED_MAX} (sample i sends seed + i)")
     if isinstance(lane.base_url, list):
@@ -281,6 +282,12 @@ def load_lanes(path: Path, announce: Callable[[str], None] | None = None) -> dic
         extra = {**defaults.get("extra_body", {}), **settings.get("extra_body", {})}
         if extra:
             merged["extra_body"] = extra
+        # Key by key, the lane's over [defaults], however each wrote them.
+        sampling = {**_sampling_given(defaults, f"{path}: [defaults]"), **_sampling_given(settings, f"{path}: {name}")}
+        for key in (*SAMPLING, "sampling"):
+            merged.pop(key, None)
+        if sampling:
+            merged["sampling"] = sampling
         result[name] = lane_from_mapping(name, merged, str(path))
     if moved and announce is not None:
         announce(_move_note(path, moved))
@@ -301,6 +308,15 @@ def _merged_templates(defaults: dict[str, Any], settings: dict[str, Any]) -> dic
     if "templates" in merged:
         merged["templates"] = table
     return merged
+
+
+def _sampling_given(settings: dict[str, Any], where: str) -> dict[str, Any]:
+    """The sampling settings one table of a lanes file gives, from its `sampling` table and its top level (which wins
+    within the table)."""
+    table = settings.get("sampling", {})
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: sampling must be a table of {', '.join(SAMPLING)}")
+    return {**table, **{key: settings[key] for key in SAMPLING if key in settings}}
 
 
 def _table(settings: dict[str, Any]) -> dict[str, Any]:
@@ -350,6 +366,8 @@ def public_settings(lane: Lane) -> dict[str, Any]:
         elif key == "room_settings":
             for task_type in task_types.TASK_TYPES.values():
                 settings.update(lane.settings_for(task_type))
+        elif key == "sampling":
+            settings.update(value)  # at the top level, where the lanes file writes them
         else:
             settings[key] = value
     if settings.get("server") is not None:
@@ -362,4 +380,5 @@ def with_flags(lane: Lane, flags: dict[str, Any]) -> Lane:
     settings = msgspec.to_builtins(lane)
     settings.pop("name", None)
     settings.update(settings.pop("room_settings"))  # written at the top level, as a lanes file writes them
+    settings.update(settings.pop("sampling"))
     return lane_from_mapping(lane.name, {**settings, **flags}, "command line")

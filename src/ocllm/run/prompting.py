@@ -6,6 +6,7 @@ from typing import Any
 
 from ocllm.models import Task
 from ocllm.run.lanes import Lane
+from ocllm.run.sampling import request_fields
 from ocllm.scoring import task_types
 from ocllm.scoring.task_type import Message
 
@@ -21,10 +22,7 @@ def request_body(task: Task, lane: Lane, sample: int = 0) -> dict[str, Any]:
     """The request for sample `sample` of `task`: the same body for every sample, but for the seed, which is the
     lane's seed + sample (so that k sampled answers differ, and the same k answers come again in a rerun)."""
     body: dict[str, Any] = {"model": lane.model, "messages": messages(task, lane)}
-    for key in ("temperature", "top_p", "max_tokens", "seed"):
-        value = getattr(lane, key)
-        if value is not None:
-            body[key] = value + sample if key == "seed" else value
+    body.update(request_fields(lane.sampling, sample))
     # vLLM and SGLang pass chat_template_kwargs to the chat template; "enable_thinking" is the switch
     # Qwen3, Nemotron and DeepSeek templates read. Servers that do not know it ignore it.
     if lane.reasoning_switch == "chat_template_kwargs":

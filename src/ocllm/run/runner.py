@@ -448,14 +448,14 @@ def sampling_notices(lane: Lane) -> list[str]:
     k = lane.samples_per_task
     if k == 1:
         return []
-    if lane.temperature == 0:
+    if lane.sampling.get("temperature") == 0:
         return [
             f"samples_per_task = {k} at temperature 0: greedy decoding gives the same answer to every sample (up to "
             "the server's batching), so avg@k, pass@k and maj@k measure what one sample does; sample at the "
             "temperature the model is meant to run at (Qwen3 and Nemotron recommend 0.6): the lane's temperature, "
             "or `ocllm run --temperature 0.6`"
         ]
-    if lane.seed is None:
+    if lane.sampling.get("seed") is None:
         return [
             f"samples_per_task = {k} without a seed: the samples differ, but a second run will not repeat them; set "
             "the lane's seed (or `ocllm run --seed N`)"
