@@ -188,6 +188,11 @@ class FaultServer:
             return list(self._requests)
 
     @property
+    def chat_requests(self) -> list[Recorded]:
+        """The chat completion requests among `requests`, in arrival order."""
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
     def routed(self) -> list[Recorded]:
         """The requests answered from `routes` (the identity paths), in arrival order."""
         with self._lock:
@@ -283,6 +288,22 @@ def _abort(request: web.Request) -> None:
     transport = request.transport
     if transport is not None:
         transport.abort()
+
+
+def models(*names: str) -> Reply:
+    """The answer to /models listing these models."""
+    return Reply(json={"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
+
+
+def answer(
+    content: str = "FINAL: B", *, model: str = "m", finish_reason: str = "stop", usage: dict[str, int] | None = None,
+    **message: Any,
+) -> Reply:
+    """A chat completion of one choice: `content`, and any other fields of the message; `usage` if given."""
+    said = {"role": "assistant", "content": content, **message}
+    choice = {"index": 0, "message": said, "finish_reason": finish_reason}
+    body = {"id": "x", "object": "chat.completion", "model": model, "choices": [choice]}
+    return Reply(json=body if usage is None else {**body, "usage": usage})
 
 
 def sse(*events: Any, done: bool = True, line_end: str = "\n") -> str:

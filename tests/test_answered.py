@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultserver import FaultServer, Reply
-from test_run_notices import models, reply
+from faultserver import FaultServer, Reply, answer, models
+from helpers import write_suite
 
 from ocllm.cli import main
 
@@ -47,28 +47,26 @@ def outcomes(lane: list[tuple[dict[str, Any], str | None, str]], category: str |
     return counts
 
 
+# The suite of both lanes: LANE_A's tasks, each with its type and a question.
+SUITE = [
+    {"type": "mcq" if "options" in task else "required_substrings", "question": f"Question {task['id']}?", **task}
+    for task, _, _ in LANE_A
+]
+
+
 def chance() -> float:
     """The suite's chance level: the mean of 1/options over its MCQ tasks."""
     shares = [Fraction(1, len(task["options"])) for task, _, _ in LANE_A if "options" in task]
     return float(sum(shares) / len(shares))
 
 
-def write_suite(path: Path) -> Path:
-    lines = []
-    for task, _, _ in LANE_A:
-        kind = "mcq" if "options" in task else "required_substrings"
-        lines.append(json.dumps({"type": kind, "question": f"Question {task['id']}?", **task}))
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def run(tmp: Path, name: str, lane: list[tuple[dict[str, Any], str | None, str]], out: Path) -> tuple[int, str]:
     failed = Reply(status=400, json={"error": {"message": "no"}})
-    replies = [reply(text) if text is not None else failed for _, text, _ in lane]
+    replies = [answer(text) if text is not None else failed for _, text, _ in lane]
     with FaultServer() as server:
         # /models (which lists the model: no trial request), then the tasks in the suite's order, one at a time.
         server.script(models("m"), *replies)
-        args = ["run", "--suite", str(write_suite(tmp / "suite.jsonl")), "--base-url", server.base_url]
+        args = ["run", "--suite", str(write_suite(tmp / "suite.jsonl", SUITE)), "--base-url", server.base_url]
         code = main([*args, "--model", "m", "--lane", name, "--out", str(out), "--concurrency", "1"])
     return code, name
 
@@ -200,12 +198,12 @@ def lanes_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     tmp = tmp_path_factory.mktemp("settings")
     (tmp / "lanes.toml").write_text(LANES_TOML)
-    suite = write_suite(tmp / "suite.jsonl")
+    suite = write_suite(tmp / "suite.jsonl", SUITE)
     os.environ["OCLLM_TEST_SETTINGS_KEY"] = KEY
     try:
         for name in ("cool", "warm"):
             with FaultServer() as server:
-                server.script(models("m"), then=reply("FINAL: A"))
+                server.script(models("m"), then=answer("FINAL: A"))
                 args = ["run", "--config", str(tmp / "lanes.toml"), "--lane", name, "--suite", str(suite)]
                 assert main([*args, "--base-url", server.base_url, "--out", str(tmp / "runs" / name)]) == 0
     finally:
@@ -276,12 +274,12 @@ def wilson(correct: int, n: int, z: float = 1.959963984540054) -> tuple[float, f
 def test_the_end_of_matrix_shows_each_lanes_accuracy_and_its_answers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    suite = write_suite(tmp_path / "suite.jsonl")
+    suite = write_suite(tmp_path / "suite.jsonl", SUITE)
     failed = Reply(status=400, json={"error": {"message": "no"}})
     with FaultServer() as server:
         script = []
         for lane in (LANE_A, LANE_B):
-            script += [models("m"), *[reply(text) if text is not None else failed for _, text, _ in lane]]
+            script += [models("m"), *[answer(text) if text is not None else failed for _, text, _ in lane]]
         server.script(*script)
         (tmp_path / "lanes.toml").write_text(
             f'[defaults]\nbase_url = "{server.base_url}"\nmodel = "m"\nconcurrency = 1\nsuite = "{suite}"\n'
@@ -307,10 +305,10 @@ def test_the_end_of_matrix_shows_each_lanes_accuracy_and_its_answers(
 def test_a_shard_says_it_is_one_at_its_start_and_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ocllm.run.shards import shard_of
 
-    suite = write_suite(tmp_path / "suite.jsonl")
+    suite = write_suite(tmp_path / "suite.jsonl", SUITE)
     mine = sum(shard_of(task["id"], 3) == 1 for task, _, _ in LANE_A)
     with FaultServer() as server:
-        server.script(models("m"), then=reply("FINAL: A"))
+        server.script(models("m"), then=answer("FINAL: A"))
         args = ["run", "--suite", str(suite), "--base-url", server.base_url, "--model", "m", "--shard", "1/3"]
         capsys.readouterr()
         main([*args, "--out", str(tmp_path / "s1")])

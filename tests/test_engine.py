@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import quiet, read_jsonl, write_suite
 
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.errors import OcllmError
@@ -20,7 +20,6 @@ from ocllm.run.engine import AttemptWatch, Engine, EngineStart, Send
 from ocllm.run.engines import engine_for
 from ocllm.run.http_engine import HttpEngine
 from ocllm.run.lanes import Lane
-from ocllm.run.progress import RunProgress
 from ocllm.run.runner import run_lane
 
 # Question -> what the model answers; a question missing here fails as a request would.
@@ -34,6 +33,10 @@ TASKS = [
     ("planet", "Which planet is closest to the Sun?", ["Mercury", "Venus", "Earth", "Mars"], "A"),
     ("sodium", "What is the chemical symbol of sodium?", ["So", "Sn", "Sd", "Na"], "D"),
     ("unknown", "What is the airspeed of an unladen swallow?", ["10", "11", "24", "42"], "C"),
+]
+SUITE = [
+    {"id": id_, "type": "mcq", "question": question, "options": options, "answer": gold, "category": "c"}
+    for id_, question, options, gold in TASKS
 ]
 
 
@@ -86,26 +89,9 @@ class DictEngine:
         return None
 
 
-def write_suite(path: Path) -> Path:
-    lines = [
-        {"id": id_, "type": "mcq", "question": question, "options": options, "answer": gold, "category": "c"}
-        for id_, question, options, gold in TASKS
-    ]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
-
-
 def lane(suite: Path) -> Lane:
     # The base URL is never asked: the engine given to run_lane is the only thing that answers.
     return Lane(name="dict", base_url="http://127.0.0.1:9/v1", model="dict-model", suite=str(suite), concurrency=2)
-
-
-def quiet(label: str, total: int, done: int) -> RunProgress:
-    return RunProgress(label, total, done, stream=open(os.devnull, "w"))
-
-
-def lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def test_a_lane_runs_end_to_end_through_another_engine(tmp_path: Path) -> None:
@@ -114,7 +100,7 @@ def test_a_lane_runs_end_to_end_through_another_engine(tmp_path: Path) -> None:
     out = tmp_path / "run"
     said: list[str] = []
     result = run_lane(
-        lane(write_suite(tmp_path / "s.jsonl")),
+        lane(write_suite(tmp_path / "s.jsonl", SUITE)),
         out,
         progress=quiet,
         announce=said.append,
@@ -128,7 +114,7 @@ def test_a_lane_runs_end_to_end_through_another_engine(tmp_path: Path) -> None:
     assert len(engine.bodies) == 4
     assert all(body["model"] == "dict-model" and body["engine_seed"] == 7 for body in engine.bodies)
 
-    samples = {s["task_id"]: s for s in lines(out / "samples.jsonl")}
+    samples = {s["task_id"]: s for s in read_jsonl(out / "samples.jsonl")}
     assert set(samples) == {"add", "planet", "sodium", "unknown"}
     assert samples["add"]["content"] == "Four. FINAL: B"
     assert "What is 2 + 2?" in samples["add"]["request"]["messages"][-1]["content"]
@@ -151,7 +137,7 @@ def test_a_lane_runs_end_to_end_through_another_engine(tmp_path: Path) -> None:
 
 
 def test_retrying_errors_sends_only_the_failed_task_again_through_the_engine(tmp_path: Path) -> None:
-    suite = write_suite(tmp_path / "s.jsonl")
+    suite = write_suite(tmp_path / "s.jsonl", SUITE)
     out = tmp_path / "run"
     run_lane(lane(suite), out, progress=quiet, engine=DictEngine(ANSWERS), score=score_run_dir)
     second = DictEngine({**ANSWERS, "airspeed": "FINAL: C"})
@@ -164,7 +150,8 @@ def test_an_engine_that_refuses_the_lane_stops_it_before_anything_is_written(tmp
     engine = DictEngine(ANSWERS, refuse="lane 'dict': the model is not loaded")
     out = tmp_path / "run"
     with pytest.raises(OcllmError, match="the model is not loaded"):
-        run_lane(lane(write_suite(tmp_path / "s.jsonl")), out, progress=quiet, engine=engine, score=score_run_dir)
+        suite = write_suite(tmp_path / "s.jsonl", SUITE)
+        run_lane(lane(suite), out, progress=quiet, engine=engine, score=score_run_dir)
     assert engine.events == ["check"]  # never opened
     assert not (out / "samples.jsonl").exists() and not (out / "manifest.json").exists()
 

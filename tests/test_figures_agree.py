@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultserver import FaultServer, Reply
+from faultserver import FaultServer, Reply, answer, models
+from helpers import run_cli, sums, write_suite
 from test_samples import sampled_file
 
 from ocllm.cli import main
 
 POWER = "would have been detected with 80% power"
+USAGE = {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}
 
 
 def lanes(tmp_path: Path, right_a: list[bool], right_b: list[bool]) -> tuple[Path, Path]:
@@ -69,29 +71,6 @@ def test_a_detectable_difference_the_interval_agrees_with_is_said_after_it(
     assert "smallest difference detectable with 80% power: 17.4 points" in said["console"]
 
 
-def mcq_suite(tmp_path: Path, n: int) -> Path:
-    path = tmp_path / "suite.jsonl"
-    rows = [{"id": f"q{i}", "type": "mcq", "category": "sums", "question": f"{i} + 1?", "options": [str(i), str(i + 1)],
-             "answer": "B"} for i in range(n)]  # fmt: skip
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
-
-
-def models() -> Reply:
-    return Reply(json={"object": "list", "data": [{"id": "m", "object": "model"}]})
-
-
-def answer(content: str) -> Reply:
-    choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-    usage = {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}
-    return Reply(json={"id": "x", "object": "chat.completion", "model": "m", "choices": [choice], "usage": usage})
-
-
-def run(server: FaultServer, suite: Path, out: Path, *extra: str) -> int:
-    argv = ["run", "--suite", str(suite), "--base-url", server.base_url, "--model", "m", "--out", str(out)]
-    return main([*argv, "--concurrency", "1", *extra])
-
-
 def progress_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if re.match(r"\[\S+\] \d+/\d+ done", line)]
 
@@ -102,16 +81,16 @@ def test_after_resume_the_progress_line_s_accuracy_is_the_whole_lane_s(
     """4 tasks: the first invocation answers 2 right, then stops (its samples cut to those 2, as Ctrl-C leaves
     them); --resume answers the other 2 wrong. The lane is 2 of 4 right: its last progress line says 50.0%,
     not this invocation's 0.0%."""
-    suite, out = mcq_suite(tmp_path, 4), tmp_path / "run"
+    suite, out = write_suite(tmp_path / "suite.jsonl", sums(4)), tmp_path / "run"
     with FaultServer() as server:
-        server.script(models(), then=answer("FINAL: B"))
-        assert run(server, suite, out) == 0
+        server.script(models("m"), then=answer("FINAL: B", usage=USAGE))
+        assert run_cli(server.base_url, out, suite=suite, concurrency=1) == 0
     samples = (out / "samples.jsonl").read_text().splitlines(keepends=True)
     (out / "samples.jsonl").write_text("".join(samples[:2]))
     capsys.readouterr()
     with FaultServer() as server:
-        server.script(models(), then=answer("FINAL: A"))
-        run(server, suite, out, "--resume")
+        server.script(models("m"), then=answer("FINAL: A", usage=USAGE))
+        run_cli(server.base_url, out, "--resume", suite=suite, concurrency=1)
     captured = capsys.readouterr()
     last = progress_lines(captured.err)[-1]
     assert last.startswith("[run] 4/4 done") and "acc 50.0%  errors 0" in last, last  # the lane: its --out's name
@@ -123,11 +102,11 @@ def test_no_rate_from_a_lane_whose_every_request_was_refused(
 ) -> None:
     """Every request refused at once (an unknown model): no answer, a wall time of milliseconds. No requests/s or
     tokens/s is made of that: null in metrics.json, n/a on the console and on the run's page."""
-    suite, out = mcq_suite(tmp_path, 4), tmp_path / "run"
+    suite, out = write_suite(tmp_path / "suite.jsonl", sums(4)), tmp_path / "run"
     refused = Reply(status=404, json={"error": {"message": "model 'm' not found", "type": "not_found_error"}})
     with FaultServer() as server:
-        server.script(models(), then=refused)
-        assert run(server, suite, out) == 2
+        server.script(models("m"), then=refused)
+        assert run_cli(server.base_url, out, suite=suite, concurrency=1) == 2
     console = capsys.readouterr().out
     serving: dict[str, Any] = json.loads((out / "metrics.json").read_text())["summary"]["serving"]
     assert serving["answers"] == 0 and serving["requests"] >= 1
@@ -141,10 +120,10 @@ def test_no_rate_from_a_lane_whose_every_request_was_refused(
 
 def test_a_document_written_before_shows_no_rate_over_no_answer(tmp_path: Path) -> None:
     """A metrics.json of before this rule, with its "166.67 requests/s (over 0.0 s)": read as n/a all the same."""
-    suite, out = mcq_suite(tmp_path, 2), tmp_path / "run"
+    suite, out = write_suite(tmp_path / "suite.jsonl", sums(2)), tmp_path / "run"
     with FaultServer() as server:
-        server.script(models(), then=answer("FINAL: B"))
-        assert run(server, suite, out) == 0
+        server.script(models("m"), then=answer("FINAL: B", usage=USAGE))
+        assert run_cli(server.base_url, out, suite=suite, concurrency=1) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     metrics["summary"]["serving"].update({"wall_s": 0.006, "requests": 1, "requests_per_s": 166.67, "answers": 0})
     (out / "metrics.json").write_text(json.dumps(metrics))

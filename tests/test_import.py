@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import one_error, write_jsonl
 
 from ocllm.cli import main
 from ocllm.models import Task
@@ -32,12 +33,6 @@ Layout = tuple[str, list[Path], list[Expected]]  # FORMAT, PATHs, the tasks expe
 def write_parquet(path: Path, rows: list[Row]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows), path)
-    return path
-
-
-def write_jsonl(path: Path, rows: list[Row]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
 
@@ -119,13 +114,6 @@ def run_import(fmt: str, paths: list[Path], out: Path, *flags: str) -> int:
 
 def tasks(path: Path) -> list[Task]:
     return load_suite(str(path)).tasks
-
-
-def one_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("ocllm: error: "), err
-    return lines[0]
 
 
 def files_in(folder: Path) -> dict[Path, bytes]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_import import write_jsonl
+from helpers import one_error, write_jsonl
 
 from ocllm.cli import main
 from ocllm.scoring.task_types import TASK_TYPES
@@ -85,13 +85,6 @@ def run_import(paths: list[Path], out: Path, *flags: str) -> int:
 
 def lines(path: Path) -> list[Row]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def one_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    said = [line for line in err.splitlines() if line.strip()]
-    assert len(said) == 1 and said[0].startswith("ocllm: error: "), err
-    return said[0]
 
 
 def five_categories(tmp_path: Path) -> tuple[list[Path], Path]:

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import write_jsonl
 
 from ocllm.cli import main
 from ocllm.errors import InputError
@@ -35,11 +36,6 @@ def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     assert len(err.splitlines()) == 1, err
     assert "Traceback" not in err
     return err
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 # Parquet: values and rows that are small on disk and huge once read

@@ -15,7 +15,7 @@ import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_import import write_jsonl
+from helpers import one_error, write_jsonl
 
 from ocllm.cli import main
 from ocllm.models import Task
@@ -73,13 +73,6 @@ def run_import(paths: list[Path], out: Path, *flags: str) -> int:
 
 def suite(path: Path) -> list[Task]:
     return [msgspec.json.decode(line, type=InstructionsTask) for line in path.read_bytes().splitlines()]
-
-
-def one_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("ocllm: error: "), err
-    return lines[0]
 
 
 KEYS = [1001, 1162, 1187, 2004]

@@ -12,7 +12,8 @@ from typing import Any
 
 import msgspec
 import pytest
-from test_import import write_csv, write_jsonl, write_parquet
+from helpers import one_error, write_jsonl
+from test_import import write_csv, write_parquet
 
 from ocllm.cli import main
 from ocllm.models import Task
@@ -38,13 +39,6 @@ def imported(fmt: str, paths: list[Path], tmp: Path, *flags: str) -> list[Task]:
 
 def summary(tasks: list[Task]) -> list[tuple[str, str | None, str, str | None]]:
     return [(t.id, t.answer, t.category, t.subset) for t in tasks]
-
-
-def one_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("ocllm: error: "), err
-    return lines[0]
 
 
 # --- the gold a row holds --------------------------------------------------------------------------------

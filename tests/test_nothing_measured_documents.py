@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_engine import DictEngine, quiet
+from helpers import quiet
+from test_engine import DictEngine
 from test_nothing_measured import run_dir
 
 from ocllm.analysis.rescore import score_run_dir

@@ -127,7 +127,8 @@ def test_rescore_streams_the_same_document_the_run_keeps_in_memory(tmp_path: Pat
 
     import msgspec
     from conftest import REPO
-    from test_runner import lane, quiet
+    from helpers import quiet
+    from test_runner import lane
 
     from ocllm.analysis.rescore import policy_of, rescore_run, score_run_dir
     from ocllm.formats import load_saved_run

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultserver import FaultServer, Reply
+from faultserver import FaultServer, Reply, answer, models
+from helpers import run_cli, samples_of, sums, write_suite
 
-from ocllm.cli import main
 from ocllm.models import Sample
 from ocllm.retry_rule import can_pass
 from ocllm.run.refusals import refusal
@@ -41,36 +41,8 @@ LLAMA_TOO_LONG = {
 }
 
 
-def write_suite(tmp_path: Path) -> Path:
-    path = tmp_path / "suite.jsonl"
-    lines = [
-        {"id": f"q{i}", "type": "mcq", "question": f"{i} + 1?", "options": [str(i), str(i + 1)], "answer": "B"}
-        for i in range(TASKS)
-    ]
-    path.write_text("".join(json.dumps({"category": "sums", **line}) + "\n" for line in lines))
-    return path
-
-
-def models(*names: str) -> Reply:
-    return Reply(json={"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
-
-
-def answer(content: str = "FINAL: B") -> Reply:
-    choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-    return Reply(json={"id": "x", "object": "chat.completion", "model": "m", "choices": [choice]})
-
-
-def run_cli(server: FaultServer, suite: Path, out: Path, *extra: str) -> int:
-    args = ["run", "--suite", str(suite), "--base-url", server.base_url, "--model", "m", "--out", str(out)]
-    return main([*args, "--concurrency", "1", *extra])
-
-
-def chat_requests(server: FaultServer) -> int:
-    return sum(r.path.endswith("/chat/completions") for r in server.requests)
-
-
-def samples(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+def suite(tmp: Path) -> Path:
+    return write_suite(tmp / "suite.jsonl", sums(TASKS))
 
 
 @pytest.mark.parametrize(
@@ -87,12 +59,12 @@ def test_a_configuration_error_stops_the_lane_after_two_alike(
     out = tmp_path / "run"
     with FaultServer() as server:
         server.script(models("m"), then=Reply(status=status, json=body))
-        code = run_cli(server, write_suite(tmp_path), out)
-        sent = chat_requests(server)
+        code = run_cli(server.base_url, out, suite=suite(tmp_path), concurrency=1)
+        sent = len(server.chat_requests)
     captured = capsys.readouterr()
     # Two requests, each sent once (not the 4 attempts of a transient error); the other tasks were never sent.
     assert sent == 2
-    lines = samples(out)
+    lines = samples_of(out)
     assert len(lines) == TASKS
     assert [s.get("attempts", 1) for s in lines] == [1, 1] + [0] * (TASKS - 2)
     assert {(s["error_kind"], s["error_status"]) for s in lines} == {("misconfigured", status)}
@@ -122,10 +94,10 @@ def test_one_configuration_error_alone_does_not_stop_the_lane(
     out = tmp_path / "run"
     with FaultServer() as server:
         server.script(models("m"), Reply(status=500, json=LLAMA_NO_JINJA), then=answer())
-        code = run_cli(server, write_suite(tmp_path), out)
-        sent = chat_requests(server)
+        code = run_cli(server.base_url, out, suite=suite(tmp_path), concurrency=1)
+        sent = len(server.chat_requests)
     assert (code, sent) == (1, TASKS)  # not retried, and the lane went on
-    kinds = [s.get("error_kind") for s in samples(out)]
+    kinds = [s.get("error_kind") for s in samples_of(out)]
     assert kinds == ["misconfigured"] + [None] * (TASKS - 1)
     assert "stopped" not in capsys.readouterr().err
 
@@ -138,11 +110,11 @@ def test_a_prompt_too_long_fails_its_task_at_once_and_the_lane_goes_on(
     with FaultServer() as server:
         # Refused alike twice, and more: a prompt's own length never stops the lane.
         server.script(models("m"), too_long, too_long, too_long, then=answer())
-        code = run_cli(server, write_suite(tmp_path), out)
-        sent = chat_requests(server)
+        code = run_cli(server.base_url, out, suite=suite(tmp_path), concurrency=1)
+        sent = len(server.chat_requests)
     captured = capsys.readouterr()
     assert (code, sent) == (1, TASKS)
-    lines = samples(out)
+    lines = samples_of(out)
     assert [s.get("error_kind") for s in lines] == ["refused"] * 3 + [None] * (TASKS - 3)
     assert all(s.get("attempts", 1) == 1 for s in lines)
     assert "exceeds the available context size (4096 tokens)" in lines[0]["error"]
@@ -159,7 +131,7 @@ def test_retry_errors_is_advised_only_for_the_errors_that_can_pass(
         # A task refused for its length, then a task whose request the server failed four times (HTTP 503).
         busy = Reply(status=503, body="busy")
         server.script(models("m"), Reply(status=400, json=LLAMA_TOO_LONG), busy, busy, busy, busy, then=answer())
-        assert run_cli(server, write_suite(tmp_path), out) == 1
+        assert run_cli(server.base_url, out, suite=suite(tmp_path), concurrency=1) == 1
     printed = capsys.readouterr().out
     assert "2 of 6 task(s) failed and are not scored (not counted as wrong); 1 of them may pass when sent again" in (
         " ".join(printed.split())

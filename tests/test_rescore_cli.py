@@ -14,10 +14,6 @@ from conftest import PER_TASK_FIELDS, legacy_record, write_json
 from ocllm.cli import main
 
 
-def run_cli(*args: str) -> int:
-    return main(list(args))
-
-
 def legacy_file(tmp_path: Path) -> Path:
     tasks = [
         # The bug: visible FINAL: B, format examples in the reasoning, old scorer said wrong.
@@ -44,7 +40,7 @@ def test_rescore_legacy_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     src = legacy_file(tmp_path)
     before = hashlib.sha256(src.read_bytes()).hexdigest()
     out, audit = tmp_path / "new.json", tmp_path / "audit.md"
-    assert run_cli("rescore", str(src), "-o", str(out), "--report", str(audit)) == 0
+    assert main(["rescore", str(src), "-o", str(out), "--report", str(audit)]) == 0
     assert hashlib.sha256(src.read_bytes()).hexdigest() == before
     doc = json.loads(out.read_text())
     s = doc["summary"]
@@ -72,7 +68,7 @@ def test_rescore_legacy_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_fallback_switch(tmp_path: Path) -> None:
     src = legacy_file(tmp_path)
     out = tmp_path / "new.json"
-    assert run_cli("rescore", str(src), "-o", str(out), "--allow-reasoning-fallback") == 0
+    assert main(["rescore", str(src), "-o", str(out), "--allow-reasoning-fallback"]) == 0
     doc = json.loads(out.read_text())
     assert doc["summary"]["correct"] == 4
     t = next(t for t in doc["tasks"] if t["task_id"] == "t_reason_only")
@@ -81,8 +77,8 @@ def test_fallback_switch(tmp_path: Path) -> None:
 
 def test_own_output_rescores_to_the_same_decisions(tmp_path: Path) -> None:
     first, second = tmp_path / "first.json", tmp_path / "second.json"
-    assert run_cli("rescore", str(legacy_file(tmp_path)), "-o", str(first)) == 0
-    assert run_cli("rescore", str(first), "-o", str(second)) == 0
+    assert main(["rescore", str(legacy_file(tmp_path)), "-o", str(first)]) == 0
+    assert main(["rescore", str(first), "-o", str(second)]) == 0
     a, b = json.loads(first.read_text()), json.loads(second.read_text())
     assert b["summary"]["changed"] == 0
     strip = ("previous",)
@@ -94,7 +90,7 @@ def test_own_output_rescores_to_the_same_decisions(tmp_path: Path) -> None:
 def test_bare_list_input(tmp_path: Path) -> None:
     src = write_json(tmp_path / "list.json", [legacy_record("x", "Answer: B", correct=True)])
     out = tmp_path / "o.json"
-    assert run_cli("rescore", str(src), "-o", str(out)) == 0
+    assert main(["rescore", str(src), "-o", str(out)]) == 0
     assert json.loads(out.read_text())["summary"]["correct"] == 1
 
 
@@ -167,7 +163,7 @@ def test_existing_output_is_replaced_only_when_complete(tmp_path: Path) -> None:
     out.write_text("previous good output")
     bad = tmp_path / "bad.json"
     bad.write_text("{")
-    assert run_cli("rescore", str(bad), "-o", str(out)) == 2
+    assert main(["rescore", str(bad), "-o", str(out)]) == 2
     assert out.read_text() == "previous good output"
 
 

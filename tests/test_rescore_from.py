@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import read_jsonl
 
 from ocllm.cli import main
 
@@ -42,10 +43,6 @@ def by_sample(document: dict[str, Any]) -> dict[tuple[str, int], dict[str, Any]]
     return {(t["task_id"], t["sample"]): t for t in document["tasks"]}
 
 
-def lines_of(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 # --- lm-eval ------------------------------------------------------------------------------------------------
 
 
@@ -57,12 +54,12 @@ def test_lm_eval_files_written_by_lm_eval_become_one_task_per_doc(tmp_path: Path
     expected_ids = set()
     for path in files:
         task = path.name.removeprefix("samples_").split("_2026-")[0]
-        expected_ids |= {f"{task}/{line['doc_id']}" for line in lines_of(path)}
+        expected_ids |= {f"{task}/{line['doc_id']}" for line in read_jsonl(path)}
     assert set(tasks) == expected_ids
     assert doc["source"]["model"] == "sim-baseline"  # from lm-eval's results file beside the samples
     for path in files:
         task = path.name.removeprefix("samples_").split("_2026-")[0]
-        for line in lines_of(path):
+        for line in read_jsonl(path):
             record = tasks[f"{task}/{line['doc_id']}"]
             assert record["raw_content"] == line["resps"][0][0]
             chat = json.loads(line["arguments"]["gen_args_0"]["arg_0"][0])
@@ -79,7 +76,7 @@ def test_lm_eval_gold_letters_come_from_each_doc_shape(folder: Path, tmp_path: P
     tasks = by_id(doc)
     for path in sorted(folder.glob("samples_*.jsonl")):
         task = path.name.removeprefix("samples_").split("_2026-")[0]
-        for line in lines_of(path):
+        for line in read_jsonl(path):
             record, d = tasks[f"{task}/{line['doc_id']}"], line["doc"]
             if "options" in d:  # MMLU-Pro
                 assert record["options"] == d["options"] and record["expected_answer"] == d["answer"]
@@ -96,7 +93,7 @@ def test_lm_eval_gold_letters_come_from_each_doc_shape(folder: Path, tmp_path: P
 
 def test_gpqa_lines_of_two_filters_are_one_task_and_filter_chooses_previous(tmp_path: Path) -> None:
     path = next((LM_EVAL / "sim-baseline").glob("samples_gpqa_*.jsonl"))
-    lines = lines_of(path)
+    lines = read_jsonl(path)
     assert {line["filter"] for line in lines} == {"strict-match", "flexible-extract"}
     default, _ = rescore(tmp_path, "--from", "lm-eval", str(path))
     assert len(default["tasks"]) == len({line["doc_id"] for line in lines})
@@ -128,7 +125,7 @@ def test_invalid_and_bracketed_extractions_are_normalised(tmp_path: Path) -> Non
 def test_a_filter_none_response_is_no_letter_and_its_metric_still_decides(tmp_path: Path) -> None:
     path = next((LM_EVAL / "sim-baseline").glob("samples_arc_*.jsonl"))
     doc, _ = rescore(tmp_path, "--from", "lm-eval", str(path))
-    for task, line in zip(doc["tasks"], lines_of(path), strict=True):
+    for task, line in zip(doc["tasks"], read_jsonl(path), strict=True):
         previous = task["previous"]
         assert previous["filter"] == "none"
         assert previous["extracted_final_answer"] is None  # a whole response is not a letter

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import lm_eval_samples
 
 from ocllm.cli import main
 
-STAMP = "2026-12-01T10-00-00.000000"
 METRICS = ("prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc")
 NULLS = {"num_highlights": None, "relation": None, "num_words": None, "keywords": None, "language": None,
          "end_phrase": None, "section_spliter": None, "num_sections": None}  # fmt: skip
@@ -51,13 +51,6 @@ def line(doc_id: int, the_doc: dict[str, Any], response: str, strict: list[bool]
     }
 
 
-def samples_file(folder: Path, lines: list[dict[str, Any]], task: str = "ifeval") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"samples_{task}_{STAMP}.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
-
-
 def rescore(tmp: Path, path: Path) -> tuple[dict[str, Any], str]:
     out, audit = tmp / "out.json", tmp / "audit.md"
     assert main(["rescore", "--from", "lm-eval", str(path), "-o", str(out), "--report", str(audit)]) == 0
@@ -82,7 +75,7 @@ def ifeval_lines() -> list[dict[str, Any]]:
 
 
 def test_lm_eval_ifeval_samples_are_rescored_with_its_four_metrics_beside(tmp_path: Path) -> None:
-    document, audit = rescore(tmp_path, samples_file(tmp_path / "lm", ifeval_lines()))
+    document, audit = rescore(tmp_path, lm_eval_samples(tmp_path / "lm", "ifeval", ifeval_lines()))
     tasks = {t["task_id"]: t for t in document["tasks"]}
     # Ids are IFEval's keys, as `ocllm import ifeval` names the same prompts: runs of both compare task by task.
     assert list(tasks) == ["ifeval/1001", "ifeval/1162", "ifeval/1187", "ifeval/2004"]
@@ -119,7 +112,7 @@ def test_lm_eval_ifeval_samples_are_rescored_with_its_four_metrics_beside(tmp_pa
 def test_a_doc_with_an_unknown_instruction_is_left_out_with_why(tmp_path: Path) -> None:
     haiku = doc(77, "Answer in haiku.", ["detectable_format:haiku"])
     lines = [*ifeval_lines()[:2], line(2, haiku, "ok", [True], [True])]
-    document, _ = rescore(tmp_path, samples_file(tmp_path / "lm", lines))
+    document, _ = rescore(tmp_path, lm_eval_samples(tmp_path / "lm", "ifeval", lines))
     assert [t["task_id"] for t in document["tasks"]] == ["ifeval/1001", "ifeval/1162"]
     (left_out,) = document["summary"]["unscorable_records"]
     assert left_out["task_id"] == "ifeval/77"
@@ -130,7 +123,7 @@ def test_a_file_none_of_whose_docs_can_be_checked_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = [line(0, doc(5, "Answer.", ["punctuation:no_semicolon"]), "ok", [True], [True])]
-    path = samples_file(tmp_path / "lm", lines)
+    path = lm_eval_samples(tmp_path / "lm", "ifeval", lines)
     assert main(["rescore", "--from", "lm-eval", str(path), "-o", str(tmp_path / "o.json")]) == 2
     err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert len(err) == 1 and err[0].startswith("ocllm: error: "), err
@@ -139,7 +132,7 @@ def test_a_file_none_of_whose_docs_can_be_checked_is_refused(
 
 def test_a_renamed_ifeval_task_is_read_by_the_shape_of_its_docs(tmp_path: Path) -> None:
     # A task of another name (a copy of ifeval.yaml under a user's name) whose docs are IFEval's rows.
-    document, _ = rescore(tmp_path, samples_file(tmp_path / "lm", ifeval_lines()[:2], task="my_instructions"))
+    document, _ = rescore(tmp_path, lm_eval_samples(tmp_path / "lm", "my_instructions", ifeval_lines()[:2]))
     assert [t["task_id"] for t in document["tasks"]] == ["my_instructions/1001", "my_instructions/1162"]
     assert [t["correct"] for t in document["tasks"]] == [True, False]
 
@@ -148,7 +141,7 @@ def test_with_repeats_each_response_is_a_sample_and_lm_evals_verdict_is_the_docs
     # repeats: 2 -> resps [[r1, r2]]; ifeval's process_results scores the filter's first response only, once per doc.
     repeated = {**line(0, doc(1001, "Describe a river without commas."), PLAIN, [True], [True]),
                 "resps": [[PLAIN, WITH_COMMA]]}  # fmt: skip
-    document, _ = rescore(tmp_path, samples_file(tmp_path / "lm", [repeated]))
+    document, _ = rescore(tmp_path, lm_eval_samples(tmp_path / "lm", "ifeval", [repeated]))
     samples = [(t["task_id"], t["sample"], t["correct"]) for t in document["tasks"]]
     assert samples == [("ifeval/1001", 0, True), ("ifeval/1001", 1, False)]  # the second response has commas
     for record in document["tasks"]:
@@ -161,7 +154,7 @@ def test_a_response_holding_a_lone_surrogate_is_a_failed_sample_as_a_live_answer
     # It used to reach the output writer, which cannot encode it (UnicodeEncodeError).
     broken = "Fine words \udc00 then more."
     lines = [*ifeval_lines()[:1], line(1, doc(1162, "Write a riddle with no commas."), broken, [True], [True])]
-    document, _ = rescore(tmp_path, samples_file(tmp_path / "lm", lines))
+    document, _ = rescore(tmp_path, lm_eval_samples(tmp_path / "lm", "ifeval", lines))
     tasks = {t["task_id"]: t for t in document["tasks"]}
     failed = tasks["ifeval/1162"]
     assert failed["correct"] is None and failed["error"].startswith("malformed response body: ")

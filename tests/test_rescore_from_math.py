@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import lm_eval_samples as samples_file
 
 from ocllm.cli import main
 from ocllm.formats.harnesses import read_harness_files
 from ocllm.formats.records import SavedRecord
 
-STAMP = "2026-12-01T10-00-00.000000"
 GSM8K_ANSWER = "Weng earns 12/60 = $<<12/60=0.2>>0.2 a minute.\nIn 50 minutes, 0.2 x 50 = $<<0.2*50=10>>10.\n#### 1,010"
 # minerva_math's process_docs replaces `answer` by its normaliser's output. Before lm-eval 0.4.13 that dropped
 # every `ft` (`\left(` -> `\le(`) and joined `2, 3, 5, 7` into `2357`; 0.4.13's (read in its wheel) keeps both and
@@ -49,13 +49,6 @@ def line(doc_id: int, doc: dict[str, Any], target: Any, response: str, filter_na
         "target_hash": "2" * 64,
         **metrics,
     }
-
-
-def samples_file(folder: Path, task: str, lines: list[dict[str, Any]]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"samples_{task}_{STAMP}.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
 
 
 def records(path: Path, filter_name: str | None = None) -> list[SavedRecord]:

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import LM_EVAL_STAMP as STAMP
+from helpers import lm_eval_samples as samples_file
 
 from ocllm.cli import main
 from ocllm.documents import UnscorableRecord
@@ -25,7 +27,6 @@ from ocllm.formats.records import SavedRecord
 
 FIXTURES = Path(__file__).parent / "fixtures"
 INSPECT_EVAL = next((FIXTURES / "inspect" / "0.3.285").glob("*.eval"))  # epochs = 2, written by inspect_ai
-STAMP = "2026-12-01T10-00-00.000000"
 
 
 def rescore(tmp: Path, *args: str) -> dict[str, Any]:
@@ -205,13 +206,6 @@ def lm_eval_line(doc_id: int, doc: dict[str, Any], target: Any, responses: list[
         "target_hash": "2" * 64,
         "exact_match": metric,
     }
-
-
-def samples_file(folder: Path, task: str, lines: list[dict[str, Any]]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"samples_{task}_{STAMP}.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
 
 
 def self_consistency_lines() -> list[dict[str, Any]]:

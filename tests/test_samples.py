@@ -4,6 +4,7 @@ own (textbook formulas, SciPy, statsmodels), never by the code under test."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -13,6 +14,8 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 from conftest import legacy_record, write_json
+from helpers import run_cli as ocllm_run
+from helpers import samples_of
 from scipy import stats as sps
 
 from ocllm.analysis.clustered import majority_is_gold, pass_at_k
@@ -204,20 +207,14 @@ def test_one_sample_per_task_keeps_mcnemar_and_adds_the_paired_standard_error(tm
 SUITES = tuple(shipped_suites().values())
 
 
+# `ocllm run` through the real entry point, as the simulator's baseline model.
+run_cli = functools.partial(ocllm_run, model="sim-baseline")
+
+
 @pytest.fixture(scope="module")
 def sim() -> SimServer:
     with SimServer(SimConfig(suites=SUITES)) as server:
         yield server
-
-
-def run_cli(base_url: str, out: Path, *extra: str) -> int:
-    return main(
-        ["run", "--suite", "smoke", "--base-url", base_url, "--model", "sim-baseline", "--out", str(out), *extra]
-    )
-
-
-def samples_of(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines() if line.strip()]
 
 
 def test_run_asks_each_task_k_times_with_seed_plus_i(sim: SimServer, tmp_path: Path) -> None:

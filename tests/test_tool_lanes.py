@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers import samples_of
+
 from ocllm.cli import main
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
-
-
-def samples_of(run: Path) -> list[dict]:
-    return [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines() if line.strip()]
 
 
 def test_a_lane_that_changes_only_the_server_s_tool_parser_shows_its_calls_dropped(tmp_path: Path) -> None:

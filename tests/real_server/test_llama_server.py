@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import read_jsonl, write_suite
 
 from .conftest import (
     MAX_TOKENS,
@@ -71,11 +72,6 @@ TASKS = [
 ]
 # About 20,000 tokens: far past the 4096-token context (and past any one slot's share of it).
 HUGE = mcq("huge", "Count the words. " + "apple banana cherry " * 7000, ["1", "2", "3", "4"], "A", "general")
-
-
-def write_suite(path: Path, tasks: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(task) + "\n" for task in tasks), encoding="utf-8")
-    return path
 
 
 def write_lanes(path: Path, server: LlamaServer, suite: Path, **settings: object) -> Path:
@@ -151,10 +147,6 @@ def wait_for_samples(proc: subprocess.Popen[bytes], samples: Path, console: Path
 
 
 # --- reading what it wrote -----------------------------------------------------------------------------------
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def read_json(path: Path) -> dict[str, Any]:
