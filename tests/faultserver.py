@@ -71,6 +71,17 @@ class Hang:
 
 
 @dataclass(frozen=True)
+class Together:
+    """Hold the request until `count` requests have been in the server at once (now or before), then behave as
+    `then`: overlap seen as it happens, never guessed from arrival times. After `backstop_s` it goes on anyway (and
+    `max_in_flight` tells that the count was never reached)."""
+
+    count: int
+    then: Reply | Stream
+    backstop_s: float = 120.0
+
+
+@dataclass(frozen=True)
 class Drop:
     """Send the status line and headers promising `content_length` bytes, then `partial`, then cut the connection."""
 
@@ -85,7 +96,7 @@ class Close:
     """Read the request, then close the connection without a byte of an answer."""
 
 
-Behaviour = Reply | Stream | Hang | Drop | Close
+Behaviour = Reply | Stream | Hang | Drop | Close | Together
 # What ocllm asks a server at the start of a run to tell its kind (server_kind.py): llama.cpp, SGLang, vLLM, Ollama.
 IDENTITY_PATHS = ("/props", "/get_server_info", "/version", "/api/version")
 NO_SUCH_PATH = Reply(status=404, body="Not Found", content_type="text/plain")
@@ -108,6 +119,10 @@ class Recorded:
         return json.loads(self.body)
 
 
+# How long starting and stopping may take at most: milliseconds on a quiet machine, a bound (never a measure) that
+# a loaded one does not reach (tests/helpers.py's BACKSTOP_S; this module stands alone).
+_BACKSTOP_S = 120.0
+
 EXHAUSTED = Reply(status=418, body="fault server: no behaviour scripted for this request", content_type="text/plain")
 
 
@@ -128,20 +143,22 @@ class FaultServer:
         self._thread = threading.Thread(target=self._loop.run_forever, name="faultserver", daemon=True)
         self._runner: web.AppRunner | None = None
         self._closing: asyncio.Event | None = None
+        self._in_flight = 0  # requests being handled now (only the server's loop touches it)
+        self.max_in_flight = 0  # the most requests it was handling at once
         self.port = 0
 
     # --- lifecycle --------------------------------------------------------------------------------------------
 
     def start(self) -> FaultServer:
         self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=_BACKSTOP_S)
         return self
 
     def close(self) -> None:
         if self._thread.is_alive():
-            asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=10)
+            asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=_BACKSTOP_S)
             self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=_BACKSTOP_S)
         self._loop.close()
 
     def __enter__(self) -> FaultServer:
@@ -205,6 +222,14 @@ class FaultServer:
             return self._queue.popleft() if self._queue else self._then
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self._in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            self._in_flight -= 1
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         connection = request.transport
         doomed = connection in self._doomed
@@ -222,6 +247,12 @@ class FaultServer:
             _abort(request)
             return web.Response(status=204)  # never sent: the connection is gone
         behaviour = routed or self._next()
+        if isinstance(behaviour, Together):
+            assert self._closing is not None
+            deadline = time.monotonic() + behaviour.backstop_s
+            while self.max_in_flight < behaviour.count and time.monotonic() < deadline and not self._closing.is_set():
+                await asyncio.sleep(0.01)
+            behaviour = behaviour.then
         if isinstance(behaviour, Close):
             _abort(request)
             return web.Response(status=204)

@@ -1,12 +1,14 @@
-"""Helpers several test files share: files written and read back, `ocllm run` through its entry point, progress
-that prints nothing, and the one error line a refused command prints. Tests import them as `from helpers import
-...` (pytest puts tests/ on the path, as for conftest and faultserver)."""
+"""Helpers several test files share: waiting for an event, files written and read back, `ocllm run` through its
+entry point, progress that prints nothing, and the one error line a refused command prints. Tests import them as
+`from helpers import ...` (pytest puts tests/ on the path, as for conftest and faultserver)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+import signal
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,41 @@ import pytest
 
 from ocllm.cli import main
 from ocllm.run.progress import RunProgress
+
+# How long a test waits for an event that takes well under a second on a quiet machine (a process under way, a
+# line written, a child gone): a bound that turns a hang into a failure that says what did not happen, never a
+# measure. Generous, because the suite also runs at a load of 50 on 2 cores, beside CPU hogs; within
+# pytest-timeout's 300 s, so the test's own message is the one shown.
+BACKSTOP_S = 120.0
+
+# A client timeout a test means to fire on a request the server holds (a Hang, a Pause), and never on one it
+# answers: an answer from a server on 127.0.0.1 comes well within it at a load of 50, and each request held costs
+# the test this long. The held request must be held longer (FaultServer ends a Hang when it closes).
+FIRES_ON_A_HELD_REQUEST_S = 5.0
+
+
+# Tests that load the machine on purpose (CPU hogs, programs and checks run to their CPU-time limits, stress such as
+# decompression bombs): one pytest-xdist group, which `--dist loadgroup` (pyproject's addopts) runs on one worker,
+# one after another. Each burns a core or more and would slow, and be slowed by, another beside it; side by side
+# they stretched a loaded run past its timeouts. Each still runs beside the other worker's lighter tests.
+CPU_HEAVY = pytest.mark.xdist_group("cpu_heavy")
+
+
+def wait_until(condition: Callable[[], object], seconds: float = BACKSTOP_S) -> bool:
+    """Poll until the condition holds or the seconds are over (a bound on waiting, never a measured figure)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return bool(condition())
+
+
+def interruptible() -> None:
+    """A child's preexec_fn: Ctrl-C's default disposition, as a terminal gives it. A shell script's background job
+    (`make test &`) starts with SIGINT ignored, and every process inherits that; a test that interrupts a child it
+    started (one that is not the ocllm command, which restores it itself) must give it back."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -51,11 +51,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def wait_until(condition: Callable[[], object], seconds: float) -> bool:
-    """Poll until the condition holds or the seconds are over (a bound on waiting, never a measured figure)."""
+class Watched(NamedTuple):
+    left: list[int]  # the processes still alive when the watch ended
+    cpu_s: dict[int, float]  # the CPU time each used while it was watched, as last seen alive
+
+
+def watch_until_gone(pids: Iterable[int], seconds: float) -> Watched:
+    """Watch the processes until every one is gone, or the seconds are over: a bound on waiting, never a measure.
+    What each did meanwhile is told by CPU time, which load does not stretch: a process the kernel ended the moment
+    its parent went used next to none; one that ran on to the end of its work (a C call, a check's CPU limit) used
+    that work's worth, however long or short the wall-clock wait."""
+    first = {pid: cpu_seconds(pid) for pid in pids}
+    last = dict(first)
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
+    while True:
+        alive = [pid for pid in first if not gone(pid)]
+        for pid in alive:
+            last[pid] = max(last[pid], cpu_seconds(pid))
+        if not alive or time.monotonic() >= deadline:
+            return Watched(alive, {pid: round(last[pid] - first[pid], 2) for pid in first})
         time.sleep(0.02)
-    return bool(condition())

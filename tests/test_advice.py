@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from faultserver import FaultServer, Reply
+from helpers import BACKSTOP_S
 
 from ocllm.cli import main
 from ocllm.server_facts import command_flags
@@ -48,7 +49,8 @@ def lanes_file(tmp: Path, lanes: dict[str, dict[str, Any]]) -> Path:
         text += f'[lanes.{name}]\nbase_url = "http://127.0.0.1:{lane["port"]}/v1"\n'
         text += "".join(f"{key} = {json.dumps(value)}\n" for key, value in lane.get("settings", {}).items())
         if "command" in lane:
-            text += f"[lanes.{name}.server]\ncommand = {json.dumps(lane['command'])}\nready_timeout_s = 60\n"
+            text += f"[lanes.{name}.server]\ncommand = {json.dumps(lane['command'])}\n"
+            text += f"ready_timeout_s = {BACKSTOP_S:g}\n"
     path = tmp / "lanes.toml"
     path.write_text(text)
     return path
@@ -80,7 +82,7 @@ def running() -> Iterator[list[subprocess.Popen[bytes]]]:
     yield started
     for proc in started:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=BACKSTOP_S)
 
 
 def start(started: list[subprocess.Popen[bytes]], argv: list[str]) -> int:

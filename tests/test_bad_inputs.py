@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import legacy_record, write_json
+from helpers import CPU_HEAVY
 from ports import refused_port
 
 from ocllm.cli import main
@@ -267,20 +268,19 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
     import time
 
     from faultserver import FaultServer, Hang, Reply
+    from helpers import BACKSTOP_S, wait_until
 
     out = tmp_path / "r"
     models = Reply(json={"object": "list", "data": [{"id": "m", "object": "model"}]})
     with FaultServer() as server:
-        server.script(models, then=Hang(30.0))  # every chat request hangs
+        server.script(models, then=Hang(600))  # every chat request hangs, until the server closes
         args = [sys.executable, "-m", "ocllm", *run_args(tmp_path, out)]
         args[args.index(NOBODY)] = server.base_url
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 20
-        while not (out / "manifest.json").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        assert wait_until(lambda: (out / "manifest.json").exists() or proc.poll() is not None)
         time.sleep(0.3)
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=BACKSTOP_S)
     assert proc.returncode == 130 and "--resume" in err
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
 
@@ -710,6 +710,7 @@ MEMORY_BOUND_MB = 300  # generous: the bounds are 32 MB (header) and 128 MB (a s
     ids=["header", "sample", "sample declaring 1000 bytes"],
 )
 @pytest.mark.slow  # ocllm in a process, memory measured
+@CPU_HEAVY  # a gibibyte inflated, in part
 def test_an_inspect_zip_bomb_is_refused_in_one_line_within_bounded_memory(
     member: str, declared: int | None, method: int, tmp_path: Path
 ) -> None:

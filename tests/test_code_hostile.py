@@ -8,7 +8,8 @@ environment (as ocllm's API keys would be), each answering the function task `f(
 - everything the program wrote in all its mounts together stays within `file_bytes`, and memory outside the mounts
   (memfd, System V shared memory) is refused;
 - ptrace, io_uring, keyctl and add_key are refused with EPERM;
-- nothing a program started is alive a second after its decision came back.
+- nothing a program started outlives its decision (the test waits for what the sandbox ended to go: a loaded machine
+  is slow to reap it; what a program leaves behind sleeps or spins far longer than the wait).
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ import secrets
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CPU_HEAVY, wait_until
 
 pytestmark = [
     pytest.mark.slow,
+    CPU_HEAVY,  # programs run to their CPU limits, fork bombs
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make test installs it)"),
 ]
 
@@ -88,8 +90,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[
     assert process.stdout is not None and process.stdin is not None
     for line in iter(process.stdout.readline, ""):
         item = json.loads(line)
-        # Nothing of a program may be alive a second after its decision came back.
-        time.sleep(max(0.0, item["done"] + 1.0 - time.monotonic()))
+        # Nothing of a program may outlive its decision (the longest leftover of the corpus sleeps 600 s).
+        wait_until(lambda: not _survivors(mark))
         item["survivors"] = _survivors(mark)
         decided[item["id"]] = item
         process.stdin.write("next\n")
@@ -143,7 +145,7 @@ def test_ptrace_io_uring_and_the_keyrings_are_refused(ran: tuple[dict[str, Any],
     assert sandbox["seccomp"].startswith("seccomp (x86_64)") and sandbox["tests_apart"] is True
 
 
-def test_nothing_of_a_program_outlives_its_decision_by_a_second(
+def test_nothing_of_a_program_outlives_its_decision(
     ran: tuple[dict[str, Any], dict[str, str], str],
 ) -> None:
     decided, _, _ = ran

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from helpers import BACKSTOP_S, one_error
 
 from ocllm.cli import main
 from ocllm.scoring.code.datasets import LCB_IMPORTS, pickled_string
@@ -33,16 +34,9 @@ def imported(fmt: str, paths: list[Path], tmp: Path, *flags: str) -> list[CodeTa
     return [msgspec.json.decode(line, type=CodeTask) for line in out.read_bytes().splitlines()]
 
 
-def one_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("ocllm: error: "), err
-    return lines[0]
-
-
 def passes(program: str) -> bool:
     """Runs a test program in a child interpreter (the dataset's own canonical code against the test we built)."""
-    done = subprocess.run([sys.executable, "-I", "-c", program], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-I", "-c", program], capture_output=True, text=True, timeout=BACKSTOP_S)
     return done.returncode == 0
 
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import CPU_HEAVY
 
 from ocllm.errors import InputError
 from ocllm.models import Policy, Sample
@@ -43,6 +44,7 @@ def test_a_bad_limit_is_refused_naming_it(tmp_path: Path, table: str, said: str)
 
 
 @pytest.mark.slow
+@CPU_HEAVY  # a program run to its CPU limit
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make test installs it)")
 def test_a_decision_runs_under_the_lanes_limits_and_records_them(tmp_path: Path) -> None:
     lane = _lane(tmp_path, "cpu_s = 1\nwall_s = 5\n")

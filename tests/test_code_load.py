@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from helpers import CPU_HEAVY
 
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code.decide import decide_code
@@ -18,6 +19,7 @@ from ocllm.scoring.code.fields import CodeTask, IoTest
 
 pytestmark = [
     pytest.mark.slow,
+    CPU_HEAVY,  # eight CPU hogs
     pytest.mark.timeout(600),
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make test installs it)"),
 ]

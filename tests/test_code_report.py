@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 from conftest import write_json
-from faultserver import FaultServer
-from test_run_notices import cli_run, models, reply
+from faultserver import FaultServer, models
+from faultserver import answer as reply
+from helpers import CPU_HEAVY, run_cli
 
 from ocllm.cli import main
 from ocllm.models import Policy, Sample, decision_record
@@ -244,7 +245,7 @@ def test_a_sampled_code_lane_gives_pass_at_k(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FaultServer() as server:
         server.script(models("m"), reply(right), *[reply(wrong) for _ in range(7)])
-        assert cli_run(server.base_url, suite, out, "--samples", "4") == 0
+        assert run_cli(server.base_url, out, "--samples", "4", suite=suite, concurrency=1) == 0
     summary = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["summary"]
     assert summary["samples_per_task"] == 4 and summary["scored"] == 8 and summary["correct"] == 1
     assert summary["pass_at_k"]["1"] == pytest.approx(0.125) and summary["pass_at_k"]["4"] == pytest.approx(0.5)
@@ -252,6 +253,7 @@ def test_a_sampled_code_lane_gives_pass_at_k(tmp_path: Path) -> None:
     assert summary["by_type"]["code"]["details"]["outcomes"] == {"passed": 1, "failed_assertion": 7}
 
 
+@CPU_HEAVY  # a program run to its CPU limit
 def test_timeouts_are_split_by_the_limit_reached() -> None:
     """Two programs under small limits, each far from the other limit (a loaded machine must not change which is
     reached): one spins (CPU), one sleeps (wall: time not waiting for a CPU)."""

@@ -9,11 +9,11 @@ import os
 import secrets
 import shutil
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import CPU_HEAVY, wait_until
 
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code.decide import decide_code
@@ -22,6 +22,7 @@ from ocllm.scoring.code.fields import CodeTask
 
 pytestmark = [
     pytest.mark.slow,
+    CPU_HEAVY,  # programs run to their limits: CPU, memory, output, processes
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed (make test installs it)"),
 ]
 
@@ -92,7 +93,10 @@ def _decide(body: str, canaries: Canaries, limits: CodeLimits = LIMITS) -> CodeD
     content = f"Here it is:\n```python\n{program}```\n"
     decision = decide_code(task, Sample(task_id="hostile", content=content, finish_reason="stop"), Policy(), limits)
     assert decision.program is not None and decision.sandbox is not None and decision.sandbox.kind == "bubblewrap"
-    time.sleep(1.0)  # nothing of it may outlive its decision by more than a second
+    # Nothing of it may outlive its decision: what the sandbox ended goes (reaped, its name gone from /proc) as soon
+    # as the kernel gets to it, which a loaded machine delays; a program's own leftovers would sleep or spin far past
+    # the wait (the longest sleeps 1000 s).
+    wait_until(lambda: not canaries.survivors())
     assert canaries.survivors() == [], f"processes left behind: {canaries.survivors()}"
     canaries.intact()
     return decision
@@ -198,7 +202,7 @@ def test_as_root_the_process_limit_binds(canaries: Canaries) -> None:
         "    try:\n"
         "        while children < 200:\n"
         "            if os.fork() == 0:\n"
-        "                time.sleep(30)\n"
+        "                time.sleep(1000)\n"  # a leftover would outlive the wait for survivors
         "                os._exit(0)\n"
         "            children += 1\n"
         "    except OSError:\n"

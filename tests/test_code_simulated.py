@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CPU_HEAVY
 
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code.extract import extract_code
@@ -118,6 +119,7 @@ def _assert_recorded(record: dict[str, Any]) -> None:
 
 @needs_sandbox
 @pytest.mark.slow
+@CPU_HEAVY  # programs that never end, run to their CPU limits
 @pytest.mark.timeout(900)
 def test_demo_code_outcomes_are_those_its_simulated_answers_imply_and_a_rescore_agrees(tmp_path: Path) -> None:
     suite = resolve_suite("demo-code")
@@ -182,6 +184,7 @@ def _hostile(kind: str) -> dict[str, Any]:
 
 @needs_sandbox
 @pytest.mark.slow
+@CPU_HEAVY  # hostile programs: fork bombs, endless loops run to their limits
 @pytest.mark.timeout(600)
 def test_hostile_programs_put_through_the_simulator_are_contained(tmp_path: Path) -> None:
     homes = [Path.home(), Path("/root"), Path("/home"), Path("/tmp")]

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from processes import gone, processes, wait_until
+from helpers import BACKSTOP_S, quiet, wait_until, write_suite
+from processes import gone, processes
 
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.models import Decision, Policy, Sample, Task, as_sent
 from ocllm.run.decision_pool import DecisionPool
 from ocllm.run.lanes import Lane
-from ocllm.run.progress import RunProgress
 from ocllm.run.runner import run_lane
 from ocllm.scoring import decide
 from ocllm.scoring.mcq.fields import McqTask
@@ -33,11 +33,7 @@ pytestmark = pytest.mark.slow  # process pools started, killed and waited for
 
 REPO = Path(__file__).resolve().parent.parent
 # A worker's decider waits this long at most for what it waits for, so a broken pool fails the test, not hangs it.
-WAIT_S = 20.0
-
-
-def quiet(label: str, total: int, done: int) -> RunProgress:
-    return RunProgress(label, total, done, stream=open(os.devnull, "w"))
+WAIT_S = BACKSTOP_S
 
 
 def lane(base_url: str, suite: str, **kw: object) -> Lane:
@@ -48,17 +44,14 @@ def lane(base_url: str, suite: str, **kw: object) -> Lane:
     return Lane(**{**settings, **kw})
 
 
+def questions_suite(path: Path, questions: list[str]) -> Path:
+    """A suite of one MCQ task per question (gold B of four options)."""
+    rows = [{"id": f"t{i}", "type": "mcq", "question": question} for i, question in enumerate(questions)]
+    return write_suite(path, rows, answer="B", category="c", options=["1", "2", "3", "4"])
+
+
 def samples_of(run: Path) -> list[Sample]:
     return [msgspec.json.decode(line, type=Sample) for line in (run / "samples.jsonl").read_bytes().splitlines()]
-
-
-def write_suite(path: Path, questions: list[str]) -> Path:
-    with path.open("w") as fh:
-        for i, question in enumerate(questions):
-            row = {"id": f"t{i}", "type": "mcq", "question": question, "answer": "B", "category": "c"}
-            row["options"] = ["1", "2", "3", "4"]
-            fh.write(json.dumps(row) + "\n")
-    return path
 
 
 # --- deciders the workers run in these tests: module-level, so that they pickle ---------------------------------
@@ -156,7 +149,7 @@ def test_the_event_loop_reads_other_answers_while_a_decision_runs(tmp_path: Path
     # no other response would be read until the decision ended.
     run = tmp_path / "run"
     questions = [f"wait for 12 lines in {run / 'samples.jsonl'}"] + [f"What is {i} + 1?" for i in range(11)]
-    path = write_suite(tmp_path / "suite.jsonl", questions)
+    path = questions_suite(tmp_path / "suite.jsonl", questions)
     with SimServer(SimConfig(suites=(path,))) as server, DecisionPool(2, decider=waiting_decide) as pool:
         result = run_lane(lane(server.base_url, str(path)), run, progress=quiet, decisions=pool, score=score_run_dir)
     assert result.summary.total == 12 and result.summary.missing == 0
@@ -168,7 +161,7 @@ def test_the_event_loop_reads_other_answers_while_a_decision_runs(tmp_path: Path
 def test_a_worker_that_dies_neither_hangs_nor_loses_the_run(tmp_path: Path) -> None:
     marker = tmp_path / "crashed-once"
     questions = ["crash always", f"crash once {marker}"] + [f"What is {i} + 1?" for i in range(18)]
-    path = write_suite(tmp_path / "suite.jsonl", questions)
+    path = questions_suite(tmp_path / "suite.jsonl", questions)
     suite = load_suite(str(path))
     run = tmp_path / "run"
     # One request at a time, so one decision at a time: a worker's death takes down no other task's decision.
@@ -233,9 +226,9 @@ def test_a_pool_asked_to_warm_a_guarded_service_starts_it_in_each_worker_and_lea
         def warmed() -> list[int]:
             return [p.pid for p in processes() if p.parent == worker and "ocllm-guarded:symbolic" in p.command]
 
-        assert wait_until(lambda: warmed(), 120)
+        assert wait_until(lambda: warmed())
         (child,) = warmed()
-    assert wait_until(lambda: gone(child) and gone(worker), 30)
+    assert wait_until(lambda: gone(child) and gone(worker))
 
 
 async def _all(pool: DecisionPool, jobs: list[tuple[Task, Sample, Policy]]) -> list[Decision | None]:
@@ -313,7 +306,7 @@ def test_ctrl_c_stops_the_run_and_leaves_no_process_behind(tmp_path: Path) -> No
     with SimServer(SimConfig(suites=tuple(shipped_suites().values()), latency_s=0.05)) as server:
         proc, under = _started_run(server, tmp_path / "run")
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group, workers included
-        _, stderr = proc.communicate(timeout=60)
+        _, stderr = proc.communicate(timeout=BACKSTOP_S)
     assert proc.returncode == 130, stderr.decode()
     said = stderr.decode().strip().splitlines()  # the progress lines, then the one line of the end
     assert said[-1] == "ocllm: interrupted; finished tasks are saved (run the same command again with --resume)"
@@ -327,7 +320,7 @@ def test_ctrl_c_stops_a_run_started_with_sigint_ignored(tmp_path: Path) -> None:
     with SimServer(SimConfig(suites=tuple(shipped_suites().values()), latency_s=0.2)) as server:
         proc, under = _started_run(server, tmp_path / "run", ignoring_sigint=True)
         os.killpg(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
+        _, stderr = proc.communicate(timeout=BACKSTOP_S)
     assert proc.returncode == 130, stderr.decode()
     assert stderr.decode().strip().splitlines()[-1] == (
         "ocllm: interrupted; finished tasks are saved (run the same command again with --resume)"
@@ -342,5 +335,5 @@ def test_a_killed_run_leaves_no_decision_worker_behind(tmp_path: Path) -> None:
     with SimServer(SimConfig(suites=tuple(shipped_suites().values()), latency_s=0.05)) as server:
         proc, under = _started_run(server, tmp_path / "run")
         proc.send_signal(signal.SIGKILL)  # no cleanup at all: the workers must notice by themselves
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=BACKSTOP_S)
     assert _gone_within(under, WAIT_S) == set()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import typing
 from pathlib import Path
@@ -17,16 +16,15 @@ from typing import Any
 
 import msgspec
 import pytest
-from faultserver import Behaviour, Drop, FaultServer, Hang, Reply, Stream, sse
+from faultserver import Behaviour, Drop, FaultServer, Hang, Reply, Stream, models, sse
+from helpers import BACKSTOP_S, FIRES_ON_A_HELD_REQUEST_S, quiet, run_cli
 from ports import refused_port
 
 from ocllm.analysis.rescore import score_run_dir
-from ocllm.cli import main
 from ocllm.files.atomic import read_samples
 from ocllm.models import ErrorKind, Sample
 from ocllm.run.client import ClientSettings, chat_completion, make_session
 from ocllm.run.lanes import Lane
-from ocllm.run.progress import RunProgress
 from ocllm.run.runner import run_lane
 
 BODY: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "What is 2 + 2?"}], "max_tokens": 8}
@@ -46,13 +44,9 @@ def chunk(content: str | None = None, finish_reason: str | None = None) -> dict[
     return {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
 
-def models(*names: str) -> Reply:
-    return Reply(json={"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
-
-
-def ask(base_url: str, *, max_attempts: int = 2, stream: bool = False) -> Sample:
+def ask(base_url: str, *, max_attempts: int = 2, stream: bool = False, timeout_s: float = BACKSTOP_S) -> Sample:
     cfg = ClientSettings(
-        base_url=base_url, stream=stream, timeout_s=0.5, max_attempts=max_attempts, backoff_base_s=0.01
+        base_url=base_url, stream=stream, timeout_s=timeout_s, max_attempts=max_attempts, backoff_base_s=0.01
     )
 
     async def go() -> Sample:
@@ -118,7 +112,7 @@ CASES: list[tuple[str, Behaviour, bool, tuple[ErrorKind, int | None], str]] = [
         ("refused", None),
         "server error in stream: request (5000 tokens) exceeds the available context size",
     ),
-    ("timeout", Hang(5.0), False, ("timeout", None), "timeout after 2 attempts: "),
+    ("timeout", Hang(600), False, ("timeout", None), "timeout after 2 attempts: "),
     ("dropped", Drop(partial=b'{"id": "chatcmpl-1", "cho'), False, ("connection", None), "connection failed after"),
     ("malformed", Reply(body='{"choices": [{"mess'), False, ("malformed", None), "malformed response body after"),
     (
@@ -175,7 +169,8 @@ def test_each_failure_kind_is_recorded_with_its_status(
 ) -> None:
     with FaultServer() as server:
         server.script(then=behaviour)
-        sample = ask(server.base_url, stream=stream)
+        # A held request times out soon; any other behaviour is met within a timeout no loaded machine reaches.
+        sample = ask(server.base_url, stream=stream, timeout_s=0.5 if isinstance(behaviour, Hang) else BACKSTOP_S)
     assert sample.error is not None and sample.error.startswith(message), sample.error
     assert (sample.error_kind, sample.error_status) == expected
     # The kind survives samples.jsonl exactly.
@@ -224,15 +219,11 @@ def test_the_client_and_the_record_agree_on_the_kinds() -> None:
 # --- a whole run: the kinds in samples.jsonl -------------------------------------------------------------------
 
 
-def quiet(label: str, total: int, done: int) -> RunProgress:
-    return RunProgress(label, total, done, stream=open(os.devnull, "w"))
-
-
 def test_every_kind_is_written_to_samples_jsonl(tmp_path: Path) -> None:
     failures: list[tuple[Behaviour, tuple[str, int] | tuple[str]]] = [
         (Reply(status=500, body="overloaded"), ("http_status", 500)),
         (Reply(status=429, body="slow down"), ("http_status", 429)),
-        (Hang(5.0), ("timeout",)),
+        (Hang(600), ("timeout",)),
         (Drop(partial=b'{"id"'), ("connection",)),
         (Reply(body="not json"), ("malformed",)),
         (Stream([sse(chunk("x"), ERROR_EVENT, done=False)]), ("server_error_event",)),
@@ -252,7 +243,7 @@ def test_every_kind_is_written_to_samples_jsonl(tmp_path: Path) -> None:
             stream=True,
             concurrency=1,
             max_attempts=1,
-            timeout_s=0.5,
+            timeout_s=FIRES_ON_A_HELD_REQUEST_S,  # the Hang's, never an answer's
         )
         result = run_lane(lane, tmp_path / "run", progress=quiet, score=score_run_dir)
     assert (result.summary.errors, result.summary.total) == (len(failures), 10)
@@ -267,26 +258,18 @@ def test_every_kind_is_written_to_samples_jsonl(tmp_path: Path) -> None:
 # --- the up-front check: a rate-limited trial request ----------------------------------------------------------
 
 
-def run_cli(server: FaultServer, out: Path, model: str = "coder") -> int:
-    return main(["run", "--suite", "smoke", "--base-url", server.base_url, "--model", model, "--out", str(out)])
-
-
-def chat_requests(server: FaultServer) -> list[float]:
-    return [r.at for r in server.requests if r.path.endswith("/chat/completions")]
-
-
 def test_a_rate_limited_trial_request_is_retried_after_retry_after_and_the_run_goes_ahead(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], retry_waits: list[float]
 ) -> None:
     # The reproduced bug: /models lists `router`, the trial request meets one 429, and the run was refused.
     with FaultServer() as server:
         limited = Reply(status=429, json={"error": {"message": "rate limit exceeded"}}, headers={"Retry-After": "1"})
         server.script(models("router"), limited, then=Reply(json=completion(model="router")))
-        code = run_cli(server, tmp_path / "r")
-        arrivals = chat_requests(server)
+        code = run_cli(server.base_url, tmp_path / "r", model="coder")
+        arrivals = server.chat_requests
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert arrivals[1] - arrivals[0] >= 0.9  # the second trial request waited as Retry-After asked
+    assert retry_waits == [1.0]  # the second trial request waited as Retry-After asked (the wait, not a clock)
     assert len(arrivals) == 2 + 10  # two trial requests, then the ten tasks
     assert "rate" not in captured.err and "fails" not in captured.err
     samples = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
@@ -297,8 +280,8 @@ def test_a_persistent_rate_limit_is_refused_as_a_rate_limit(tmp_path: Path, caps
     with FaultServer() as server:
         limited = Reply(status=429, json={"error": {"message": "rate limit exceeded"}}, headers={"Retry-After": "0"})
         server.script(models("router"), then=limited)
-        code = run_cli(server, tmp_path / "r")
-        tries = len(chat_requests(server))
+        code = run_cli(server.base_url, tmp_path / "r", model="coder")
+        tries = len(server.chat_requests)
     err = capsys.readouterr().err
     assert code == 2
     assert "rate-limiting" in err and "HTTP 429 after 3 attempts" in err and "rate limit exceeded" in err
@@ -313,8 +296,8 @@ def test_a_rate_limit_asking_for_a_long_wait_is_refused_at_once(
 ) -> None:
     with FaultServer() as server:
         server.script(models("router"), then=Reply(status=429, body="later", headers={"Retry-After": "3600"}))
-        code = run_cli(server, tmp_path / "r")
-        tries = len(chat_requests(server))
+        code = run_cli(server.base_url, tmp_path / "r", model="coder")
+        tries = len(server.chat_requests)
     err = capsys.readouterr().err
     assert code == 2 and "rate-limiting" in err and "retry budget of 30 s spent" in err
     # The trial's retry budget is bounded, whatever Retry-After says: one try and no wait at all.
@@ -324,8 +307,8 @@ def test_a_rate_limit_asking_for_a_long_wait_is_refused_at_once(
 def test_a_rejected_model_name_is_still_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FaultServer() as server:
         server.script(models("router"), then=Reply(status=404, json={"error": {"message": "model coder not found"}}))
-        code = run_cli(server, tmp_path / "r")
-        tries = len(chat_requests(server))
+        code = run_cli(server.base_url, tmp_path / "r", model="coder")
+        tries = len(server.chat_requests)
     err = capsys.readouterr().err
     assert code == 2 and "a request for model 'coder' fails (served: router): HTTP 404: " in err
     assert "model coder not found" in err
@@ -340,7 +323,7 @@ def test_a_server_error_on_the_trial_request_lets_the_run_go_on(
     with FaultServer() as server:
         broken = Reply(status=500, body="engine hiccup")
         server.script(models("router"), broken, broken, broken, then=Reply(json=completion(model="router")))
-        code = run_cli(server, tmp_path / "r")
+        code = run_cli(server.base_url, tmp_path / "r", model="coder")
     out = capsys.readouterr().out
     assert code == 0
     assert "a first request failed (HTTP 500 after 3 attempts: engine hiccup); the run goes on" in out

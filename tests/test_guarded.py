@@ -11,12 +11,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from processes import cpu_seconds, gone, wait_until
+from helpers import CPU_HEAVY, wait_until
+from processes import cpu_seconds, gone
 
 from ocllm.scoring import guarded
 from ocllm.scoring.guarded import Limits, Result, Service, run_once
 
-pytestmark = pytest.mark.slow  # guarded children: CPU limits reached, process groups killed
+pytestmark = [pytest.mark.slow, CPU_HEAVY]  # guarded children: CPU limits reached, process groups killed
 
 TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src"
@@ -102,7 +103,7 @@ def test_warm_starts_a_named_services_child_before_any_call_and_passes_over_othe
     named, other = Service("test-warm"), Service("test-cold")
     try:
         guarded.warm(["test-warm", "no-such-service"])  # returns at once; the child starts in the background
-        assert wait_until(lambda: named.pid() is not None, 60)
+        assert wait_until(lambda: named.pid() is not None)
         pid = named.pid()
         assert named.call("guarded_helpers:pid", (), Limits(cpu_s=5)).value == pid  # the first call takes that child
         assert other.pid() is None
@@ -135,10 +136,10 @@ def test_a_parent_killed_outright_takes_its_child_with_it_even_inside_one_long_c
         child = int(parent.stdout.readline())
         # The child is inside pow(): its CPU time moves on (so its interpreter is held, no thread of its own runs).
         start = cpu_seconds(child)
-        assert wait_until(lambda: cpu_seconds(child) > start + 0.5, 60)
+        assert wait_until(lambda: cpu_seconds(child) > start + 0.5)
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-        assert wait_until(lambda: gone(child), 2.0), "the child outlived its parent"
+        assert wait_until(lambda: gone(child)), "the child outlived its parent"
     finally:
         if parent.poll() is None:
             parent.kill()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CPU_HEAVY
 
 from ocllm.cli import main
 from ocllm.scoring.math.fields import MathTask
@@ -33,6 +34,7 @@ def json_record(task_id: str, schema: dict[str, Any], content: str) -> dict[str,
 
 
 @pytest.mark.slow  # checks run to their CPU limit and killed
+@CPU_HEAVY
 def test_schema_checks_without_patterns_are_limited_by_cpu_time_too(tmp_path: Path) -> None:
     # uniqueItems on objects (which do not sort) compares every pair: 8,000 objects are 32 million comparisons
     # (about a minute of CPU; 100,000 are hours), run bare in the worker because the schema holds no pattern.
@@ -94,6 +96,7 @@ def instructions_record(task_id: str, instructions: list[dict[str, Any]], conten
 
 
 @pytest.mark.slow  # checks run to their CPU limit and killed
+@CPU_HEAVY
 def test_the_checks_of_a_long_answer_are_limited_by_cpu_time_killed_and_counted_apart(tmp_path: Path) -> None:
     # 20 instructions (the most a task holds) that read every letter of a 3 MB answer in each of IFEval's eight
     # loose variants: about a minute of CPU in the worker, with no limit.
@@ -146,6 +149,7 @@ def test_an_answer_of_megabytes_in_lowercase_is_counted_not_listed(tmp_path: Pat
 
 
 @pytest.mark.slow  # long answers decided in guarded children
+@CPU_HEAVY
 def test_one_long_answer_is_read_in_pieces_that_grow(tmp_path: Path) -> None:
     # ijson's C parser costs by the pieces a value spans times its length: an answer of 40 MB (hermes-format calls,
     # full of escaped quotes) read in 64 KB pieces took over a minute of CPU, twice (the file is read in two
@@ -200,6 +204,7 @@ def math_record(task_id: str, content: str, gold: str, reasoning: str | None = N
 
 
 @pytest.mark.slow  # checks run to their CPU limit
+@CPU_HEAVY
 def test_hostile_statements_end_with_a_recorded_verdict_within_a_cpu_time_limit(tmp_path: Path) -> None:
     # The red team's answers: "The answer is 1. " 300,000 times (no verdict after 120 s of CPU), 300,000 boxes
     # then \boxed{42} (14.6 s), 500,000 Arabic-Indic digits after "Final answer:" (3.8 s in the screen alone),

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import BACKSTOP_S
 
 from ocllm.models import Policy, Sample
 from ocllm.scoring.code.decide import decide_code
@@ -54,7 +55,7 @@ def test_units_held_by_another_process_are_not_taken_until_it_lets_them_go(tmp_p
         holder.stdin.write("go\n")
         holder.stdin.flush()
         assert holder.stdout is not None and holder.stdout.readline() == "released\n"
-        assert holder.wait(timeout=30) == 0
+        assert holder.wait(timeout=BACKSTOP_S) == 0
         with budget.taken(3 * UNIT_BYTES):
             assert budget._take(1) is None  # all three held here now
     finally:
@@ -67,7 +68,7 @@ def test_a_holder_killed_outright_frees_its_units(tmp_path: Path) -> None:
     holder = _holder(tmp_path, 2 * UNIT_BYTES, 2 * UNIT_BYTES)
     assert budget._take(1) is None
     os.kill(holder.pid, signal.SIGKILL)
-    holder.wait(timeout=30)
+    holder.wait(timeout=BACKSTOP_S)
     held = budget._take(2)
     assert held is not None
     for fd in held:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import BACKSTOP_S
 
 from ocllm.scoring.isolation import seccomp
 from ocllm.scoring.isolation.seccomp import DENIED, denied_numbers, describe, filter_program
@@ -165,7 +166,7 @@ def run_sandboxed(program: str, *args: str, filtered: bool = True) -> subprocess
         fds = (read,)
     try:
         argv = [*_argv(fds[0] if fds else None), program, *args]
-        return subprocess.run(argv, capture_output=True, text=True, timeout=60, pass_fds=fds, **drop)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=BACKSTOP_S, pass_fds=fds, **drop)
     finally:
         for fd in fds:
             os.close(fd)

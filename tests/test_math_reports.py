@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from conftest import legacy_record, write_json
-from faultserver import FaultServer
-from test_run_notices import models, reply
+from faultserver import FaultServer, answer, models
+from helpers import CPU_HEAVY
 
 from ocllm.cli import main
 
@@ -99,7 +99,7 @@ def scripted_run(tmp: Path, name: str, replies: list[str], out: Path) -> int:
     ]
     suite.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     with FaultServer() as server:
-        server.script(models("m"), *[reply(text) for text in replies])
+        server.script(models("m"), *[answer(text) for text in replies])
         args = ["run", "--suite", str(suite), "--base-url", server.base_url, "--model", "m", "--lane", name]
         return main([*args, "--out", str(out), "--concurrency", "1"])
 
@@ -125,6 +125,7 @@ def test_the_matrix_ranks_each_lane_per_task_type(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # a symbolic child run to its limit and killed
+@CPU_HEAVY
 def test_a_symbolic_check_that_never_ends_is_killed_and_the_run_finishes(tmp_path: Path) -> None:
     # sympy expands (x+1)^{3000} for many seconds: in a run, the check is stopped at its CPU-time limit in the
     # decision worker's child, the decision says so (never correct), and the other tasks are decided as usual.

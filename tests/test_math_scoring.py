@@ -11,6 +11,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import msgspec
 import pytest
+from helpers import CPU_HEAVY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -517,6 +518,7 @@ _COSTLY = "\\boxed{(x+1)^{3000}}"
 
 
 @pytest.mark.slow  # a symbolic child run to its limit and killed
+@CPU_HEAVY
 def test_a_symbolic_check_that_never_ends_is_killed_and_the_next_one_runs() -> None:
     d = decide(_COSTLY, "2")
     assert (d.comparator, d.comparison, d.correct) == ("symbolic", "killed", False)

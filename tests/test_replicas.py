@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import wait_until
 from ports import refused_port
 
 from ocllm.analysis.rescore import score_run_dir
@@ -46,8 +46,10 @@ def test_both_replicas_are_used_and_counted(tmp_path: Path) -> None:
 
 
 def test_a_replica_going_away_mid_run_hands_its_work_to_the_other(tmp_path: Path) -> None:
-    with SimServer(SimConfig(latency_s=0.05)) as a:
-        b = SimServer(SimConfig(latency_s=0.05))
+    # Slow enough that the run is far from over when B goes (the 49 tasks after the 10th take seconds), however
+    # late a loaded machine lets the stopping thread see the 10th.
+    with SimServer(SimConfig(latency_s=0.2)) as a:
+        b = SimServer(SimConfig(latency_s=0.2))
         b.__enter__()
         lane = lane_from_mapping(
             "replicas",
@@ -57,11 +59,7 @@ def test_a_replica_going_away_mid_run_hands_its_work_to_the_other(tmp_path: Path
         samples = tmp_path / "r" / "samples.jsonl"
 
         def stop_b_after_a_few() -> None:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                if samples.exists() and len(samples.read_text().splitlines()) >= 10:
-                    break
-                time.sleep(0.01)
+            wait_until(lambda: samples.exists() and len(samples.read_text().splitlines()) >= 10)
             b.__exit__(None, None, None)
 
         stopper = threading.Thread(target=stop_b_after_a_few)

@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from faultserver import FaultServer, Reply
-from test_runner import lane, quiet
+from faultserver import FaultServer, Reply, answer, models
+from helpers import BACKSTOP_S, FIRES_ON_A_HELD_REQUEST_S, quiet, run_cli, wait_until, write_suite
+from test_runner import lane
 
 from ocllm.analysis.notices import Scored, run_notices
 from ocllm.analysis.rescore import score_run_dir
@@ -29,36 +30,8 @@ SUITE_LINES = [
 ]
 
 
-def write_suite(tmp_path: Path) -> Path:
-    path = tmp_path / "suite.jsonl"
-    path.write_text("".join(json.dumps({"category": "text", **line}) + "\n" for line in SUITE_LINES))
-    return path
-
-
-def reply(content: str, *, model: str = "m", finish_reason: str = "stop", **message: object) -> Reply:
-    return Reply(
-        json={
-            "id": "x",
-            "object": "chat.completion",
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content, **message},
-                    "finish_reason": finish_reason,
-                }
-            ],
-        }
-    )
-
-
-def models(*names: str) -> Reply:
-    return Reply(json={"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
-
-
-def cli_run(base_url: str, suite: Path | str, out: Path, *extra: str, model: str = "m") -> int:
-    args = ["run", "--suite", str(suite), "--base-url", base_url, "--model", model, "--out", str(out)]
-    return main([*args, "--concurrency", "1", *extra])
+def suite_file(tmp: Path) -> Path:
+    return write_suite(tmp / "suite.jsonl", SUITE_LINES, category="text")
 
 
 # --- The sentences themselves --------------------------------------------------------------------------
@@ -114,13 +87,13 @@ def test_a_model_served_under_another_name_is_said_before_the_run_starts(tmp_pat
     said: list[tuple[str, int, bool]] = []
     out = tmp_path / "run"
     with FaultServer() as server:
-        server.script(models("smollm2"), then=reply("FINAL: B", model="smollm2"))
+        server.script(models("smollm2"), then=answer("FINAL: B", model="smollm2"))
 
         def announce(text: str) -> None:
             said.append((text, len(server.requests), (out / "samples.jsonl").exists()))
 
         result = run_lane(
-            lane(server.base_url, model="llama3", suite=str(write_suite(tmp_path)), concurrency=1),
+            lane(server.base_url, model="llama3", suite=str(suite_file(tmp_path)), concurrency=1),
             out,
             progress=quiet,
             announce=announce,
@@ -147,15 +120,15 @@ def test_a_model_served_under_another_name_is_said_before_the_run_starts(tmp_pat
 def test_resume_after_failed_requests_points_to_retry_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out, suite = tmp_path / "run", write_suite(tmp_path)
+    out, suite = tmp_path / "run", suite_file(tmp_path)
     with FaultServer() as server:
         # A server error, which may pass when sent again (a 4xx would not: tests/test_refusals.py).
         server.script(models("m"), then=Reply(status=503, json={"error": {"message": "busy"}}))
-        assert cli_run(server.base_url, suite, out) == 1
+        assert run_cli(server.base_url, out, suite=suite, concurrency=1) == 1
     capsys.readouterr()
     with FaultServer() as server:
-        server.script(models("m"), then=reply("FINAL: A"))
-        assert cli_run(server.base_url, suite, out, "--resume") == 1
+        server.script(models("m"), then=answer("FINAL: A"))
+        assert run_cli(server.base_url, out, "--resume", suite=suite, concurrency=1) == 1
         assert len(server.requests) == 1  # only /models: nothing was run again
     printed = capsys.readouterr().out
     assert "nothing left to run: every one of the 4 tasks has already run" in printed
@@ -167,8 +140,9 @@ def test_all_truncated_and_native_reasoning_never_seen_are_said(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FaultServer() as server:
-        server.script(models("m"), then=reply("alpha beta FINAL: B and", finish_reason="length"))
-        code = cli_run(server.base_url, write_suite(tmp_path), tmp_path / "run", "--reasoning", "native")
+        server.script(models("m"), then=answer("alpha beta FINAL: B and", finish_reason="length"))
+        suite = suite_file(tmp_path)
+        code = run_cli(server.base_url, tmp_path / "run", "--reasoning", "native", suite=suite, concurrency=1)
     printed = capsys.readouterr().out
     assert code == 0  # every task has an answer; what is off is said, not failed
     assert "note: every response (4) was cut off at max_tokens" in printed
@@ -276,9 +250,11 @@ def test_a_stalled_server_shows_in_the_progress_lines(tmp_path: Path, monkeypatc
     monkeypatch.setattr("ocllm.run.execute.TICK_S", 0.05)
     log = io.StringIO()
     with FaultServer() as server:
-        server.script(models("m"), Hang(5.0), then=reply("FINAL: B"))
+        # The first request is held until it times out: its seconds are many ticks, however loaded the machine.
+        server.script(models("m"), Hang(600), then=answer("FINAL: B"))
+        timeout = FIRES_ON_A_HELD_REQUEST_S
         run_lane(
-            lane(server.base_url, model="m", suite=str(write_suite(tmp_path)), concurrency=1, timeout_s=0.6),
+            lane(server.base_url, model="m", suite=str(suite_file(tmp_path)), concurrency=1, timeout_s=timeout),
             tmp_path / "run",
             progress=lambda label, total, done: RunProgress(label, total, done, stream=log, interval_s=0.05),
             score=score_run_dir,
@@ -348,8 +324,8 @@ def test_a_run_says_it_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     # One output closes a </think> it never opened; the three others have none, and would be read as thinking
     # with think_prefilled = true: the two MCQ letters lost, the two substring passes failed (3 of them here).
     with FaultServer() as server:
-        server.script(models("m"), reply("so the answer is B\n</think>\nFINAL: B"), then=reply("alpha beta FINAL: A"))
-        assert cli_run(server.base_url, write_suite(tmp_path), tmp_path / "run") == 0
+        server.script(models("m"), answer("so the answer is B\n</think>\nFINAL: B"), then=answer("alpha beta FINAL: A"))
+        assert run_cli(server.base_url, tmp_path / "run", suite=suite_file(tmp_path), concurrency=1) == 0
     printed = capsys.readouterr().out
     assert "note: 1 of 4 output(s) close a </think> they never opened" in printed
     assert "with think_prefilled = true, 3 decision(s) would change" in printed
@@ -363,8 +339,8 @@ CLOSED_AT_ONCE = "</think>\n\nThe sum is 4, option B.\n\nFINAL: B"
 
 def test_a_run_whose_outputs_close_at_once_gets_no_advice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FaultServer() as server:
-        server.script(models("m"), then=reply(CLOSED_AT_ONCE.replace("FINAL: B", "alpha beta FINAL: B")))
-        assert cli_run(server.base_url, write_suite(tmp_path), tmp_path / "run") == 0
+        server.script(models("m"), then=answer(CLOSED_AT_ONCE.replace("FINAL: B", "alpha beta FINAL: B")))
+        assert run_cli(server.base_url, tmp_path / "run", suite=suite_file(tmp_path), concurrency=1) == 0
     printed = capsys.readouterr().out
     assert "never opened" not in printed and "think_prefilled" not in printed, printed
     assert main(["report", str(tmp_path / "run"), "-o", str(tmp_path / "rep")]) == 0
@@ -441,9 +417,9 @@ def test_run_takes_every_scoring_switch_that_rescore_takes(tmp_path: Path) -> No
     """Issue 10: `run` lacked --think-prefilled and could not switch reasoning fallback off."""
     config = tmp_path / "lanes.toml"
     with FaultServer() as server:
-        server.script(models("m"), then=reply("FINAL: B"))
+        server.script(models("m"), then=answer("FINAL: B"))
         config.write_text(
-            f'[lanes.L]\nbase_url = "{server.base_url}"\nmodel = "m"\nsuite = "{write_suite(tmp_path)}"\n'
+            f'[lanes.L]\nbase_url = "{server.base_url}"\nmodel = "m"\nsuite = "{suite_file(tmp_path)}"\n'
             "allow_reasoning_fallback = true\n"
         )
         out = tmp_path / "run"
@@ -478,13 +454,13 @@ def test_resume_mistakes_are_found_before_the_server_is_asked(
 ) -> None:
     from ports import refused_port
 
-    out, suite = tmp_path / "run", write_suite(tmp_path)
+    out, suite = tmp_path / "run", suite_file(tmp_path)
     with FaultServer() as server:
-        server.script(models("m"), then=reply("FINAL: B"))
-        assert cli_run(server.base_url, suite, out) == 0
+        server.script(models("m"), then=answer("FINAL: B"))
+        assert run_cli(server.base_url, out, suite=suite, concurrency=1) == 0
     capsys.readouterr()
     down = f"http://127.0.0.1:{refused_port()}/v1"  # nothing listens there
-    assert cli_run(down, suite, out, "--resume", "--max-tokens", "7") == 2
+    assert run_cli(down, out, "--resume", "--max-tokens", "7", suite=suite, concurrency=1) == 2
     err = capsys.readouterr().err
     assert "lane settings differ from the interrupted run (max_tokens)" in err and "cannot reach" not in err
 
@@ -496,14 +472,14 @@ def test_retrying_a_run_whose_every_task_failed_keeps_its_start_time(
     # differs from the first run's however fast the machine is (manifests record whole seconds).
     readings = iter(range(60))
     monkeypatch.setattr("ocllm.run.directory._now", lambda: f"2030-01-01T00:{next(readings):02d}:00+00:00")
-    out, suite = tmp_path / "run", write_suite(tmp_path)
+    out, suite = tmp_path / "run", suite_file(tmp_path)
     with FaultServer() as server:
         server.script(models("m"), then=Reply(status=400, json={"error": {"message": "no"}}))
-        assert cli_run(server.base_url, suite, out) == 1
+        assert run_cli(server.base_url, out, suite=suite, concurrency=1) == 1
     started = json.loads((out / "manifest.json").read_text())["started_at"]
     with FaultServer() as server:
-        server.script(models("m"), then=reply("FINAL: B"))
-        assert cli_run(server.base_url, suite, out, "--retry-errors") == 0
+        server.script(models("m"), then=answer("FINAL: B"))
+        assert run_cli(server.base_url, out, "--retry-errors", suite=suite, concurrency=1) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["started_at"] == started and manifest["status"] == "finished"
     assert manifest["finished_at"] > started  # the retry read the clock: a start time taken anew would differ
@@ -522,16 +498,14 @@ def test_ctrl_c_while_the_server_is_asked_says_nothing_was_written(tmp_path: Pat
     with FaultServer() as server:
         server.script(Hang(30.0))  # /models never answers
         proc = subprocess.Popen(
-            [sys.executable, "-m", "ocllm", "run", "--suite", str(write_suite(tmp_path)), "--base-url",
+            [sys.executable, "-m", "ocllm", "run", "--suite", str(suite_file(tmp_path)), "--base-url",
              server.base_url, "--model", "m", "--out", str(out)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        deadline = time.monotonic() + 20
-        while not server.requests and time.monotonic() < deadline:
-            time.sleep(0.05)
+        assert wait_until(lambda: server.requests or proc.poll() is not None) and server.requests, "nothing asked"
         time.sleep(0.3)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=BACKSTOP_S)
     assert proc.returncode == 130
     assert "nothing was written (the run had not started)" in err and "--resume" not in err
     assert not out.exists()
@@ -541,18 +515,18 @@ def test_requests_and_retries_are_counted_across_retry_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 11: "requests this run" counted tasks, and --retry-errors dropped what the failed attempts cost."""
-    out, suite = tmp_path / "run", write_suite(tmp_path)
+    out, suite = tmp_path / "run", suite_file(tmp_path)
     with FaultServer() as server:
-        server.script(models("m"), Reply(status=500, body="busy"), then=reply("FINAL: A"))
-        assert cli_run(server.base_url, suite, out) == 0
+        server.script(models("m"), Reply(status=500, body="busy"), then=answer("FINAL: A"))
+        assert run_cli(server.base_url, out, suite=suite, concurrency=1) == 0
     assert "tasks this run: 4 (5 requests, 1 retries)" in capsys.readouterr().out
     assert json.loads((out / "manifest.json").read_text())["requests"] == 5
     with FaultServer() as server:
         server.script(models("m"), then=Reply(status=400, json={"error": {"message": "no"}}))
-        assert cli_run(server.base_url, suite, tmp_path / "failing") == 1
+        assert run_cli(server.base_url, tmp_path / "failing", suite=suite, concurrency=1) == 1
     with FaultServer() as server:
-        server.script(models("m"), then=reply("FINAL: A"))
-        assert cli_run(server.base_url, suite, tmp_path / "failing", "--retry-errors") == 0
+        server.script(models("m"), then=answer("FINAL: A"))
+        assert run_cli(server.base_url, tmp_path / "failing", "--retry-errors", suite=suite, concurrency=1) == 0
     # 4 failed requests, then 4 that answered: the run cost 8, though only 4 lines remain.
     assert json.loads((tmp_path / "failing" / "manifest.json").read_text())["requests"] == 8
 

@@ -2,30 +2,32 @@
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
 from conftest import PER_TASK_FIELDS
-from faultserver import Close, FaultServer, Reply, Stream, sse
+from faultserver import Close, FaultServer, Reply, Stream, answer, models, sse
+from helpers import quiet, read_jsonl, wait_until
+from helpers import run_cli as ocllm_run
 from ports import refused_port
 
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.cli import main
 from ocllm.run.lanes import Lane
-from ocllm.run.progress import RunProgress
 from ocllm.run.runner import run_lane
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 
 SUITES = tuple(shipped_suites().values())
+# `ocllm run` through the real entry point, as the simulator's reasoning model unless a test names another.
+run_cli = functools.partial(ocllm_run, model="sim-reasoning")
 DECISION_KEYS = (
     "task_id",
     "extracted_final_answer",
@@ -43,10 +45,6 @@ def sim() -> Iterator[SimServer]:
         yield server
 
 
-def quiet(label: str, total: int, done: int) -> RunProgress:
-    return RunProgress(label, total, done, stream=open(os.devnull, "w"))
-
-
 def lane(base_url: str, **kw: object) -> Lane:
     settings: dict = {
         "name": "L",
@@ -58,15 +56,6 @@ def lane(base_url: str, **kw: object) -> Lane:
     }
     settings.update(kw)
     return Lane(**settings)
-
-
-def run_cli(base_url: str, out: Path, *extra: str, model: str = "sim-reasoning", suite: str = "smoke") -> int:
-    """`ocllm run` through the real entry point."""
-    return main(["run", "--suite", suite, "--base-url", base_url, "--model", model, "--out", str(out), *extra])
-
-
-def lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -84,7 +73,7 @@ def test_run_writes_a_complete_run_directory(sim: SimServer, tmp_path: Path, str
     assert manifest["lane"]["model"] == "sim-reasoning" and manifest["scorer_version"]
     assert {m["owned_by"] for m in manifest["server_models"]["data"]} == {"ocllm-simulator"}
     assert manifest["started_at"] and manifest["finished_at"]
-    samples = lines(out / "samples.jsonl")
+    samples = read_jsonl(out / "samples.jsonl")
     assert len(samples) == 59 == len({s["task_id"] for s in samples})
     assert all(s["reasoning_field"] == "reasoning_content" for s in samples if s.get("reasoning"))
     if stream:
@@ -115,13 +104,13 @@ def test_run_limit_runs_the_suites_first_tasks(
 ) -> None:
     assert run_cli(sim.base_url, tmp_path / "r", "--limit", "3", suite="demo") == 0
     demo = [json.loads(line)["id"] for line in shipped_suites()["demo"].read_text().splitlines() if line.strip()]
-    assert [s["task_id"] for s in lines(tmp_path / "r" / "samples.jsonl")] == demo[:3]
-    assert [t["id"] for t in lines(tmp_path / "r" / "suite.jsonl")] == demo[:3]
+    assert [s["task_id"] for s in read_jsonl(tmp_path / "r" / "samples.jsonl")] == demo[:3]
+    assert [t["id"] for t in read_jsonl(tmp_path / "r" / "suite.jsonl")] == demo[:3]
     assert json.loads((tmp_path / "r" / "metrics.json").read_text())["summary"]["total"] == 3
     # The same limit resumes; a limit past the suite's size is the whole suite; 0 is refused in one line.
     assert run_cli(sim.base_url, tmp_path / "r", "--limit", "3", "--resume", suite="demo") == 0
     assert run_cli(sim.base_url, tmp_path / "all", "--limit", "1000", suite="smoke") == 0
-    assert len(lines(tmp_path / "all" / "samples.jsonl")) == 10
+    assert len(read_jsonl(tmp_path / "all" / "samples.jsonl")) == 10
     capsys.readouterr()
     assert run_cli(sim.base_url, tmp_path / "none", "--limit", "0") == 2
     assert "--limit must be at least 1" in capsys.readouterr().err and not (tmp_path / "none").exists()
@@ -153,7 +142,7 @@ def test_transport_failures_are_errors_and_retry_errors_reruns_them(tmp_path: Pa
             score=score_run_dir,
         )
     assert (again.summary.errors, again.ran) == (0, 10)
-    samples = lines(out / "samples.jsonl")
+    samples = read_jsonl(out / "samples.jsonl")
     assert sorted(s["task_id"] for s in samples) == sorted({s["task_id"] for s in samples})
     assert len(samples) == 10 and all(s.get("error") is None for s in samples)
 
@@ -231,7 +220,7 @@ def test_resume_repairs_a_torn_last_line(sim: SimServer, tmp_path: Path) -> None
     (out / "samples.jsonl").write_bytes(b"".join(samples[:6]) + samples[6][:25])  # died mid-write
     result = run_lane(lane(sim.base_url), out, resume=True, progress=quiet, score=score_run_dir)
     assert result.ran == 4
-    assert sorted(s["task_id"] for s in lines(out / "samples.jsonl")) == sorted(
+    assert sorted(s["task_id"] for s in read_jsonl(out / "samples.jsonl")) == sorted(
         json.loads(line)["id"] for line in (out / "suite.jsonl").read_text().splitlines()
     )
 
@@ -242,12 +231,14 @@ def test_resume_after_a_lost_final_newline(sim: SimServer, tmp_path: Path) -> No
     samples = (out / "samples.jsonl").read_bytes().splitlines(keepends=True)
     (out / "samples.jsonl").write_bytes(b"".join(samples[:6]).rstrip(b"\n"))  # whole lines, no final newline
     assert run_lane(lane(sim.base_url), out, resume=True, progress=quiet, score=score_run_dir).ran == 4
-    assert len(lines(out / "samples.jsonl")) == 10
+    assert len(read_jsonl(out / "samples.jsonl")) == 10
 
 
 @pytest.mark.slow  # ocllm in a process, killed
 def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
-    with SimServer(SimConfig(suites=SUITES, latency_s=0.03)) as server:
+    # Slow enough that the 44 tasks left after the 15th answer take seconds: the kill lands part-way however late
+    # a loaded machine lets this process see the 15th.
+    with SimServer(SimConfig(suites=SUITES, latency_s=0.1)) as server:
         args = [
             sys.executable,
             "-m",
@@ -267,11 +258,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
         killed = tmp_path / "killed"
         proc = subprocess.Popen([*args, "--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         samples = killed / "samples.jsonl"
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if samples.exists() and samples.read_bytes().count(b"\n") >= 15:
-                break
-            time.sleep(0.01)
+        wait_until(lambda: samples.exists() and samples.read_bytes().count(b"\n") >= 15)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         partial = samples.read_bytes().count(b"\n")
@@ -280,7 +267,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
         whole = tmp_path / "whole"
         assert subprocess.run([*args, "--out", str(whole)], capture_output=True).returncode == 0
 
-    resumed = lines(samples)
+    resumed = read_jsonl(samples)
     assert len(resumed) == 59 == len({s["task_id"] for s in resumed})
     a = json.loads((killed / "metrics.json").read_text())
     b = json.loads((whole / "metrics.json").read_text())
@@ -292,7 +279,7 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None
     # The raw outputs are in samples.jsonl only (metrics.json names the file): the same there too.
     assert a["source"]["raw_outputs"] == "samples.jsonl" and "raw_content" not in a["tasks"][0]
     outputs = ("task_id", "content", "reasoning", "finish_reason")
-    by_id = {s["task_id"]: [s.get(k) for k in outputs] for s in lines(whole / "samples.jsonl")}
+    by_id = {s["task_id"]: [s.get(k) for k in outputs] for s in read_jsonl(whole / "samples.jsonl")}
     assert {s["task_id"]: [s.get(k) for k in outputs] for s in resumed} == by_id
 
 
@@ -303,7 +290,7 @@ def test_api_key_is_never_written(
     monkeypatch.setenv("OCLLM_TEST_KEY", key)
     run_lane(lane(sim.base_url, api_key_env="OCLLM_TEST_KEY"), tmp_path / "ok", progress=quiet, score=score_run_dir)
     with FaultServer() as broken:
-        broken.script(_models("sim-reasoning"), then=Reply(status=500, body="overloaded"))
+        broken.script(models("sim-reasoning"), then=Reply(status=500, body="overloaded"))
         dead = lane(broken.base_url, api_key_env="OCLLM_TEST_KEY", max_attempts=1)
         run_lane(dead, tmp_path / "failed", progress=quiet, score=score_run_dir)
     assert (
@@ -399,7 +386,7 @@ def test_matrix_runs_every_lane_from_toml(sim: SimServer, tmp_path: Path) -> Non
     assert main(["matrix", str(config), "--out", str(tmp_path / "m")]) == 0
     for name in ("A_baseline", "B_native_reasoning"):
         assert json.loads((tmp_path / "m" / name / "metrics.json").read_text())["summary"]["total"] == 10
-    a = lines(tmp_path / "m" / "A_baseline" / "samples.jsonl")
+    a = read_jsonl(tmp_path / "m" / "A_baseline" / "samples.jsonl")
     assert all(s.get("reasoning") is None for s in a)
     assert main(["run", "--config", str(config), "--lane", "B_native_reasoning", "--out", str(tmp_path / "one")]) == 0
     assert main(["run", "--config", str(config), "--lane", "nope"]) == 2
@@ -499,22 +486,6 @@ def test_policy_flags_replace_only_what_they_name(sim: SimServer, tmp_path: Path
     assert json.loads((tmp_path / "c.json").read_text())["summary"]["scorer"]["allow_reasoning_fallback"] is False
 
 
-def _reply(content: str = "FINAL: B", **message: object) -> Reply:
-    body = {
-        "id": "x",
-        "object": "chat.completion",
-        "model": "m",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content, **message}, "finish_reason": "stop"}
-        ],
-    }
-    return Reply(json=body)
-
-
-def _models(*names: str) -> Reply:
-    return Reply(json={"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
-
-
 NOT_FOUND = Reply(status=404, json={"detail": "Not Found"})
 
 
@@ -526,7 +497,7 @@ NOT_FOUND = Reply(status=404, json={"detail": "Not Found"})
         (Reply(json={"error": "Unexpected endpoint or method. (GET /models)"}), NOT_FOUND, "", "is '/v1' missing"),
         (Reply(status=401, json={"error": "bad key"}), None, "/v1", "refused the credentials"),
         (
-            _models("a", "b"),
+            models("a", "b"),
             Reply(status=404, json={"error": {"message": "model m does not exist"}}),
             "/v1",
             "a request for model 'm' fails (served: a, b): HTTP 404",
@@ -554,12 +525,12 @@ def test_servers_that_cannot_answer_are_refused_up_front(
 def test_lenient_model_checks_and_notices(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Ollama's ":latest"; a single-model server under another name; a server without /models.
     for first, out in (
-        (_models("qwen3:latest", "llama3:latest"), "a"),
-        (_models("/models/q.gguf"), "b"),
+        (models("qwen3:latest", "llama3:latest"), "a"),
+        (models("/models/q.gguf"), "b"),
         (Reply(status=404, body="no"), "c"),
     ):
         with FaultServer() as server:
-            server.script(first, then=_reply(reasoning_content="thinking anyway"))
+            server.script(first, then=answer(reasoning_content="thinking anyway"))
             code = run_cli(server.base_url, tmp_path / out, model="qwen3")
         assert code == 0
     printed = capsys.readouterr().out
@@ -572,7 +543,7 @@ def test_lenient_model_checks_and_notices(tmp_path: Path, capsys: pytest.Capture
 def test_a_run_with_failed_requests_exits_1_and_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FaultServer() as server:
         # A 400 that names no configuration problem (one that does stops the lane: tests/test_refusals.py).
-        server.script(_models("m"), then=Reply(status=400, json={"error": {"message": "'messages' is required"}}))
+        server.script(models("m"), then=Reply(status=400, json={"error": {"message": "'messages' is required"}}))
         code = main(
             ["run", "--suite", "smoke", "--base-url", server.base_url, "--model", "m", "--out", str(tmp_path / "r")]
         )
@@ -583,9 +554,9 @@ def test_a_run_with_failed_requests_exits_1_and_says_why(tmp_path: Path, capsys:
 
 def test_omit_fields_and_aborted_generations(tmp_path: Path) -> None:
     with FaultServer() as server:
-        aborted = _reply("FINAL: A")
+        aborted = answer("FINAL: A")
         aborted.json["choices"][0]["finish_reason"] = "abort"
-        server.script(_models("m"), aborted, then=_reply())
+        server.script(models("m"), aborted, then=answer())
         result = run_lane(
             lane(
                 server.base_url,
@@ -608,7 +579,7 @@ def test_omit_fields_and_aborted_generations(tmp_path: Path) -> None:
 def test_an_unlisted_alias_that_the_server_accepts_is_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # llama-swap and routers accept names they do not list: one request decides, not the list.
     with FaultServer() as server:
-        server.script(_models("qwen3-8b", "llama-3.1-8b"), then=_reply())
+        server.script(models("qwen3-8b", "llama-3.1-8b"), then=answer())
         code = main(
             ["run", "--suite", "smoke", "--base-url", server.base_url, "--model", "coder", "--out", str(tmp_path / "r")]
         )
@@ -683,7 +654,7 @@ VLLM_VERSION = {"/version": Reply(json={"version": "0.11.0"})}
 def test_a_streamed_lane_against_a_server_closing_after_every_stream_spends_no_attempt(tmp_path: Path) -> None:
     # llama-server closes the connection after each streamed response although it announces keep-alive.
     with FaultServer(routes=LLAMA_CPP_PROPS) as server:
-        server.script(_models("m"), then=_stream_reply(close_after=True))
+        server.script(models("m"), then=_stream_reply(close_after=True))
         lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, stream=True, max_attempts=1, concurrency=2)
         code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
         met_a_closed_connection = [r.path for r in server.requests if r.closed]
@@ -697,7 +668,7 @@ def test_a_streamed_lane_keeps_its_connections_where_the_server_keeps_them(tmp_p
     # vLLM keeps a streamed response's connection alive: a new one per request cost 20-25 ms of time to first token
     # at p95 at concurrency 64 (bench/bench_stream_fidelity.py). One request at a time: one connection for all ten.
     with FaultServer(routes=VLLM_VERSION) as server:
-        server.script(_models("m"), then=_stream_reply(close_after=False))
+        server.script(models("m"), then=_stream_reply(close_after=False))
         lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, stream=True, max_attempts=1, concurrency=1)
         code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
         peers = {r.peer for r in server.requests if r.path.endswith("/chat/completions")}
@@ -708,7 +679,7 @@ def test_a_streamed_lane_keeps_its_connections_where_the_server_keeps_them(tmp_p
 
 def test_a_streamed_lane_to_llama_cpp_opens_a_connection_per_request(tmp_path: Path) -> None:
     with FaultServer(routes=LLAMA_CPP_PROPS) as server:
-        server.script(_models("m"), then=_stream_reply(close_after=False))
+        server.script(models("m"), then=_stream_reply(close_after=False))
         lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, stream=True, max_attempts=1, concurrency=1)
         code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
         peers = [r.peer for r in server.requests if r.path.endswith("/chat/completions")]
@@ -719,7 +690,7 @@ def test_kept_alive_connections_that_ran_out_are_resent_and_counted_apart(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with FaultServer() as server:
-        server.script(_models("m"), then=Reply(json=_reply().json, close_after=True))
+        server.script(models("m"), then=Reply(json=answer().json, close_after=True))
         lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, max_attempts=1, concurrency=1)
         code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
         closed = sum(r.closed for r in server.requests)
@@ -735,11 +706,11 @@ def test_every_retry_reason_is_counted_in_the_manifest_and_said_on_the_console_a
     with FaultServer() as server:
         server.script(
             # The close on the run's first, new connection: on a reused one it would be re-sent free instead.
-            _models("m"),
+            models("m"),
             Close(),
             Reply(status=503, body="busy"),
             Reply(status=503, body="busy"),
-            then=_reply(),
+            then=answer(),
         )
         lanes = _lanes_file(tmp_path / "lanes.toml", server.base_url, max_attempts=4, concurrency=1)
         code = main(["run", "--config", str(lanes), "--lane", "L", "--out", str(tmp_path / "r")])
@@ -781,7 +752,7 @@ def test_the_server_kind_is_recorded_and_decides_what_is_added_to_each_request(
     assert identity["simulated"] is True and manifest["simulated"] is True
     assert manifest["request_settings"] == added
     assert "cache_prompt" not in manifest["lane"]["extra_body"]  # the lane as the user wrote it
-    requests = [s["request"] for s in lines(tmp_path / "r" / "samples.jsonl")]
+    requests = [s["request"] for s in read_jsonl(tmp_path / "r" / "samples.jsonl")]
     assert len(requests) == 10 and all({k: r.get(k) for k in added} == added for r in requests)
     if not added:
         assert not any("cache_prompt" in r for r in requests)
@@ -815,7 +786,7 @@ def test_the_lane_wins_over_the_repeatability_settings_and_is_told_the_cost(
         result = run_lane(lane(server.base_url, **settings), tmp_path / "r", progress=quiet, score=score_run_dir)
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["request_settings"] == {}
-    assert {s["request"].get("cache_prompt") for s in lines(tmp_path / "r" / "samples.jsonl")} == {sent}
+    assert {s["request"].get("cache_prompt") for s in read_jsonl(tmp_path / "r" / "samples.jsonl")} == {sent}
     said = [n for n in manifest["notices"] if "cache_prompt" in n and "may differ" in n]
     assert said and said[0] in " ".join(result.notices + manifest["notices"])
 

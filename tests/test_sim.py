@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from helpers import BACKSTOP_S, interruptible
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -83,7 +84,7 @@ def post(url: str, body: bytes | dict[str, Any]) -> tuple[int, dict[str, str], b
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=BACKSTOP_S) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()
@@ -163,7 +164,7 @@ def test_models_are_listed_with_the_simulator_label() -> None:
     config = SimConfig(models={"alpha": 0.5, "beta-reasoning": 0.9})
     with SimServer(config) as server:
         assert server.base_url.startswith("http://127.0.0.1:") and server.base_url.endswith("/v1")
-        with urllib.request.urlopen(server.base_url + "/models", timeout=10) as response:
+        with urllib.request.urlopen(server.base_url + "/models", timeout=BACKSTOP_S) as response:
             assert response.headers["x-ocllm-simulator"] == "1"
             listing = json.loads(response.read())
     assert listing["object"] == "list"
@@ -472,16 +473,20 @@ def test_stream_pieces_join_back_to_the_text(text: str) -> None:
 
 def test_serve_runs_until_interrupted() -> None:
     code = "from ocllm.sim import SimConfig, serve; serve(SimConfig(models={'m': 0.5}), '127.0.0.1', 0)"
-    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) as process:
+    # Ctrl-C's default disposition, as at a terminal: a suite started in the background from a script hands its
+    # children SIGINT ignored, and serve() (not the ocllm command, which restores it) would never see it.
+    with subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, preexec_fn=interruptible
+    ) as process:
         try:
             assert process.stdout is not None
             banner = process.stdout.readline()
             assert "simulat" in banner and "Ctrl-C" in banner
             base_url = next(word for word in banner.split() if word.startswith("http://")).rstrip(";")
-            with urllib.request.urlopen(base_url + "/models", timeout=10) as response:
+            with urllib.request.urlopen(base_url + "/models", timeout=BACKSTOP_S) as response:
                 assert json.loads(response.read())["data"][0]["id"] == "m"
             process.send_signal(signal.SIGINT)
-            assert process.wait(timeout=10) == 0
+            assert process.wait(timeout=BACKSTOP_S) == 0
         finally:
             if process.poll() is None:
                 process.kill()

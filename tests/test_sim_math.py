@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from helpers import BACKSTOP_S
 
 from ocllm.errors import OcllmError
 from ocllm.models import Task
@@ -128,7 +129,7 @@ def chat(server: SimServer, model: str, prompt: str, system: str | None = None) 
     request = urllib.request.Request(
         server.base_url + "/chat/completions", data=body, headers={"Content-Type": "application/json"}
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=BACKSTOP_S) as response:
         assert response.status == 200
         return json.loads(response.read())
 
@@ -317,7 +318,7 @@ def test_a_streamed_math_answer_reassembles_to_the_same_text() -> None:
                 data=json.dumps(body).encode(),
                 headers={"Content-Type": "application/json"},
             )
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with urllib.request.urlopen(request, timeout=BACKSTOP_S) as response:
                 events = response.read().decode().split("\n\n")
             content, reasoning, finish = "", "", None
             for event in events:

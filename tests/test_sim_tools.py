@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from helpers import BACKSTOP_S
 
 from ocllm.cli import main
 from ocllm.errors import OcllmError
@@ -125,7 +126,7 @@ def raw_chunks(server: SimServer, request: dict[str, Any]) -> list[dict[str, Any
     post = urllib.request.Request(
         server.base_url + "/chat/completions", data=data, headers={"Content-Type": "application/json"}
     )
-    with urllib.request.urlopen(post, timeout=10) as response:
+    with urllib.request.urlopen(post, timeout=BACKSTOP_S) as response:
         events = response.read().decode().split("\n\n")
     assert events[-2:] == ["data: [DONE]", ""]
     return [json.loads(event.removeprefix("data: ")) for event in events[:-2]]
@@ -479,7 +480,7 @@ def test_a_request_with_malformed_tools_is_refused_as_vllm_refuses_it() -> None:
             server.base_url + "/chat/completions", data=data, headers={"Content-Type": "application/json"}
         )
         with pytest.raises(urllib.error.HTTPError) as caught:
-            urllib.request.urlopen(post, timeout=10)
+            urllib.request.urlopen(post, timeout=BACKSTOP_S)
     assert caught.value.code == 400
     assert "tools" in json.loads(caught.value.read())["error"]["message"]
 

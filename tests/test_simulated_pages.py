@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import BACKSTOP_S
 from playwright.sync_api import Browser, sync_playwright
 from test_advice import command, suite
 from test_report_browser import ARGS, CHROMIUM
@@ -99,7 +100,8 @@ def _lanes(tmp: Path, sim_url: str, port: int) -> Path:
         f'[defaults]\nsuite = {json.dumps(str(suite(tmp)))}\nmax_attempts = 1\nconcurrency = 1\n'
         f'[lanes.sim_baseline]\nmodel = "sim-baseline"\nbase_url = "{sim_url}"\n'
         f'[lanes.real]\nmodel = "scripted"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
-        f"[lanes.real.server]\ncommand = {json.dumps(command(port, 'llama.cpp', '--jinja'))}\nready_timeout_s = 60\n"
+        f"[lanes.real.server]\ncommand = {json.dumps(command(port, 'llama.cpp', '--jinja'))}\n"
+        f"ready_timeout_s = {BACKSTOP_S:g}\n"
     )
     path = tmp / "lanes.toml"
     path.write_text(text)

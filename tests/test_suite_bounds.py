@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CPU_HEAVY
 
 from ocllm.cli import main
 
@@ -48,6 +49,7 @@ def old_harness(tmp_path: Path, records: list[tuple[str, dict[str, Any], str]]) 
 
 
 @pytest.mark.slow  # a check run to its CPU limit and killed
+@CPU_HEAVY
 def test_a_catastrophic_pattern_is_stopped_by_its_cpu_limit_killed_and_counted_apart(tmp_path: Path) -> None:
     # Python's re takes about 50 minutes on 34 a and a "!": the check is stopped, never correct.
     keys = {"type": "object", "patternProperties": {"^(a+)+$": {"type": "integer"}}}
