@@ -152,6 +152,24 @@ def assert_instructions_refused(tmp: Path, capsys: pytest.CaptureFixture[str], i
     assert not (tmp / "r").exists()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker under `--dist loadgroup` (pyproject's addopts): the group of each test marked
+    `xdist_group` at the end of its node id ("...::test@cpu_heavy"), which is how the controller learns it. xdist
+    writes it where pytest 9.2 no longer reads it (pytest-dev/pytest-xdist#1386), and every test then went to any
+    worker: the CPU-heavy ones side by side. Written here where xdist did not (an xdist that does is left alone);
+    tests/test_repository.py checks that the group arrives."""
+    if not getattr(config.option, "loadgroup", False):  # set in workers only, under --dist loadgroup
+        return
+    for item in items:
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in
+                         item.iter_markers("xdist_group")})  # fmt: skip
+        if groups and "@" not in item.nodeid and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId
+
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """One line at the end of the run saying how many tests skipped for want of the audit data, and why: a plain
     clone does not have it, and a skip nobody reads looks like a pass."""
