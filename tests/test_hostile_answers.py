@@ -98,13 +98,14 @@ def instructions_record(task_id: str, instructions: list[dict[str, Any]], conten
 @pytest.mark.slow  # checks run to their CPU limit and killed
 @CPU_HEAVY
 def test_the_checks_of_a_long_answer_are_limited_by_cpu_time_killed_and_counted_apart(tmp_path: Path) -> None:
-    # 20 instructions (the most a task holds) that read every letter of a 3 MB answer in each of IFEval's eight
-    # loose variants: about a minute of CPU in the worker, with no limit.
+    # 20 instructions (the most a task holds) that read every letter of a 15 MB answer in each of IFEval's eight
+    # loose variants: about 50 s of CPU in the worker with no limit, five times the limit, so that a fast machine
+    # still reaches it (a 3 MB answer took 10.6 s on a 2-core AMD EPYC: it was done, not killed, when unloaded).
     capitals = [{"id": "change_case:english_capital", "kwargs": {}}] * 20
     no_comma = [{"id": "punctuation:no_comma", "kwargs": {}}, {"id": "change_case:english_lowercase", "kwargs": {}}]
     src = tmp_path / "old.json"
     src.write_text(json.dumps({"lane": "A", "tasks": [
-        instructions_record("huge", capitals, "shout " * 500_000),
+        instructions_record("huge", capitals, "shout " * 2_500_000),
         instructions_record("long", no_comma, "a calm long answer " * 4_000),  # 76,000 characters, checked
         instructions_record("short", no_comma, "a calm short answer"),
     ]}))  # fmt: skip
