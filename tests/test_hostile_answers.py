@@ -97,6 +97,8 @@ def instructions_record(task_id: str, instructions: list[dict[str, Any]], conten
 
 @pytest.mark.slow  # checks run to their CPU limit and killed
 @CPU_HEAVY
+# The longest of the suite: 116-131 s beside four CPU hogs at a load of 15-19; a load of 50 could pass 300 s.
+@pytest.mark.timeout(600)
 def test_the_checks_of_a_long_answer_are_limited_by_cpu_time_killed_and_counted_apart(tmp_path: Path) -> None:
     # 20 instructions (the most a task holds) that read every letter of a 15 MB answer in each of IFEval's eight
     # loose variants: about 50 s of CPU in the worker with no limit, five times the limit, so that a fast machine
@@ -151,6 +153,7 @@ def test_an_answer_of_megabytes_in_lowercase_is_counted_not_listed(tmp_path: Pat
 
 @pytest.mark.slow  # long answers decided in guarded children
 @CPU_HEAVY
+@pytest.mark.timeout(600)  # as the test above
 def test_one_long_answer_is_read_in_pieces_that_grow(tmp_path: Path) -> None:
     # ijson's C parser costs by the pieces a value spans times its length: an answer of 40 MB (hermes-format calls,
     # full of escaped quotes) read in 64 KB pieces took over a minute of CPU, twice (the file is read in two

@@ -188,6 +188,8 @@ def _hog() -> None:
         pass
 
 
+# The longest of the suite: 116-131 s beside four CPU hogs at a load of 15-19; a load of 50 could pass 300 s.
+@pytest.mark.timeout(600)
 def test_rescore_gives_the_same_bytes_on_an_idle_machine_and_under_eight_cpu_hogs(tmp_path: Path) -> None:
     source = math_file(tmp_path / "math.json", _PAIRS)
     outputs = []
@@ -212,6 +214,7 @@ def test_rescore_gives_the_same_bytes_on_an_idle_machine_and_under_eight_cpu_hog
     assert (tasks["m12"]["comparator"], tasks["m12"]["comparison"]) == ("symbolic", "different")
 
 
+@pytest.mark.timeout(600)  # as the test above
 def test_a_check_under_its_limit_and_one_past_it_decide_the_same_under_eight_cpu_hogs() -> None:
     # With a 1.5 s limit: (x+1)^{300} takes about half a second of CPU time (several seconds of wall time under the
     # hogs, which a wall-clock limit would have killed); (x+1)^{3000} runs into the limit, idle or loaded.
