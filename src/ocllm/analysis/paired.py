@@ -77,7 +77,8 @@ def paired_figures(
     a_correct, b_correct = sum(ca), sum(cb)
     a_wins = sum(x and not y for x, y in zip(ca, cb, strict=True))
     b_wins = sum(y and not x for x, y in zip(ca, cb, strict=True))
-    # The counts, which every comparison has (all 0 with nothing paired): a partial, whose fields mypy checks.
+    # The counts, which every comparison has (all 0 with nothing paired): a partial, whose fields and the call below
+    # mypy checks, as it cannot a dict's splat.
     counted = partial(
         Paired,
         n_paired=n,
@@ -154,7 +155,8 @@ def sampled_paired_figures(
     samples per task of each side, `correct` each side's count of correct samples and `scored` of scored ones: the
     mean per-task difference, its task-clustered standard error, t interval and test."""
     n = len(shares_a)
-    # The counts and the samples (a partial, whose fields mypy checks, as it cannot a dict's).
+    # The counts and the samples: a partial, whose fields and the call below mypy checks, as it cannot a dict's
+    # splat (the helpers' calls, through a Callable parameter, it does not).
     counted = partial(
         Paired,
         n_paired=n,
@@ -177,21 +179,14 @@ def sampled_paired_figures(
     test = "exact test over tasks" if n >= 2 and _all_same(differences) else "paired t"
     diff = on_tasks.mean
     a_mean, b_mean = _task_mean(shares_a), _task_mean(shares_b)
-    with_spread = partial(
-        counted,
-        diff_stderr=spread.stderr,
-        categories=spread.categories,
-        diff_stderr_category=spread.stderr_category,
-        minimum_detectable_effect=spread.mde,
-    )
     if n < 2:
-        return _one_paired_task(with_spread, diff, a_mean.mean, b_mean.mean, label_a, label_b)
+        return _one_paired_task(counted, spread, diff, a_mean.mean, b_mean.mean, label_a, label_b)
     ci, p = _difference_test(differences, on_tasks)
     a_ci, b_ci = _share_interval(shares_a, a_mean), _share_interval(shares_b, b_mean)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
     verdict = describe_difference(diff, ci, p, label_a, label_b, sides, test=test)
     verdict += _caveats(spread, ci, significant)
-    return with_spread(
+    return counted(
         a_accuracy=a_mean.mean,
         b_accuracy=b_mean.mean,
         a_ci_low=a_ci.low,
@@ -206,15 +201,25 @@ def sampled_paired_figures(
         diff_ci_high=ci.high,
         significant=significant,
         verdict=verdict,
+        diff_stderr=spread.stderr,
+        categories=spread.categories,
+        diff_stderr_category=spread.stderr_category,
+        minimum_detectable_effect=spread.mde,
     )
 
 
 def _one_paired_task(
-    counted: Callable[..., Paired], diff: float, a_share: float, b_share: float, label_a: str, label_b: str
+    counted: Callable[..., Paired],
+    spread: _Spread,
+    diff: float,
+    a_share: float,
+    b_share: float,
+    label_a: str,
+    label_b: str,
 ) -> Paired:
     """Repeated samples of a single paired task: each side's share and their difference are measured, but an interval
     or a test of tasks needs two of them (one task's samples measure that task, not tasks like it): None, not the
-    whole range and p = 1. `counted`: Paired with the counts, the samples and the spread bound."""
+    whole range and p = 1. `counted`: Paired with the counts and the samples bound."""
     return counted(
         a_accuracy=a_share,
         b_accuracy=b_share,
@@ -233,6 +238,10 @@ def _one_paired_task(
             f"One paired task: {difference_words(label_a, label_b)}: {diff * 100:+.1f} points on it; one task's "
             "samples say nothing of other tasks, so there is no interval and no test."
         ),
+        diff_stderr=spread.stderr,
+        categories=spread.categories,
+        diff_stderr_category=spread.stderr_category,
+        minimum_detectable_effect=spread.mde,
     )
 
 
