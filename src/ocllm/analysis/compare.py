@@ -261,7 +261,7 @@ def share(samples: list[ScoredTask]) -> float:
 
 
 def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
-    def dist(values: list[float]) -> dict[str, float] | None:
+    def dist(values: list[float]) -> dict[str, float | list[float]] | None:
         if not values:
             return None
         arr = np.asarray(values, dtype=float)

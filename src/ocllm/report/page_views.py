@@ -40,7 +40,6 @@ from ocllm.report.wording import (
     resource_value,
     samples_per_task,
     says_changed,
-    scored,
     serving_cells,
     serving_recorded_by,
     serving_rows,
@@ -56,6 +55,7 @@ from ocllm.report.wording import (
     verdict_scope_rows,
     wrong_answers,
 )
+from ocllm.summary_words import scored
 
 # Templates render with StrictUndefined, so that a misspelt field fails loudly in the tests; the fields a
 # document may leave out (older writers, a run without resources) get their defaults here instead.
