@@ -11,13 +11,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, NotRequired, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, NotRequired, Protocol, TypedDict
 
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.scoring.dataset_rows import Dataset
 from ocllm.scoring.other_harnesses import HarnessMapping, LmEvalMapping
 from ocllm.scoring.simulated import SimulatedAnswerer
 from ocllm.scoring.task_view import TaskView
+
+# A room's task struct. A room's functions take its own struct (`TaskType[McqTask]`'s gold takes an McqTask), and the
+# checker holds its `TaskType(...)` to that. Covariant and by default a Task: the registry and everything that asks
+# it hold any room as `TaskType` (a `TaskType[Task]`) and hand a task only to its own room's functions (`of(task.type)`
+# by its tag), which the checker cannot see: that contract, not the types, keeps an mcq room from a math task.
+if TYPE_CHECKING:
+    # typing's TypeVar takes a default from Python 3.13 on; typing_extensions is no dependency of ours, so the default
+    # is the checker's alone (at run time a TypeVar's default and variance matter to nothing here).
+    from typing_extensions import TypeVar
+
+    TaskT = TypeVar("TaskT", bound=Task, covariant=True, default=Task)
+else:
+    from typing import TypeVar
+
+    TaskT = TypeVar("TaskT", bound=Task, covariant=True)
 
 # A task's record in a document (a rescore's, metrics.json's, a report's): a mapping, as the JSON says it.
 Record = Mapping[str, Any]
@@ -131,24 +146,26 @@ def _no_request_fields(_task: Task, _settings: Mapping[str, Any]) -> dict[str, A
 
 
 @dataclass(frozen=True, kw_only=True)
-class TaskType:
+class TaskType(Generic[TaskT]):
+    """A room, generic in its task struct (`task_struct`, `TaskT` above says why)."""
+
     name: str  # the suite line's `type`, a decision's `task_type`
     label: str  # what reports call it ("multiple choice")
     # Its task struct: a subclass of Task holding the type's own fields, tagged with `name` (a suite line, a saved
     # record decodes into it; scoring/task_types.py checks the tag).
-    task_struct: type[Task]
+    task_struct: type[TaskT]
     # Its decision struct: a subclass of Decision holding its evidence and the closed sets of its rule, method and
     # ambiguity (a failed request's decision is the base Decision).
     decision_type: type[Decision]
-    decide: Callable[[Any, Sample, Policy], Decision]  # pure, given its task struct: docs/scoring/<type>.md
-    gold: Callable[[Task], str | None] = _gold_as_given  # a decision's expected_answer (a failed request's too)
+    decide: Callable[[TaskT, Sample, Policy], Decision]  # pure, given its task struct: docs/scoring/<type>.md
+    gold: Callable[[TaskT], str | None] = _gold_as_given  # a decision's expected_answer (a failed request's too)
     # A suite line's own fields checked (raises InputError naming the line and the field), before it becomes a Task.
     check_suite_line: Callable[[str, dict[str, Any]], None]
     # A record of the old harness's metrics format (and of every rescore) -> the Task fields that are the type's
     # (e.g. options and the gold letter), checked; raises InputError naming the record.
     saved_task_fields: Callable[[str, dict[str, Any]], dict[str, Any]]
     # The task's fields in its output record, between `subset` and `prompt` (what a later rescore reads back).
-    record_fields: Callable[[Task], dict[str, Any]]
+    record_fields: Callable[[TaskT], dict[str, Any]]
     # Its prompt template: a lane's `templates.<name>` replaces the default (run/lanes.py checks it).
     default_template: str
     template_placeholders: tuple[str, ...]  # what its template may use; the first ones listed must appear
@@ -156,7 +173,7 @@ class TaskType:
     # The chat messages of a task's request: the task through the lane's template, with the lane's system prompt
     # (`chat` for a system prompt and one user message; a room may add few-shot turns or a system message of its
     # own). The last user message is the prompt a scorer reads a format instruction from (`Sample.sent_prompt`).
-    prompt: Callable[[Task, PromptSettings], list[Message]]
+    prompt: Callable[[TaskT, PromptSettings], list[Message]]
     # The lane key lanes files (and every manifest's lane record) wrote its template under before templates were one
     # table ("prompt_template", "math_template", ...): still read, and still the key the record keeps it under, so
     # that manifests read as they did. None for a type that came later: its template is recorded under `templates`.
@@ -166,7 +183,7 @@ class TaskType:
     lane_settings: Mapping[str, LaneSetting] = field(default_factory=dict)
     # What its request carries besides the messages (a tool_call task's `tools` and `tool_choice`), from the task and
     # the values of its own lane settings; the lane's extra_body still wins.
-    request_fields: Callable[[Task, Mapping[str, Any]], dict[str, Any]] = _no_request_fields
+    request_fields: Callable[[TaskT, Mapping[str, Any]], dict[str, Any]] = _no_request_fields
     # Reports: the gold and the answer as words, and any evidence of the type's own as (label, text) lines.
     expected_text: Callable[[Record], str] = _gold_as_written
     extracted_text: Callable[[Record], str] = _answer_as_stated
@@ -184,7 +201,7 @@ class TaskType:
     # sides' labels. Every task of the type that both sides ran is given, failed requests and unscored ones too;
     # samples are paired by their index. None: no tables of its own.
     pair_tables: Callable[[Sequence[tuple[Record, Record]], str, str], list[DetailTable]] | None = None
-    option_count: Callable[[Task], int | None] = _no_option_count  # for the chance level; None: no chance level
+    option_count: Callable[[TaskT], int | None] = _no_option_count  # for the chance level; None: no chance level
     # True: an answer is extracted from the text (no answer = nothing extracted). False: the whole visible text
     # is the answer (no answer = no visible text), and a pass is judged on the text as it stands (a cut text too).
     extracts_answer: bool = True

@@ -426,7 +426,7 @@ def _block_statement(block: Mapping[str, Any], deciding: bool, content: str) -> 
         tags.append(Tag("code inside a string"))
     start, end = block.get("start"), block.get("end")
     spanned = isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(content)
-    text = content[start:end] if spanned else ""  # type: ignore[misc]
+    text = content[start:end] if spanned else ""
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return Statement(
         kind=f"block {int(block.get('index') or 0) + 1}",
@@ -437,8 +437,8 @@ def _block_statement(block: Mapping[str, Any], deciding: bool, content: str) -> 
         stated=_short(first, 80),
         tags=tags,
         raw_field="content" if spanned else None,
-        start=start if spanned else None,  # type: ignore[arg-type]
-        end=end if spanned else None,  # type: ignore[arg-type]
+        start=start if spanned else None,
+        end=end if spanned else None,
     )
 
 

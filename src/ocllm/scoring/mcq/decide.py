@@ -9,7 +9,7 @@ from typing import Literal, NamedTuple
 from ocllm.models import Policy, Sample
 from ocllm.scoring.evidence import bounded
 from ocllm.scoring.mcq.candidates import TaskContext, rank
-from ocllm.scoring.mcq.decision import Candidate, McqDecision
+from ocllm.scoring.mcq.decision import Ambiguity, Candidate, McqDecision, Method, Rule
 from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.option_lines import find_bare_letter, find_option_claims, find_option_lines
 from ocllm.scoring.mcq.statements import (
@@ -26,10 +26,10 @@ from ocllm.scoring.regions import split_regions
 
 class _Pick(NamedTuple):
     letter: str | None
-    ambiguity: str
-    rule: str
+    ambiguity: Ambiguity
+    rule: Rule
     reason: str
-    method: str
+    method: Method
     hedged: bool = False
     statement: Candidate | None = None  # the statement that decided
 
@@ -343,8 +343,8 @@ def _values_after_letters(visible: list[Candidate], ctx: TaskContext) -> None:
     last_of_rank: dict[int, Candidate] = {}
     for c in visible:
         before = last_of_rank.get(rank(c))
-        eligible = not c.letters and c.value is not None and "letter_follows" not in c.reading
-        if not eligible or before is None or before.letter is None:
+        # Eligible: a value, named by no letter, that is not the value printed beside a letter.
+        if c.letters or c.value is None or "letter_follows" in c.reading or before is None or before.letter is None:
             last_of_rank[rank(c)] = c
             continue
         c.reading.append("restates_letter")
@@ -387,7 +387,7 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
     if last.reading:
         said += f" [read by: {', '.join(last.reading)}]"
 
-    def pick(letter: str | None, ambiguity: str, rule: str, reason: str) -> _Pick:
+    def pick(letter: str | None, ambiguity: Ambiguity, rule: Rule, reason: str) -> _Pick:
         hedged = last.hedged or "guess" in last.reading or "list_label" in last.reading
         return _Pick(letter, ambiguity, rule, reason, last.method, hedged, last)
 
