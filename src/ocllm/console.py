@@ -442,7 +442,7 @@ def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]], simulat
 def changed_words(result: RescoredFile) -> str:
     """The count of changed decisions, or, where the input recorded no verdict at all (evalplus's samples, a run
     directory), that none could be counted: a 0 would read as every earlier verdict kept."""
-    from ocllm.analysis.audit import NO_EARLIER_VERDICT
+    from ocllm.summary_words import NO_EARLIER_VERDICT
 
     if result.audit is not None and not result.audit.has_old:
         return f"none counted ({NO_EARLIER_VERDICT})"
