@@ -1,14 +1,17 @@
 """docs/modules.md stays true: it is what scripts/module_map.py writes from the modules' docstrings now, so a module
-added, moved, renamed or given a new docstring fails here until the list is written again (issue 42)."""
+added, moved, renamed or given a new docstring fails here until the list is written again. And the map beside it,
+docs/architecture.md, stays a map: short, its hook table naming every field of TaskType (issue 42)."""
 
 from __future__ import annotations
 
 import importlib.util
-import sys
+from dataclasses import fields
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from ocllm.scoring.task_type import TaskType
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "module_map.py"
@@ -19,7 +22,6 @@ def _script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("module_map", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("module_map", module)
     spec.loader.exec_module(module)
     return module
 
@@ -78,3 +80,19 @@ def test_a_module_without_a_docstring_is_said(tmp_path: Path) -> None:
     assert "## top level\n\n- `top.py`: Top.\n" in text
     assert "## `pkg/`\n\n- `pkg/__init__.py`: A package.\n- `pkg/bare.py`: (no docstring)\n" in text
     assert module_map.undocumented(tmp_path) == ["pkg/bare.py"]
+
+
+# docs/architecture.md is the map beside this index: kept short, and its hook table names every field of TaskType, so
+# that a field added, renamed or regrouped fails here until the table says it.
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+
+def test_the_architecture_map_stays_under_25_kb() -> None:
+    size = len(ARCHITECTURE.read_bytes())
+    assert size < 25_000, f"docs/architecture.md is {size:,} bytes: a map, not a module list (that is docs/modules.md)"
+
+
+def test_the_hook_table_names_every_field_of_task_type() -> None:
+    table = ARCHITECTURE.read_text(encoding="utf-8").split("### The hook table", 1)[1].split("\n#", 1)[0]
+    missing = [f.name for f in fields(TaskType) if f"`{f.name}`" not in table]
+    assert not missing, f"docs/architecture.md's hook table lacks these fields of TaskType: {missing}"
