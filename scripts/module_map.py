@@ -58,10 +58,17 @@ def first_sentence(docstring: str) -> str:
     return paragraph
 
 
+def markdown_text(sentence: str) -> str:
+    """A docstring's sentence as Markdown shows it: a `<` outside a code span is written `&lt;`, since a renderer
+    takes `<title>` for an HTML tag and drops it (IFEval's "<<title>>")."""
+    parts = sentence.split("`")
+    return "`".join(part if index % 2 else part.replace("<", "&lt;") for index, part in enumerate(parts))
+
+
 def module_line(path: Path) -> str:
     """What the list says of one module: its docstring's first sentence, or that it has none."""
     docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"), str(path)))
-    return first_sentence(docstring) if docstring else NO_DOCSTRING
+    return markdown_text(first_sentence(docstring)) if docstring else NO_DOCSTRING
 
 
 def packages(source: Path = SOURCE) -> dict[str, list[Path]]:

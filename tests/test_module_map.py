@@ -71,6 +71,10 @@ def test_first_sentence(docstring: str, sentence: str) -> None:
     assert module_map.first_sentence(docstring) == sentence
 
 
+def test_a_less_than_sign_outside_code_is_no_html_tag() -> None:
+    assert module_map.markdown_text("a <<title>> and `a < b`") == "a &lt;&lt;title>> and `a < b`"
+
+
 def test_a_module_without_a_docstring_is_said(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text('"""A package."""\n', encoding="utf-8")
