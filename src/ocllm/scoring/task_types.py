@@ -15,11 +15,12 @@ import msgspec
 from ocllm.errors import OcllmError
 from ocllm.models import Decision, Task
 from ocllm.scoring import code, instructions, json_answer, math, mcq, substrings, tool_call
+from ocllm.scoring.scored import Record, Scored, scored_as
 from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
 __all__ = [
     "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "drawn_as", "extracts_answer", "import_rooms", "of",
-    "recorded_templates", "register", "task_from", "unregister",
+    "recorded_templates", "register", "scored", "task_from", "unregister",
 ]  # fmt: skip
 
 TASK_TYPES: dict[str, TaskType] = {}
@@ -94,6 +95,13 @@ def drawn_as(name: object) -> TaskType:
     """The type a record read back from a document is drawn as in reports: the type it names, else multiple
     choice, which the old harness's records were (one of a type this scorer lacks is drawn as those are)."""
     return TASK_TYPES[name] if isinstance(name, str) and name in TASK_TYPES else mcq.TASK_TYPE
+
+
+def scored(record: Record, name: str | None = None) -> Scored:
+    """A record read back from a document, decoded once into the structs of the room that draws it (`name`'s, else
+    the type the record names, as `drawn_as` says): what that room's report hooks take (scoring/scored.py)."""
+    room = drawn_as(record.get("task_type") if name is None else name)
+    return scored_as(record, room.task_struct, room.decision_type)
 
 
 def extracts_answer(name: str) -> bool:
