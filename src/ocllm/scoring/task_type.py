@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, NamedTuple, NotRequired, Protocol, TypedDict
+from typing import Any, Generic, Literal, NamedTuple, NotRequired, Protocol, TypedDict, TypeVar
 
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.scoring.dataset_rows import Dataset
@@ -29,13 +29,18 @@ from ocllm.scoring.task_view import TaskView
 # to its own room's functions (`of(task.type)` by its tag, `task_types.scored` decoding a record into the room's
 # structs), which the checker cannot see: that contract, not the types, keeps an mcq room from a math task.
 
+# What a tally takes: its room's decision struct (contravariant: a tally of any Decision would take a room's).
+_DecisionIn = TypeVar("_DecisionIn", bound=Decision, contravariant=True)
 
-class TypeTally(Protocol):
+
+class TypeTally(Protocol[_DecisionIn]):
     """Figures a type adds to a summary, counted as its decisions arrive (math: checks that were killed). A tally
-    may also have `text_calls() -> TextCalls | None` (tool_call's does): calls its answers wrote as text, which the
-    advice about the server is made from (`advice.py`)."""
+    is handed its room's decisions alone (`task_types.TypeTallies`: a failed request's base Decision is counted
+    with the common figures), and reads their fields as the struct declares them. A tally may also have
+    `text_calls() -> TextCalls | None` (tool_call's does): calls its answers wrote as text, which the advice about
+    the server is made from (`advice.py`)."""
 
-    def add(self, decision: Decision) -> None: ...
+    def add(self, decision: _DecisionIn) -> None: ...
 
     def figures(self) -> dict[str, Any]: ...
 
@@ -179,7 +184,7 @@ class TaskType(Generic[TaskT, DecisionT]):
     task_struct: type[TaskT]
     # Its decision struct: a subclass of Decision holding its evidence and the closed sets of its rule, method and
     # ambiguity (a failed request's decision is the base Decision). A record read back decodes into it
-    # (`task_types.scored`).
+    # (`task_types.scored`), and the room's tally is handed these alone.
     decision_type: type[DecisionT]
     decide: Callable[[TaskT, Sample, Policy], Decision]  # pure, given its task struct: docs/scoring/<type>.md
     gold: Callable[[TaskT], str | None] = _gold_as_given  # a decision's expected_answer (a failed request's too)
@@ -234,7 +239,7 @@ class TaskType(Generic[TaskT, DecisionT]):
     # cut text held, for the notice of passes that came from truncated output.
     passes_word: str = "passes"
     cut_pass_held: str = "the text passed, but the answer was not finished"
-    new_tally: Callable[[], TypeTally] | None = None
+    new_tally: Callable[[], TypeTally[DecisionT]] | None = None
     # The suite `make demo` shows the type with: a shipped suite's name or a suite file. A type whose suite none of
     # the demo's lane groups runs gets two lanes of its own (reasoning off and on, demo.py); None: not in the demo.
     demo_suite: str | None = None

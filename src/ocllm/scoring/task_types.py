@@ -111,19 +111,23 @@ def extracts_answer(name: str) -> bool:
 
 
 class TypeTallies:
-    """Each task type's own tally (its room's `new_tally`), made at the type's first decision."""
+    """Each task type's own tally (its room's `new_tally`), made at the type's first decision: a failed request's
+    too, so that a type whose every request failed still shows its figures (all nought), as it always has. A tally
+    is handed its room's decisions alone: a failed request's is the base Decision, which the common figures count
+    (analysis/metrics.py: an error, neither right nor wrong) and which holds none of the room's evidence."""
 
     def __init__(self) -> None:
-        self._by_type: dict[str, TypeTally] = {}
+        self._by_type: dict[str, TypeTally[Decision]] = {}
 
     def add(self, decision: Decision) -> None:
+        known = TASK_TYPES.get(decision.task_type)
         tally = self._by_type.get(decision.task_type)
+        if known is None or known.new_tally is None:
+            return
         if tally is None:
-            known = TASK_TYPES.get(decision.task_type)
-            if known is None or known.new_tally is None:
-                return
             tally = self._by_type[decision.task_type] = known.new_tally()
-        tally.add(decision)
+        if isinstance(decision, known.decision_type):
+            tally.add(decision)
 
     def figures(self) -> dict[str, dict[str, Any]]:
         return {name: tally.figures() for name, tally in self._by_type.items()}
