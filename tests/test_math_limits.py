@@ -17,7 +17,9 @@ import pytest
 from processes import cpu_seconds, gone, processes, wait_until
 
 from ocllm.models import Policy, Sample
-from ocllm.scoring.math import MathDecision, decide_math, symbolic
+from ocllm.scoring.math import symbolic
+from ocllm.scoring.math.decide import decide_math
+from ocllm.scoring.math.decision import MathDecision
 from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.screen import MAX_LITERAL_DIGITS, screen
 from ocllm.scoring.math.tally import MathTally

@@ -12,6 +12,8 @@ from ocllm.scoring.simulated import SimulatedAnswer, SimulatedRequest
 from ocllm.scoring.task_type import Message, PromptSettings, Scored, chat
 
 DEFAULT_TEMPLATE = "{question}\nReply with the word {word} in capital letters, and nothing else."
+PLACEHOLDERS = ("question", "word")
+REQUIRED_PLACEHOLDERS = ("word",)
 
 
 class ShoutTask(Task, tag="shout", kw_only=True):
