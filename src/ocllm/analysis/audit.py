@@ -124,9 +124,13 @@ def audit_document(
 
 
 def _answer_in_words(record: dict[str, Any], task_type: str) -> str:
-    """The answer a record states, in its type's words (a letter, a number, "2 of 3 followed"); "none" for none."""
+    """The answer a record states, in its type's words (a letter, a number, "2 of 3 followed"); "none" for none. An
+    input's `previous` is no decision of the room: its room says what the fields every record has give of it."""
     known = task_types.TASK_TYPES.get(task_type)
-    said = known.extracted_text(record) if known is not None else record.get("extracted_final_answer")
+    if known is None:
+        said = record.get("extracted_final_answer")
+    else:
+        said = known.extracted_text(task_types.scored(record, task_type))
     return "none" if said in (None, "", "—") else str(said)
 
 

@@ -22,7 +22,7 @@ from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.harnesses import format_of_run, read_harness_files, verdicts_label
 from ocllm.formats.records import RunMeta
 from ocllm.formats.run_directory import stream_run_dir
-from ocllm.models import Decision, Policy, decision_record
+from ocllm.models import Decision, Policy, decision_record, sample_record
 from ocllm.scoring import SCORER_VERSION, decide, task_types
 from ocllm.server_facts import facts_of, simulated
 from ocllm.summary_words import left_out_sentence
@@ -50,21 +50,13 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
     Without `raw_outputs` the raw content and reasoning are left out: a run directory's metrics.json, whose
     samples.jsonl holds them already."""
     out = decision_record(decision)
-    task, sample = record.task, record.sample
-    out["sample"] = sample.sample  # which of the task's samples (0 to samples_per_task - 1) was decided
+    task = record.task
+    carried = sample_record(record.sample, raw_outputs=raw_outputs)  # the sample's fields (models.SAMPLE_KEYS)
+    out["sample"] = carried.pop("sample")  # which of the task's samples (0 to samples_per_task - 1) was decided
     out["subset"] = task.subset
     out.update(task_types.of(task.type).record_fields(task))
     out["prompt"] = task.prompt
-    if raw_outputs:
-        out["raw_content"] = sample.content
-        out["raw_reasoning"] = sample.reasoning
-    if sample.tool_calls is not None:  # a tool call answer's structured calls (kept off every other record)
-        out["tool_calls"] = sample.tool_calls
-    out["finish_reason"] = sample.finish_reason
-    out["usage"] = sample.usage
-    out["latency_s"] = sample.latency_s
-    out["ttft_s"] = sample.ttft_s
-    out["attempts"] = sample.attempts
+    out.update(carried)
     out["previous"] = record.previous
     return out
 

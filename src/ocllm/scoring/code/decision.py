@@ -184,6 +184,7 @@ class CodeDecision(Decision, kw_only=True):
     extraction_method: CodeMethod
     ambiguity: CodeAmbiguity
     rule: CodeRule
+    candidates: list[CodeBlock] = msgspec.field(default_factory=list)  # the visible answer's fenced blocks
     outcome: Outcome | None = None  # None for a failed request
     task_kind: Literal["function", "stdin"] = "function"
     chosen_why: str = ""  # why this block (or span) was the code that ran
