@@ -46,10 +46,12 @@ check-lean:
 check-lean-locked:
 	scripts/check_lean_install.sh --locked
 
-# ruff, then the import contract of pyproject.toml ([tool.importlinter]: dependencies point down), about a second.
+# ruff, the import contract of pyproject.toml ([tool.importlinter]: dependencies point down), then the type checker
+# (mypy, strict on src/: [tool.mypy]); half a minute from a cold cache.
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 # The HTML reports are tested in a real headless browser: Debian's chromium, installed when missing.
 browser:

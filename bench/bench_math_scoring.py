@@ -24,7 +24,8 @@ import time
 from collections import Counter
 
 from ocllm.models import Policy, Sample, Task
-from ocllm.scoring.math import decide_math, symbolic
+from ocllm.scoring.math import symbolic
+from ocllm.scoring.math.decide import decide_math
 from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.symbolic import check
 

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -23,9 +24,10 @@ from helpers import CPU_HEAVY, run_cli
 from ocllm.cli import main
 from ocllm.models import Policy, Sample, decision_record
 from ocllm.report.markdown_escaping import fenced
+from ocllm.scoring import task_types
 from ocllm.scoring.code import render
 from ocllm.scoring.code.decide import decide_code
-from ocllm.scoring.code.decision import CodeLimits
+from ocllm.scoring.code.decision import CodeDecision, CodeLimits
 from ocllm.scoring.code.fields import CodeTask
 from ocllm.scoring.code.tally import CodeTally
 
@@ -272,14 +274,18 @@ def test_timeouts_are_split_by_the_limit_reached() -> None:
     assert tally.figures()["timeouts"] == {"cpu": 1, "wall": 1}
     (table,) = render.detail_tables(tally.figures())
     assert table.rows == [["timeout (CPU 1, wall 1)", "2", "2", "100.0%"]]
-    assert dict(render.evidence_lines(records[0]))["run"].endswith("cpu time limit reached")
-    assert "limits" in dict(render.evidence_lines(records[1]))  # a limit decided: the Markdown names the limits
+    spin, sleep = (task_types.scored(record) for record in records)
+    assert dict(render.evidence_lines(spin))["run"].endswith("cpu time limit reached")
+    assert "limits" in dict(render.evidence_lines(sleep))  # a limit decided: the Markdown names the limits
 
 
 def test_pair_tables_count_transitions_and_list_changes_first() -> None:
-    pairs = [({"rule": "timeout", "error": None}, {"rule": "passed", "error": None})] * 5
-    pairs += [({"rule": "passed", "error": None}, {"rule": "passed", "error": None})] * 2
-    pairs += [({"rule": "request_error", "error": "HTTP 500"}, {"rule": "sandbox_refused", "error": None})]
+    def side(rule: str, error: str | None = None) -> Any:  # what pair_tables reads of a side (task_type.Compared)
+        return SimpleNamespace(rule=rule, error=error)
+
+    pairs = [(side("timeout"), side("passed"))] * 5
+    pairs += [(side("passed"), side("passed"))] * 2
+    pairs += [(side("request_error", "HTTP 500"), side("sandbox_refused"))]
     (table,) = render.pair_tables(pairs, "A", "B")
     assert table.rows == [["timeout", "passed", "5"], ["request_error", "sandbox_refused", "1"],
                           ["passed", "passed", "2"]]  # fmt: skip
@@ -288,8 +294,13 @@ def test_pair_tables_count_transitions_and_list_changes_first() -> None:
 
 def test_a_long_program_is_cut_saying_where_and_a_fence_inside_it_cannot_close_the_block() -> None:
     program = "".join(f"x{i} = {i}\n" for i in range(render.PROGRAM_LINES + 50))
-    record = {"outcome": "failed_assertion", "program": program, "program_sha256": "ab" * 32, "code": program}
-    (listing,) = render.task_view(record).listings
+    decision = CodeDecision(
+        task_id="t", task_type="code", category="c", expected_answer=None, extracted_final_answer="ab" * 32,
+        extraction_source="content", extraction_method="whole_answer", ambiguity="none", correct=False,
+        rule="failed_assertion", reason="", outcome="failed_assertion", program=program, program_sha256="ab" * 32,
+        code=program,
+    )  # fmt: skip
+    (listing,) = render.task_view(task_types.scored(decision_record(decision))).listings
     assert listing.text.count("\n") == render.PROGRAM_LINES and "50 more" in (listing.note or "")
     block = fenced("s = '```'\nprint(s)", "python", indent="  ")
     assert block[0] == "  ````python" and block[-1] == "  ````"
@@ -315,5 +326,7 @@ def test_an_old_harness_code_records_earlier_verdict_is_named_by_its_field(
     assert "f1 - no program recorded; verdict: the input's `correct` field → correct" in console
     assert "f2 - no program recorded; verdict: the input's `correct` field → incorrect" in console
     rows = [line for line in audit.read_text(encoding="utf-8").splitlines() if line.startswith("| `f")]
-    assert rows[0].startswith("| `f1` | - | no program recorded; verdict: the input's `correct` field → correct | ")
-    assert rows[1].startswith("| `f2` | - | no program recorded; verdict: the input's `correct` field → incorrect | ")
+    # The audit's cells are escaped as every report's (issue 42): the words' backticks are shown as written.
+    said = "no program recorded; verdict: the input's \\`correct\\` field"
+    assert rows[0].startswith(f"| `f1` | - | {said} → correct | ")
+    assert rows[1].startswith(f"| `f2` | - | {said} → incorrect | ")

@@ -179,7 +179,8 @@ def test_the_markdown_report_draws_the_output_as_a_listing(made: dict[str, Any])
 def test_the_audit_and_the_console_show_them_escaped(made: dict[str, Any]) -> None:
     audit = made["audit"].read_text(encoding="utf-8")
     assert hidden(audit) == []
-    assert "B\\\\x1b[31m via finalU+202Emarker → correct" in audit  # the earlier extraction, as the input had it
+    # The earlier extraction, as the input had it: its escape written out, then escaped as every report's cells are.
+    assert "B\\\\x1b\\[31m via finalU+202Emarker → correct" in audit
     console = made["console"]
     assert hidden(console) == []
     # The changed decisions' table (task id, the input's answer and method, this scorer's answer), the categories'

@@ -259,7 +259,7 @@ def test_the_bounds_on_statements_hold_at_their_values_exactly() -> None:
     # Counted, not timed: a region at the bound is read and decided; one place more, or one character more of
     # statements, and it is not read.
     from ocllm.models import Policy, Sample
-    from ocllm.scoring.math import decide_math
+    from ocllm.scoring.math.decide import decide_math
     from ocllm.scoring.math.statements import MAX_STATED_CHARS, MAX_STATEMENT_PLACES
     from ocllm.scoring.mcq.decide import decide_mcq
     from ocllm.scoring.mcq.statements import MAX_STATEMENT_PLACES as MCQ_PLACES
@@ -306,7 +306,7 @@ def test_statements_in_thousands_of_pieces_are_placed_by_bisection(tmp_path: Pat
     code = (
         "from ocllm.models import Policy, Sample\n"
         "from ocllm.scoring.math.fields import MathTask\n"
-        "from ocllm.scoring.math import decide_math\n"
+        "from ocllm.scoring.math.decide import decide_math\n"
         "task = MathTask(id='m', question='q', answer='1', category='c')\n"
         "content = '<think>a</think>\\\\boxed{1}' * 9_999\n"
         "d = decide_math(task, Sample(task_id='m', content=content, finish_reason='stop'), Policy())\n"

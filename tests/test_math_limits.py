@@ -18,7 +18,9 @@ from helpers import BACKSTOP_S, CPU_HEAVY, wait_until
 from processes import cpu_seconds, gone, processes, watch_until_gone
 
 from ocllm.models import Policy, Sample
-from ocllm.scoring.math import MathDecision, decide_math, symbolic
+from ocllm.scoring.math import symbolic
+from ocllm.scoring.math.decide import decide_math
+from ocllm.scoring.math.decision import MathDecision
 from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.screen import MAX_LITERAL_DIGITS, screen
 from ocllm.scoring.math.tally import MathTally

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from ocllm.models import Policy, Sample
-from ocllm.scoring.math import MathDecision, decide_math
 from ocllm.scoring.math.arithmetic import evaluate, rounds_to
+from ocllm.scoring.math.decide import decide_math
+from ocllm.scoring.math.decision import MathDecision
 from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.normalise import assignment_value, normalise
 

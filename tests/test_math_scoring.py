@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ocllm.models import Policy, Sample
-from ocllm.scoring.math import MathDecision, decide_math
+from ocllm.scoring.math.decide import decide_math
+from ocllm.scoring.math.decision import MathDecision
 from ocllm.scoring.math.equivalence import compare
 from ocllm.scoring.math.fields import MathTask
 from ocllm.scoring.math.normalise import normalise

@@ -10,6 +10,9 @@ a field added beside the decision, not a change of it. And inspect_ai's epochs a
 sample `e - 1`, a task's epochs together) where they were tasks `q1#e` in the order inspect wrote them, epoch by
 epoch. `as_before_samples` undoes exactly these two, checking every record has its `sample` (0 where the input
 has no repeats), so that the digests stay those of 6443ce3.
+
+Since issue 42 an MCQ record lists the reading steps that marked its statements (`reading_steps`, written where one
+did): a field added beside the decision too, which `as_before_samples` takes off as well.
 """
 
 from __future__ import annotations
@@ -64,10 +67,15 @@ def test_decisions_are_the_bytes_they_were_before_the_seam(name: str, tmp_path: 
     assert hashlib.sha256(json.dumps(tasks, ensure_ascii=False).encode()).hexdigest() == digest
 
 
+LATER_FIELDS = ("reading_steps",)  # written beside the decisions since 6443ce3, as `sample` is
+
+
 def as_before_samples(tasks: list[dict[str, Any]], *, epochs: bool) -> list[dict[str, Any]]:
-    """The records as they were before issue 21: no `sample` field; with `epochs` (an inspect_ai log of several),
-    one task per sample, `<id>#<epoch>`, epoch by epoch; without, every record is sample 0."""
+    """The records as they were before issue 21: no `sample` field (nor a later one: LATER_FIELDS); with
+    `epochs` (an inspect_ai log of several), one task per sample, `<id>#<epoch>`, epoch by epoch; without, every
+    record is sample 0."""
     assert all(isinstance(t.get("sample"), int) for t in tasks)
+    tasks = [{k: v for k, v in t.items() if k not in LATER_FIELDS} for t in tasks]
     if not epochs:
         assert all(t["sample"] == 0 for t in tasks)
         return [{k: v for k, v in t.items() if k != "sample"} for t in tasks]

@@ -56,8 +56,13 @@ def test_math_room_states_each_value_with_its_normal_form() -> None:
     record = {
         **task("m1", "algebra", expected="26", extracted="$26.00", content=content, candidates=[]),
         "task_type": "math",
+        "extraction_method": "answer_label",
         "candidates": [
-            {**candidate(content, "$26.00", "?", kind="bold", method="bold"), "value": "$26.00", "normalised": "26"}
+            {
+                **candidate(content, "$26.00", "?", kind="answer_label", method="answer_label"),
+                "value": "$26.00",
+                "normalised": "26",
+            }
         ],
         "normalised_answer": "26",
         "normalisation": ["dollars", "trailing_zeros"],
@@ -74,6 +79,7 @@ def test_substrings_room_says_what_was_missing() -> None:
     record = {
         **task("s1", "c", candidates=[]),
         "task_type": "required_substrings",
+        **{key: "required_substrings" for key in ("extraction_method", "rule")},
         "missing_substrings": ["foo", "bar"],
     }
     del record["options"]

@@ -365,7 +365,7 @@ def test_a_rescored_record_keeps_its_calls_and_its_verdict(tmp_path: Path) -> No
     (again,) = json.loads((tmp_path / "again.json").read_text())["tasks"]
     assert again["tool_calls"] == record["tool_calls"] and again["correct"] is False
     assert again["calls"][0]["argument_checks"][0]["problem"] == "wrong_value"
-    assert task_types.of("tool_call").evidence_lines(again)  # a report draws its evidence
+    assert task_types.of("tool_call").evidence_lines(task_types.scored(again))  # a report draws its evidence
     assert main(["report", str(tmp_path / "again.json"), "-o", str(tmp_path / "rep")]) == 0
 
 

@@ -69,8 +69,8 @@ def console_comparison(doc: Comparison) -> None:
             name,
             # With samples, each side's mean share of correct samples (avg@k on the paired tasks).
             # No paired task: nothing measured on either side (0/0 would read as a measured zero).
-            "n/a" if not f.n_paired else f"{100 * f.a_accuracy:.1f}%" if sampled else f"{f.a_correct}/{f.n_paired}",
-            "n/a" if not f.n_paired else f"{100 * f.b_accuracy:.1f}%" if sampled else f"{f.b_correct}/{f.n_paired}",
+            "n/a" if not f.n_paired else _share(f.a_accuracy) if sampled else f"{f.a_correct}/{f.n_paired}",
+            "n/a" if not f.n_paired else _share(f.b_accuracy) if sampled else f"{f.b_correct}/{f.n_paired}",
             str(f.a_wins),
             str(f.b_wins),
             # No paired task in a scope: no statistic on nothing (nor, with samples, on one task).
@@ -172,7 +172,7 @@ def samples_line(summary: Summary) -> str:
     method = interval_method(summary.scored, k, summary.accuracy_stderr)
     ci = _percent_range(summary_interval(summary))
     measured = method is not None and summary.accuracy is not None
-    figure = f"{100 * summary.accuracy:.1f}% (95% CI {ci}, {method})" if measured else "n/a"
+    figure = f"{_share(summary.accuracy)} (95% CI {ci}, {method})" if measured else "n/a"
     line = (
         f"samples: up to {k} per task, {summary.tasks_scored} tasks   avg@{k}: {figure}   "
         f"pass@{k}: {_share(summary.pass_at_k.get(str(k)))}   maj@{k}: {_share(summary.majority_at_k)}"
@@ -186,9 +186,9 @@ def samples_line(summary: Summary) -> str:
     return line
 
 
-def _share(value: float | None) -> str:
+def _share(value: float | None, digits: int = 1) -> str:
     """A figure that may be absent (pass@k where no task has k scored samples): n/a, never 0%."""
-    return "n/a" if value is None else f"{100 * value:.1f}%"
+    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
 
 
 def spread_line(doc: Paired) -> str:
@@ -442,7 +442,7 @@ def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]], simulat
 def changed_words(result: RescoredFile) -> str:
     """The count of changed decisions, or, where the input recorded no verdict at all (evalplus's samples, a run
     directory), that none could be counted: a 0 would read as every earlier verdict kept."""
-    from ocllm.analysis.audit import NO_EARLIER_VERDICT
+    from ocllm.summary_words import NO_EARLIER_VERDICT
 
     if result.audit is not None and not result.audit.has_old:
         return f"none counted ({NO_EARLIER_VERDICT})"
@@ -518,9 +518,9 @@ def print_verdict_scopes(verdicts: InputVerdicts) -> None:
         table.add_row(
             line.name,
             str(n),
-            f"{verdict_words.counted(f, 'a')} ({100 * f.a_accuracy:.2f}%)",
-            f"{verdict_words.counted(f, 'b')} ({100 * f.b_accuracy:.2f}%)",
-            verdict_words.difference(f) if line.kind != "pooled" else f"{100 * f.diff:+.2f} points (pooled)",
+            f"{verdict_words.counted(f, 'a')} ({_share(f.a_accuracy, 2)})",
+            f"{verdict_words.counted(f, 'b')} ({_share(f.b_accuracy, 2)})",
+            verdict_words.difference(f) if line.kind != "pooled" else f"{verdict_words.signed_points(f.diff)} (pooled)",
             verdict_words.test_words(f) if line.kind != "pooled" else "not tested (pooled)",
         )
     console.print(table)

@@ -339,6 +339,53 @@ class MetricsDocument(msgspec.Struct, kw_only=True):
     tasks: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
 
+class AuditChange(msgspec.Struct, kw_only=True):
+    """One decision the rescore changed: the task, its gold, the input's answer and this scorer's (each in its type's
+    words, with how it was read and the verdict), the rule that decided and its reason."""
+
+    task_id: str
+    expected: str
+    old: str
+    new: str
+    rule: str
+    reason: str
+
+
+class AuditTotal(msgspec.Struct, kw_only=True):
+    """One scope's totals (all, or a category): the input's correct (None: it recorded no verdict), this scorer's,
+    of the tasks scored."""
+
+    scope: str
+    old: int | None
+    new: int
+    tasks: int
+
+
+class Audit(msgspec.Struct, kw_only=True):
+    """A rescore's audit: what changed and why, what the input got wrong, the evidence by class. analysis/audit.py
+    builds it as the rescore reads the input; report/audit.py draws it as Markdown (`rescore --report`)."""
+
+    source_name: str
+    scorer: dict[str, Any]  # the scorer block: version and the policy it decided under
+    input_label: str  # what the input's own verdicts are called ("the input", or the other tool)
+    verdicts: InputVerdicts | None  # the input's verdicts against this scorer's; None: the input recorded none
+    unpaired: int  # samples one side left undecided
+    unscorable: list[UnscorableRecord]
+    totals: list[AuditTotal]  # all, then each category
+    failed: int  # tasks whose request failed: in no total
+    has_old: bool  # the input recorded a verdict on some task
+    changed: list[AuditChange]
+    inconsistent: list[str]  # marked wrong although the input's extraction equals the gold
+    extraction_differs: list[str]
+    differs_by_type: dict[str, int]
+    with_reasoning: int  # tasks holding final-answer statements in their reasoning
+    reasoning_statements: int
+    truncated: int
+    finish_reasons: int  # answered samples that recorded a finish_reason
+    answered: int
+    counts: dict[str, list[tuple[str, int]]]  # per evidence class (ambiguity, method, source, rule): most common first
+
+
 class RunReport(msgspec.Struct, kw_only=True):
     """The run report's data: a run re-scored, its summary with intervals, tokens and latency, every task."""
 

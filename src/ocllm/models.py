@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -164,6 +166,68 @@ def decision_record(decision: Decision) -> dict[str, Any]:
     record = {key: fields.pop(key, default) for key, default in _RECORD_LAYOUT}
     record.update(fields)
     return record
+
+
+# The record <-> Sample mapping, declared once: how a task's record (analysis/rescore.task_record writes it, and
+# formats/metrics_file reads it back into a Sample) carries what the server returned. The flat layout on disk is a
+# contract (DESIGN.md): each Sample field below is written under its record key, in this order, after the task's
+# fields, `None` included; `sample` (the index) stands before the task's fields, and `task_id` and `error` are the
+# decision's own keys (a failed request's decision carries its sample's error).
+SAMPLE_KEYS: tuple[tuple[str, str], ...] = (
+    ("raw_content", "content"), ("raw_reasoning", "reasoning"), ("tool_calls", "tool_calls"),
+    ("finish_reason", "finish_reason"), ("usage", "usage"), ("latency_s", "latency_s"), ("ttft_s", "ttft_s"),
+    ("attempts", "attempts"),
+)  # fmt: skip
+_RAW_OUTPUTS = ("raw_content", "raw_reasoning")  # left out of a run directory's metrics.json: samples.jsonl has them
+_OMITTED_WHEN_NONE = ("tool_calls",)  # a tool call answer's structured calls, kept off every other record
+_WITH_THE_DECISION = ("task_id", "error")
+# The Sample fields a record does not carry, and why: what the request sent and what the server said of itself, which
+# a run directory's samples.jsonl keeps whole (a record that carried the request would repeat the prompt and the
+# task). Any field not named here nor above (a field added to Sample later) is carried under its own name, after
+# the ones above, whenever it is not at its default: it round-trips with no edit here (tests/test_typed_records.py).
+SAMPLE_LEFT_OFF_RECORD = (
+    "reasoning_field", "model", "response_id", "error_kind", "error_status", "request", "retry_reasons", "resends",
+)  # fmt: skip
+
+
+def sample_record(sample: Sample, *, raw_outputs: bool = True) -> dict[str, Any]:
+    """A sample's fields as a task's record carries them, by their record keys in the record's order: `sample` (the
+    index) first, which the writer places before the task's fields, then the rest (SAMPLE_KEYS). Without
+    `raw_outputs`, the raw content and reasoning are left out."""
+    record: dict[str, Any] = {"sample": sample.sample}
+    for key, name in SAMPLE_KEYS:
+        value = getattr(sample, name)
+        if (raw_outputs or key not in _RAW_OUTPUTS) and (value is not None or key not in _OMITTED_WHEN_NONE):
+            record[key] = value
+    for field in _later_fields(type(sample)):
+        value = getattr(sample, field.name)
+        if not _at_default(field, value):  # at its default it is left out, as samples.jsonl leaves it
+            record[field.name] = msgspec.to_builtins(value)
+    return record
+
+
+def sample_from_record(record: Mapping[str, Any], struct: type[Sample] = Sample) -> Sample:
+    """The Sample a task's record carries (the record's keys named in SAMPLE_KEYS, its index, task id and error, and
+    any later field under its own name), as `struct` (Sample; a test's longer one): a key the record lacks is the
+    field's default. Raises msgspec.ValidationError for a value of the wrong kind (the reader says which record)."""
+    fields = {name: record[key] for key, name in SAMPLE_KEYS if key in record}
+    fields.update((key, record[key]) for key in ("sample", *_WITH_THE_DECISION) if key in record)
+    fields.update((f.name, record[f.name]) for f in _later_fields(struct) if f.name in record)
+    msgspec.convert(fields, struct)  # checked; then built from the values as given, as every reader built it: an
+    return struct(**fields)  # integer latency stays one (convert makes it a float), and is written back as read
+
+
+@functools.cache
+def _later_fields(struct: type[Sample]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """The struct's fields that SAMPLE_KEYS does not map, nor leaves off the record: carried under their own names."""
+    named = {"sample", *_WITH_THE_DECISION, *SAMPLE_LEFT_OFF_RECORD, *(name for _, name in SAMPLE_KEYS)}
+    return tuple(f for f in msgspec.structs.fields(struct) if f.name not in named)
+
+
+def _at_default(field: msgspec.structs.FieldInfo, value: object) -> bool:
+    if field.default is not msgspec.NODEFAULT:
+        return bool(value == field.default)
+    return field.default_factory is not msgspec.NODEFAULT and bool(value == field.default_factory())
 
 
 RunStatus = Literal["running", "interrupted", "finished", "finished_with_errors"]

@@ -16,18 +16,18 @@ from typing import Any
 import msgspec
 
 # Flags whose value is the next word (or after "="): the setting's name in the record -> the flag's spellings.
-_VALUED = {
+_VALUED: dict[str, tuple[str, ...]] = {
     "tool_call_parser": ("--tool-call-parser",),  # vLLM, SGLang
     "reasoning_parser": ("--reasoning-parser",),  # vLLM, SGLang
     "reasoning_format": ("--reasoning-format",),  # llama.cpp
 }
 # Flags that switch a setting on or off: the setting -> (spellings that turn it on, spellings that turn it off).
-_SWITCHES = {
+_SWITCHES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "jinja": (("--jinja",), ("--no-jinja",)),  # llama.cpp: its Jinja chat templates, and with them its tool parsing
     "enable_auto_tool_choice": (("--enable-auto-tool-choice",), ()),  # vLLM: tool_choice "auto" served at all
 }
 # Flags whose presence alone matters: another chat template than the model's own.
-_PRESENT = {"chat_template": ("--chat-template", "--chat-template-file")}
+_PRESENT: dict[str, tuple[str, ...]] = {"chat_template": ("--chat-template", "--chat-template-file")}
 # Environment variables that set those flags (llama.cpp reads LLAMA_ARG_*): the manifest keeps a server's env by
 # its names only, so a setting one of them names is unknown, whatever the command says.
 _ENV = {
@@ -82,8 +82,8 @@ def command_flags(argv: list[str], env_names: Sequence[str] = ()) -> dict[str, A
         for name, spellings in _PRESENT.items():
             if flag in spellings:
                 flags[name] = True
-    for name, spellings in _SWITCHES.items():
-        if name not in flags and not spellings[1] and name not in _ENV:
+    for name, (_, off) in _SWITCHES.items():
+        if name not in flags and not off and name not in _ENV:
             flags[name] = False  # a flag with no "off" spelling and no env: absent from the command is off
     for name, variables in _ENV.items():
         if any(variable in env_names for variable in variables):

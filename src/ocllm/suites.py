@@ -114,7 +114,8 @@ def suite_lines(path: Path, digest: Any = None) -> Iterator[tuple[int, str]]:
     return text_lines(path, MAX_LINE_BYTES, _LINE_BOUND, digest)
 
 
-class StreamedSuite(NamedTuple):
+# A Struct, not a NamedTuple: a field `count` there would hide tuple.count (what mypy refuses).
+class StreamedSuite(msgspec.Struct, frozen=True):
     """A suite file read through once, its tasks checked as `load_suite` checks them, and read again task by task
     when `tasks()` is called: a run directory of 100,000 tasks is re-scored without its suite in memory."""
 

@@ -1,11 +1,14 @@
-"""A summary's figures in words, said alike on the console, in the rescore audit (analysis) and in both reports
-(report): how many tasks were scored, and the truncated count with what it is of. Pure words of a document, at the
-bottom beside `documents.py`, so that the report draws them without importing the analysis that counted them."""
+"""A summary's figures in words, said alike on the console, in the rescore audit and in both reports: how many
+tasks were scored, the truncated count with what it is of, and the records a reader left out. Pure words of a
+document, at the bottom beside `documents.py`, so that the report draws them without importing the analysis that
+counted them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from ocllm.documents import UnscorableRecord
 
 NOT_RECORDED = "not recorded"
 
@@ -56,3 +59,22 @@ def serving_rate(serving: Mapping[str, Any], key: str) -> float | None:
     if isinstance(answers, int) and not isinstance(answers, bool) and answers <= 0:
         return None
     return float(value)
+
+
+# Said where the input recorded no verdict (a `correct` of true or false) on any task: nothing to count as changed.
+NO_EARLIER_VERDICT = "no earlier verdict was read from the input"
+
+LEFT_OUT_SHOWN = 10  # unscorable records named in the one sentence; the audit's table and the document list all
+
+
+def left_out_sentence(records: list[UnscorableRecord], shown: int = LEFT_OUT_SHOWN) -> str:
+    """What the console, the notices and the audit say of the records a reader could not make tasks of."""
+    named = ", ".join(f"{r.task_id} ({r.reason})" for r in records[:shown])
+    more = ""
+    if len(records) > shown:
+        more = f", and {len(records) - shown} more (summary.unscorable_records lists them all)"
+    noun = "record" if len(records) == 1 else "records"
+    return (
+        f"left out {len(records)} {noun} this scorer cannot score: {named}{more}; they are in no figure, "
+        "neither the input's nor this scorer's"
+    )

@@ -261,7 +261,7 @@ def share(samples: list[ScoredTask]) -> float:
 
 
 def resources_of(tasks: list[ScoredTask]) -> dict[str, Any]:
-    def dist(values: list[float]) -> dict[str, float] | None:
+    def dist(values: list[float]) -> dict[str, float | list[float]] | None:
         if not values:
             return None
         arr = np.asarray(values, dtype=float)
@@ -435,13 +435,13 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
 def _pair_tables(a: ScoredRun, b: ScoredRun, shared: list[str]) -> list[TypeTable]:
     """The tables each task type draws of its tasks' two sides paired (`TaskType.pair_tables`): every task both
     sides ran, its samples paired by index, as the records a comparison holds."""
-    by_type: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    by_type: dict[str, list[tuple[ScoredTask, ScoredTask]]] = defaultdict(list)
     for tid in shared:
         name = a.tasks[tid][0].task_type
         known = task_types.TASK_TYPES.get(name)
         if known is None or known.pair_tables is None:
             continue
-        by_type[name] += [(x._asdict(), y._asdict()) for x, y in zip(a.tasks[tid], b.tasks[tid], strict=False)]
+        by_type[name] += list(zip(a.tasks[tid], b.tasks[tid], strict=False))
     tables = []
     for name, pairs in sorted(by_type.items()):
         draw = task_types.of(name).pair_tables

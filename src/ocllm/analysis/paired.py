@@ -11,7 +11,8 @@ category beside the task-level one, and the smallest difference the comparison c
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 
 from ocllm import verdict_words
 from ocllm.analysis.clustered import ClusteredMean, clustered_mean, interval, t_test_p
@@ -76,17 +77,20 @@ def paired_figures(
     a_correct, b_correct = sum(ca), sum(cb)
     a_wins = sum(x and not y for x, y in zip(ca, cb, strict=True))
     b_wins = sum(y and not x for x, y in zip(ca, cb, strict=True))
-    counts = {
-        "n_paired": n,
-        "a_correct": a_correct,
-        "b_correct": b_correct,
-        "a_wins": a_wins,
-        "b_wins": b_wins,
-        "both_correct": sum(x and y for x, y in zip(ca, cb, strict=True)),
-        "both_wrong": sum(not x and not y for x, y in zip(ca, cb, strict=True)),
-    }
+    # The counts, which every comparison has (all 0 with nothing paired): a partial, whose fields and the call below
+    # mypy checks, as it cannot a dict's splat.
+    counted = partial(
+        Paired,
+        n_paired=n,
+        a_correct=a_correct,
+        b_correct=b_correct,
+        a_wins=a_wins,
+        b_wins=b_wins,
+        both_correct=sum(x and y for x, y in zip(ca, cb, strict=True)),
+        both_wrong=sum(not x and not y for x, y in zip(ca, cb, strict=True)),
+    )
     if not n:
-        return _nothing_paired(label_a, label_b, counts)
+        return _nothing_paired(counted, label_a, label_b)
     p = mcnemar_exact(a_wins, b_wins)
     diff = (b_correct - a_correct) / n
     ci = exact_paired_interval(a_wins, b_wins, n)
@@ -94,8 +98,7 @@ def paired_figures(
     differences = [float(y) - float(x) for x, y in zip(ca, cb, strict=True)]
     spread = _Spread(differences, categories)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
-    return Paired(
-        **counts,
+    return counted(
         a_accuracy=a_correct / n,
         b_accuracy=b_correct / n,
         a_ci_low=a_ci.low,
@@ -109,17 +112,18 @@ def paired_figures(
         diff_ci_high=ci.high,
         significant=significant,
         verdict=describe_difference(diff, ci, p, label_a, label_b, sides) + _caveats(spread, ci, significant),
-        **spread.fields(),
+        diff_stderr=spread.stderr,
+        categories=spread.categories,
+        diff_stderr_category=spread.stderr_category,
+        minimum_detectable_effect=spread.mde,
     )
 
 
-def _nothing_paired(label_a: str, label_b: str, counts: dict[str, int], **sampled: int) -> Paired:
-    """A comparison with no paired task: its counts (all 0) and nothing else. Every figure is None, null in the
-    documents: an accuracy of 0 of 0, the whole range as an interval or p = 1 would each read as a measurement
-    (issue 40)."""
-    return Paired(
-        **counts,
-        **sampled,
+def _nothing_paired(counted: Callable[..., Paired], label_a: str, label_b: str) -> Paired:
+    """A comparison with no paired task: its counts (all 0, bound in `counted`, with the samples of a sampled
+    comparison) and nothing else. Every figure is None, null in the documents: an accuracy of 0 of 0, the whole
+    range as an interval or p = 1 would each read as a measurement (issue 40)."""
+    return counted(
         a_accuracy=None,
         b_accuracy=None,
         a_ci_low=None,
@@ -151,19 +155,24 @@ def sampled_paired_figures(
     samples per task of each side, `correct` each side's count of correct samples and `scored` of scored ones: the
     mean per-task difference, its task-clustered standard error, t interval and test."""
     n = len(shares_a)
-    counts = {
-        "n_paired": n,
-        "a_correct": correct[0],
-        "b_correct": correct[1],
-        "a_wins": sum(a > b for a, b in zip(shares_a, shares_b, strict=True)),
-        "b_wins": sum(b > a for a, b in zip(shares_a, shares_b, strict=True)),
-        "both_correct": sum(a == 1 and b == 1 for a, b in zip(shares_a, shares_b, strict=True)),
-        "both_wrong": sum(a == 0 and b == 0 for a, b in zip(shares_a, shares_b, strict=True)),
-    }
-    sampled = {"samples_per_task_a": samples[0], "samples_per_task_b": samples[1]}
-    sampled |= {"a_samples": scored[0], "b_samples": scored[1]}
+    # The counts and the samples: a partial, whose fields and the call below mypy checks, as it cannot a dict's
+    # splat (the helpers' calls, through a Callable parameter, it does not).
+    counted = partial(
+        Paired,
+        n_paired=n,
+        a_correct=correct[0],
+        b_correct=correct[1],
+        a_wins=sum(a > b for a, b in zip(shares_a, shares_b, strict=True)),
+        b_wins=sum(b > a for a, b in zip(shares_a, shares_b, strict=True)),
+        both_correct=sum(a == 1 and b == 1 for a, b in zip(shares_a, shares_b, strict=True)),
+        both_wrong=sum(a == 0 and b == 0 for a, b in zip(shares_a, shares_b, strict=True)),
+        samples_per_task_a=samples[0],
+        samples_per_task_b=samples[1],
+        a_samples=scored[0],
+        b_samples=scored[1],
+    )
     if not n:
-        return _nothing_paired(label_a, label_b, counts, **sampled)
+        return _nothing_paired(counted, label_a, label_b)
     differences = [b - a for a, b in zip(shares_a, shares_b, strict=True)]
     spread = _Spread(differences, categories)
     on_tasks = spread.on_tasks
@@ -171,15 +180,13 @@ def sampled_paired_figures(
     diff = on_tasks.mean
     a_mean, b_mean = _task_mean(shares_a), _task_mean(shares_b)
     if n < 2:
-        return _one_paired_task(diff, a_mean.mean, b_mean.mean, label_a, label_b, counts | sampled | spread.fields())
+        return _one_paired_task(counted, spread, diff, a_mean.mean, b_mean.mean, label_a, label_b)
     ci, p = _difference_test(differences, on_tasks)
     a_ci, b_ci = _share_interval(shares_a, a_mean), _share_interval(shares_b, b_mean)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
     verdict = describe_difference(diff, ci, p, label_a, label_b, sides, test=test)
     verdict += _caveats(spread, ci, significant)
-    return Paired(
-        **counts,
-        **sampled,
+    return counted(
         a_accuracy=a_mean.mean,
         b_accuracy=b_mean.mean,
         a_ci_low=a_ci.low,
@@ -194,18 +201,26 @@ def sampled_paired_figures(
         diff_ci_high=ci.high,
         significant=significant,
         verdict=verdict,
-        **spread.fields(),
+        diff_stderr=spread.stderr,
+        categories=spread.categories,
+        diff_stderr_category=spread.stderr_category,
+        minimum_detectable_effect=spread.mde,
     )
 
 
 def _one_paired_task(
-    diff: float, a_share: float, b_share: float, label_a: str, label_b: str, fields: dict[str, object]
+    counted: Callable[..., Paired],
+    spread: _Spread,
+    diff: float,
+    a_share: float,
+    b_share: float,
+    label_a: str,
+    label_b: str,
 ) -> Paired:
     """Repeated samples of a single paired task: each side's share and their difference are measured, but an interval
     or a test of tasks needs two of them (one task's samples measure that task, not tasks like it): None, not the
-    whole range and p = 1."""
-    return Paired(
-        **fields,
+    whole range and p = 1. `counted`: Paired with the counts and the samples bound."""
+    return counted(
         a_accuracy=a_share,
         b_accuracy=b_share,
         a_ci_low=None,
@@ -223,6 +238,10 @@ def _one_paired_task(
             f"One paired task: {difference_words(label_a, label_b)}: {diff * 100:+.1f} points on it; one task's "
             "samples say nothing of other tasks, so there is no interval and no test."
         ),
+        diff_stderr=spread.stderr,
+        categories=spread.categories,
+        diff_stderr_category=spread.stderr_category,
+        minimum_detectable_effect=spread.mde,
     )
 
 
@@ -273,16 +292,12 @@ class _Spread:
         self.on_categories: ClusteredMean | None = None
         if categories is not None and len(set(categories)) >= 2:
             self.on_categories = clustered_mean(differences, categories)
-
-    def fields(self) -> dict[str, object]:
-        stderr = self.on_tasks.stderr if self.on_tasks.clusters >= 2 else None
-        return {
-            "diff_stderr": stderr,
-            "categories": self.on_categories.clusters if self.on_categories is not None else 0,
-            "diff_stderr_category": self.on_categories.stderr if self.on_categories is not None else None,
-            # At the 5% level and 80% power (power.py: the normal approximation).
-            "minimum_detectable_effect": minimum_detectable_effect(stderr) if stderr else None,
-        }
+        # Paired's diff_stderr, categories, diff_stderr_category and minimum_detectable_effect.
+        self.stderr = self.on_tasks.stderr if self.on_tasks.clusters >= 2 else None
+        self.categories = self.on_categories.clusters if self.on_categories is not None else 0
+        self.stderr_category = self.on_categories.stderr if self.on_categories is not None else None
+        # At the 5% level and 80% power (power.py: the normal approximation).
+        self.mde = minimum_detectable_effect(self.stderr) if self.stderr else None
 
 
 def _caveats(spread: _Spread, ci: Interval, significant: bool) -> str:
@@ -300,7 +315,7 @@ def _caveats(spread: _Spread, ci: Interval, significant: bool) -> str:
                 f" Clustered on its {category.clusters} categories, the 95% interval is {wide.low * 100:+.1f} to "
                 f"{wide.high * 100:+.1f} points and includes no difference: the result may rest on a few categories."
             )
-    mde = spread.fields()["minimum_detectable_effect"]
+    mde = spread.mde
     if significant or not isinstance(mde, float):
         return said
     # The interval first: the detectable difference only where the interval does not contradict it (issue 41).

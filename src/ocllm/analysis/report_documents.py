@@ -212,10 +212,16 @@ def _ranked(lanes: list[MatrixLane], runs: list[ScoredRun], base: ScoredRun) -> 
                     else "no task is in both suites, so it is not compared with the baseline"
                 )
             )
-    ranked = sorted((lane for lane in lanes if lane.not_ranked is None), key=lambda lane: lane.accuracy, reverse=True)
+    ranked = sorted((lane for lane in lanes if lane.not_ranked is None), key=_ranked_accuracy, reverse=True)
     for rank, lane in enumerate(ranked, start=1):
         lane.rank = rank
     return ranked + sorted((lane for lane in lanes if lane.not_ranked is not None), key=lambda lane: lane.label)
+
+
+def _ranked_accuracy(lane: MatrixLane) -> float:
+    """A ranked lane's accuracy: it scored something (a lane that did not is not ranked), so it has one."""
+    assert lane.accuracy is not None
+    return lane.accuracy
 
 
 def _suite_words(name: str | None, tasks: int) -> str:

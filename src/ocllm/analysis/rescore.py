@@ -9,11 +9,11 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ocllm import __version__
-from ocllm.analysis.audit import AuditTally, left_out_sentence, render_audit
+from ocllm.analysis.audit import AuditTally, audit_document
 from ocllm.analysis.metrics import ServingTally, Tally
 from ocllm.analysis.notices import NoticeTally
 from ocllm.analysis.verdict_scopes import input_verdicts
-from ocllm.documents import MetricsDocument, Summary, UnscorableRecord
+from ocllm.documents import Audit, MetricsDocument, Summary, UnscorableRecord
 from ocllm.errors import OcllmError
 from ocllm.files.atomic import METRICS as RUN_METRICS
 from ocllm.files.atomic import SAMPLES, atomic_write_text, atomic_writer, pretty_json
@@ -22,9 +22,10 @@ from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.harnesses import format_of_run, read_harness_files, verdicts_label
 from ocllm.formats.records import RunMeta
 from ocllm.formats.run_directory import stream_run_dir
-from ocllm.models import Decision, Policy, decision_record
+from ocllm.models import Decision, Policy, decision_record, sample_record
 from ocllm.scoring import SCORER_VERSION, decide, task_types
 from ocllm.server_facts import facts_of, simulated
+from ocllm.summary_words import left_out_sentence
 
 OUTPUT_FORMAT = "ocllm-metrics/1"
 
@@ -49,21 +50,13 @@ def task_record(record: SavedRecord, decision: Decision, *, raw_outputs: bool = 
     Without `raw_outputs` the raw content and reasoning are left out: a run directory's metrics.json, whose
     samples.jsonl holds them already."""
     out = decision_record(decision)
-    task, sample = record.task, record.sample
-    out["sample"] = sample.sample  # which of the task's samples (0 to samples_per_task - 1) was decided
+    task = record.task
+    carried = sample_record(record.sample, raw_outputs=raw_outputs)  # the sample's fields (models.SAMPLE_KEYS)
+    out["sample"] = carried.pop("sample")  # which of the task's samples (0 to samples_per_task - 1) was decided
     out["subset"] = task.subset
     out.update(task_types.of(task.type).record_fields(task))
     out["prompt"] = task.prompt
-    if raw_outputs:
-        out["raw_content"] = sample.content
-        out["raw_reasoning"] = sample.reasoning
-    if sample.tool_calls is not None:  # a tool call answer's structured calls (kept off every other record)
-        out["tool_calls"] = sample.tool_calls
-    out["finish_reason"] = sample.finish_reason
-    out["usage"] = sample.usage
-    out["latency_s"] = sample.latency_s
-    out["ttft_s"] = sample.ttft_s
-    out["attempts"] = sample.attempts
+    out.update(carried)
     out["previous"] = record.previous
     return out
 
@@ -188,6 +181,14 @@ def _room_settings(recorded: dict[str, Any]) -> dict[str, Any]:
     return {key: source[key] for key in declared if key in source}
 
 
+class AuditOutput(NamedTuple):
+    """Where a rescore's audit goes (`rescore --report`) and what draws it: the report side's Markdown
+    (report/audit.py), handed in by the command, since analysis never imports the report."""
+
+    path: Path
+    draw: Callable[[Audit], str]
+
+
 class RescoredFile(NamedTuple):
     """What `rescore_file` wrote, for the console: the summary and the notices (the tasks are on disk)."""
 
@@ -203,14 +204,14 @@ def rescore_file(
     input_path: Path,
     output_path: Path,
     overrides: PolicyOverrides | None = None,
-    report_path: Path | None = None,
+    audit_to: AuditOutput | None = None,
     *,
     force: bool = False,
 ) -> RescoredFile:
-    """Re-score a saved run into OUTPUT (and the audit into REPORT), one task at a time: each task's record
+    """Re-score a saved run into OUTPUT (and the audit into `audit_to`), one task at a time: each task's record
     is written as it is decided and only counters are kept, so memory does not grow with the raw outputs
     of a run read from a run directory. Both files appear whole (renamed into place) or not at all."""
-    _check_outputs(output_path, report_path, [input_path], force)
+    _check_outputs(output_path, audit_to, [input_path], force)
     meta, records = stream_saved_run(input_path)
     policy = policy_of_meta(meta, overrides)
     # A document rescored from another tool's file keeps what it left out, and its failures stay not rerunnable.
@@ -221,7 +222,7 @@ def rescore_file(
         records,
         policy,
         output_path,
-        report_path,
+        audit_to,
         input_label=input_label_of(meta),
         rerunnable=not foreign,
         unscorable=meta.unscorable,
@@ -234,7 +235,7 @@ def rescore_tool_files(
     inputs: list[Path],
     output_path: Path,
     overrides: PolicyOverrides | None = None,
-    report_path: Path | None = None,
+    audit_to: AuditOutput | None = None,
     filter_name: str | None = None,
     *,
     force: bool = False,
@@ -242,7 +243,7 @@ def rescore_tool_files(
     """Re-score another tool's result files (`--from`) into one document, each task's `previous` holding
     what that tool decided; the audit leads with the tool's accuracy against this scorer's."""
     run = read_harness_files(format_name, inputs, filter_name)
-    _check_outputs(output_path, report_path, run.files, force)
+    _check_outputs(output_path, audit_to, run.files, force)
     where = run.files[0] if len(run.files) == 1 else inputs[0]
     source = {"path": str(where), "files": [str(f) for f in run.files]}
     title = run.files[0].name + (f" and {len(run.files) - 1} more file(s)" if len(run.files) > 1 else "")
@@ -252,7 +253,7 @@ def rescore_tool_files(
         run.records,
         policy_of_meta(run.meta, overrides),
         output_path,
-        report_path,
+        audit_to,
         source=source,
         input_notices=run.notices,
         input_label=input_label_of(run.meta),
@@ -263,12 +264,13 @@ def rescore_tool_files(
     )
 
 
-def _check_outputs(output_path: Path, report_path: Path | None, inputs: list[Path], force: bool) -> None:
+def _check_outputs(output_path: Path, audit_to: AuditOutput | None, inputs: list[Path], force: bool) -> None:
     """Before anything is read: never over an input, nor over a file that is not our own kind (without
     --force)."""
     known = Inputs(inputs)
     check_output(output_path, METRICS, known, force=force)
-    if report_path is not None:
+    if audit_to is not None:
+        report_path = audit_to.path
         check_output(report_path, AUDIT, known, force=force, flag="--report")
         if report_path.resolve() == output_path.resolve():
             raise OcllmError(f"{report_path}: the audit report and the output cannot be the same file")
@@ -280,7 +282,7 @@ def write_rescored(
     records: Iterable[SavedRecord],
     policy: Policy,
     output_path: Path,
-    report_path: Path | None = None,
+    audit_to: AuditOutput | None = None,
     source: dict[str, Any] | None = None,
     decided: Callable[[SavedRecord], Decision | None] | None = None,
     raw_outputs: bool = True,
@@ -326,10 +328,10 @@ def write_rescored(
         said = [*(input_notices or []), *said]
         out.write((b"\n  ]" if tally.total else b"]") + b',\n  "summary": ' + _indented(summary, 2))
         out.write(b',\n  "notices": ' + _indented(said, 2) + b"\n}\n")
-        if report_path is not None:
-            # Rendered before the output is renamed into place: a failure leaves neither file.
-            audit_text = render_audit(audit, title or input_path.name, summary.scorer, input_label)
-            atomic_write_text(report_path, audit_text)
+        if audit_to is not None:
+            # Drawn before the output is renamed into place: a failure leaves neither file.
+            document = audit_document(audit, title or input_path.name, summary.scorer, input_label)
+            atomic_write_text(audit_to.path, audit_to.draw(document))
     return RescoredFile(summary, said, notices.most_served(), audit, input_label, simulated(meta.server))
 
 

@@ -10,7 +10,7 @@ test answers which question, and what each figure means in words.
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 from scipy import special as sps_special
@@ -55,7 +55,8 @@ def _beta_sf(x: np.ndarray | float, a: float, b: float) -> np.ndarray | float:
         return np.where(np.asarray(x) < 1.0, 1.0, 0.0)
     if a == 0:
         return np.where(np.asarray(x) < 0.0, 1.0, 0.0)
-    return sps_special.betaincc(a, b, np.clip(x, 0.0, 1.0))
+    # scipy has no annotations (Any to mypy): betaincc gives an array for an array, a float for a float.
+    return cast("np.ndarray | float", sps_special.betaincc(a, b, np.clip(x, 0.0, 1.0)))
 
 
 @functools.lru_cache(maxsize=256)

@@ -57,7 +57,7 @@ def rescore(
     """Re-score a saved run, or another tool's results (--from), from the raw model output, without calling
     any model."""
     from ocllm import simulated_words
-    from ocllm.analysis.rescore import rescore_file, rescore_tool_files
+    from ocllm.analysis.rescore import AuditOutput, rescore_file, rescore_tool_files
     from ocllm.console import (
         answers_line,
         changed_words,
@@ -68,16 +68,18 @@ def rescore(
         summary_table,
         truncated_words,
     )
+    from ocllm.report.audit import audit_markdown
 
     check_filter(from_format, filter_name)
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled, code_runs)
+    audit_to = AuditOutput(report, audit_markdown) if report is not None else None
     if from_format is not None:
-        result = rescore_tool_files(from_format, list(inputs), out, overrides, report, filter_name, force=force)
+        result = rescore_tool_files(from_format, list(inputs), out, overrides, audit_to, filter_name, force=force)
         title = f"Re-scored {from_format} results"
     elif len(inputs) > 1:
         raise OcllmError(f"{len(inputs)} inputs: a saved run is one file or folder (several files need --from)")
     else:
-        result = rescore_file(inputs[0], out, overrides, report, force=force)
+        result = rescore_file(inputs[0], out, overrides, audit_to, force=force)
         title = f"Re-scored {inputs[0].name}"
     summary = result.summary
     print_simulated(simulated_words.run_banner() if result.simulated else None)

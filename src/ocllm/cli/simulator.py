@@ -91,5 +91,6 @@ def serve_sim(host: str, port: int, models: tuple[str, ...], suites: tuple[str, 
         if (problem := out_of_range("--model NAME=ACCURACY", accuracy[name])) is not None:
             raise click.BadParameter(f"{item!r}: {problem}", param_hint="--model")
     paths = tuple(resolve_suite(s) for s in suites) or tuple(shipped_suites().values())
-    config = SimConfig(suites=paths, **settings, **({"models": accuracy} if accuracy else {}))
+    # No --model: SimConfig's own default models.
+    config = SimConfig(suites=paths, models=accuracy, **settings) if accuracy else SimConfig(suites=paths, **settings)
     serve(config, host, port)

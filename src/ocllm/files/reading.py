@@ -15,7 +15,7 @@ import codecs
 import contextlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -97,7 +97,7 @@ def too_deep(where: object) -> str:
     return f"{where}: nested too deeply to read (brackets inside brackets hundreds of levels down)"
 
 
-def json_events(path: Path) -> Iterator[tuple[str, Any]]:
+def json_events(path: Path) -> Generator[tuple[str, Any], None, None]:  # a generator: its readers close it
     """A JSON file's parse events, in order (ijson's `basic_parse`: `start_map`, `map_key`, `string`, ...,
     numbers as int or float, as `json.loads` gives them), read a piece at a time. Every problem is one line:
     not UTF-8, empty, invalid JSON (with its line and column), nested deeper than MAX_DEPTH."""

@@ -170,8 +170,8 @@ def _from_samples(
                 continue
             prompt = row.get("prompt") if row is not None else None
             solution = (prompt if isinstance(prompt, str) else "") + completion  # as evalplus joins them
-        previous = {"tool": TOOL, "extraction_method": "evalplus solution", "extracted_final_answer": None,
-                    "correct": None}  # fmt: skip
+        previous: dict[str, Any] = {"tool": TOOL, "extraction_method": "evalplus solution",
+                                    "extracted_final_answer": None, "correct": None}  # fmt: skip
         if judged:
             passed = line.get("passed")
             previous = {
@@ -223,7 +223,7 @@ def results_file(path: Path) -> bool:
         return False
 
 
-def _verdict(base: Any, plus: Any) -> bool | None:
+def _verdict(base: object, plus: object) -> bool | None:
     if base not in ("pass", "fail", "timeout"):
         return None
     if plus is None:
@@ -241,9 +241,9 @@ def _kind(path: Path) -> Kind:
     if _suffix(path) == ".json":
         events = json_events(path)
         try:
-            first = next(events, (None, None))
-            if first[0] != "start_map":
-                if first[0] == "start_array":
+            opening = next(events, (None, None))[0]
+            if opening != "start_map":
+                if opening == "start_array":
                     _refuse_livecodebench(path, next(json_items(path, "item"), None))
                 raise InputError(f"{path}: not evalplus's eval_results.json (not a JSON object)")
             depth = 0

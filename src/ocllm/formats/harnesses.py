@@ -77,7 +77,8 @@ def _lm_eval_results(files: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
 
 def _lm_eval_model(results: list[dict[str, Any]]) -> dict[str, Any]:
     for data in results:
-        config = data.get("config") if isinstance(data.get("config"), dict) else {}
+        config = data.get("config")
+        config = config if isinstance(config, dict) else {}
         model = data.get("model_name") or config.get("model_args") or config.get("model")
         if isinstance(model, str) and model:
             return {"model": model}

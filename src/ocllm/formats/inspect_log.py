@@ -276,7 +276,8 @@ def _record(where: str, sample: Any, several_epochs: bool, task: str, qualify_id
         if len(target) != 1:
             raise NotScorable(task_id, where, f"{len(target)} targets; only single-answer questions can be scored")
         target = target[0]
-    metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
+    metadata = sample.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
     category = metadata.get("category", metadata.get("subject"))
     mapping = tool_mapping(TOOL)
     built = mapping.task(
@@ -304,7 +305,8 @@ def _epoch(sample: dict[str, Any], where: str) -> int:
 
 def _sample(task_id: str, index: int, sample: dict[str, Any]) -> Sample:
     """The epoch's output as sample `index` of the task (the epoch less one)."""
-    output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+    output = sample.get("output")
+    output = output if isinstance(output, dict) else {}
     error = sample.get("error")
     if error:
         message = error.get("message") if isinstance(error, dict) else error
@@ -313,7 +315,8 @@ def _sample(task_id: str, index: int, sample: dict[str, Any]) -> Sample:
     choices = output.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return failed_sample(task_id, "inspect_ai recorded no output", index)
-    message = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
+    message = choices[0].get("message")
+    message = message if isinstance(message, dict) else {}
     content, reasoning = _split_blocks(message.get("content"))
     stop = choices[0].get("stop_reason")
     time = output.get("time")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -37,7 +37,7 @@ from ocllm.errors import InputError
 from ocllm.formats.harness_records import lm_eval_mappings, unscorable
 from ocllm.formats.records import SavedRecord
 from ocllm.models import Sample, Task
-from ocllm.scoring.other_harnesses import LmEvalDoc, NotScorable, first_item
+from ocllm.scoring.other_harnesses import LmEvalDoc, LmEvalMapping, NotScorable, first_item
 
 TOOL = "lm-eval"
 EXPECTED = "an lm-eval samples file (samples_<task>_<timestamp>.jsonl, written by --log_samples)"
@@ -265,7 +265,11 @@ def _read(doc: LmEvalDoc) -> tuple[Task, dict[str, Any]]:
     when that one found nothing, a room taking the doc by its fields after all."""
     mappings = lm_eval_mappings()
     fields = doc.doc
-    for claims in (lambda m: m.claims_doc(fields), lambda m: m.claims_task(doc.task)):
+    rounds: tuple[Callable[[LmEvalMapping], bool], ...] = (
+        lambda m: m.claims_doc(fields),
+        lambda m: m.claims_task(doc.task),
+    )
+    for claims in rounds:
         claimed = next((m for m in mappings if claims(m)), None)
         if claimed is not None:
             return claimed.read(doc)

@@ -12,11 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ocllm.errors import InputError
 from ocllm.files.reading import InvalidJSON, has_non_standard_numbers, json_items, load_json_whole, outline
 from ocllm.formats.harness_records import untyped_claimed
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
-from ocllm.models import Sample
+from ocllm.models import SAMPLE_KEYS, sample_from_record
 from ocllm.scoring import task_types
 
 # Fields holding a scorer's decision in the old format or ours; copied untouched into `previous`.
@@ -124,6 +126,14 @@ def stream_metrics_file(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
     return RunMeta.from_fields(meta), records()
 
 
+def _record_keys(exc: msgspec.ValidationError) -> str:
+    """msgspec's words, naming a Sample field by the key a record writes it under."""
+    said = str(exc)
+    for key, name in SAMPLE_KEYS:
+        said = said.replace(f"`$.{name}`", f"`{key}`")
+    return said
+
+
 def _outline_whole(path: Path) -> tuple[str | None, dict[str, Any], list[str], list[Any]]:
     """What `outline` says of a file, read whole (see `load_json_whole`), with the records themselves."""
     data = load_json_whole(path)
@@ -166,17 +176,12 @@ def _record(path: Path, index: int, row: Any) -> SavedRecord:
     index_of_sample = row.get("sample", 0)
     if not isinstance(index_of_sample, int) or isinstance(index_of_sample, bool) or index_of_sample < 0:
         raise InputError(f"{where} has a sample that is not a whole number from 0 (the index of its sample)")
-    sample = Sample(
-        task_id=task_id,
-        sample=index_of_sample,
-        content=row.get("raw_content"),
-        reasoning=row.get("raw_reasoning"),
-        tool_calls=row.get("tool_calls") if isinstance(row.get("tool_calls"), list) else None,
-        finish_reason=row.get("finish_reason"),
-        usage=row.get("usage"),
-        latency_s=row.get("latency_s"),
-        error=row.get("error"),
-    )
+    # Structured calls that are not a list were never read (the old harness wrote none): none, as before.
+    carried = row if isinstance(row.get("tool_calls"), list | None) else {**row, "tool_calls": None}
+    try:
+        sample = sample_from_record(carried)
+    except msgspec.ValidationError as exc:
+        raise InputError(f"{where} holds a sample field of the wrong kind ({_record_keys(exc)})") from None
     previous = {k: row[k] for k in DECISION_FIELDS if k in row}
     if isinstance(row.get("previous"), dict) and isinstance(row["previous"].get("tool"), str):
         # A document rescored from another tool's results: that tool's decision stays the one set against

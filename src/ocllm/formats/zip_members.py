@@ -16,7 +16,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import BinaryIO, Protocol
 
 from ocllm.errors import InputError
 
@@ -31,6 +31,12 @@ _FAILURES = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, Runtime
 
 class Readable(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
+
+
+class _Pieces(Protocol):
+    """What `_Bounded` reads from: zipfile's member, or `_ZstdMember` (read a piece of a size given each time)."""
+
+    def read(self, size: int, /) -> bytes: ...
 
 
 def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, limit: int = 128 * MB) -> bytes:
@@ -54,7 +60,7 @@ def open_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, lim
     with contextlib.ExitStack() as stack:
         try:
             if info.compress_type == ZSTD and not _ZIPFILE_READS_ZSTD:
-                raw: Any = _ZstdMember(stack.enter_context(open(path, "rb")), info, path)
+                raw: _Pieces = _ZstdMember(stack.enter_context(open(path, "rb")), info, path)
             else:
                 raw = stack.enter_context(archive.open(info))
         except _FAILURES as exc:
@@ -72,7 +78,7 @@ def _too_large(path: Path, info: zipfile.ZipInfo, limit: int) -> str:
 class _Bounded:
     """A member's decompressed bytes, counted as they come: past the bound, an error, never more memory."""
 
-    def __init__(self, raw: Any, info: zipfile.ZipInfo, path: Path, limit: int) -> None:
+    def __init__(self, raw: _Pieces, info: zipfile.ZipInfo, path: Path, limit: int) -> None:
         self._raw, self._info, self._path, self._limit = raw, info, path, limit
         self._count = 0
 
@@ -113,7 +119,11 @@ class _ZstdMember:
         name_length, extra_length = _LOCAL_HEADER.unpack(header)[-2:]
         fh.seek(info.header_offset + _LOCAL_HEADER.size + name_length + extra_length)
         self._compressed = _Slice(fh, info.compress_size, f"{path}: {info.filename}")
-        self._reader = zstandard.ZstdDecompressor().stream_reader(self._compressed, read_across_frames=True)
+        # zstandard reads from any object with a read(size) (its documentation), its stub names IO[bytes] only.
+        self._reader = zstandard.ZstdDecompressor().stream_reader(
+            self._compressed,  # type: ignore[arg-type]
+            read_across_frames=True,
+        )
         self._error = zstandard.ZstdError
         self._crc = 0
         self._ended = False

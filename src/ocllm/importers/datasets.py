@@ -14,10 +14,10 @@ from typing import NamedTuple
 
 from ocllm.importers.bounds import Budget
 from ocllm.importers.row_readers import Rows, rows_of
-from ocllm.importers.rows import JSONL, SUFFIXES, Row, files_of, read_rows
+from ocllm.importers.rows import JSONL, SUFFIXES, files_of, read_rows
 from ocllm.models import Task
 from ocllm.scoring import task_types
-from ocllm.scoring.dataset_rows import Dataset, RowTask
+from ocllm.scoring.dataset_rows import Dataset, Row, RowTask
 
 
 class Layout(NamedTuple):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -140,7 +140,8 @@ def field_bytes(array: pa.Array) -> np.ndarray:
         sizes = per_entry[indices] if per_entry.size else np.zeros(len(array), dtype=np.int64)
         return np.where(array.is_valid().to_numpy(zero_copy_only=False), sizes, 0)
     if any(test(kind) for test in text_types):
-        return pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        lengths = pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        return cast(np.ndarray, lengths)  # pyarrow has no annotations: to_numpy's array is Any to mypy
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_map(kind):
         return _per_list(array)
     if pa.types.is_fixed_size_list(kind):

@@ -15,8 +15,8 @@ from functools import partial
 from pathlib import Path
 
 from ocllm.importers.bounds import Budget
-from ocllm.importers.rows import CSV, Row, read_rows
-from ocllm.scoring.dataset_rows import Dataset
+from ocllm.importers.rows import CSV, read_rows
+from ocllm.scoring.dataset_rows import Dataset, Row
 
 Rows = Callable[[Path, Budget], Iterator[Row]]
 

@@ -138,14 +138,16 @@ def _csv_rows(
             for values in reader:
                 blank = not any(value.strip() for value in values)
                 if header_row is not None and not blank:
-                    header_row, named = None, header_row(values)  # only the first row can be a header
+                    named = header_row(values)
+                    header_row = None  # only the first row can be a header
                     if named is not None:
                         names = named
                         continue  # a header: no data row, so the first question is still row 1
                 number += 1
                 if blank:
                     continue
-                fields = dict(zip(names, values, strict=False))
+                # A value is a string, and the values past the named columns a list of them under "__extra__".
+                fields: dict[str, str | list[str]] = dict(zip(names, values, strict=False))
                 if len(values) > len(names):
                     fields["__extra__"] = values[len(names) :]
                 budget.fields(f"{path}: row {number}", fields)

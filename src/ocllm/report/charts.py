@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType  # the rc keys matplotlib knows: a misspelt one is a type error
 
 
 def missing() -> MissingExtra:
@@ -47,7 +48,7 @@ GRID = "#e9ecef"
 GOOD = "#2f9e44"
 BAD = "#e03131"
 
-_RC: dict[str, object] = {
+_RC: dict[RcKeyType, object] = {
     "svg.fonttype": "none",  # real <text>: selectable, small, and escaped by matplotlib
     "svg.hashsalt": "ocllm-report",  # stable clip-path ids, so the same document gives the same file
     "text.usetex": False,  # a user's matplotlibrc must not turn labels into LaTeX input
@@ -260,7 +261,7 @@ def accuracy_chart(
             if est.value >= 0.16:
                 ax.text(
                     0.012,
-                    y,
+                    float(y),  # a numpy integer, which matplotlib's annotations do not count as a float
                     f"{est.value:.1%}",
                     va="center",
                     ha="left",
@@ -272,7 +273,7 @@ def accuracy_chart(
             else:
                 ax.text(
                     min(est.high, 1.0) + 0.015,
-                    y,
+                    float(y),
                     f"{est.value:.1%}",
                     va="center",
                     ha="left",
@@ -528,8 +529,9 @@ def share_histogram(
     edges = np.append(points - 0.5 / steps, points[-1] + 0.5 / steps)
     with _figure(width, 2.9) as fig:
         ax = fig.subplots()
-        ax.hist(np.asarray(values, dtype=float) * 100, bins=edges * 100, color=fill or colour(0), alpha=0.85,
-                edgecolor="white", linewidth=0.6, zorder=2)  # fmt: skip
+        # matplotlib's stub types bins as Sequence[float]; hist hands them to numpy.histogram, which takes an array.
+        ax.hist(np.asarray(values, dtype=float) * 100, bins=edges * 100,  # type: ignore[arg-type]
+                color=fill or colour(0), alpha=0.85, edgecolor="white", linewidth=0.6, zorder=2)  # fmt: skip
         if low < 0:
             ax.axvline(0, color=INK, linewidth=1, zorder=3)
         if mean is not None:

@@ -14,18 +14,31 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]~])")
 _MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
-def cell(text: object, limit: int = 120) -> str:
-    """Text from a file or a model, made safe for one Markdown table cell (or inline use)."""
+def cell(text: object, limit: int | None = 120) -> str:
+    """Text from a file or a model, made safe for one Markdown table cell (or inline use); cut at `limit`
+    characters (None: whole)."""
     # Control characters first, written as visible text: the split below would take some of them (\x1c-\x1f,
     # \x85, U+2028) for spaces and lose them.
     s = "—" if text is None else visible(str(text))
     s = " ".join(s.split())  # newlines, tabs and runs of spaces: one line, one space
-    if len(s) > limit:
+    if limit is not None and len(s) > limit:
         s = s[: limit - 1] + "…"
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = _MD_SPECIAL.sub(r"\\\1", s)
     s = _MD_UNDERSCORE.sub(r"\\_", s)
     return s.replace("|", r"\|")
+
+
+def code(text: object) -> str:
+    """Text from a file or a model as one inline code span (a task id), safe in a table cell: one line, its control
+    characters as visible text, fenced by more backticks than any run inside it (spaced from a backtick at either
+    end), and `|` escaped, which GitHub reads in a table even inside a span. Nothing else is escaped: inside a code
+    span nothing is markup, and an entity would show as written."""
+    s = " ".join(visible(str(text)).split())
+    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}".replace("|", r"\|")
 
 
 def fenced(text: str, language: str = "", indent: str = "") -> list[str]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import jinja2
 
-from ocllm.report.markdown_escaping import cell, table, table_head
+from ocllm.report.markdown_escaping import cell, code, table, table_head
 from ocllm.report.wording import (
     AGREEMENT_NOTE,
     RESOLVED_HEADER,
@@ -45,7 +45,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     filters, names = template_words()
-    env.filters.update(filters, cell=cell)
+    env.filters.update(filters, cell=cell, code=code)
     env.globals.update(
         names,
         # A table whose rows a template writes itself starts with `head`; `table` writes rows given whole.

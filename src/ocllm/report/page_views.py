@@ -25,6 +25,7 @@ from ocllm.report.wording import (
     category_stderr_sentence,
     count,
     difference_counts,
+    drawn,
     endpoint_rows,
     in_sample_order,
     interval_methods_note,
@@ -40,7 +41,6 @@ from ocllm.report.wording import (
     resource_value,
     samples_per_task,
     says_changed,
-    scored,
     serving_cells,
     serving_recorded_by,
     serving_rows,
@@ -56,6 +56,7 @@ from ocllm.report.wording import (
     verdict_scope_rows,
     wrong_answers,
 )
+from ocllm.summary_words import scored
 
 # Templates render with StrictUndefined, so that a misspelt field fails loudly in the tests; the fields a
 # document may leave out (older writers, a run without resources) get their defaults here instead.
@@ -254,7 +255,8 @@ def run_page(doc: Mapping[str, Any]) -> dict[str, Any]:
         {"version": None, "conflict_policy": None, "allow_reasoning_fallback": False, "think_prefilled": False},
     )
     sampled = is_sampled(summary)
-    tasks = doc.get("tasks") or []
+    as_recorded = drawn(doc.get("tasks") or [])  # each record read into its room's structs once, for every hook
+    tasks: list[Mapping[str, Any]] = list(as_recorded)
     if sampled:  # each record is one sample: listed under its task, sample 0 first
         tasks = in_sample_order(tasks)
     serving = summary.get("serving")
@@ -293,7 +295,7 @@ def run_page(doc: Mapping[str, Any]) -> dict[str, Any]:
         "tasks": tasks,
         # A decision the scorer changed from the input's verdict: in the order listed, and as the document holds them.
         "changed_tasks": [t for t in tasks if changed(t)],
-        "changed_as_recorded": [t for t in doc.get("tasks") or [] if changed(t)],
+        "changed_as_recorded": [t for t in as_recorded if changed(t)],
         "failed_tasks": [t for t in tasks if t.get("error")],
         "sampled": sampled_view(summary) if sampled else None,
         "type_rows": type_rows(summary),

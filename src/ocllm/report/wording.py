@@ -5,6 +5,7 @@ templates through Jinja2's autoescaping.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from ocllm import verdict_words
 from ocllm.documents import InputVerdicts
 from ocllm.scoring import task_types
 from ocllm.scoring.no_answer import gave_no_answer
+from ocllm.scoring.scored import Scored
 from ocllm.scoring.task_type import DetailTable, TaskType
 from ocllm.scoring.task_view import TaskView
 from ocllm.summary_words import scored, serving_rate, truncation_parts, truncation_words
@@ -194,30 +196,63 @@ def chance_text(chance: float | None) -> str:
     return "" if chance is None else f"chance {100.0 * chance:.0f}%"
 
 
+class Drawn(dict[str, Any]):
+    """A task's record as a page draws it: the record, and the record read once into its room's structs for every
+    hook the page asks of it (the gold, the answer, the evidence, the view: scoring/scored.py)."""
+
+    __slots__ = ("scored",)
+
+    def __init__(self, record: Mapping[str, Any]) -> None:
+        super().__init__(record)
+        self.scored = task_types.scored(record)
+
+
+def drawn(tasks: Sequence[Mapping[str, Any]]) -> list[Drawn]:
+    """The records of a document's tasks, each read once (a record read already stays as it is)."""
+    return [t if isinstance(t, Drawn) else Drawn(t) for t in tasks]
+
+
+def _scored(task: Mapping[str, Any]) -> Scored:
+    return task.scored if isinstance(task, Drawn) else task_types.scored(task)
+
+
 def _task_type(task: Mapping[str, Any]) -> TaskType:
     return task_types.drawn_as(task.get("task_type"))
 
 
 def expected_text(task: Mapping[str, Any]) -> str:
     """The gold, in the words of the task's type."""
-    return _task_type(task).expected_text(task)
+    return _task_type(task).expected_text(_scored(task))
 
 
 def extracted_text(task: Mapping[str, Any]) -> str:
     """The answer found, in the words of the task's type."""
-    return _task_type(task).extracted_text(task)
+    return _task_type(task).extracted_text(_scored(task))
+
+
+def _unread(scored: Scored) -> list[tuple[str, str]]:
+    """What a page says of a record that is no decision of its room's struct (a document an older version wrote,
+    whose evidence has another shape): it is drawn with the fields every record has, and this line says why its
+    own evidence is not (a report of this version re-scores what it draws, so its own records never need it)."""
+    if scored.unread is None:
+        return []
+    return [("evidence", f"not drawn: the record is not of this version's shape ({scored.unread})")]
 
 
 def evidence_lines(task: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The type's own evidence beside the common fields, as (label, text) lines both renderers draw."""
-    return _task_type(task).evidence_lines(task)
+    scored = _scored(task)
+    return _task_type(task).evidence_lines(scored) + _unread(scored)
 
 
 def task_evidence(task: Mapping[str, Any]) -> TaskView:
     """The type's own evidence in blocks for the view of one task, as its room draws them (a room without a view of
     its own: its evidence lines as facts)."""
-    known = _task_type(task)
-    return known.task_view(task) if known.task_view is not None else TaskView(facts=known.evidence_lines(task))
+    known, scored = _task_type(task), _scored(task)
+    if known.task_view is None:
+        return TaskView(facts=known.evidence_lines(scored) + _unread(scored))
+    view = known.task_view(scored)
+    return dataclasses.replace(view, facts=view.facts + _unread(scored)) if scored.unread else view
 
 
 def type_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], str]]:

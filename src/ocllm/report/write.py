@@ -16,6 +16,7 @@ from ocllm.errors import InputError
 from ocllm.files.atomic import atomic_write_bytes, atomic_write_text, pretty_json
 from ocllm.report.html import comparison_html, matrix_html, run_report_html
 from ocllm.report.markdown import comparison_markdown, matrix_markdown, run_report_markdown
+from ocllm.report.wording import drawn
 
 
 def _write_all(out_dir: Path, files: list[tuple[str, str | bytes]]) -> list[Path]:
@@ -40,6 +41,7 @@ def _write_all(out_dir: Path, files: list[tuple[str, str | bytes]]) -> list[Path
 def write_run_report(doc: RunReport | dict[str, Any], out_dir: Path) -> list[Path]:
     """report.md and report.html for one run report document (ocllm-run-report/1)."""
     data = msgspec.to_builtins(doc)  # the renderers draw the document as its JSON says it
+    data["tasks"] = drawn(data.get("tasks") or [])  # each record read into its room's structs once, for both pages
     return _write_all(out_dir, [("report.md", run_report_markdown(data)), ("report.html", run_report_html(data))])
 
 

@@ -111,9 +111,11 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 def room_settings(types: Iterable[task_types.TaskType]) -> dict[str, task_types.TaskType]:
     """The keys rooms declare as lane settings of their own, each with its room. No two rooms may declare one key,
-    and no room a key the lane has already (its own settings, a template's key of before): a clash is a mistake in
-    the code, raised when this module is imported, so that a room registered with one fails every test."""
-    taken = set(Lane.__struct_fields__) | {t.template_key_before for t in task_types.TASK_TYPES.values()}
+    and no room a key the lane has already (its own settings, its sampling settings, a template's key of before): a
+    clash is a mistake in the code, raised when this module is imported, so that a room registered with one fails
+    every test."""
+    before = {t.template_key_before for t in task_types.TASK_TYPES.values()}
+    taken = set(Lane.__struct_fields__) | set(SAMPLING) | before
     found: dict[str, task_types.TaskType] = {}
     for task_type in types:
         for key in task_type.lane_settings:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -123,23 +124,12 @@ def run_lane(
         if servers is not None:
             server = servers.server_for(lane.name, lane.server, settings.base_url, out_dir, settings.api_key)
         with DecisionSpool(out_dir) as spool, _pool(decisions) as pool:
-            ran, counts, before, served, started, stopped = asyncio.run(
-                _run(
-                    lane,
-                    suite,
-                    engine,
-                    run_dir,
-                    resume,
-                    retry_errors,
-                    make_progress,
-                    announce or (lambda _: None),
-                    spool,
-                    pool,
-                    server,
-                    shard_record,
-                    command,
-                )
-            )
+            invocation = LaneRun(
+                lane=lane, suite=suite, engine=engine, run_dir=run_dir, resume=resume, retry_errors=retry_errors,
+                make_progress=make_progress, announce=announce or (lambda _: None), spool=spool, pool=pool,
+                server=server, shard=shard_record, command=command,
+            )  # fmt: skip
+            sent = asyncio.run(invocation.run())
             rescored = score(out_dir, lane.name, lane.policy(), spool.get)
     except KeyboardInterrupt:
         run_dir.interrupted()
@@ -148,21 +138,22 @@ def run_lane(
         raise Interrupted("finished tasks are saved (run the same command again with --resume)") from None
     summary = rescored.summary
     after = list(rescored.notices)
-    if any(is_model_mismatch(n) for n in before):
+    if any(is_model_mismatch(n) for n in sent.before):
         # Said before the run, in its own words: not again after the table.
         after = [n for n in after if not is_model_mismatch(n)]
-    served = rescored.served_model or served
-    run_dir.finish(notices=before + ([stopped] if stopped else []) + after, served_model=served, errors=summary.errors)
-    if (resume or retry_errors) and not ran:
+    served = rescored.served_model or sent.served
+    notices = sent.before + ([sent.stopped] if sent.stopped else []) + after
+    run_dir.finish(notices=notices, served_model=served, errors=summary.errors)
+    if (resume or retry_errors) and not sent.ran:
         # Said to this invocation only; the manifest keeps what holds for the run.
         k, n = lane.samples_per_task, len(suite.tasks)
         every = f"{n} tasks" if k == 1 else f"{n * k} samples ({k} of each of {n} tasks)"
         after.insert(0, f"nothing left to run: every one of the {every} has already run")
-    identities, added = started
     model = served or lane.model
+    counts = sent.counts
     return RunResult(
-        out_dir, lane, summary, ran, counts.requests, after, model, counts.retries, counts.resends, identities, added,
-        shard=shard_record, stopped=stopped,
+        out_dir, lane, summary, sent.ran, counts.requests, after, model, counts.retries, counts.resends,
+        sent.identities, sent.added, shard=shard_record, stopped=sent.stopped,
     )
 
 
@@ -258,77 +249,141 @@ class _Refusals:
         )
 
 
-async def _run(
-    lane: Lane,
-    suite: Suite,
-    engine: Engine,
-    run_dir: RunDirectory,
-    resume: bool,
-    retry_errors: bool,
-    make_progress: Callable[[str, int, int], RunProgress],
-    announce: Callable[[str], None],
-    spool: DecisionSpool,
-    pool: DecisionPool,
-    server: ManagedServer | None = None,
-    shard: ShardRecord | None = None,
-    command: str = "run",
-) -> tuple[int, _Counts, list[str], str | None, tuple[list[ServerIdentity], dict[str, Any]], str | None]:
-    """The server check, then the pending tasks, in one event loop. Returns how many tasks were sent and
-    what their requests cost, the notices said before the run, the model the trial was answered as, what
-    answered at each endpoint with the request settings added for it, and why the lane stopped, if it did.
-    Each answer is decided in `pool` (off the event loop) and its decision goes to `spool`, for the final scoring."""
-    # Asked before anything is written: an unreachable server or an unknown model is refused at once,
-    # instead of every task being retried and recorded as an error.
-    checked = await engine.check()
-    served, identities, added = checked.served_model, checked.servers, checked.request_settings
-    before = checked.notices + sampling_notices(lane)
-    for notice in before:
-        announce(notice)
-    sent_lane = lane
-    if added:
-        # The lane's own extra_body wins (repeat_settings leaves out what it sets); the manifest keeps the lane as
-        # written, and what was added beside it.
-        sent_lane = msgspec.structs.replace(lane, extra_body={**added, **lane.extra_body})
-    existing = run_dir.open(lane, suite, resume=resume, retry_errors=retry_errors)
-    done = {(s.task_id, s.sample) for s in existing}
-    pending = _pending(lane, suite, done)
-    run_dir.start(
-        lane,
-        suite,
-        resumed=resume or retry_errors,
-        server_models=checked.models,
-        served_model=served,
-        server=server.record() if server is not None else None,
-        shard=shard,
-        server_identity=[msgspec.to_builtins(identity) for identity in identities],
-        request_settings=added,
-        command=command,
-    )
-    if pending:
-        # Before the first request, not during the first answers' reading (no request is in flight yet).
-        pool.start()
-    counts = _Counts()
-    refusals = _Refusals(lane.name)
-    began = time.monotonic()
-    answered: float | None = None
-    try:
-        # The samples of earlier invocations, decided again beside this one's, so that the progress line's accuracy
-        # is the lane's, not this invocation's alone (their decisions go to the spool: the final scoring takes them).
-        # None when nothing is left to run: the pool is not started then, and no progress line drawn.
-        by_id = {task.id: task for task in suite.tasks}
-        earlier = [(by_id[s.task_id], s) for s in existing if s.task_id in by_id] if pending else []
-        total = len(suite.tasks) * lane.samples_per_task
-        live_to = _Live(run_dir, pool, spool, make_progress, total, len(done), earlier)
-        answered = await _answer(pending, engine, sent_lane, lane, live_to, counts, refusals, server)
-    finally:
-        run_dir.count_requests(counts.requests, counts.retries, counts.resends)
+class _Sent(NamedTuple):
+    """What one invocation's event loop did: how many samples it sent and what their requests cost, the notices said
+    before the run, the model the trial was answered as, what answered at each endpoint with the request settings
+    added for it, and why the lane stopped, if it did."""
+
+    ran: int
+    counts: _Counts
+    before: list[str]
+    served: str | None
+    identities: list[ServerIdentity]
+    added: dict[str, Any]
+    stopped: str | None
+
+
+@dataclass(kw_only=True)
+class LaneRun:
+    """One invocation of a lane in its event loop: what it runs (the lane, its suite or shard, through `engine`),
+    where its answers go (the run directory, the decision pool and its spool), and what it tells (the progress line,
+    `announce`), held together so that its steps read them rather than pass a dozen of them along. `command` is the
+    ocllm command running it ("run", "matrix"), recorded for the notices --resume goes with."""
+
+    lane: Lane
+    suite: Suite
+    engine: Engine
+    run_dir: RunDirectory
+    resume: bool
+    retry_errors: bool
+    make_progress: Callable[[str, int, int], RunProgress]
+    announce: Callable[[str], None]
+    spool: DecisionSpool
+    pool: DecisionPool
+    server: ManagedServer | None = None
+    shard: ShardRecord | None = None
+    command: str = "run"
+
+    async def run(self) -> _Sent:
+        """The server check, then the pending tasks. Each answer is decided in the pool (off the event loop) and its
+        decision goes to the spool, for the final scoring."""
+        # Asked before anything is written: an unreachable server or an unknown model is refused at once,
+        # instead of every task being retried and recorded as an error.
+        checked = await self.engine.check()
+        served, identities, added = checked.served_model, checked.servers, checked.request_settings
+        before = checked.notices + sampling_notices(self.lane)
+        for notice in before:
+            self.announce(notice)
+        sent_lane = self.lane
+        if added:
+            # The lane's own extra_body wins (repeat_settings leaves out what it sets); the manifest keeps the lane as
+            # written, and what was added beside it.
+            sent_lane = msgspec.structs.replace(self.lane, extra_body={**added, **self.lane.extra_body})
+        existing = self.run_dir.open(self.lane, self.suite, resume=self.resume, retry_errors=self.retry_errors)
+        done = {(s.task_id, s.sample) for s in existing}
+        pending = _pending(self.lane, self.suite, done)
+        self.run_dir.start(
+            self.lane,
+            self.suite,
+            resumed=self.resume or self.retry_errors,
+            server_models=checked.models,
+            served_model=served,
+            server=self.server.record() if self.server is not None else None,
+            shard=self.shard,
+            server_identity=[msgspec.to_builtins(identity) for identity in identities],
+            request_settings=added,
+            command=self.command,
+        )
         if pending:
-            # The replicas' figures are this invocation's (a resumed run counts its own requests anew). The serving
-            # figures' wall time ends with the last response, not with the last decision: the decisions still waiting
-            # then (LiveDecisions.drain) are the scorer's time, not the server's.
-            wall = (answered or time.monotonic()) - began
-            run_dir.add_wall_time(wall, engine.figures())
-    return len(pending), counts, before, served, (identities, added), refusals.stopped()
+            # Before the first request, not during the first answers' reading (no request is in flight yet).
+            self.pool.start()
+        counts = _Counts()
+        refusals = _Refusals(self.lane.name)
+        began = time.monotonic()
+        answered: float | None = None
+        try:
+            # The samples of earlier invocations, decided again beside this one's, so that the progress line's
+            # accuracy is the lane's, not this invocation's alone (their decisions go to the spool: the final scoring
+            # takes them). None when nothing is left to run: the pool is not started then, and no progress line drawn.
+            by_id = {task.id: task for task in self.suite.tasks}
+            earlier = [(by_id[s.task_id], s) for s in existing if s.task_id in by_id] if pending else []
+            total = len(self.suite.tasks) * self.lane.samples_per_task
+            live_to = _Live(total, len(done), earlier)
+            answered = await self._answer(pending, sent_lane, live_to, counts, refusals)
+        finally:
+            self.run_dir.count_requests(counts.requests, counts.retries, counts.resends)
+            if pending:
+                # The replicas' figures are this invocation's (a resumed run counts its own requests anew). The
+                # serving figures' wall time ends with the last response, not with the last decision: the decisions
+                # still waiting then (LiveDecisions.drain) are the scorer's time, not the server's.
+                wall = (answered or time.monotonic()) - began
+                self.run_dir.add_wall_time(wall, self.engine.figures())
+        return _Sent(len(pending), counts, before, served, identities, added, refusals.stopped())
+
+    async def _answer(
+        self, pending: list[Job], sent_lane: Lane, live_to: _Live, counts: _Counts, refusals: _Refusals
+    ) -> float:
+        """Send every pending request through the engine, append each sample as it finishes and decide it in the pool
+        (off the event loop; the decision goes to the spool, for the final scoring). Returns when the last response
+        came, before the decisions still waiting were drained."""
+        lane = self.lane
+        writer = self.run_dir.writer()
+        try:
+            async with self.engine.open() as send:
+                with self.make_progress(lane.name, live_to.total, live_to.done) as bar:
+
+                    def decided(task: Task, sample: Sample, decision: EncodedDecision | None) -> None:
+                        # None: the workers died on it twice; the final scoring decides it from samples.jsonl.
+                        if decision is not None:
+                            self.spool.add_encoded((task.id, sample.sample), decision)
+                        correct = None if sample.error or decision is None else decision.correct
+                        bar.advance(correct, sample.error is not None)
+
+                    # At most `concurrency` answers wait for their decision: a slower scorer holds the requests back.
+                    live = LiveDecisions(self.pool, lane.policy(), decided, limit=lane.concurrency)
+                    earlier = _Earlier(self, live_to, bar)
+
+                    async def finished(job: Job, sample: Sample) -> None:
+                        writer.append(sample)
+                        # Decided as the final scoring would decide it (with the prompt as sent), once, in a worker
+                        # process: the live accuracy shows it, and the final scoring reads it back from the spool.
+                        await live.add(as_sent(job.task, sample), sample)
+
+                    dispatch = engine_dispatcher(send, sent_lane, counts.watch(bar))
+                    if self.server is not None:
+                        dispatch = until_server_dies(dispatch, self.server)
+                    dispatch = refusals.dispatcher(dispatch)
+                    try:
+                        await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
+                        answered = time.monotonic()
+                        await live.drain()
+                        await earlier.drain()
+                    finally:
+                        await earlier.cancel()
+                        await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
+        finally:
+            writer.close()
+        return answered
 
 
 def _pending(lane: Lane, suite: Suite, done: set[tuple[str, int]]) -> list[Job]:
@@ -344,68 +399,12 @@ def _pending(lane: Lane, suite: Suite, done: set[tuple[str, int]]) -> list[Job]:
 
 
 class _Live(NamedTuple):
-    """Where each answer goes as it finishes: the run directory's samples, the decision pool and its spool, the
-    progress line (of `total` samples, `done` of them already on disk)."""
+    """What the progress line starts from: `total` samples, `done` of them already on disk, and those of earlier
+    invocations (--resume) with their tasks, to be decided again beside this invocation's answers."""
 
-    run_dir: RunDirectory
-    pool: DecisionPool
-    spool: DecisionSpool
-    make_progress: Callable[[str, int, int], RunProgress]
     total: int
     done: int
-    earlier: list[tuple[Task, Sample]]  # the samples of earlier invocations (--resume), with their tasks
-
-
-async def _answer(
-    pending: list[Job],
-    engine: Engine,
-    sent_lane: Lane,
-    lane: Lane,
-    live_to: _Live,
-    counts: _Counts,
-    refusals: _Refusals,
-    server: ManagedServer | None,
-) -> float:
-    """Send every pending request through the engine, append each sample as it finishes and decide it in the pool
-    (off the event loop; the decision goes to the spool, for the final scoring). Returns when the last response
-    came, before the decisions still waiting were drained."""
-    writer = live_to.run_dir.writer()
-    try:
-        async with engine.open() as send:
-            with live_to.make_progress(lane.name, live_to.total, live_to.done) as bar:
-
-                def decided(task: Task, sample: Sample, decision: EncodedDecision | None) -> None:
-                    # None: the workers died on it twice; the final scoring decides it from samples.jsonl.
-                    if decision is not None:
-                        live_to.spool.add_encoded((task.id, sample.sample), decision)
-                    correct = None if sample.error or decision is None else decision.correct
-                    bar.advance(correct, sample.error is not None)
-
-                # At most `concurrency` answers wait for their decision: a slower scorer holds the requests back.
-                live = LiveDecisions(live_to.pool, lane.policy(), decided, limit=lane.concurrency)
-                earlier = _Earlier(live_to, lane, bar)
-
-                async def finished(job: Job, sample: Sample) -> None:
-                    writer.append(sample)
-                    # Decided as the final scoring would decide it (with the prompt as sent), once, in a worker
-                    # process: the live accuracy shows it, and the final scoring reads it back from the spool.
-                    await live.add(as_sent(job.task, sample), sample)
-
-                dispatch = engine_dispatcher(send, sent_lane, counts.watch(bar))
-                if server is not None:
-                    dispatch = until_server_dies(dispatch, server)
-                dispatch = refusals.dispatcher(dispatch)
-                try:
-                    await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
-                    answered = time.monotonic()
-                    await live.drain()
-                    await earlier.drain()
-                finally:
-                    await earlier.cancel()
-                    await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
-    finally:
-        writer.close()
-    return answered
+    earlier: list[tuple[Task, Sample]]
 
 
 class _Earlier:
@@ -413,13 +412,13 @@ class _Earlier:
     its own, with its own limit, so that they never hold a request back): each is counted in the progress line's
     accuracy and kept in the spool."""
 
-    def __init__(self, live_to: _Live, lane: Lane, bar: RunProgress) -> None:
+    def __init__(self, run: LaneRun, live_to: _Live, bar: RunProgress) -> None:
         def decided(task: Task, sample: Sample, decision: EncodedDecision | None) -> None:
             if decision is not None:
-                live_to.spool.add_encoded((task.id, sample.sample), decision)
+                run.spool.add_encoded((task.id, sample.sample), decision)
             bar.earlier(None if decision is None else decision.correct, error=False)
 
-        self._live = LiveDecisions(live_to.pool, lane.policy(), decided, limit=lane.concurrency)
+        self._live = LiveDecisions(run.pool, run.lane.policy(), decided, limit=run.lane.concurrency)
         for _, sample in live_to.earlier:
             if sample.error is not None:
                 bar.earlier(None, error=True)

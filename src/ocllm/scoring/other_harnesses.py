@@ -83,8 +83,10 @@ def metric_verdicts(row: Mapping[str, Any], preferred: tuple[str, ...]) -> dict[
     }
 
 
-class LmEvalDoc(NamedTuple):
-    """One sample of an lm-eval doc, as the reader hands it to a room."""
+@dataclass(frozen=True)
+class LmEvalDoc:
+    """One sample of an lm-eval doc, as the reader hands it to a room. (No NamedTuple: its `index` would hide the
+    tuple's method.)"""
 
     where: str  # the file, line and doc (and response), for messages
     task_id: str  # `<task>/<doc_id>`

@@ -32,7 +32,9 @@ def _value(rng: random.Random, schema: Any, *, depth: int) -> Any:
     if kind is None:
         kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
     if kind == "object":
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        properties = schema.get("properties")
+        if not isinstance(properties, dict):
+            properties = {}
         return {name: _value(rng, sub, depth=depth + 1) for name, sub in properties.items()}
     if kind == "array":
         count = max(int(schema.get("minItems", 0) or 0), 2)
@@ -40,10 +42,14 @@ def _value(rng: random.Random, schema: Any, *, depth: int) -> Any:
             count = min(count, schema["maxItems"])
         return [_value(rng, schema.get("items"), depth=depth + 1) for _ in range(count)]
     if kind in ("integer", "number"):
-        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
-        high = schema.get("maximum", schema.get("exclusiveMaximum", (low if isinstance(low, int | float) else 0) + 100))
-        low = low + 1 if "exclusiveMinimum" in schema and "minimum" not in schema else low
-        high = high - 1 if "exclusiveMaximum" in schema and "maximum" not in schema else high
+        # A bound that is no number (null, a string: a request's tools are not checked) is left to chance, as a
+        # keyword this module does not know.
+        minimum, exclusive_minimum = _number(schema.get("minimum")), _number(schema.get("exclusiveMinimum"))
+        maximum, exclusive_maximum = _number(schema.get("maximum")), _number(schema.get("exclusiveMaximum"))
+        low = minimum if minimum is not None else exclusive_minimum if exclusive_minimum is not None else 0
+        high = maximum if maximum is not None else exclusive_maximum if exclusive_maximum is not None else low + 100
+        low = low + 1 if exclusive_minimum is not None and minimum is None else low
+        high = high - 1 if exclusive_maximum is not None and maximum is None else high
         number = rng.randint(int(low), max(int(low), int(high)))
         return number if kind == "integer" else number + 0.5 if number + 0.5 <= high else float(number)
     if kind == "boolean":
@@ -55,3 +61,8 @@ def _value(rng: random.Random, schema: Any, *, depth: int) -> Any:
     if isinstance(minimum, int) and len(word) < minimum:
         word = (word * (minimum // len(word) + 1))[:minimum]
     return word
+
+
+def _number(value: Any) -> float | None:
+    """A bound as a number (a bool is one, as in Python: draft 4's `"exclusiveMinimum": true`), else None."""
+    return value if isinstance(value, int | float) else None

@@ -15,11 +15,12 @@ import msgspec
 from ocllm.errors import OcllmError
 from ocllm.models import Decision, Task
 from ocllm.scoring import code, instructions, json_answer, math, mcq, substrings, tool_call
+from ocllm.scoring.scored import Record, Scored, scored_as
 from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
 __all__ = [
     "TASK_TYPES", "TEMPLATE_SETTINGS", "TaskType", "TypeTallies", "drawn_as", "extracts_answer", "import_rooms", "of",
-    "recorded_templates", "register", "task_from", "unregister",
+    "recorded_templates", "register", "scored", "task_from", "unregister",
 ]  # fmt: skip
 
 TASK_TYPES: dict[str, TaskType] = {}
@@ -96,6 +97,13 @@ def drawn_as(name: object) -> TaskType:
     return TASK_TYPES[name] if isinstance(name, str) and name in TASK_TYPES else mcq.TASK_TYPE
 
 
+def scored(record: Record, name: str | None = None) -> Scored:
+    """A record read back from a document, decoded once into the structs of the room that draws it (`name`'s, else
+    the type the record names, as `drawn_as` says): what that room's report hooks take (scoring/scored.py)."""
+    room = drawn_as(record.get("task_type") if name is None else name)
+    return scored_as(record, room.task_struct, room.decision_type)
+
+
 def extracts_answer(name: str) -> bool:
     """Whether a type's answer is extracted from the text (a letter, a number) rather than the text itself."""
     known = TASK_TYPES.get(name)
@@ -103,19 +111,23 @@ def extracts_answer(name: str) -> bool:
 
 
 class TypeTallies:
-    """Each task type's own tally (its room's `new_tally`), made at the type's first decision."""
+    """Each task type's own tally (its room's `new_tally`), made at the type's first decision: a failed request's
+    too, so that a type whose every request failed still shows its figures (all nought), as it always has. A tally
+    is handed its room's decisions alone: a failed request's is the base Decision, which the common figures count
+    (analysis/metrics.py: an error, neither right nor wrong) and which holds none of the room's evidence."""
 
     def __init__(self) -> None:
-        self._by_type: dict[str, TypeTally] = {}
+        self._by_type: dict[str, TypeTally[Decision]] = {}
 
     def add(self, decision: Decision) -> None:
+        known = TASK_TYPES.get(decision.task_type)
         tally = self._by_type.get(decision.task_type)
+        if known is None or known.new_tally is None:
+            return
         if tally is None:
-            known = TASK_TYPES.get(decision.task_type)
-            if known is None or known.new_tally is None:
-                return
             tally = self._by_type[decision.task_type] = known.new_tally()
-        tally.add(decision)
+        if isinstance(decision, known.decision_type):
+            tally.add(decision)
 
     def figures(self) -> dict[str, dict[str, Any]]:
         return {name: tally.figures() for name, tally in self._by_type.items()}

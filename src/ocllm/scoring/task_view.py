@@ -1,16 +1,16 @@
 """What a room gives the run report's view of one task: its own evidence as typed blocks (lines, the options with
 their marks, the statements found, tables), which the report's templates draw without knowing the type.
 
-The room reads its own fields of the task's record (a mapping, as a document's JSON says it) and says what they
+The room reads its own fields of the task's record (decoded into its structs: scoring/scored.py) and says what they
 mean; the report draws the blocks as they come, the same way for every type (docs/architecture.md, "Task types").
 Everything here is plain text: the templates escape it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple, Protocol, TypeVar
 
 
 class Tag(NamedTuple):
@@ -80,37 +80,67 @@ class TaskView:
     listings: list[Listing] = field(default_factory=list)
 
 
+class Found(Protocol):
+    """A statement a room's reading found, as its candidate struct holds it (MCQ's Candidate, math's MathCandidate):
+    what it is, where it stands in which raw field, and the reading rules that shaped it."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def region(self) -> str: ...  # the region it was read in: the visible answer ("content") or the reasoning
+
+    @property
+    def field(self) -> str: ...  # the raw field `start` and `end` index into
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def reading(self) -> Sequence[str]: ...
+
+
 def statement(
-    candidate: Mapping[str, Any],
+    candidate: Found,
     deciding: bool,
     *,
     letters: Sequence[str] = (),
     stated: str | None = None,
     own_tags: Sequence[Tag] = (),
 ) -> Statement:
-    """A candidate of a decision record as a Statement: the room gives what its statements name (letters or a
-    value) and its own tags; where it was read from and the reading rules that shaped it are every room's."""
+    """A candidate of a decision as a Statement: the room gives what its statements name (letters or a value) and
+    its own tags; where it was read from and the reading rules that shaped it are every room's."""
     tags = list(own_tags)
-    if candidate.get("field") and candidate.get("field") != candidate.get("region"):
-        tags.append(Tag(f"in the {candidate['field']} field"))
-    tags += [Tag(str(r)) for r in candidate.get("reading") or []]
-    start, end = candidate.get("start"), candidate.get("end")
+    if candidate.field and candidate.field != candidate.region:
+        tags.append(Tag(f"in the {candidate.field} field"))
+    tags += [Tag(str(r)) for r in candidate.reading]
     return Statement(
-        kind=str(candidate.get("kind", "?")),
-        method=str(candidate.get("method", "?")),
-        region=str(candidate.get("region", "?")),
-        text=str(candidate.get("text", "")),
+        kind=candidate.kind,
+        method=candidate.method,
+        region=candidate.region,
+        text=candidate.text,
         deciding=deciding,
         letters=list(letters),
         stated=stated,
         tags=tags,
-        raw_field=str(candidate["field"]) if candidate.get("field") else None,
-        start=start if isinstance(start, int) else None,
-        end=end if isinstance(end, int) else None,
+        raw_field=candidate.field or None,
+        start=candidate.start,
+        end=candidate.end,
     )
 
 
-def candidates_of(record: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], bool]]:
-    """The statements a decision record keeps, each with whether it is the one that decided."""
-    decided = record.get("decided_by")
-    return [(c, i == decided) for i, c in enumerate(record.get("candidates") or [])]
+_C = TypeVar("_C")
+
+
+def candidates_of(candidates: Sequence[_C], decided_by: int | None) -> list[tuple[_C, bool]]:
+    """The statements a decision keeps, each with whether it is the one that decided."""
+    return [(c, i == decided_by) for i, c in enumerate(candidates)]

@@ -12,26 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ocllm.scoring import task_types
-from ocllm.scoring.task_type import TaskType
-from shout import room
+from ocllm.scoring.room import room_type
 
+# Its parts are in shout/room.py, found there by convention (ocllm/scoring/room.py): this line is all it adds.
 TASK_TYPE = task_types.register(
-    TaskType(
-        name="shout",
-        label="shouted word",
-        task_struct=room.ShoutTask,
-        decision_type=room.ShoutDecision,
-        decide=room.decide_shout,
-        gold=room.gold,
-        check_suite_line=room.check_suite_line,
-        saved_task_fields=room.saved_task_fields,
-        record_fields=room.record_fields,
-        default_template=room.DEFAULT_TEMPLATE,
-        template_placeholders=("question", "word"),
-        required_placeholders=("word",),
-        prompt=room.prompt,
-        evidence_lines=room.evidence_lines,
-        simulated_answer=room.simulated_answer,
-        demo_suite=str(Path(__file__).with_name("shout.jsonl")),
-    )
+    room_type(__name__, name="shout", label="shouted word", demo_suite=str(Path(__file__).with_name("shout.jsonl")))
 )

@@ -9,9 +9,11 @@ from ocllm.errors import InputError
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.scoring.regions import split_regions
 from ocllm.scoring.simulated import SimulatedAnswer, SimulatedRequest
-from ocllm.scoring.task_type import Message, PromptSettings, Record, chat
+from ocllm.scoring.task_type import Message, PromptSettings, Scored, chat
 
 DEFAULT_TEMPLATE = "{question}\nReply with the word {word} in capital letters, and nothing else."
+PLACEHOLDERS = ("question", "word")
+REQUIRED_PLACEHOLDERS = ("word",)
 
 
 class ShoutTask(Task, tag="shout", kw_only=True):
@@ -76,8 +78,8 @@ def decide_shout(task: ShoutTask, sample: Sample, policy: Policy) -> ShoutDecisi
     )
 
 
-def evidence_lines(record: Record) -> list[tuple[str, str]]:
-    return [("heard", str(record.get("heard") or "—"))]
+def evidence_lines(scored: Scored[ShoutTask, ShoutDecision]) -> list[tuple[str, str]]:
+    return [("heard", (scored.decision.heard if scored.decision is not None else "") or "—")]
 
 
 def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:

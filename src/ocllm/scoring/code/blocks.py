@@ -400,7 +400,9 @@ def _dotted(node: ast.expr) -> str | None:
 
 
 def _first_line(node: ast.stmt) -> int:
-    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    # A def and a class are the statements that have decorators.
+    decorators = node.decorator_list if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else []
+    return min([node.lineno, *(d.lineno for d in decorators)])
 
 
 def statement_source(code: str, node: ast.stmt) -> str:

@@ -94,8 +94,8 @@ def mbpp_task(row: Row, seed: int, seen: Counter[str]) -> Task:
         raise BadRow("'task_id' is not a number (MBPP numbers its problems)")
     description = text(row, "text") if "text" in fields else text(row, "prompt")
     asserts = _asserts(row, "test_list")
-    code = fields.get("code") if isinstance(fields.get("code"), str) else ""
-    entry = mbpp_entry_point(code, asserts)
+    code = fields.get("code")
+    entry = mbpp_entry_point(code if isinstance(code, str) else "", asserts)
     setup = [s for s in (_setup(row, "test_setup_code"), _imports(row)) if s]
     split = next((name for low, high, name in _MBPP_SPLITS if low <= number <= high), None)
     plus = fields.get("test")
@@ -204,7 +204,8 @@ def mbpp_entry_point(code: str, asserts: list[str]) -> str:
     """The function the asserts test: the first function `code` defines at its top level that the asserts call,
     else the first name they call that is not a builtin."""
     called = [name for line in asserts for name in _called_names(line)]
-    for name in _DEF.findall(code.replace("\r\n", "\n")):
+    defined: list[str] = _DEF.findall(code.replace("\r\n", "\n"))  # one group: the names, as strings
+    for name in defined:
         if name in called:
             return name
     for name in called:
@@ -360,7 +361,9 @@ def _lcb_tests(row: Row) -> list[dict[str, str]]:
 def _lcb_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     question_id = text(row, "question_id")
     content = text(row, "question_content")
-    starter = row.fields.get("starter_code") if isinstance(row.fields.get("starter_code"), str) else ""
+    starter = row.fields.get("starter_code")
+    if not isinstance(starter, str):
+        starter = ""
     metadata = row.fields.get("metadata")
     if isinstance(metadata, str):
         try:
@@ -374,7 +377,7 @@ def _lcb_task(row: Row, seed: int, seen: Counter[str]) -> Task:
     platform = row.fields.get("platform") if isinstance(row.fields.get("platform"), str) else "livecodebench"
     difficulty = row.fields.get("difficulty") if isinstance(row.fields.get("difficulty"), str) else None
     functional = func_name is not None or any(t["testtype"] == "functional" for t in tests)
-    common = {"id": f"livecodebench/{question_id}", "category": platform, "subset": difficulty}
+    common: dict[str, Any] = {"id": f"livecodebench/{question_id}", "category": platform, "subset": difficulty}
     if not functional:
         question = f"{content}\n\n{LCB_STDIN}"
         io_tests = [IoTest(input=t["input"], output=t["output"]) for t in tests]

@@ -81,12 +81,15 @@ class LeftOut(msgspec.Struct, kw_only=True):
     why: str
 
 
+OutsideError = Literal["syntax_error", "exception"]  # what failed outside the entry point: an OutsideFailure's error
+
+
 class OutsideFailure(msgspec.Struct, kw_only=True):
     """The program defined the entry point, intact, and code outside its def failed (C8): a usage line that does not
     parse (outcome syntax_error), or a top-level statement that raised while the program's definitions ran (outcome
     exception). Lines are the program's, from 1: the failing one and its text, and the entry point's def."""
 
-    error: Literal["syntax_error", "exception"]
+    error: OutsideError
     line: int
     text: str
     entry_point_first_line: int
@@ -181,6 +184,7 @@ class CodeDecision(Decision, kw_only=True):
     extraction_method: CodeMethod
     ambiguity: CodeAmbiguity
     rule: CodeRule
+    candidates: list[CodeBlock] = msgspec.field(default_factory=list)  # the visible answer's fenced blocks
     outcome: Outcome | None = None  # None for a failed request
     task_kind: Literal["function", "stdin"] = "function"
     chosen_why: str = ""  # why this block (or span) was the code that ran

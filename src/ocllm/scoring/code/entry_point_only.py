@@ -63,7 +63,9 @@ def entry_point_only(program: str, entry_point: str) -> Kept | None:
     nodes = [node for node in module.body if _binds(node)]
     wanted = _reachable(nodes, entry_point)
     kept_nodes = [node for node in module.body if _binds(node) & wanted or _is_future(node)]
-    pieces, names, kept_lines = [], [], set()
+    pieces: list[str] = []
+    names: list[str] = []
+    kept_lines: set[int] = set()
     for node in kept_nodes:
         start, end = _first_line(node) + first - 1, (node.end_lineno or node.lineno) + first - 1
         pieces.append("\n".join(lines[start - 1 : end]))
@@ -154,7 +156,9 @@ def _free_names(node: ast.stmt) -> set[str]:
     if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
         value = node.value
         return set() if value is None else {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-    loaded, stored, declared = set(), set(), set()
+    loaded: set[str] = set()
+    stored: set[str] = set()
+    declared: set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
             (loaded if isinstance(sub.ctx, ast.Load) else stored).add(sub.id)
@@ -171,7 +175,8 @@ def _free_names(node: ast.stmt) -> set[str]:
 
 def _first_line(node: ast.stmt) -> int:
     """A statement's first line, its decorators included."""
-    decorators = getattr(node, "decorator_list", [])
+    # A def and a class are the statements that have decorators.
+    decorators = node.decorator_list if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else []
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 

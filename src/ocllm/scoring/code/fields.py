@@ -55,6 +55,7 @@ class CodeTask(Task, tag="code", kw_only=True):
 # The prompt: the question, and for a function task the code the answer continues from.
 DEFAULT_TEMPLATE = "{question}"
 PLACEHOLDERS = ("question", "code_prefix", "entry_point")
+REQUIRED_PLACEHOLDERS = ("question",)  # what a lane's template must use
 
 
 def task_fields_problem(row: dict[str, Any]) -> str | None:
@@ -159,3 +160,8 @@ def user_text(task: CodeTask, template: str) -> str:
 
 def prompt(task: CodeTask, settings: PromptSettings) -> list[Message]:
     return chat(settings, user_text(task, settings.template))
+
+
+def gold(task: Task) -> None:
+    """No expected answer to show: the tests are the gold."""
+    return None

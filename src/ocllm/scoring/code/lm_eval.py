@@ -97,8 +97,10 @@ def _mbpp(doc: LmEvalDoc) -> CodeTask:
     asserts = _target_asserts(doc) or [a.strip() for a in fields.get("test_list") or [] if isinstance(a, str)]
     if not asserts:
         raise NotScorable(doc.task_id, doc.where, "no asserts in the line's target nor the doc's test_list")
-    code = fields.get("code") if isinstance(fields.get("code"), str) else ""
-    entry = fields.get("entry_point") if isinstance(fields.get("entry_point"), str) else _entry(code, asserts)
+    code = fields.get("code")
+    entry = fields.get("entry_point")
+    if not isinstance(entry, str):
+        entry = _entry(code if isinstance(code, str) else "", asserts)
     if entry is None:
         raise NotScorable(doc.task_id, doc.where, "no function is called by the asserts")
     text = fields.get("text") if isinstance(fields.get("text"), str) else fields.get("prompt")

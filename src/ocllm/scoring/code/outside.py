@@ -9,7 +9,7 @@ import ast
 import re
 from typing import Any
 
-from ocllm.scoring.code.decision import OutsideFailure
+from ocllm.scoring.code.decision import OutsideError, OutsideFailure
 
 _TEXT_CHARS = 200
 
@@ -22,6 +22,7 @@ def failed_outside(
     if report is None or not entry_point:
         return None
     status, line = report.get("status"), report.get("line")
+    error: OutsideError
     if outcome == "syntax_error" and status == "syntax_error":
         error = "syntax_error"
     elif outcome == "exception" and status in ("exception", "exit") and report.get("phase") == "program":
@@ -37,7 +38,7 @@ def failed_outside(
     text = lines[line - 1].strip()[:_TEXT_CHARS] if line <= len(lines) else ""
     return OutsideFailure(
         error=error, line=line, text=text, entry_point_first_line=span[0], entry_point_last_line=span[1]
-    )  # type: ignore[arg-type]
+    )
 
 
 def entry_point_span(lines: list[str], entry_point: str) -> tuple[int, int] | None:

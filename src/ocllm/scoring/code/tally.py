@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ocllm.models import Decision
+from ocllm.scoring.code.decision import CodeDecision
 
 
 class CodeTally:
@@ -30,37 +30,35 @@ class CodeTally:
         self.entry_point_only: Counter[str] = Counter()
         self.docstrings: Counter[bool] = Counter()  # answers with code whose task had a docstring: repeated or not
 
-    def add(self, decision: Decision) -> None:
-        outcome = getattr(decision, "outcome", None)
-        if decision.error is not None or outcome is None:
-            return  # a failed request: nothing was answered, nothing ran
-        kind = str(getattr(decision, "task_kind", "function"))
+    def add(self, decision: CodeDecision) -> None:
+        outcome = decision.outcome
+        if outcome is None:
+            return  # a decision of this room always has one (a failed request's is the base Decision, never handed)
+        kind = decision.task_kind
         self.outcomes[outcome] += 1
         self.by_kind.setdefault(kind, Counter())[outcome] += 1
         if outcome == "timeout":
-            runs = getattr(decision, "runs", [])
-            limit = next((run.timeout for run in reversed(runs) if run.timeout), None)
+            limit = next((run.timeout for run in reversed(decision.runs) if run.timeout), None)
             self.timeouts[limit or "cpu"] += 1
         if outcome == "syntax_error" and decision.truncated:
             self.syntax_truncated += 1
         if outcome == "sandbox_refused":
             self.refused += 1
-            sandbox = getattr(decision, "sandbox", None)
-            self.refused_why[str(getattr(sandbox, "refused", None) or decision.reason or "no sandbox")] += 1
-        defect = getattr(decision, "dataset_defect", None)
+            refused = decision.sandbox.refused if decision.sandbox is not None else None
+            self.refused_why[refused or decision.reason or "no sandbox"] += 1
+        defect = decision.dataset_defect
         if outcome == "tests_error" and defect is not None:
-            self.defects[decision.task_id] = str(defect.name)
+            self.defects[decision.task_id] = defect.name
             self.defect_count += 1
         elif outcome == "tests_error":
             self.tests_errors[decision.task_id] += 1
-        outside = getattr(decision, "failed_outside_entry_point", None)
+        outside = decision.failed_outside_entry_point
         if outside is not None:
             self.outside[decision.task_id] = f"line {outside.line}"
-            self.outside_by_error[str(outside.error)] += 1
-        repeated = getattr(decision, "repeated_docstring", None)
-        if repeated is not None:
-            self.docstrings[bool(repeated)] += 1
-        only = getattr(decision, "entry_point_only", None)
+            self.outside_by_error[outside.error] += 1
+        if decision.repeated_docstring is not None:
+            self.docstrings[decision.repeated_docstring] += 1
+        only = decision.entry_point_only
         if only is not None:
             self.entry_point_only["cut" if only.found else "as_written"] += 1
 

@@ -3,6 +3,8 @@ by IFEval's loose rule (docs/scoring/instructions.md, rules I1-I6)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ocllm.models import Policy, Sample
 from ocllm.scoring.instructions.decision import InstructionsDecision, InstructionVerdict
 from ocllm.scoring.instructions.fields import InstructionsTask
@@ -18,7 +20,7 @@ def decide_instructions(task: InstructionsTask, sample: Sample, policy: Policy) 
     visible = split_regions(sample.content, None, think_prefilled=policy.think_prefilled).visible_text()
     instructions = task.instructions or []
     truncated = sample.finish_reason == "length"
-    base = {
+    base: dict[str, Any] = {
         "task_id": task.id,
         "task_type": task.type,
         "category": task.category,
@@ -29,7 +31,7 @@ def decide_instructions(task: InstructionsTask, sample: Sample, policy: Policy) 
     }
     if not visible.strip():
         # I2: an empty answer follows nothing, and says so (not "failed every instruction" with no reason).
-        verdicts = [unchecked(item) for item in instructions]
+        verdicts: list[InstructionVerdict] = [unchecked(item) for item in instructions]
         return InstructionsDecision(
             **base,
             extraction_source="none",
@@ -60,7 +62,7 @@ def decide_instructions(task: InstructionsTask, sample: Sample, policy: Policy) 
                 instructions_followed=[False] * len(instructions),
                 instructions_followed_loose=[False] * len(instructions),
             )  # fmt: skip
-        verdicts: list[InstructionVerdict] = checked.value
+        verdicts = checked.value  # done: the child's list of InstructionVerdicts
     else:
         verdicts = [verdict(item, visible) for item in instructions]
     strict = [v.followed for v in verdicts]

@@ -17,6 +17,7 @@ class InstructionsTask(Task, tag="instructions", kw_only=True):
 
 DEFAULT_TEMPLATE = "{question}"  # IFEval's prompts state their instructions themselves
 PLACEHOLDERS = ("question",)
+REQUIRED_PLACEHOLDERS = ("question",)  # what a lane's template must use
 # The most instructions one task may hold (docs/lanes.md, "Bounds on suites"). IFEval's prompts hold 1 to 3; each
 # instruction is checked on the whole answer, so a task of 10^6 of them (1 GB of suite) never finished deciding.
 MAX_INSTRUCTIONS = 20
@@ -85,3 +86,8 @@ def user_text(task: InstructionsTask, template: str) -> str:
 
 def prompt(task: InstructionsTask, settings: PromptSettings) -> list[Message]:
     return chat(settings, user_text(task, settings.template))
+
+
+def gold(task: Task) -> None:
+    """No expected answer to show: the instructions are the gold."""
+    return None

@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ocllm.scoring.task_type import DetailTable, Record
+import msgspec
+
+from ocllm.scoring.instructions.decision import InstructionsDecision
+from ocllm.scoring.instructions.fields import InstructionsTask
+from ocllm.scoring.scored import Scored
+from ocllm.scoring.task_type import DetailTable
+
+Instructions = Scored[InstructionsTask, InstructionsDecision]
 
 
 def _pct(value: object) -> str:
@@ -43,41 +50,52 @@ def detail_tables(details: Mapping[str, Any]) -> list[DetailTable]:
     return [DetailTable("Instructions by kind", header, rows)]
 
 
-def expected_text(record: Record) -> str:
-    instructions = record.get("instructions") or []
+def expected_text(scored: Instructions) -> str:
+    instructions = (scored.task.instructions if scored.task is not None else None) or []
     return f"follow {len(instructions)} instruction(s)"
 
 
-def extracted_text(record: Record) -> str:
-    strict = record.get("instructions_followed") or []
-    loose = record.get("instructions_followed_loose") or []
-    if record.get("ambiguity") == "empty_answer":
+class Followed(msgspec.Struct, kw_only=True):
+    """What a record of the type that is no decision of this room may say of each instruction: another tool's
+    verdicts in the room's words (lm-eval's IFEval metrics in an input's `previous`: instructions/lm_eval.py), a
+    verdict it did not give as null."""
+
+    instructions_followed: list[bool | None] | None = None
+    instructions_followed_loose: list[bool | None] | None = None
+
+
+def extracted_text(scored: Instructions) -> str:
+    # The rule and the ambiguity as every record gives them: an input's `previous` says an empty answer too.
+    if scored.record.get("ambiguity") == "empty_answer":
         return "empty answer"
-    if record.get("rule") == "check_killed":
+    if scored.record.get("rule") == "check_killed":
         return "not checked: the checks reached their CPU-time limit"
+    said = scored.decision if scored.decision is not None else scored.recorded(Followed)
+    strict = (said.instructions_followed if said is not None else None) or []
     if not strict:
         return "—"
+    loose = (said.instructions_followed_loose if said is not None else None) or []
     return f"{sum(map(bool, strict))} of {len(strict)} followed (loose: {sum(map(bool, loose))})"
 
 
-def evidence_lines(record: Record) -> list[tuple[str, str]]:
+def evidence_lines(scored: Instructions) -> list[tuple[str, str]]:
+    decision = scored.decision
+    if decision is None:
+        return []
     lines: list[tuple[str, str]] = []
-    for verdict in record.get("verdicts") or []:
-        if not isinstance(verdict, dict):
-            continue
-        said = "followed" if verdict.get("followed") else "not followed"
-        text = f"{said}: {verdict.get('measured')}"
-        if not verdict.get("followed"):
-            variant = verdict.get("loose_variant")
+    for verdict in decision.verdicts:
+        said = "followed" if verdict.followed else "not followed"
+        text = f"{said}: {verdict.measured}"
+        if not verdict.followed:
+            variant = verdict.loose_variant
             if variant:
-                text += f"; loose: followed with {str(variant).replace('_', ' ')} ({verdict.get('loose_measured')})"
+                text += f"; loose: followed with {variant.replace('_', ' ')} ({verdict.loose_measured})"
             else:
                 text += "; loose: not followed either"
-        kwargs = verdict.get("kwargs") or {}
-        args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-        lines.append((f"{verdict.get('id')}" + (f" ({args})" if args else ""), text))
-    if record.get("rule") == "check_killed":
-        lines.append(("checks killed", str(record.get("reason"))))
-    if record.get("truncated"):
+        args = ", ".join(f"{k}={v!r}" for k, v in verdict.kwargs.items())
+        lines.append((verdict.id + (f" ({args})" if args else ""), text))
+    if decision.rule == "check_killed":
+        lines.append(("checks killed", decision.reason))
+    if decision.truncated:
         lines.append(("truncated", "cut at max_tokens: checked as it stands"))
     return lines

@@ -48,8 +48,8 @@ _FIXED_ANSWERS = ("My answer is yes.", "My answer is no.", "My answer is maybe."
 def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
     """The room's hook (`TaskType.simulated_answer`): an answer to an instructions task; no answer to a prompt it
     does not know."""
-    if request.task is None:
-        return None
+    if not isinstance(request.task, InstructionsTask):
+        return None  # a prompt it does not know (no task), or another room's task, which its own room answers
     content, thinking = instructions_answer(
         request.rng, request.task, correct=request.correct, reasoning=request.reasoning
     )
@@ -87,8 +87,8 @@ def _compose(rng: random.Random, task: InstructionsTask, plan: dict[str, tuple[d
         return plan.get(kind)
 
     avoid_letter = ""
-    if letter := wants("keywords:letter_frequency"):
-        avoid_letter = str(letter[0].get("letter", "")).lower()  # counted exactly: added below, never in the body
+    if counted := wants("keywords:letter_frequency"):
+        avoid_letter = str(counted[0].get("letter", "")).lower()  # counted exactly: added below, never in the body
 
     # -- the body: paragraphs of sentences, sized by the length instructions ------------------------------------
     sentences, words_each = 4, 8

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ocllm.models import Decision
+from ocllm.scoring.instructions.decision import InstructionsDecision
 from ocllm.scoring.instructions.guarded_checks import GUARDED_CHARS, LIMIT_S
 
 
@@ -17,16 +17,13 @@ class InstructionsTally:
         self.killed = 0  # answers whose checks reached their CPU-time limit: no instruction verdict, counted apart
         self.by_kind: dict[str, list[int]] = {}  # id -> [given, followed strictly, followed loosely]
 
-    def add(self, decision: Decision) -> None:
-        if decision.correct is None:
-            return  # a failed request: no answer was checked
-        verdicts = getattr(decision, "verdicts", [])
+    def add(self, decision: InstructionsDecision) -> None:
         self.prompts += 1
         self.prompts_strict += decision.correct is True
-        self.prompts_loose += getattr(decision, "correct_loose", False) is True
+        self.prompts_loose += decision.correct_loose is True
         self.empty += decision.ambiguity == "empty_answer"
         self.killed += decision.rule == "check_killed"
-        for verdict in verdicts:
+        for verdict in decision.verdicts:
             self.instructions += 1
             self.instructions_strict += verdict.followed
             self.instructions_loose += verdict.followed_loose

@@ -19,6 +19,7 @@ class JsonTask(Task, tag="json", kw_only=True):
 # The task's question states what JSON to write; a lane may show the schema too with {schema}.
 DEFAULT_TEMPLATE = "{question}"
 PLACEHOLDERS = ("question", "schema")
+REQUIRED_PLACEHOLDERS = ("question",)  # what a lane's template must use
 
 
 def check_suite_line(where: str, row: dict[str, Any]) -> None:
@@ -52,3 +53,8 @@ def user_text(task: JsonTask, template: str) -> str:
 
 def prompt(task: JsonTask, settings: PromptSettings) -> list[Message]:
     return chat(settings, user_text(task, settings.template))
+
+
+def gold(task: Task) -> None:
+    """No expected answer to show: the schema (and any expected value) is the gold."""
+    return None

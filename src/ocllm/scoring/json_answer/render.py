@@ -4,67 +4,70 @@ evidence (the block read, the parse error, each schema violation)."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from ocllm.scoring.task_type import Record
+from ocllm.scoring.json_answer.decision import JsonBlock, JsonDecision
+from ocllm.scoring.json_answer.fields import JsonTask
+from ocllm.scoring.scored import Scored
 
 _SHORT = 80
+
+Json = Scored[JsonTask, JsonDecision]
 
 
 def _short(text: str, limit: int = _SHORT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def expected_text(record: Record) -> str:
-    schema = record.get("schema")
-    if not isinstance(schema, dict):
+def expected_text(scored: Json) -> str:
+    schema = scored.task.schema if scored.task is not None else None
+    if schema is None:
         return "one JSON value"
     return "one JSON value valid against " + _short(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
 
 
-def extracted_text(record: Record) -> str:
-    rule = record.get("rule")
+def extracted_text(scored: Json) -> str:
+    # The rule and the answer as every record gives them (an input's `previous` too); the blocks are the decision's.
+    rule = scored.record.get("rule")
     if rule == "empty_answer":
         return "empty answer"
     if rule == "several_blocks":
-        return f"{len(record.get('fenced_blocks') or [])} fenced blocks"
+        return f"{len(scored.decision.fenced_blocks) if scored.decision is not None else 0} fenced blocks"
     if rule == "not_a_json_block":
         return "a fenced block not labelled json"
     if rule == "not_json":
         return "not JSON"
-    answer = record.get("extracted_final_answer")
+    answer = scored.record.get("extracted_final_answer")
     return "—" if answer is None else _short(str(answer))
 
 
-def _block_text(block: dict[str, Any]) -> str:
-    if block.get("kind") == "bare":
-        return f"the whole visible answer, content chars {block.get('start')}-{block.get('end')}"
-    label = block.get("label") or "no label"
-    text = f"fenced ({label}), content chars {block.get('start')}-{block.get('end')}"
-    return text if block.get("closed", True) else text + ", never closed"
+def _block_text(block: JsonBlock) -> str:
+    if block.kind == "bare":
+        return f"the whole visible answer, content chars {block.start}-{block.end}"
+    label = block.label or "no label"
+    text = f"fenced ({label}), content chars {block.start}-{block.end}"
+    return text if block.closed else text + ", never closed"
 
 
-def evidence_lines(record: Record) -> list[tuple[str, str]]:
+def evidence_lines(scored: Json) -> list[tuple[str, str]]:
+    decision = scored.decision
+    if decision is None:
+        return []
     lines: list[tuple[str, str]] = []
-    block = record.get("block")
-    if isinstance(block, dict):
-        text = _block_text(block)
-        if record.get("prose_outside"):
-            text += f"; {record['prose_outside']} characters of prose around it (not read)"
+    if decision.block is not None:
+        text = _block_text(decision.block)
+        if decision.prose_outside:
+            text += f"; {decision.prose_outside} characters of prose around it (not read)"
         lines.append(("block", text))
-    elif record.get("fenced_blocks"):
-        blocks = [b for b in record["fenced_blocks"] if isinstance(b, dict)]
-        lines.append(("blocks", "; ".join(_block_text(b) for b in blocks)))
-    error = record.get("parse_error")
-    if isinstance(error, dict):
-        lines.append(("parse error", f"{error.get('message')} at line {error.get('line')}, column "
-                                     f"{error.get('column')} (char {error.get('offset')}; content char "
-                                     f"{error.get('raw_offset')})"))  # fmt: skip
-    for violation in record.get("violations") or []:
-        if isinstance(violation, dict):
-            lines.append(("schema", f"{violation.get('path')}: {violation.get('message')}"))
-    if record.get("violations_left_out"):
-        lines.append(("schema", f"{record['violations_left_out']} more violation(s) not listed"))
-    if record.get("truncated"):
+    elif decision.fenced_blocks:
+        lines.append(("blocks", "; ".join(_block_text(b) for b in decision.fenced_blocks)))
+    error = decision.parse_error
+    if error is not None:
+        lines.append(("parse error", f"{error.message} at line {error.line}, column {error.column} (char "
+                                     f"{error.offset}; content char {error.raw_offset})"))  # fmt: skip
+    for violation in decision.violations:
+        lines.append(("schema", f"{violation.path}: {violation.message}"))
+    if decision.violations_left_out:
+        lines.append(("schema", f"{decision.violations_left_out} more violation(s) not listed"))
+    if decision.truncated:
         lines.append(("truncated", "cut at max_tokens: checked as it stands"))
     return lines

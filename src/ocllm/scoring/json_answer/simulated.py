@@ -20,8 +20,8 @@ from ocllm.scoring.simulated import SimulatedAnswer, SimulatedRequest
 def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
     """The room's hook (`TaskType.simulated_answer`): an answer to a json task; no answer to a prompt it does not
     know."""
-    if request.task is None:
-        return None
+    if not isinstance(request.task, JsonTask):
+        return None  # a prompt it does not know (no task), or another room's task, which its own room answers
     content, thinking = json_answer(request.rng, request.task, correct=request.correct, reasoning=request.reasoning)
     return SimulatedAnswer(content, thinking)
 

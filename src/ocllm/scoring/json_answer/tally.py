@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ocllm.models import Decision
+from ocllm.scoring.json_answer.decision import JsonDecision
 from ocllm.scoring.json_answer.guarded_validation import VALIDATION_LIMIT_S
 
 
@@ -16,17 +16,14 @@ class JsonTally:
         self.rules: Counter[str] = Counter()
         self.fenced = self.prose_around = 0
 
-    def add(self, decision: Decision) -> None:
-        if decision.correct is None:
-            return  # a failed request: no answer was read
+    def add(self, decision: JsonDecision) -> None:
         self.answers += 1
         self.rules[decision.rule] += 1
-        self.parsed += getattr(decision, "parsed", False) is True
-        valid = getattr(decision, "valid", None)
-        self.with_schema += valid is not None
-        self.valid += valid is True
+        self.parsed += decision.parsed
+        self.with_schema += decision.valid is not None
+        self.valid += decision.valid is True
         self.fenced += decision.extraction_method == "fenced"
-        self.prose_around += bool(getattr(decision, "prose_outside", 0))
+        self.prose_around += bool(decision.prose_outside)
 
     def figures(self) -> dict[str, Any]:
         return {

@@ -17,10 +17,14 @@ is read.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import referencing
 import referencing.exceptions
+
+if TYPE_CHECKING:
+    # What `Registry.resolver` gives: referencing exports no name for it, and its own modules take it from _core.
+    from referencing._core import Resolver
 
 # Every JSON value of the schema counts once (an object, each of its values, each array item, each string...): a
 # property `{"type": "string"}` is 2. 10,000 is 50 times a large BFCL tool and twice the 5,000 properties OpenAI's
@@ -75,7 +79,7 @@ def count_values(node: object, limit: int) -> tuple[int, int]:
     return count, chars
 
 
-def cycle_problem(schema: dict[str, Any], resolver: referencing.Resolver[Any]) -> str | None:
+def cycle_problem(schema: dict[str, Any], resolver: Resolver[Any]) -> str | None:
     """Why a validator of `schema` would recurse for ever on any value, if it would: a cycle of references and
     in-place applicators. `resolver` resolves the schema's own references (`#...`); a reference it cannot resolve
     is left out (schema_problem refuses those)."""
@@ -123,7 +127,7 @@ def _subschemas(node: Any, where: str) -> Iterator[tuple[dict[str, Any], str]]:
 
 
 def _in_place(
-    node: dict[str, Any], where: str, resolver: referencing.Resolver[Any]
+    node: dict[str, Any], where: str, resolver: Resolver[Any]
 ) -> Iterator[tuple[Any, str]]:
     """The schemas applied to the same value as `node`, each with how it is reached ("$ref '#' at /")."""
     for keyword in _REFERENCES:

@@ -7,7 +7,7 @@ when the suite is read (rule J6). Several rooms use it, so it is no room's own."
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import referencing
@@ -19,7 +19,11 @@ from jsonschema_specifications import REGISTRY as META_SCHEMAS
 
 from ocllm.scoring.json_schemas.bounds import cycle_problem, size_problem
 
-DEFAULT = jsonschema.Draft202012Validator  # a schema without `$schema` is read as Draft 2020-12
+if TYPE_CHECKING:
+    # What `Registry.resolver` gives: referencing exports no name for it, and its own modules take it from _core.
+    from referencing._core import Resolver
+
+DEFAULT: type[Validator] = jsonschema.Draft202012Validator  # a schema without `$schema` is read as Draft 2020-12
 _REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 MESSAGE_LIMIT = 300  # a message of jsonschema's names the value, which may be large
 
@@ -40,7 +44,9 @@ def validator_class(schema: dict[str, Any]) -> type[Validator] | None:
     """The validator its `$schema` names (Draft 2020-12 without one); None for a `$schema` jsonschema does not know."""
     if "$schema" not in schema:
         return DEFAULT
-    return jsonschema.validators.validator_for(schema, default=None)  # type: ignore[arg-type]
+    # jsonschema is untyped (Any to the checker): it gives the class of the draft `$schema` names, or the default.
+    found: type[Validator] | None = jsonschema.validators.validator_for(schema, default=None)
+    return found
 
 
 def schema_problem(schema: object) -> str | None:
@@ -84,16 +90,18 @@ def validator_of(schema: dict[str, Any], cls: type[Validator] | None = None) -> 
     """A validator that never fetches: its registry holds the meta-schemas jsonschema ships and nothing else (the
     default one would download an unknown reference)."""
     cls = cls or validator_class(schema) or DEFAULT
-    return cls(schema, registry=referencing.Registry())  # type: ignore[call-arg]
+    return cls(schema, registry=referencing.Registry())
 
 
-def _offline_resolver(schema: dict[str, Any], cls: type[Validator]) -> referencing.Resolver[Any]:
+def _offline_resolver(schema: dict[str, Any], cls: type[Validator]) -> Resolver[Any]:
     """A resolver of references inside the schema itself (where a reference without `$id`s in between lands)."""
     specification = referencing.jsonschema.specification_with(
         str(cls.META_SCHEMA.get("$schema", "")), default=referencing.jsonschema.DRAFT202012
     )
     base = "urn:ocllm:schema"
-    return referencing.Registry().with_resource(base, specification.create_resource(schema)).resolver(base)
+    # with_resources, which with_resource calls with its one pair: with_resource has no return type (Any to mypy).
+    registry = referencing.Registry().with_resources([(base, specification.create_resource(schema))])
+    return registry.resolver(base)
 
 
 def short(message: str) -> str:

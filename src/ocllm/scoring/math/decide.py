@@ -159,7 +159,7 @@ def _decision(
         units = (
             (dropped_unit(statement.value, dozens), dropped_unit(task.answer or "", dozens))
             if statement is not None
-            else (None,)
+            else (None, None)
         )
         if verdict.outcome == "equal" and None not in units and units[0] != units[1]:
             # The values agree once their units are dropped, but the units differ: 5 cm is not 5 m.

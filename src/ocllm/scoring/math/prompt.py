@@ -9,6 +9,7 @@ from ocllm.scoring.task_type import Message, PromptSettings, chat
 # strongest statement the scorer reads (docs/scoring/math.md, rule M2).
 DEFAULT_TEMPLATE = "{question}\n\nPut your final answer within \\boxed{{}}."
 PLACEHOLDERS = ("question",)
+REQUIRED_PLACEHOLDERS = ("question",)  # what a lane's template must use
 
 
 def user_text(task: MathTask, template: str) -> str:

@@ -257,7 +257,8 @@ class _Reader:
                 f"the {what} {shown} would have {_about_digits(log_digits)} digits, more than "
                 f"{MAX_DIGITS:,} (the screen's limit)"
             )))  # fmt: skip
-        return 10.0**log_digits
+        bound: float = 10.0**log_digits  # typeshed says Any (a negative base's power is complex); 10's is a float
+        return bound
 
     def postfix(self) -> _Value:
         start = self.here()
@@ -307,7 +308,7 @@ class _Reader:
                     self.enter()
                     parts.append(self.postfix())
                     self.depth -= 1
-            digits = _plus(*(p.digits for p in parts), 0.0) if len(parts) == 2 else None
+            digits = _plus(parts[0].digits, parts[1].digits, 0.0) if len(parts) == 2 else None
             return _Value(digits, start, self.last_end())
         if token[0] in _DIGITS or token[0] == ".":
             return _Value(self.bound_literal(token, start, end), start, end)

@@ -79,8 +79,8 @@ def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
     neither right nor wrong is known, so the simulator's plain sentence answers, as it does a prompt it does not
     know (None, before any draw)."""
     task = request.task
-    if task is None or not (task.answer or "").strip():
-        return None
+    if not isinstance(task, MathTask) or not (task.answer or "").strip():
+        return None  # no gold known, a prompt it does not know, or another room's task (its own room answers it)
     content, thinking = math_answer(request.rng, task, correct=request.correct, reasoning=request.reasoning)
     return SimulatedAnswer(content, thinking)
 

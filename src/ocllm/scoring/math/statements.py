@@ -89,9 +89,9 @@ def marker_matches(text: str) -> list[_Marker]:
             at = lower.find(word, at + 1)
     tried.sort(key=lambda m: (m.start, _ORDER[m.kind]))
     kept: list[_Marker] = []
-    for m in tried:
-        if not kept or m.start >= kept[-1].end:
-            kept.append(m)
+    for marker in tried:
+        if not kept or marker.start >= kept[-1].end:
+            kept.append(marker)
     return kept
 
 
@@ -412,7 +412,7 @@ _JSON_ANSWER = re.compile(
 def _json_answers(piece: Piece, region: Field, boxes: list[MathCandidate], budget: _Budget) -> list[MathCandidate]:
     """An `answer_label` statement for each "answer" field of JSON in the text (reading `json_field`), its string
     read as JSON reads it ("\\\\frac{1}{2}" states \\frac{1}{2}); a box inside it is the box's statement."""
-    found = []
+    found: list[MathCandidate] = []
     if '"answer"' not in piece.text and '"final_answer"' not in piece.text:
         return found
     box_starts = [b.start for b in boxes]  # in order

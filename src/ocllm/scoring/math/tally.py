@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ocllm.models import Decision
+from ocllm.scoring.math.decision import MathDecision
 from ocllm.scoring.math.statements import MAX_STATEMENT_PLACES
 from ocllm.scoring.math.symbolic import SYMBOLIC_LIMIT_S
 
@@ -20,15 +20,13 @@ class MathTally:
         self.screened = 0  # of the undecided: values the screen kept from the symbolic check
         self.too_many_statements = 0  # regions past rule M2's bound on statements: not read, not credited
 
-    def add(self, decision: Decision) -> None:
-        comparator = getattr(decision, "comparator", "none")
-        comparison = getattr(decision, "comparison", "not_compared")
-        if comparator != "none":
-            self.comparators[comparator] += 1
-        self.killed += comparison == "killed"
-        self.undecided += comparison == "undecided"
-        self.screened += comparator == "screen"
-        self.too_many_statements += getattr(decision, "rule", None) == "too_many_statements"
+    def add(self, decision: MathDecision) -> None:
+        if decision.comparator != "none":
+            self.comparators[decision.comparator] += 1
+        self.killed += decision.comparison == "killed"
+        self.undecided += decision.comparison == "undecided"
+        self.screened += decision.comparator == "screen"
+        self.too_many_statements += decision.rule == "too_many_statements"
 
     def figures(self) -> dict[str, Any]:
         return {

@@ -8,7 +8,7 @@ import functools
 import re
 from typing import Literal, NamedTuple
 
-from ocllm.scoring.mcq.decision import Candidate
+from ocllm.scoring.mcq.decision import Candidate, Kind, Method
 from ocllm.scoring.mcq.values import ValueKey, value_key
 from ocllm.scoring.regions import Piece
 
@@ -126,18 +126,24 @@ def json_answer_field(text: str, start: int) -> bool:
 _REPLY_REACH = 20_000
 
 
+# The method of the letter a statement of each kind names.
+_LETTER_METHODS: dict[Kind, Method] = {
+    "final_colon": "final_colon_letter", "final_answer": "final_answer_letter", "answer": "answer_letter",
+    "boxed": "boxed_letter", "option_claim": "option_claim", "option_line": "option_line", "bare": "bare_letter",
+}  # fmt: skip
+
+
 def make_candidate(
-    found: Found, kind: str, region: Region, piece: Piece, ctx: TaskContext, *, hedged: bool = False
+    found: Found, kind: Kind, region: Region, piece: Piece, ctx: TaskContext, *, hedged: bool = False
 ) -> Candidate:
     letters = found.letters
+    method: Method
     if found.value is not None and not letters:
         method = "stated_value"  # a value that is no option's text: no letter at all
     elif found.value is not None:
         method = "option_text"
-    elif kind in ("option_line", "option_claim"):
-        method = kind
     else:
-        method = f"{kind}_letter"
+        method = _LETTER_METHODS[kind]
     # Code is not prose: "print('FINAL: A')" states nothing, unless nothing outside code does. The answer field of a
     # JSON reply is no code, fenced or not: it is the slot the prompt asked the answer in.
     in_code = not json_answer_field(piece.text, found.start) and inside_code_block(piece.text, found.start)

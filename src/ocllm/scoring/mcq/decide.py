@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from ocllm.models import Policy, Sample
 from ocllm.scoring.evidence import bounded
 from ocllm.scoring.mcq.candidates import TaskContext, rank
-from ocllm.scoring.mcq.decision import Candidate, McqDecision
+from ocllm.scoring.mcq.decision import Ambiguity, Candidate, McqDecision, Method, Rule
 from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.option_lines import find_bare_letter, find_option_claims, find_option_lines
 from ocllm.scoring.mcq.statements import (
@@ -26,10 +28,10 @@ from ocllm.scoring.regions import split_regions
 
 class _Pick(NamedTuple):
     letter: str | None
-    ambiguity: str
-    rule: str
+    ambiguity: Ambiguity
+    rule: Rule
     reason: str
-    method: str
+    method: Method
     hedged: bool = False
     statement: Candidate | None = None  # the statement that decided
 
@@ -65,18 +67,13 @@ def decide_mcq(task: McqTask, sample: Sample, policy: Policy) -> McqDecision:
         for c in find_statements(regions.reasoning, "reasoning", ctx, check_restated=policy.allow_reasoning_fallback)
         if not c.placeholder
     ] if not reasoning_unread else []  # fmt: skip
-    withdraw(found, sample.content or "")
-    if not _keep_own_question(found, sample.content or "", ctx.options, task.question):
-        _drop_invented_questions(found, sample.content or "")
-    other_questions = mark_other_questions(found, sample.content or "", task.prompt)
-    mark_exemplar_answers(found, ctx.exemplar_letters)
+    reading = _Reading(found, sample.content or "", ctx, task)
+    steps = [step.name for step in STEPS if step.marks(reading)]
+    other_questions = reading.other_questions
     # Echoes of the prompt's placeholder ("The answer is (X)") and statements the model took back are
     # kept as evidence, and never decide.
     visible = [c for c in found if not _ignored(c)]
     echoes = [c for c in found if _ignored(c)]
-    _labels_before_letters(visible)
-    _values_before_letters(visible)
-    _values_after_letters(visible, ctx)
 
     source: Literal["content", "reasoning", "none"]
     if visible:
@@ -151,9 +148,65 @@ def decide_mcq(task: McqTask, sample: Sample, policy: Policy) -> McqDecision:
         truncated=sample.finish_reason == "length",
         hedged=source != "none" and pick.hedged,
         candidates_left_out=left_out,
+        reading_steps=steps,
     )
 
 
+
+
+@dataclass
+class _Reading:
+    """What the reading steps look at and mark: the visible statements found, in reading order, the visible text,
+    the task; `other_questions` is what the step of that name found (the numbers answered, when every statement
+    answers another numbered question)."""
+
+    found: list[Candidate]
+    content: str
+    ctx: TaskContext
+    task: McqTask
+    other_questions: list[str] = field(default_factory=list)
+
+    def visible(self) -> list[Candidate]:
+        """The statements that may still decide: not an echo, not taken back, not another question's."""
+        return [c for c in self.found if not _ignored(c)]
+
+
+def _withdrawn(r: _Reading) -> None:
+    withdraw(r.found, r.content)
+
+
+def _invented_questions(r: _Reading) -> None:
+    if not _keep_own_question(r.found, r.content, r.ctx.options, r.task.question):
+        _drop_invented_questions(r.found, r.content)
+
+
+def _other_questions(r: _Reading) -> None:
+    r.other_questions = mark_other_questions(r.found, r.content, r.task.prompt)
+
+
+class Step(NamedTuple):
+    """One named step of reading the statements found (docs/scoring/mcq.md, "Reading steps"): it marks statements
+    with readings (and a contradiction), never adds or removes one. `marks` runs it and says whether it marked any."""
+
+    name: str
+    run: Callable[[_Reading], None]
+
+    def marks(self, r: _Reading) -> bool:
+        before = [(len(c.reading), c.contradiction) for c in r.found]
+        self.run(r)
+        return before != [(len(c.reading), c.contradiction) for c in r.found]
+
+
+# The chain, in the order it runs: what one step marks, the next reads (an ignored statement is no later step's).
+STEPS: tuple[Step, ...] = (
+    Step("withdrawn", _withdrawn),
+    Step("invented_questions", _invented_questions),
+    Step("other_questions", _other_questions),
+    Step("exemplar_answers", lambda r: mark_exemplar_answers(r.found, r.ctx.exemplar_letters)),
+    Step("labels_before_letters", lambda r: _labels_before_letters(r.visible())),
+    Step("values_before_letters", lambda r: _values_before_letters(r.visible())),
+    Step("values_after_letters", lambda r: _values_after_letters(r.visible(), r.ctx)),
+)
 
 
 def _past_bound(places: int) -> str:
@@ -343,8 +396,8 @@ def _values_after_letters(visible: list[Candidate], ctx: TaskContext) -> None:
     last_of_rank: dict[int, Candidate] = {}
     for c in visible:
         before = last_of_rank.get(rank(c))
-        eligible = not c.letters and c.value is not None and "letter_follows" not in c.reading
-        if not eligible or before is None or before.letter is None:
+        # Eligible: a value, named by no letter, that is not the value printed beside a letter.
+        if c.letters or c.value is None or "letter_follows" in c.reading or before is None or before.letter is None:
             last_of_rank[rank(c)] = c
             continue
         c.reading.append("restates_letter")
@@ -387,7 +440,7 @@ def _select(candidates: list[Candidate], policy: Policy, where: str) -> _Pick:
     if last.reading:
         said += f" [read by: {', '.join(last.reading)}]"
 
-    def pick(letter: str | None, ambiguity: str, rule: str, reason: str) -> _Pick:
+    def pick(letter: str | None, ambiguity: Ambiguity, rule: Rule, reason: str) -> _Pick:
         hedged = last.hedged or "guess" in last.reading or "list_label" in last.reading
         return _Pick(letter, ambiguity, rule, reason, last.method, hedged, last)
 

@@ -63,3 +63,6 @@ class McqDecision(Decision, kw_only=True):
     rule: Rule
     candidates: list[Candidate] = msgspec.field(default_factory=list)
     hedged: bool = False  # the deciding statement was hedged ("the answer is likely C")
+    # The reading steps (decide.STEPS, docs/scoring/mcq.md "Reading steps") that marked any of its statements, in
+    # the order they ran: why a statement that does not decide was set aside.
+    reading_steps: list[str] = msgspec.field(default_factory=list)

@@ -8,6 +8,7 @@ from ocllm.scoring.task_type import Message, PromptSettings, chat
 
 DEFAULT_TEMPLATE = "{question}\n\n{options}\n\nThink it through, then end with a line of the form FINAL: <letter>."
 PLACEHOLDERS = ("question", "options", "letters")
+REQUIRED_PLACEHOLDERS = ("question", "options")  # what a lane's template must use
 
 
 def format_options(options: list[str]) -> str:

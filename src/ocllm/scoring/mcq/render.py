@@ -3,46 +3,40 @@ marked, and each statement found with the letters it names and how it was read."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from ocllm.scoring.mcq.decision import Candidate, McqDecision
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.option_letters import option_letter
+from ocllm.scoring.scored import Scored
 from ocllm.scoring.task_view import MarkedOption, Statement, Tag, TaskView, candidates_of, statement
 
 
-def _options(record: Mapping[str, Any]) -> list[MarkedOption]:
-    expected = record.get("expected_answer")
-    picked = record.get("extracted_final_answer")
+def _options(scored: Scored[McqTask, McqDecision]) -> list[MarkedOption]:
+    # The gold and the pick as every record gives them: a failed request's record names its gold too.
+    expected = scored.record.get("expected_answer")
+    picked = scored.record.get("extracted_final_answer")
     out = []
-    for i, text in enumerate(record.get("options") or []):
+    for i, text in enumerate((scored.task.options if scored.task is not None else None) or []):
         # Past 26 options a record read from another tool's file has no letter: its options are numbered.
         letter = option_letter(i) if i < 26 else str(i + 1)
         out.append(MarkedOption(letter, str(text), letter == expected, letter == picked and picked != expected))
     return out
 
 
-def _statement(candidate: Mapping[str, Any], deciding: bool) -> Statement:
+def _statement(candidate: Candidate, deciding: bool) -> Statement:
     tags = []
-    if candidate.get("hedged"):
+    if candidate.hedged:
         tags.append(Tag("hedged", warn=True))
-    if candidate.get("out_of_range"):
+    if candidate.out_of_range:
         tags.append(Tag("out of range", warn=True))
-    if candidate.get("placeholder"):
+    if candidate.placeholder:
         tags.append(Tag("placeholder echo", warn=True))
-    # A record without letters states a value (a statement of another room's, read as MCQ's): drawn as such.
-    stated = None
-    if "letters" not in candidate and candidate.get("value") is not None:
-        normal = candidate.get("normalised")
-        value = candidate["value"]
-        stated = str(value) + (f" → {normal}" if normal is not None and normal != value else "")
-    elif candidate.get("value") is not None:
-        tags.append(Tag(f"value {candidate['value']}"))
-    letters = candidate.get("letters") or ([candidate["letter"]] if candidate.get("letter") else [])
-    return statement(candidate, deciding, letters=[str(x) for x in letters], stated=stated, own_tags=tags)
+    if candidate.value is not None:
+        tags.append(Tag(f"value {candidate.value}"))
+    letters = candidate.letters or ([candidate.letter] if candidate.letter else [])
+    return statement(candidate, deciding, letters=letters, own_tags=tags)
 
 
-def task_view(record: Mapping[str, Any]) -> TaskView:
-    return TaskView(
-        options=_options(record),
-        statements=[_statement(c, deciding) for c, deciding in candidates_of(record)],
-    )
+def task_view(scored: Scored[McqTask, McqDecision]) -> TaskView:
+    decision = scored.decision
+    found = candidates_of(decision.candidates, decision.decided_by) if decision is not None else []
+    return TaskView(options=_options(scored), statements=[_statement(c, deciding) for c, deciding in found])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import re
 
+from ocllm.scoring.mcq.fields import McqTask
 from ocllm.scoring.mcq.option_letters import MAX_OPTIONS, option_letters
 from ocllm.scoring.simulated import SimulatedAnswer, SimulatedRequest, snippet
 
@@ -23,6 +24,8 @@ def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
     before any draw) when there are no options to pick from, or for an unknown prompt whose request offers tools:
     that request asks for calls, not a letter."""
     task, rng = request.task, request.rng
+    if task is not None and not isinstance(task, McqTask):
+        return None  # another room's task: its own room answers it (a room of McqTask's subclass is answered here)
     if task is None and request.tools.offered:
         return None
     options = (task.options if task is not None and task.options else None) or parse_options(request.prompt)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from ocllm.scoring.mcq.candidates import Found, Region, TaskContext, hypothetical, json_answer_field, make_candidate
-from ocllm.scoring.mcq.decision import Candidate
+from ocllm.scoring.mcq.decision import Candidate, Kind
 from ocllm.scoring.mcq.letters import (
     ENGLISH_WORD_LETTERS,
     LINE_WINDOW,
@@ -83,6 +83,11 @@ _MARKER_PATTERNS = {
     "boxed": r"\\boxed[ \t]*\{",
 }  # fmt: skip
 MARKERS = re.compile("|".join(f"(?P<{name}>{pattern})" for name, pattern in _MARKER_PATTERNS.items()), re.IGNORECASE)
+# The kind of the statement each marker (MARKERS' group that matched) begins: a hedged one's is a hedged "answer".
+_MARKER_KINDS: dict[str, Kind] = {
+    "final_colon": "final_colon", "hedged": "answer", "final_answer": "final_answer", "answer": "answer",
+    "boxed": "boxed",
+}  # fmt: skip
 # Every marker begins with one of these words. Finding them with str.find on a lower-cased copy and
 # trying the marker pattern only there is ~20x faster than letting the regex scan long reasoning.
 _MARKER_WORDS = (
@@ -185,7 +190,9 @@ def find_statements(
             # The reasoning before a JSON reply's answer field is the field's neighbour, not a hedge around it.
             hedged = kind == "hedged" or (not reply_field and hypothetical(text, m.start()))
             statement = got._replace(start=m.start())
-            candidate = make_candidate(statement, "answer" if hedged else kind, region, piece, ctx, hedged=hedged)
+            candidate = make_candidate(
+                statement, "answer" if hedged else _MARKER_KINDS[kind], region, piece, ctx, hedged=hedged
+            )
             if _GUESS_AFTER.match(text, got.end):
                 # The model's final word all the same: it keeps its rank, and the decision says it was a guess.
                 candidate.reading.append("guess")
@@ -413,7 +420,7 @@ def value_contradiction(line: str, letter: str, ctx: TaskContext, *, bare_takes_
     own = ctx.option_keys[index].number
     said = value_key(stated.value or "").number if stated is not None else None
     unit = own[1] if bare_takes_unit and said is not None and own is not None and not said[1] else None
-    if said is None or own is None or (unit or said[1]) != own[1] or _near(said[0], own[0]):
+    if stated is None or said is None or own is None or (unit or said[1]) != own[1] or _near(said[0], own[0]):
         return None
     return f"restates {stated.value!r}, which is not option {letter} ({ctx.options[index]!r}) nor any option"
 

@@ -17,6 +17,7 @@ class SubstringsTask(Task, tag="required_substrings", kw_only=True):
 
 DEFAULT_TEMPLATE = "{question}"
 PLACEHOLDERS = ("question",)
+REQUIRED_PLACEHOLDERS = ()  # what a lane's template must use
 # The most substrings one task may require (docs/lanes.md, "Bounds on suites"): each is searched for in the whole
 # answer and each missing one is listed in the decision, so a decision costs by their count (100,000 took 1.4 s of
 # CPU on a 34,000-character answer; an 8 MB suite line holds 800,000). Tasks written by hand hold a handful.

@@ -14,8 +14,8 @@ from ocllm.scoring.substrings.fields import SubstringsTask
 def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
     """The room's hook (`TaskType.simulated_answer`): an answer to a task of this room; no answer to a prompt the
     simulator does not know."""
-    if request.task is None:
-        return None
+    if not isinstance(request.task, SubstringsTask):
+        return None  # a prompt it does not know (no task), or another room's task, which its own room answers
     return _substrings_answer(request.rng, request.task, correct=request.correct, reasoning=request.reasoning)
 
 

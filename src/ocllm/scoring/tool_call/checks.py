@@ -103,7 +103,7 @@ def check_call(call: CallCheck, expected: Mapping[str, Any] | None, expected_ind
     """`call` with its checks against `expected` (None: no expected call to set it against; its name is checked)."""
     if call.problem in ("invalid_arguments_json", "arguments_not_an_object", "not_a_call"):
         return msgspec.structs.replace(call, expected_index=expected_index, ok=False)
-    if call.name not in schemas:
+    if call.name is None or call.name not in schemas:
         known = ", ".join(sorted(schemas)) or "none"
         return msgspec.structs.replace(call, expected_index=expected_index, ok=False, problem="unknown_function",
                                        said=f"{call.name!r} is none of the task's tools ({known})")  # fmt: skip
@@ -178,7 +178,7 @@ def match(fits: list[list[bool]], expected: int) -> list[int | None]:
     for call in range(len(fits)):
         place(call, set())
     placed: list[int | None] = [None] * len(fits)
-    for target, call in enumerate(owner):
-        if call is not None:
-            placed[call] = target
+    for target, taker in enumerate(owner):
+        if taker is not None:
+            placed[taker] = target
     return placed

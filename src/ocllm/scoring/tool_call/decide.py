@@ -24,8 +24,8 @@ def decide_tool_call(task: ToolCallTask, sample: Sample, policy: Policy) -> Tool
     expected = task.expected_calls or []
     schemas = parameters_of(task.tools or [])
     regions = split_regions(sample.content, sample.reasoning, think_prefilled=policy.think_prefilled)
-    as_text = [(source, calls) for source, pieces in (("content", regions.visible), ("reasoning", regions.reasoning))
-               if (calls := _text_calls(source, pieces))]  # fmt: skip
+    read: list[tuple[CallSource, list[Piece]]] = [("content", regions.visible), ("reasoning", regions.reasoning)]
+    as_text = [(source, calls) for source, pieces in read if (calls := _text_calls(source, pieces))]
     truncated = sample.finish_reason == "length"
     cut = _CUT if truncated else ""
     base: dict[str, Any] = {
@@ -82,14 +82,14 @@ def verdict(
     made = calls[:MAX_CALLS]
     count = len(calls)
     if not expected:
-        checked = [check_call(c, None, None, schemas) for c in made]
+        checked: list[CallCheck] = [check_call(c, None, None, schemas) for c in made]
         names = ", ".join(str(c.name) for c in made)
         said = f"{count} call(s) made ({names}) where none was expected"
         return False, "call_when_none_expected", checked, left_out, [said]
     grid = [[check_call(c, e, j, schemas) for j, e in enumerate(expected)] for c in made]
     placed = match([[check.ok for check in row] for row in grid], len(expected))
     taken = {j for j in placed if j is not None}
-    checked: list[CallCheck] = []
+    checked = []
     for i, call in enumerate(made):
         j = placed[i]
         if j is not None:
@@ -99,7 +99,7 @@ def verdict(
         named = [k for k in free if expected[k]["name"] == call.name] or [
             k for k in range(len(expected)) if expected[k]["name"] == call.name
         ]
-        pick = (named or free or [None])[0]
+        pick = next(iter(named or free), None)
         if pick is None:
             extra = check_call(call, None, None, schemas)
             checked.append(_replace(extra, said=f"{call.name!r}: an extra call (every expected call is matched)")

@@ -27,6 +27,7 @@ class ToolCallTask(Task, tag="tool_call", kw_only=True):
 
 DEFAULT_TEMPLATE = "{question}"  # the tools travel in the request's `tools`; a lane may show them too with {tools}
 PLACEHOLDERS = ("question", "tools")
+REQUIRED_PLACEHOLDERS = ("question",)  # what a lane's template must use
 
 
 def tools_problem(tools: object) -> str | None:

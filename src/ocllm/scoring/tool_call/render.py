@@ -7,73 +7,74 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ocllm.scoring.task_type import DetailTable, Record
+from ocllm.scoring.scored import Scored
+from ocllm.scoring.task_type import DetailTable
+from ocllm.scoring.tool_call.decision import CallCheck, ToolCallDecision
+from ocllm.scoring.tool_call.fields import ToolCallTask
 
 _SHORT = 120
+
+ToolCall = Scored[ToolCallTask, ToolCallDecision]
 
 
 def _short(text: str, limit: int = _SHORT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def expected_text(record: Record) -> str:
-    return _short(str(record.get("expected_answer") or "—"))
+def expected_text(scored: ToolCall) -> str:
+    return _short(str(scored.record.get("expected_answer") or "—"))  # the expected calls as the record states them
 
 
-def _call_text(call: Mapping[str, Any]) -> str:
-    arguments = call.get("arguments")
-    if not isinstance(arguments, dict):
-        text = call.get("arguments_text")
-        return f"{call.get('name')}({_short(str(text), 60) if text is not None else ''})"
-    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
-    return f"{call.get('name')}({args})"
+def _call_text(call: CallCheck) -> str:
+    if call.arguments is None:
+        text = call.arguments_text
+        return f"{call.name}({_short(text, 60) if text is not None else ''})"
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in call.arguments.items())
+    return f"{call.name}({args})"
 
 
-def extracted_text(record: Record) -> str:
-    calls = [c for c in record.get("calls") or [] if isinstance(c, dict)]
-    source = record.get("call_source")
-    if not calls:
+def extracted_text(scored: ToolCall) -> str:
+    decision = scored.decision
+    if decision is None or not decision.calls:  # a failed request, or an input's record of its own: no call read
         return "no call"
-    made = _short("; ".join(_call_text(c) for c in calls))
-    if source == "tool_calls":
+    made = _short("; ".join(_call_text(c) for c in decision.calls))
+    if decision.call_source == "tool_calls":
         return made
-    return f"as text in the {source} ({record.get('call_format')}): {made}"
+    return f"as text in the {decision.call_source} ({decision.call_format}): {made}"
 
 
-def _where(call: Mapping[str, Any]) -> str:
-    if call.get("source") == "tool_calls":
+def _where(call: CallCheck) -> str:
+    if call.source == "tool_calls":
         return "tool_calls"
-    return f"{call.get('format')} text in the {call.get('source')} ({call.get('field')} chars " \
-           f"{call.get('start')}-{call.get('end')})"
+    return f"{call.format} text in the {call.source} ({call.field} chars {call.start}-{call.end})"
 
 
-def evidence_lines(record: Record) -> list[tuple[str, str]]:
+def evidence_lines(scored: ToolCall) -> list[tuple[str, str]]:
+    decision = scored.decision
+    if decision is None:
+        return []
     lines: list[tuple[str, str]] = []
-    if record.get("call_source") not in (None, "none"):
-        said = str(record.get("call_source"))
-        if record.get("call_format"):
-            said += f" (as text, {record['call_format']} format; correct if parsed: {record.get('correct_if_parsed')})"
+    if decision.call_source != "none":
+        said: str = decision.call_source
+        if decision.call_format:
+            said += f" (as text, {decision.call_format} format; correct if parsed: {decision.correct_if_parsed})"
         lines.append(("calls found in", said))
-    for call in record.get("calls") or []:
-        if not isinstance(call, dict):
-            continue
-        number = int(call.get("index", 0)) + 1
-        verdict = "matches" if call.get("matched") else "does not match"
-        target = call.get("expected_index")
-        against = f" expected call {target + 1}" if isinstance(target, int) else ""
-        lines.append((f"call {number}", f"{_short(_call_text(call))} [{_where(call)}] {verdict}{against}: "
-                                        f"{call.get('said')}"))  # fmt: skip
-        for check in call.get("argument_checks") or []:
-            if isinstance(check, dict):
-                mark = "ok" if check.get("ok") else str(check.get("problem"))
-                lines.append((f"call {number} {check.get('name')}", f"{mark}: {check.get('said')}"))
-    for reason in record.get("reasons") or []:
-        lines.append(("reason", str(reason)))
-    if record.get("calls_left_out"):
-        lines.append(("calls", f"{record['calls_left_out']} more call(s) not checked"))
-    if record.get("text_calls_beside"):
-        lines.append(("as text too", f"{record['text_calls_beside']} call(s) written as text beside tool_calls"))
-    if record.get("truncated"):
+    for call in decision.calls:
+        number = call.index + 1
+        verdict = "matches" if call.matched else "does not match"
+        target = call.expected_index
+        against = f" expected call {target + 1}" if target is not None else ""
+        lines.append((f"call {number}", f"{_short(_call_text(call))} [{_where(call)}] {verdict}{against}: {call.said}"))
+        for check in call.argument_checks:
+            mark = "ok" if check.ok else str(check.problem)
+            lines.append((f"call {number} {check.name}", f"{mark}: {check.said}"))
+    for reason in decision.reasons:
+        lines.append(("reason", reason))
+    if decision.calls_left_out:
+        lines.append(("calls", f"{decision.calls_left_out} more call(s) not checked"))
+    if decision.text_calls_beside:
+        lines.append(("as text too", f"{decision.text_calls_beside} call(s) written as text beside tool_calls"))
+    if decision.truncated:
         lines.append(("truncated", "cut at max_tokens"))
     return lines
 

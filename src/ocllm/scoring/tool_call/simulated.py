@@ -43,9 +43,12 @@ def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
     """The room's hook (`TaskType.simulated_answer`): an answer to a tool_call task, and to a prompt the simulator
     does not know whose request offers tools (a model given tools mostly calls one); no answer to an unknown prompt
     offered none."""
-    if request.task is None and not request.tools.offered:
+    task = request.task
+    if task is not None and not isinstance(task, ToolCallTask):
+        return None  # another room's task: its own room answers it
+    if task is None and not request.tools.offered:
         return None
-    return tool_answer(request.rng, request.task, request.tools, correct=request.correct, reasoning=request.reasoning)
+    return tool_answer(request.rng, task, request.tools, correct=request.correct, reasoning=request.reasoning)
 
 
 def tool_answer(

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ocllm.models import Decision
 from ocllm.scoring.task_type import TextCalls
+from ocllm.scoring.tool_call.decision import ToolCallDecision
 
 # Each format text_calls.py finds, in words (what the advice says the model wrote).
 FORMAT_WORDS = {
@@ -33,15 +33,12 @@ class ToolCallTally:
         # constraint did not take (advice.py, `constraint_did_not_take`).
         self.cut_without_call = 0
 
-    def add(self, decision: Decision) -> None:
-        if decision.correct is None:
-            return  # a failed request: nothing was answered
+    def add(self, decision: ToolCallDecision) -> None:
         self.answers += 1
         self.correct += decision.correct is True
         self.rules[decision.rule] += 1
-        source = getattr(decision, "call_source", "none")
-        calls = getattr(decision, "calls", [])
-        made = len(calls) + getattr(decision, "calls_left_out", 0)
+        source, calls = decision.call_source, decision.calls
+        made = len(calls) + decision.calls_left_out
         self.cut_without_call += decision.truncated and source != "tool_calls"
         if source == "tool_calls":
             self.structured += 1
@@ -50,9 +47,9 @@ class ToolCallTally:
         elif source in ("content", "reasoning"):
             self.as_text += 1
             self.calls_as_text += made
-            self.by_format[str(getattr(decision, "call_format", None))] += 1
+            self.by_format[str(decision.call_format)] += 1
             self.by_where[source] += 1
-            self.correct_if_parsed += getattr(decision, "correct_if_parsed", None) is True
+            self.correct_if_parsed += decision.correct_if_parsed is True
 
     def figures(self) -> dict[str, Any]:
         return {

@@ -156,9 +156,9 @@ def _library_value(value: Any, kind: type, depth: int, extra: Extra | None, size
         return {"b": name}
     if kind in _DESCRIPTOR_KINDS:
         owner = getattr(value, "__objclass__", None)
-        owner_name = getattr(owner, "__name__", "")
-        if _METHOD_TYPES.get(owner_name) is owner and getattr(owner, value.__name__, None) is value:
-            return {"m": [owner_name, value.__name__]}
+        owner_name, method_name = getattr(owner, "__name__", ""), value.__name__  # a method descriptor has a name
+        if _METHOD_TYPES.get(owner_name) is owner and getattr(owner, method_name, None) is value:
+            return {"m": [owner_name, method_name]}
     if extra is not None:
         return extra(value)
     raise CannotCross(kind.__name__)
@@ -208,7 +208,7 @@ def _tagged(pairs: list[tuple[str, Any]], handle: Callable[[int], Any] | None) -
         factory = payload[0]
         if factory is not None and factory not in BUILTIN_TYPES:
             raise Unreadable("a defaultdict whose factory is not a built-in type")
-        made = collections.defaultdict(None if factory is None else _NAMED[factory])
+        made: collections.defaultdict[Any, Any] = collections.defaultdict(None if factory is None else _NAMED[factory])
         made.update((key, item) for key, item in _pair_list(payload[1]))
         return made
     if tag == "Q" and type(payload) is list and len(payload) == 2 and type(payload[1]) is list:

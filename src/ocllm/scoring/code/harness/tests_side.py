@@ -96,7 +96,7 @@ class _Channel:
             self.objects[number] = _Object(self, number)
         return self.objects[number]
 
-    def receive(self, during: str) -> Any:
+    def receive(self, during: str) -> list[Any]:
         try:
             message = channel.receive(self.replies_fd, self.object)
         except channel.Unreadable as exc:
