@@ -28,7 +28,7 @@ from ocllm.scoring import task_types
 from ocllm.scoring.task_type import PromptSettings
 
 _LANE_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9_.-]+")
-# The lane's other numeric settings (the sampling settings' ranges are in sampling.py); their ranges are in bounds.py.
+# The lane's numeric settings besides its sampling ones (sampling.py declares theirs): their ranges are in bounds.py.
 _NUMERIC = ("samples_per_task", "concurrency", "timeout_s", "max_attempts", "retry_budget_s")
 
 
