@@ -88,6 +88,18 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     # Times the request was sent again on a new connection without spending an attempt: a kept-alive connection
     # from the pool had been closed by the server before any byte of an answer (client.py says when that is safe).
     resends: int = 0
+    # A conversation (a task whose room continues it, `TaskType.next_turn`): every request of the episode and what
+    # the server returned, in order. The fields above then hold the episode as a whole: `request` its first request,
+    # the content, reasoning, calls and finish reason its last reply's, usage, latency, attempts, retries and
+    # re-sends the sum of its requests', the error that ended it, if one did. None for a one-request task.
+    turns: list[Turn] | None = None
+    # Why the room ended the episode (its own word: "answered", "turn_bound", ...; run/conversation.py adds
+    # "refused": the server refused a request past the first). None for a one-request task, and for an episode a
+    # failed request ended (`error` says why).
+    episode_end: str | None = None
+    # Times the episode was started again because an earlier invocation was stopped in its middle (--resume): the
+    # requests those attempts made are kept in the run directory's turns.jsonl, as evidence, and never scored.
+    restarted: int = 0
 
     def sent_prompt(self) -> str | None:
         """The last user message of the request, as sent: the scorer reads its format instruction."""
@@ -97,6 +109,26 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
                 content = message.get("content")
                 return content if isinstance(content, str) else None
         return None
+
+
+class Turn(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One request of a conversation and what the server returned. What the request sent is the conversation so far
+    (the episode's first request, then each turn's messages and its reply's assistant message) with the messages
+    and tools this turn added: a turn keeps only what it added, so an episode's record grows with its turns, not
+    with their square."""
+
+    sent: list[dict[str, Any]] = msgspec.field(default_factory=list)  # messages added before this request
+    tools_added: list[dict[str, Any]] = msgspec.field(default_factory=list)  # tools this request offered anew
+    reply: Sample  # the server's answer, or why the request failed (its `request` left off: see above)
+
+
+class NextTurn(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What a conversation's room says after each reply (`TaskType.next_turn`): the messages to send next (the calls'
+    results, the next user message) and the tools the next request adds, or that the episode has ended and why."""
+
+    messages: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    tools_added: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    end: str | None = None  # why the episode ended, in the room's word; None: send `messages`
 
 
 def as_sent(task: Task, sample: Sample) -> Task:
@@ -212,9 +244,13 @@ def sample_from_record(record: Mapping[str, Any], struct: type[Sample] = Sample)
     field's default. Raises msgspec.ValidationError for a value of the wrong kind (the reader says which record)."""
     fields = {name: record[key] for key, name in SAMPLE_KEYS if key in record}
     fields.update((key, record[key]) for key in ("sample", *_WITH_THE_DECISION) if key in record)
-    fields.update((f.name, record[f.name]) for f in _later_fields(struct) if f.name in record)
-    msgspec.convert(fields, struct)  # checked; then built from the values as given, as every reader built it: an
-    return struct(**fields)  # integer latency stays one (convert makes it a float), and is written back as read
+    later = [f.name for f in _later_fields(struct) if f.name in record]
+    fields.update((name, record[name]) for name in later)
+    converted = msgspec.convert(fields, struct)  # checked; then built from the values as given, as every reader
+    # built it: an integer latency stays one (convert makes it a float), and is written back as read. A later field
+    # is taken as converted: its value may be a struct (a conversation's turns).
+    fields.update((name, getattr(converted, name)) for name in later)
+    return struct(**fields)
 
 
 @functools.cache

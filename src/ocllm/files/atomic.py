@@ -94,11 +94,14 @@ def atomic_write_text(path: Path, text: str) -> None:
 # samples.jsonl  one line per finished task, appended and flushed as each finishes; never rewritten
 #                except by --retry-errors, which drops failed lines (atomically) before re-running them
 # metrics.json   derived: the decisions and summary, recomputed whenever the run finishes
+# turns.jsonl    a conversation's requests, one line each as it finishes (run/turn_log.py): what an episode
+#                stopped in its middle had done; absent from a run without conversations
 MANIFEST = "manifest.json"
 SUITE_COPY = "suite.jsonl"
 SAMPLES = "samples.jsonl"
 METRICS = "metrics.json"
-RUN_FILES = (MANIFEST, SUITE_COPY, SAMPLES, METRICS)
+TURNS = "turns.jsonl"
+RUN_FILES = (MANIFEST, SUITE_COPY, SAMPLES, METRICS, TURNS)
 
 
 def read_samples(path: Path, *, repair: bool = False) -> list[Sample]:

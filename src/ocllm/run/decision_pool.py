@@ -41,11 +41,13 @@ import os
 import weakref
 from collections import deque
 from collections.abc import Callable, Collection
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from ocllm.models import Decision, Policy, Sample, Task
+import msgspec
+
+from ocllm.models import Decision, NextTurn, Policy, Sample, Task
 from ocllm.run.decision_spool import EncodedDecision, decode
-from ocllm.run.decision_workers import Worker, context
+from ocllm.run.decision_workers import DECIDE, NEXT_TURN, Worker, context
 from ocllm.scoring import decide
 
 __all__ = ["AHEAD", "BATCH_MAX", "DEFAULT_WORKERS", "Decider", "DecisionPool", "LiveDecisions"]
@@ -75,8 +77,10 @@ class _Item(NamedTuple):
     task: Task
     sample: Sample
     policy: Policy
-    future: asyncio.Future[EncodedDecision | None]
+    # A decision's outcome is EncodedDecision, a conversation's next turn its NextTurn JSON (bytes); None: lost.
+    future: asyncio.Future[Any]
     retry: bool  # its worker died on its batch: taken again, alone, and given up if its worker dies again
+    kind: str = DECIDE  # what is asked (decision_workers.DECIDE or NEXT_TURN)
 
 
 class DecisionPool:
@@ -119,6 +123,21 @@ class DecisionPool:
         self._queue.append(_Item(task, sample, policy, future, retry=False))
         self._flush_soon()
         return future
+
+    async def next_turn(self, task: Task, episode: Sample, policy: Policy) -> NextTurn | None:
+        """What a conversation sends after its last reply (`scoring.next_turn`), asked of a worker as a decision is
+        (its tool calls run there, never in the event loop), in the same queue, so that the workers' time is shared
+        fairly between the run's decisions and its conversations; None when workers died on it twice."""
+        if self._closed:
+            raise RuntimeError("the decision pool is closed")
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._adopt(loop)
+        future: asyncio.Future[bytes | None] = loop.create_future()
+        self._queue.append(_Item(task, episode, policy, future, retry=False, kind=NEXT_TURN))
+        self._flush_soon()
+        encoded = await future
+        return None if encoded is None else msgspec.json.decode(encoded, type=NextTurn)
 
     def start(self) -> None:
         """Start the workers now, and wait until each has started: the runner calls it before its first request,
@@ -211,7 +230,7 @@ class DecisionPool:
         worker.batch.extend(batch)  # the items not yet decided, in the order it decides them
         worker.sizes.append(len(batch))
         try:
-            if not worker.send([(item.task, item.sample, item.policy) for item in batch]):
+            if not worker.send([(item.kind, item.task, item.sample, item.policy) for item in batch]):
                 self._loop.add_writer(worker.jobs_fd, self._writable, worker)
         except BrokenPipeError:
             self._died(worker)
@@ -278,9 +297,9 @@ def _stop_all(workers: list[Worker], kill: bool) -> None:
 
 
 def _settle(
-    future: asyncio.Future[EncodedDecision | None],
+    future: asyncio.Future[Any],
     *,
-    result: EncodedDecision | None = None,
+    result: EncodedDecision | bytes | None = None,
     exception: BaseException | None = None,
 ) -> None:
     if future.done():  # given up by its caller (the run is ending on an error or Ctrl-C)

@@ -36,15 +36,21 @@ from multiprocessing.connection import Connection
 from multiprocessing.context import ForkServerContext
 from typing import Any
 
+import msgspec
+
+from ocllm import scoring
 from ocllm.models import Decision, Policy, Sample, Task
 from ocllm.run.decision_spool import EncodedDecision, encode
 from ocllm.scoring import guarded
 from ocllm.scoring.guarded import die_with_parent_thread
 
-__all__ = ["Job", "Worker", "context"]
+__all__ = ["DECIDE", "NEXT_TURN", "Job", "Worker", "context"]
 
 Decider = Callable[[Task, Sample, Policy], Decision]
-Job = tuple[Task, Sample, Policy]
+# What a worker is asked: a decision (DECIDE), or what a conversation sends next (NEXT_TURN: `scoring.next_turn`,
+# whose tool calls run against the task's environment here, off the event loop), of a task, a sample, a policy.
+DECIDE, NEXT_TURN = "decide", "next_turn"
+Job = tuple[str, Task, Sample, Policy]
 # How often a worker looks whether ocllm is still there, where it cannot wait for its end (no pidfd).
 _PARENT_CHECK_S = 1.0
 # How long stopping waits for a worker before killing it.
@@ -190,8 +196,11 @@ def _serve(jobs: Connection, outcomes: Connection, decider: Decider, parent: int
         while True:
             # Each outcome sent as soon as it is decided, not with the batch: a slow decision (a symbolic check)
             # keeps waiting only the decisions after it, and the run's room for waiting answers frees one by one.
-            for task, sample, policy in jobs.recv():
-                outcomes.send(_decided(decider, task, sample, policy))
+            for kind, task, sample, policy in jobs.recv():
+                if kind == NEXT_TURN:
+                    outcomes.send(_continued(task, sample, policy))
+                else:
+                    outcomes.send(_decided(decider, task, sample, policy))
     except (EOFError, OSError):
         return  # ocllm closed its ends: the pool is stopping
 
@@ -202,6 +211,15 @@ def _decided(decider: Decider, task: Task, sample: Sample, policy: Policy) -> En
     try:
         return encode(decider(task, sample, policy))
     except Exception as exc:  # carried to the caller of this one decision
+        return _carried(exc)
+
+
+def _continued(task: Task, sample: Sample, policy: Policy) -> bytes | BaseException:
+    """What the conversation sends next, JSON-encoded (the event loop decodes a few small messages, never a
+    decision); an exception the room raised is the outcome, as a decision's is."""
+    try:
+        return msgspec.json.encode(scoring.next_turn(task, sample, policy))
+    except Exception as exc:  # carried to the conversation that asked
         return _carried(exc)
 
 

@@ -6,6 +6,7 @@ samples.jsonl  one line per finished sample of a task (one per task unless sampl
                flushed as each finishes; never rewritten
                except by --retry-errors, which drops failed lines (atomically) before re-running them
 metrics.json   derived: the decisions and summary, recomputed whenever the run finishes
+turns.jsonl    a conversation's requests as each finishes (turn_log.py); only in a run with conversations
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -22,6 +22,7 @@ from ocllm.errors import Interrupted
 from ocllm.model_names import is_model_mismatch
 from ocllm.models import Decision, Policy, Sample, ShardRecord, Task, as_sent
 from ocllm.run.client import AttemptWatch, FailedAttempt
+from ocllm.run.conversation import TurnLog, converse
 from ocllm.run.decision_pool import DecisionPool, LiveDecisions
 from ocllm.run.decision_spool import DecisionSpool, EncodedDecision
 from ocllm.run.directory import RunDirectory
@@ -35,6 +36,8 @@ from ocllm.run.prompting import request_body
 from ocllm.run.server_kind import ServerIdentity
 from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
+from ocllm.run.turn_log import TURNS, TurnLogFile, started_before
+from ocllm.scoring import is_conversation
 from ocllm.suites import Suite, first_tasks, load_suite
 
 
@@ -283,6 +286,9 @@ class LaneRun:
     server: ManagedServer | None = None
     shard: ShardRecord | None = None
     command: str = "run"
+    # How often each conversation's episode was started before (turns.jsonl, read on --resume): a restarted one says
+    # so in its sample.
+    restarts: dict[tuple[str, int], int] = field(default_factory=dict)
 
     async def run(self) -> _Sent:
         """The server check, then the pending tasks. Each answer is decided in the pool (off the event loop) and its
@@ -300,6 +306,8 @@ class LaneRun:
             # written, and what was added beside it.
             sent_lane = msgspec.structs.replace(self.lane, extra_body={**added, **self.lane.extra_body})
         existing = self.run_dir.open(self.lane, self.suite, resume=self.resume, retry_errors=self.retry_errors)
+        if self.resume or self.retry_errors:
+            self.restarts = started_before(self.run_dir.path / TURNS, repair=True)
         done = {(s.task_id, s.sample) for s in existing}
         pending = _pending(self.lane, self.suite, done)
         self.run_dir.start(
@@ -348,6 +356,7 @@ class LaneRun:
         came, before the decisions still waiting were drained."""
         lane = self.lane
         writer = self.run_dir.writer()
+        turn_log = TurnLogFile(self.run_dir.path / TURNS)
         try:
             async with self.engine.open() as send:
                 with self.make_progress(lane.name, live_to.total, live_to.done) as bar:
@@ -369,7 +378,8 @@ class LaneRun:
                         # process: the live accuracy shows it, and the final scoring reads it back from the spool.
                         await live.add(as_sent(job.task, sample), sample)
 
-                    dispatch = engine_dispatcher(send, sent_lane, counts.watch(bar))
+                    talks = Conversations(self.pool, lane.policy(), turn_log, self.restarts)
+                    dispatch = engine_dispatcher(send, sent_lane, counts.watch(bar), talks)
                     if self.server is not None:
                         dispatch = until_server_dies(dispatch, self.server)
                     dispatch = refusals.dispatcher(dispatch)
@@ -383,6 +393,7 @@ class LaneRun:
                         await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
         finally:
             writer.close()
+            turn_log.close()
         return answered
 
 
@@ -462,12 +473,32 @@ def sampling_notices(lane: Lane) -> list[str]:
     return []
 
 
-def engine_dispatcher(send: Send, lane: Lane, watch: Callable[[], AttemptWatch] = AttemptWatch) -> Dispatch:
+class Conversations(NamedTuple):
+    """What a conversation's episode needs besides the engine (conversation.py): the pool its next turns are worked
+    out in, the policy they are worked out under, where each turn goes as it finishes, and how often each episode
+    was started before (--resume)."""
+
+    pool: DecisionPool
+    policy: Policy
+    log: TurnLog
+    started: dict[tuple[str, int], int]
+
+
+def engine_dispatcher(
+    send: Send, lane: Lane, watch: Callable[[], AttemptWatch] = AttemptWatch, talks: Conversations | None = None
+) -> Dispatch:
     """Jobs through an engine (engine.py): the lane's prompt and request body for each, sent by `send` (each request
-    it makes with a new `watch()` told of its attempts)."""
+    it makes with a new `watch()` told of its attempts). A task whose room continues a conversation is one episode
+    (conversation.py), whose next turns are worked out in `talks.pool`."""
 
     async def dispatch(job: Job) -> Sample:
-        return await send(job.task.id, request_body(job.task, lane, job.sample), watch)
+        body = request_body(job.task, lane, job.sample)
+        if talks is None or not is_conversation(job.task):
+            return await send(job.task.id, body, watch)
+        return await converse(
+            job.task, job.sample, body, send=send, watch=watch, next_turn=talks.pool.next_turn, policy=talks.policy,
+            log=talks.log, restarted=talks.started.get((job.task.id, job.sample), 0),
+        )  # fmt: skip
 
     return dispatch
 

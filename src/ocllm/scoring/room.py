@@ -28,8 +28,8 @@ from ocllm.scoring.task_type import TaskType
 # The modules a room keeps its hooks in, by name (a room has those it needs; a small room may keep them all in one
 # module, `room`).
 ROOM_MODULES = (
-    "fields", "prompt", "request", "decision", "decide", "render", "tally", "simulated", "datasets", "lm_eval",
-    "harness_tasks", "room",
+    "fields", "prompt", "request", "decision", "decide", "conversation", "render", "tally", "simulated", "datasets",
+    "lm_eval", "harness_tasks", "room",
 )  # fmt: skip
 # TaskType's fields a room gives as constants, by the constant's name.
 CONSTANTS = {

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, NamedTuple, NotRequired, Protocol, TypedDict, TypeVar
 
-from ocllm.models import Decision, Policy, Sample, Task
+from ocllm.models import Decision, NextTurn, Policy, Sample, Task
 from ocllm.scoring.dataset_rows import Dataset
 from ocllm.scoring.other_harnesses import HarnessMapping, LmEvalMapping
 from ocllm.scoring.scored import DecisionT, TaskT
@@ -187,6 +187,11 @@ class TaskType(Generic[TaskT, DecisionT]):
     # (`task_types.scored`), and the room's tally is handed these alone.
     decision_type: type[DecisionT]
     decide: Callable[[TaskT, Sample, Policy], Decision]  # pure, given its task struct: docs/scoring/<type>.md
+    # A conversation: after each reply, what is sent next (the calls' results, the next user message) or that the
+    # episode has ended, from the task and the episode so far (a Sample whose `turns` hold every request and reply),
+    # under the lane's policy (its room settings hold the episode's bounds). Pure, as `decide` is; run in a decision
+    # worker, never in the event loop (run/conversation.py sends what it says). None: one request is the task.
+    next_turn: Callable[[TaskT, Sample, Policy], NextTurn] | None = None
     gold: Callable[[TaskT], str | None] = _gold_as_given  # a decision's expected_answer (a failed request's too)
     # A suite line's own fields checked (raises InputError naming the line and the field), before it becomes a Task.
     check_suite_line: Callable[[str, dict[str, Any]], None]
