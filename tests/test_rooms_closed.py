@@ -24,6 +24,7 @@ REGISTRY = "ocllm.scoring.task_types"
 COINCIDENCES: dict[tuple[str, str], str] = {
     ("scoring/simulated.py", "json"): "a tool call written as text in a JSON object: the name of a text format",
     ("advice.py", "json"): "the same text format of tool calls, and the server parsers that read it",
+    ("scoring/text_calls.py", "json"): "the same text format, which the finder of calls written as text looks for",
     ("cli/simulator.py", "json"): "the same text format, a choice of `serve-sim --tool-format`",
     ("run/client/failures.py", "code"): "the `code` of an OpenAI-style error object, which a server sends",
     ("sim/requests.py", "code"): "the `code` of the error object the simulator sends, as vLLM does",

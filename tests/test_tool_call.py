@@ -373,7 +373,7 @@ def test_a_rescored_record_keeps_its_calls_and_its_verdict(tmp_path: Path) -> No
 
 
 def test_hostile_text_is_read_once_and_never_crashes_a_decision() -> None:
-    from ocllm.scoring.tool_call.text_calls import find_text_calls
+    from ocllm.scoring.text_calls import find_text_calls
 
     # An integer past Python's limit of digits inside the arguments: no call, not an exception that ends the run.
     huge = '{"name": "get_weather", "arguments": "{\\"city\\": ' + "9" * 5000 + '}"}'
@@ -385,7 +385,7 @@ def test_hostile_text_is_read_once_and_never_crashes_a_decision() -> None:
 
 
 def test_a_tag_named_in_the_prose_does_not_hide_the_block_after_it() -> None:
-    from ocllm.scoring.tool_call.text_calls import find_text_calls
+    from ocllm.scoring.text_calls import find_text_calls
 
     block = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
     text = "I will use a <tool_call> tag.\n" + block

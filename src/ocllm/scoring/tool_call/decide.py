@@ -11,10 +11,10 @@ import msgspec
 
 from ocllm.models import Policy, Sample
 from ocllm.scoring.regions import Piece, split_regions
+from ocllm.scoring.text_calls import find_text_calls
 from ocllm.scoring.tool_call.checks import check_call, match, parameters_of
 from ocllm.scoring.tool_call.decision import MAX_CALLS, ArgumentsError, CallCheck, CallSource, ToolCallDecision
 from ocllm.scoring.tool_call.fields import ToolCallTask
-from ocllm.scoring.tool_call.text_calls import find_text_calls
 
 _CUT = "; the answer was cut at max_tokens (finish_reason: length)"
 _WHERE = {"content": "visible content", "reasoning": "reasoning"}

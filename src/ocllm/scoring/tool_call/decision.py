@@ -9,11 +9,11 @@ from typing import Any, Literal
 import msgspec
 
 from ocllm.models import Decision
+from ocllm.scoring.text_calls import CallFormat
 
 # Where the calls decided on were found: the structured field an agent executes, or written as text (T2).
 CallSource = Literal["tool_calls", "content", "reasoning", "none"]
 # The text formats a call is recognised in when the structured field is empty (T3).
-CallFormat = Literal["hermes", "mistral", "llama_python_tag", "json", "pythonic"]
 ToolRule = Literal[
     "calls_match", "no_call_expected", "calls_do_not_match", "wrong_call_count", "call_when_none_expected", "no_call",
     "call_only_as_text", "request_error",

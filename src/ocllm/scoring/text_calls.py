@@ -1,4 +1,5 @@
-"""Calls written as text (rule T3): what a server's tool parser should have taken out of the answer and did not.
+"""Calls written as text: what a server's tool parser should have taken out of the answer and did not. Shared by the
+rooms whose answers are calls (docs/scoring/ says what each makes of them).
 
 Each known format is looked for in one piece of text, in a fixed order (Hermes/Qwen tags, Mistral's marker, Llama's
 python tag, a bare JSON call, Python-call syntax); the first format that yields a well-formed call gives all the
@@ -11,9 +12,10 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from ocllm.scoring.tool_call.decision import CallFormat
+# The formats a call written as text is found in.
+CallFormat = Literal["hermes", "mistral", "llama_python_tag", "json", "pythonic"]
 
 _HERMES_OPEN, _HERMES_CLOSE = "<tool_call>", "</tool_call>"
 _MISTRAL = "[TOOL_CALLS]"
