@@ -189,7 +189,7 @@ def test_an_unknown_type_name_is_refused_in_one_line_naming_the_types(tmp_path: 
     assert done.returncode == 2 and not (tmp_path / "r").exists()
     assert done.stderr.strip().splitlines() == [
         f"ocllm: error: {path}: lane 'A': templates.maths: no task type 'maths' (the types: mcq, "
-        "required_substrings, math, instructions, json, tool_call, code)"
+        "required_substrings, math, instructions, json, tool_call, code, tool_use)"
     ]
 
 

@@ -14,7 +14,7 @@ import msgspec
 
 from ocllm.errors import OcllmError
 from ocllm.models import Decision, Task
-from ocllm.scoring import code, instructions, json_answer, math, mcq, substrings, tool_call
+from ocllm.scoring import code, instructions, json_answer, math, mcq, substrings, tool_call, tool_use
 from ocllm.scoring.scored import Record, Scored, scored_as
 from ocllm.scoring.task_type import TaskType, TextCalls, TypeTally
 
@@ -57,7 +57,7 @@ def unregister(name: str) -> None:
     TASK_TYPES.pop(name, None)
 
 
-for _shipped in (mcq, substrings, math, instructions, json_answer, tool_call, code):
+for _shipped in (mcq, substrings, math, instructions, json_answer, tool_call, code, tool_use):
     register(_shipped.TASK_TYPE)
 # The keys lanes files and a lane's record (a manifest's `lane`) kept each type's template under before templates
 # were one table ("prompt_template", "math_template", ...): still read; only the shipped types have one. A record
