@@ -92,7 +92,7 @@ def test_a_call_with_another_value_changes_the_state_and_fails_that_turn() -> No
     decision = _decide(task, play(task, calls))
     assert decision.correct is False
     assert (decision.failed_turn, decision.cause) == (2, "wrong_call")
-    assert decision.turns[1].differs == {"tickets": ["tickets"]}
+    assert decision.turns[1].differs == {"tickets": ["tickets[id=2]/assignee"]}
     # The state is compared as it stands after each turn: the wrong assignee still differs after turn 3.
     assert [t.passed for t in decision.turns] == [True, False, False]
     assert decision.turns_right == 1 and decision.turns_checked == 3

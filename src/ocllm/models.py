@@ -210,7 +210,8 @@ SAMPLE_KEYS: tuple[tuple[str, str], ...] = (
     ("finish_reason", "finish_reason"), ("usage", "usage"), ("latency_s", "latency_s"), ("ttft_s", "ttft_s"),
     ("attempts", "attempts"),
 )  # fmt: skip
-_RAW_OUTPUTS = ("raw_content", "raw_reasoning")  # left out of a run directory's metrics.json: samples.jsonl has them
+# Left out of a run directory's metrics.json: samples.jsonl has them (a conversation's turns hold its raw outputs).
+_RAW_OUTPUTS = ("raw_content", "raw_reasoning", "turns")
 _OMITTED_WHEN_NONE = ("tool_calls",)  # a tool call answer's structured calls, kept off every other record
 _WITH_THE_DECISION = ("task_id", "error")
 # The Sample fields a record does not carry, and why: what the request sent and what the server said of itself, which
@@ -225,7 +226,7 @@ SAMPLE_LEFT_OFF_RECORD = (
 def sample_record(sample: Sample, *, raw_outputs: bool = True) -> dict[str, Any]:
     """A sample's fields as a task's record carries them, by their record keys in the record's order: `sample` (the
     index) first, which the writer places before the task's fields, then the rest (SAMPLE_KEYS). Without
-    `raw_outputs`, the raw content and reasoning are left out."""
+    `raw_outputs`, the raw content and reasoning are left out, and a conversation's turns."""
     record: dict[str, Any] = {"sample": sample.sample}
     for key, name in SAMPLE_KEYS:
         value = getattr(sample, name)
@@ -233,6 +234,8 @@ def sample_record(sample: Sample, *, raw_outputs: bool = True) -> dict[str, Any]
             record[key] = value
     for field in _later_fields(type(sample)):
         value = getattr(sample, field.name)
+        if not raw_outputs and field.name in _RAW_OUTPUTS:
+            continue
         if not _at_default(field, value):  # at its default it is left out, as samples.jsonl leaves it
             record[field.name] = msgspec.to_builtins(value)
     return record

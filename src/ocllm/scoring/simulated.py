@@ -15,6 +15,7 @@ same generator, and the same seed must keep giving the same text.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +56,8 @@ class SimulatedRequest:
     correct: bool  # whether the answer is drawn right (where right is known)
     reasoning: bool  # reasoning mode: the answer has a reasoning text
     tools: SimulatedTools
+    # The request's messages: a conversation's room reads where the episode stands (which user turn, what was called).
+    messages: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,3 +77,46 @@ def snippet(text: str, words: int = 12) -> str:
     """The first words of a text, as an answer's reasoning quotes a question."""
     parts = text.split()
     return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
+
+
+def delivered(calls: list[Call], setting: SimulatedTools, fmt: str, thinking: str | None) -> SimulatedAnswer:
+    """Calls the model means to make, as the simulated server returns them (`setting.parser`): structured in
+    `tool_calls` (only when the request offered tools: no server parses calls it was not given tools for), or
+    written in `fmt` at the end of the reasoning, or in the content."""
+    text = written(calls, fmt)
+    if setting.parser == "reasoning":
+        return SimulatedAnswer(None, f"{thinking}\n\n{text}" if thinking else text, None)
+    if setting.parser == "structured" and setting.offered:
+        return SimulatedAnswer(None, thinking, calls)
+    return SimulatedAnswer(text, thinking, None)
+
+
+def written(calls: list[Call], fmt: str) -> str:
+    """The calls as a model writes them in `fmt` (one of TOOL_TEXT_FORMATS), when no parser makes them structured."""
+    objects = [{"name": name, "arguments": arguments} for name, arguments in calls]
+    if fmt == "hermes":
+        return "\n".join(f"<tool_call>\n{_json(o)}\n</tool_call>" for o in objects)
+    if fmt == "json":
+        return _json(objects[0] if len(objects) == 1 else objects)
+    if fmt == "mistral":
+        return "[TOOL_CALLS]" + _json(objects)
+    if fmt == "llama":
+        return "<|python_tag|>" + "; ".join(_json({"name": n, "parameters": a}) for n, a in calls)
+    if fmt == "pythonic":
+        return "[" + ", ".join(f"{n}({', '.join(f'{k}={_python(v)}' for k, v in a.items())})" for n, a in calls) + "]"
+    raise ValueError(f"unknown tool call format {fmt!r}")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _python(value: Any) -> str:
+    """A JSON value as a Python literal (what `ast.literal_eval` reads back)."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_python(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_json(str(k))}: {_python(v)}" for k, v in value.items()) + "}"
+    return _json(value)  # a number, or a string in double quotes (JSON's escapes are Python's)

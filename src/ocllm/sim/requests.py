@@ -119,6 +119,14 @@ def message_text(content: Any) -> str:
     return ""
 
 
+def first_user_text(messages: list[dict[str, Any]]) -> str:
+    """The text of the first user message: what a conversation's task asks."""
+    for message in messages:
+        if message.get("role") == "user":
+            return message_text(message.get("content"))
+    return ""
+
+
 def last_user_text(messages: list[dict[str, Any]]) -> str:
     """The text of the last user message: the prompt the simulator answers."""
     for message in reversed(messages):

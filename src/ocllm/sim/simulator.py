@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ocllm.models import Task
+from ocllm.scoring import is_conversation
 from ocllm.scoring.simulated import Call, SimulatedRequest, SimulatedTools
 from ocllm.sim.answers import cut_mid_sentence, draft_answer
 from ocllm.sim.config import MAX_MODEL_LEN, SimConfig
-from ocllm.sim.requests import ChatRequest, last_user_text, message_text
+from ocllm.sim.requests import ChatRequest, first_user_text, last_user_text, message_text
 from ocllm.sim.sampling import latent_chance, request_digest, sample_digest, seeded
 from ocllm.sim.suite_index import SuiteIndex
 from ocllm.suites import load_suite
@@ -70,9 +71,14 @@ class Simulator:
         correct = rng.random() < chance
 
         prompt = last_user_text(request.messages)
-        task = self.index.find(prompt)
+        # A conversation's task is the one its first user message asks (its later turns quote none, or another's by
+        # chance); any other request's, the one its last user message quotes (a few-shot prompt's first is an example).
+        opening = self.index.find(first_user_text(request.messages))
+        task = opening if opening is not None and is_conversation(opening) else self.index.find(prompt)
         tools = SimulatedTools(request.tools, request.tool_choice, self.config.tool_parser, self.config.tool_format)
-        asked = SimulatedRequest(rng, task, prompt, request.model, correct, request.reasoning, tools)
+        asked = SimulatedRequest(
+            rng, task, prompt, request.model, correct, request.reasoning, tools, tuple(request.messages)
+        )
         draft = draft_answer(asked)
 
         content, reasoning, finish_reason = draft.content, draft.reasoning, "stop"

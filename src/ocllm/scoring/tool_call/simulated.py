@@ -27,12 +27,18 @@ Every random choice comes from the `random.Random` handed in.
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
 
 from ocllm.scoring.schema_values import schema_value
-from ocllm.scoring.simulated import TOOL_TEXT_FORMATS, Call, SimulatedAnswer, SimulatedRequest, SimulatedTools
+from ocllm.scoring.simulated import (
+    TOOL_TEXT_FORMATS,
+    Call,
+    SimulatedAnswer,
+    SimulatedRequest,
+    SimulatedTools,
+    delivered,
+)  # fmt: skip
 from ocllm.scoring.tool_call.fields import ToolCallTask
 
 # Strings a wrong value may take: no acceptable value in a suite is likely to be one of them.
@@ -63,12 +69,7 @@ def tool_answer(
     thinking = _thinking(rng, task, calls, why) if reasoning else None
     if not calls:
         return SimulatedAnswer(_no_call_text(rng, why), thinking, None)
-    text = written(calls, fmt)
-    if setting.parser == "reasoning":
-        return SimulatedAnswer(None, f"{thinking}\n\n{text}" if thinking else text, None)
-    if setting.parser == "structured" and setting.offered:
-        return SimulatedAnswer(None, thinking, calls)
-    return SimulatedAnswer(text, thinking, None)
+    return delivered(calls, setting, fmt, thinking)
 
 
 # --- what the model means to call ---------------------------------------------------------------------------------
@@ -197,40 +198,6 @@ def _equal(value: Any, acceptable: Any) -> bool:
     if isinstance(value, bool) or isinstance(acceptable, bool):
         return value is acceptable
     return bool(value == acceptable)
-
-
-# --- the calls written as text ------------------------------------------------------------------------------------
-
-
-def written(calls: list[Call], fmt: str) -> str:
-    """The calls as a model writes them in `fmt` (one of TOOL_TEXT_FORMATS), when no parser makes them structured."""
-    objects = [{"name": name, "arguments": arguments} for name, arguments in calls]
-    if fmt == "hermes":
-        return "\n".join(f"<tool_call>\n{_json(o)}\n</tool_call>" for o in objects)
-    if fmt == "json":
-        return _json(objects[0] if len(objects) == 1 else objects)
-    if fmt == "mistral":
-        return "[TOOL_CALLS]" + _json(objects)
-    if fmt == "llama":
-        return "<|python_tag|>" + "; ".join(_json({"name": n, "parameters": a}) for n, a in calls)
-    if fmt == "pythonic":
-        return "[" + ", ".join(f"{n}({', '.join(f'{k}={_python(v)}' for k, v in a.items())})" for n, a in calls) + "]"
-    raise ValueError(f"unknown tool call format {fmt!r}")
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _python(value: Any) -> str:
-    """A JSON value as a Python literal (what `ast.literal_eval` reads back)."""
-    if isinstance(value, bool) or value is None:
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_python(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_json(str(k))}: {_python(v)}" for k, v in value.items()) + "}"
-    return _json(value)  # a number, or a string in double quotes (JSON's escapes are Python's)
 
 
 # --- words --------------------------------------------------------------------------------------------------------

@@ -44,9 +44,9 @@ class Environment:
         raise NotImplementedError
 
     def differs(self, other: Environment) -> list[str]:
-        """The fields of the state that differ from `other`'s (the gold's), in the state's order."""
-        mine, theirs = self.state(), other.state()
-        return [key for key in (*mine, *(k for k in theirs if k not in mine)) if mine.get(key) != theirs.get(key)]
+        """Where the state differs from `other`'s (the gold's): the path of each differing value, in the state's order
+        (`files/notes/todo.md`, `tickets[id=2]/assignee`), at most MAX_DIFFERENCES of them."""
+        return differences(self.state(), other.state(), "")[:MAX_DIFFERENCES]
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> str:
         """Run one tool with its checked arguments; the result as the text the model reads."""
@@ -57,3 +57,37 @@ class Environment:
         except ToolError as error:
             result = {"error": str(error)}
         return json.dumps(result, ensure_ascii=False)
+
+
+MAX_DIFFERENCES = 20
+_MISSING = object()
+
+
+def differences(mine: object, theirs: object, path: str) -> list[str]:
+    """The paths at which two JSON values differ: into objects by key, into lists of objects with an `id` by id, into
+    other lists by position; a value of another kind, or a list of another length, differs as a whole."""
+    if mine == theirs:
+        return []
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        keys = [*mine, *(key for key in theirs if key not in mine)]
+        return [
+            p for key in keys for p in differences(mine.get(key, _MISSING), theirs.get(key, _MISSING), _at(path, key))
+        ]  # fmt: skip
+    if isinstance(mine, list) and isinstance(theirs, list):
+        if _by_id(mine) and _by_id(theirs):
+            ours, gold = {item["id"]: item for item in mine}, {item["id"]: item for item in theirs}
+            ids = [*ours, *(key for key in gold if key not in ours)]
+            pairs = [(ours.get(key, _MISSING), gold.get(key, _MISSING), f"{path}[id={key}]") for key in ids]
+            return [p for a, b, where in pairs for p in differences(a, b, where)]
+        if len(mine) == len(theirs):
+            pairs = [(a, b, f"{path}[{n}]") for n, (a, b) in enumerate(zip(mine, theirs, strict=True))]
+            return [p for a, b, where in pairs for p in differences(a, b, where)]
+    return [path or "(the whole state)"]
+
+
+def _at(path: str, key: str) -> str:
+    return f"{path}/{key}" if path else key
+
+
+def _by_id(items: list[object]) -> bool:
+    return all(isinstance(item, dict) and "id" in item for item in items)
