@@ -35,7 +35,7 @@ def _wire(calls: list[dict[str, Any]], turn: int) -> list[dict[str, Any]]:
 def play(task: ToolUseTask, calls_by_turn: list[list[dict[str, Any]] | str], answer: str = "Done.") -> Sample:
     """The episode the runner would record for a model that makes these calls at each user turn (or writes this text
     instead of a call), asking the room for each next turn as the runner does."""
-    first = {"model": "m", "messages": [{"role": "user", "content": task.turns[0].content}]}
+    first = {"model": "m", "messages": [{"role": "user", "content": task.user_turns[0].content}]}
     turns: list[Turn] = []
     sent: list[dict[str, Any]] = []
     added: list[dict[str, Any]] = []
@@ -63,11 +63,11 @@ def play(task: ToolUseTask, calls_by_turn: list[list[dict[str, Any]] | str], ans
 
 
 def _all_content(task: ToolUseTask) -> list[str]:
-    return [text for turn in task.turns for text in turn.expected_content]
+    return [text for turn in task.user_turns for text in turn.expected_content]
 
 
 def _gold(task: ToolUseTask) -> list[list[dict[str, Any]] | str]:
-    return [list(turn.expected_calls or []) for turn in task.turns]
+    return [list(turn.expected_calls or []) for turn in task.user_turns]
 
 
 def _decide(task: ToolUseTask, sample: Sample) -> ToolUseDecision:
@@ -92,9 +92,9 @@ def test_a_call_with_another_value_changes_the_state_and_fails_that_turn() -> No
     decision = _decide(task, play(task, calls))
     assert decision.correct is False
     assert (decision.failed_turn, decision.cause) == (2, "wrong_call")
-    assert decision.turns[1].differs == {"tickets": ["tickets[id=2]/assignee"]}
+    assert decision.turn_checks[1].differs == {"tickets": ["tickets[id=2]/assignee"]}
     # The state is compared as it stands after each turn: the wrong assignee still differs after turn 3.
-    assert [t.passed for t in decision.turns] == [True, False, False]
+    assert [t.passed for t in decision.turn_checks] == [True, False, False]
     assert decision.turns_right == 1 and decision.turns_checked == 3
 
 
@@ -103,7 +103,7 @@ def test_a_call_written_as_text_is_never_run_and_named() -> None:
     text = '<tool_call>{"name": "list_files", "arguments": {"folder": "notes"}}</tool_call>'
     decision = _decide(task, play(task, [text, _gold(task)[1]]))
     assert (decision.failed_turn, decision.cause) == (1, "call_as_text")
-    assert decision.turns[0].call_format == "hermes" and decision.turns[0].calls == []
+    assert decision.turn_checks[0].call_format == "hermes" and decision.turn_checks[0].calls == []
 
 
 def test_arguments_the_schema_refuses_are_not_run() -> None:
@@ -112,7 +112,7 @@ def test_arguments_the_schema_refuses_are_not_run() -> None:
     calls[1] = [{"name": "add_comment", "arguments": {"ticket_id": "one", "text": "Reproduced on staging."}}]
     decision = _decide(task, play(task, calls))
     assert decision.cause == "schema_violation"
-    run = decision.turns[1].calls[0]
+    run = decision.turn_checks[1].calls[0]
     assert run.status == "schema_violation" and "ticket_id" in (run.problem or "")
 
 
@@ -123,7 +123,7 @@ def test_an_unknown_tool_is_refused_and_named() -> None:
     decision = _decide(task, play(task, calls))
     # Turn 1 expects nothing (close_ticket is not offered yet): unchecked; the call is refused and changes nothing, so
     # turn 2, when the tool is offered and called, still passes.
-    assert decision.turns[0].calls[0].status == "unknown_tool"
+    assert decision.turn_checks[0].calls[0].status == "unknown_tool"
     assert decision.correct is True
 
 
@@ -138,7 +138,7 @@ def test_a_missing_text_in_the_answer_fails_the_turn() -> None:
     sample = play(task, _gold(task), answer="It needs some Python.")
     sample = _without_content(sample, "3.11")
     decision = _decide(task, sample)
-    assert decision.cause == "content_missing" and decision.turns[1].missing_content == ["3.11"]
+    assert decision.cause == "content_missing" and decision.turn_checks[1].missing_content == ["3.11"]
 
 
 def _cut(reply: Sample, text: str) -> Sample:
@@ -164,7 +164,7 @@ def test_the_next_turn_sends_each_calls_result_then_the_next_user_turn() -> None
     answered = Sample(task_id=task.id, content="meeting.md and todo.md")
     episode = Sample(task_id=task.id, turns=[Turn(reply=reply), Turn(sent=said.messages, reply=answered)])
     said = scoring.next_turn(task, episode, Policy())
-    assert said.messages == [{"role": "user", "content": task.turns[1].content}]
+    assert said.messages == [{"role": "user", "content": task.user_turns[1].content}]
 
 
 def test_a_bound_reached_ends_the_episode_and_is_its_outcome() -> None:
@@ -175,4 +175,4 @@ def test_a_bound_reached_ends_the_episode_and_is_its_outcome() -> None:
     said = scoring.next_turn(task, episode, policy)
     assert said.end == "step_bound"
     decision = _decide(task, msgspec.structs.replace(episode, episode_end="step_bound"))
-    assert decision.rule == "not_finished" and decision.cause == "bound_reached" and decision.correct is False
+    assert decision.rule == decision.cause == "bound_reached" and decision.correct is False

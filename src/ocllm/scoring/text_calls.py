@@ -14,8 +14,15 @@ import json
 import re
 from typing import Any, Literal, NamedTuple
 
-# The formats a call written as text is found in.
+# The formats a call written as text is found in, and each in words (what the advice says the model wrote).
 CallFormat = Literal["hermes", "mistral", "llama_python_tag", "json", "pythonic"]
+FORMAT_WORDS = {
+    "hermes": "<tool_call> tags (Hermes, Qwen)",
+    "mistral": "Mistral's [TOOL_CALLS] marker",
+    "llama_python_tag": "Llama's <|python_tag|>",
+    "json": 'bare JSON objects {"name": ..., "arguments": ...} (no call tags; in prose or a code fence)',
+    "pythonic": "a Python list of calls [f(x=1)]",
+}
 
 _HERMES_OPEN, _HERMES_CLOSE = "<tool_call>", "</tool_call>"
 _MISTRAL = "[TOOL_CALLS]"

@@ -9,16 +9,8 @@ from collections import Counter
 from typing import Any
 
 from ocllm.scoring.task_type import TextCalls
+from ocllm.scoring.text_calls import FORMAT_WORDS
 from ocllm.scoring.tool_call.decision import ToolCallDecision
-
-# Each format text_calls.py finds, in words (what the advice says the model wrote).
-FORMAT_WORDS = {
-    "hermes": "<tool_call> tags (Hermes, Qwen)",
-    "mistral": "Mistral's [TOOL_CALLS] marker",
-    "llama_python_tag": "Llama's <|python_tag|>",
-    "json": 'bare JSON objects {"name": ..., "arguments": ...} (no call tags; in prose or a code fence)',
-    "pythonic": "a Python list of calls [f(x=1)]",
-}
 
 
 class ToolCallTally:

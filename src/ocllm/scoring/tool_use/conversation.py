@@ -37,8 +37,8 @@ def next_turn(task: ToolUseTask, episode: Sample, policy: Policy) -> NextTurn:
         ]
         return NextTurn(messages=results)
     following = requests[-1].turn + 1
-    if following < len(task.turns):
-        turn = task.turns[following]
+    if following < len(task.user_turns):
+        turn = task.user_turns[following]
         return NextTurn(messages=[{"role": "user", "content": turn.content}], tools_added=turn.tools_added)
     return NextTurn(end="answered")
 

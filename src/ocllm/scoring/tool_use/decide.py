@@ -27,18 +27,19 @@ _BAD_ARGUMENTS = {"arguments_not_json": "arguments_not_json", "arguments_not_obj
 def decide_tool_use(task: ToolUseTask, sample: Sample, policy: Policy) -> ToolUseDecision:
     turns = sample.turns if sample.turns is not None else [Turn(reply=sample)]
     requests = requests_of(turns)
-    expected = [None if t.expected_calls is None else (t.tools_added, t.expected_calls) for t in task.turns]
+    expected = [None if t.expected_calls is None else (t.tools_added, t.expected_calls) for t in task.user_turns]
     replayed = replay_guarded(task.environments, offered_tools(task), requests, expected)
     end = sample.episode_end
     if isinstance(replayed, str):
         replayed, end = Replay(calls=[[] for _ in requests], turns=[], end_state={}), "environment_limit"
-    checks = [_turn(task, number, turns, requests, replayed, end) for number in range(len(task.turns))]
+    checks = [_turn(task, number, turns, requests, replayed, end) for number in range(len(task.user_turns))]
     differs = _end_state_differs(task, replayed)
     failed = next((check for check in checks if check.passed is False), None)
     rule: ToolUseRule
     finished = end in (None, "answered") and all(check.requests for check in checks)
     if failed is not None:
-        rule, correct = ("not_finished" if failed.cause in _ENDS.values() else "turn_failed"), False
+        assert failed.cause is not None
+        rule, correct = failed.cause, False
     elif not finished:
         rule, correct = "not_finished", False
     elif differs:
@@ -52,7 +53,7 @@ def decide_tool_use(task: ToolUseTask, sample: Sample, policy: Policy) -> ToolUs
         extracted_final_answer=_calls_words(checks) if calls else None,
         extraction_source="content" if calls else "none", extraction_method="tool_calls" if calls else "none",
         ambiguity="none", correct=correct, rule=rule, reason=_reason(rule, checks, failed, differs, end),
-        truncated=any(turn.reply.finish_reason == "length" for turn in turns), turns=checks,
+        truncated=any(turn.reply.finish_reason == "length" for turn in turns), turn_checks=checks,
         turns_right=sum(1 for check in checked if check.passed), turns_checked=len(checked), episode_end=end,
         end_state_differs=differs, failed_turn=failed.turn if failed else None, cause=failed.cause if failed else None,
         calls_made=sum(1 for run in calls if run.status != "not_a_call"), requests=len(turns),
@@ -64,7 +65,7 @@ def _turn(
 ) -> TurnCheck:
     """User turn `number` (from 0) checked: passed, failed with its cause, or not checked."""
     mine = [i for i, request in enumerate(requests) if request.turn == number]
-    user = task.turns[number]
+    user = task.user_turns[number]
     if not mine:
         checked = bool(user.expected_calls) or bool(user.expected_content)
         return TurnCheck(turn=number + 1, passed=False if checked else None, cause="not_reached" if checked else None)

@@ -10,14 +10,21 @@ from ocllm.models import Decision
 from ocllm.scoring.text_calls import CallFormat
 from ocllm.scoring.tool_use.episode import CallRun
 
-ToolUseRule = Literal["episode_right", "turn_failed", "end_state_differs", "not_finished", "request_error"]
-# Why a turn failed, one cause a turn, the first that holds in this order (U4 in the docs).
+# Why a turn failed, one cause a turn, the first that holds in this order (U5 in the docs).
 TurnCause = Literal[
     "context_exceeded", "environment_limit", "bound_reached", "cut_off", "call_as_text", "answer_in_reasoning",
     "arguments_not_json", "schema_violation", "unknown_tool", "no_call", "wrong_call", "content_missing",
     "not_reached",
 ]  # fmt: skip
 CAUSES: tuple[str, ...] = TurnCause.__args__  # type: ignore[attr-defined]
+# What decided the episode (U6): right, the cause of its first failed turn, its end state, or an end before its turns
+# were done; so that a comparison pairs episodes by what went wrong (run/compare's transitions).
+ToolUseRule = Literal[
+    "episode_right", "end_state_differs", "not_finished", "request_error",
+    "context_exceeded", "environment_limit", "bound_reached", "cut_off", "call_as_text", "answer_in_reasoning",
+    "arguments_not_json", "schema_violation", "unknown_tool", "no_call", "wrong_call", "content_missing",
+    "not_reached",
+]  # fmt: skip
 
 
 class EpisodeBounds(msgspec.Struct, kw_only=True, frozen=True):
@@ -51,7 +58,7 @@ class ToolUseDecision(Decision, kw_only=True):
     extraction_method: Literal["tool_calls", "none"]
     ambiguity: Literal["none"]
     rule: ToolUseRule
-    turns: list[TurnCheck] = msgspec.field(default_factory=list)
+    turn_checks: list[TurnCheck] = msgspec.field(default_factory=list)
     turns_right: int = 0  # checked turns that passed: reported apart, never as accuracy
     turns_checked: int = 0
     episode_end: str | None = None  # why the episode ended (the room's word, run/conversation.py's "refused")

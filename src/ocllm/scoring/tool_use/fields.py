@@ -33,12 +33,12 @@ class UserTurn(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_
 
 class ToolUseTask(Task, tag="tool_use", kw_only=True):
     """A conversation over tools: `environments` (kind -> first state), `tools` offered from the start (None: every
-    tool of its environments), `turns` (the first's content is the question), and `end_state` (kind -> {field:
+    tool of its environments), `user_turns` (the first's content is the question), and `end_state` (kind -> {field:
     value}) that must hold when the episode ends."""
 
     environments: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
     tools: list[dict[str, Any]] | None = None
-    turns: list[UserTurn] = msgspec.field(default_factory=list)
+    user_turns: list[UserTurn] = msgspec.field(default_factory=list)
     end_state: dict[str, dict[str, Any]] | None = None
 
 
@@ -105,9 +105,9 @@ def task_problem(row: dict[str, Any]) -> str | None:
         return problem
     offered = tools if tools is not None else [s for kind in environments for s in ENVIRONMENTS[kind].SCHEMAS]
     names = set(tool_names(offered))
-    turns = row.get("turns")
+    turns = row.get("user_turns")
     if not isinstance(turns, list) or not turns or len(turns) > MAX_TURNS:
-        return f"turns must be a list of 1 to {MAX_TURNS} user turns"
+        return f"user_turns must be a list of 1 to {MAX_TURNS} user turns"
     for number, turn in enumerate(turns, start=1):
         try:
             checked = msgspec.convert(turn, UserTurn)
@@ -132,7 +132,7 @@ def task_problem(row: dict[str, Any]) -> str | None:
 def check_suite_line(where: str, row: dict[str, Any]) -> None:
     if (problem := task_problem(row)) is not None:
         raise InputError(f"{where}: {problem}")
-    row["question"] = row["turns"][0]["content"]
+    row["question"] = row["user_turns"][0]["content"]
 
 
 def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
@@ -140,13 +140,14 @@ def saved_task_fields(where: str, row: dict[str, Any]) -> dict[str, Any]:
         raise InputError(f"{where} is a tool_use task that cannot be used: {problem}")
     return {
         "environments": row["environments"], "tools": row.get("tools"),
-        "turns": [msgspec.convert(turn, UserTurn) for turn in row["turns"]], "end_state": row.get("end_state"),
+        "user_turns": [msgspec.convert(turn, UserTurn) for turn in row["user_turns"]],
+        "end_state": row.get("end_state"),
     }  # fmt: skip
 
 
 def record_fields(task: ToolUseTask) -> dict[str, Any]:
     return {
-        "environments": task.environments, "tools": task.tools, "turns": msgspec.to_builtins(task.turns),
+        "environments": task.environments, "tools": task.tools, "user_turns": msgspec.to_builtins(task.user_turns),
         "end_state": task.end_state,
     }  # fmt: skip
 
@@ -154,13 +155,13 @@ def record_fields(task: ToolUseTask) -> dict[str, Any]:
 def prompt(task: ToolUseTask, settings: PromptSettings) -> list[Message]:
     """The first request's messages: the lane's system prompt and the first user turn through the lane's template.
     The later turns are sent as they are (`conversation.next_turn`)."""
-    return chat(settings, settings.template.format(question=task.turns[0].content))
+    return chat(settings, settings.template.format(question=task.user_turns[0].content))
 
 
 def gold(task: ToolUseTask) -> str:
     """The expected calls, turn by turn, in words."""
     parts = []
-    for number, turn in enumerate(task.turns, start=1):
+    for number, turn in enumerate(task.user_turns, start=1):
         if turn.expected_calls is None:
             continue
         calls = ", ".join(call_words(c["name"], c.get("arguments") or {}) for c in turn.expected_calls) or "nothing"

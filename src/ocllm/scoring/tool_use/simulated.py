@@ -25,7 +25,7 @@ def simulated_answer(request: SimulatedRequest) -> SimulatedAnswer | None:
     turn = max(0, sum(1 for m in messages if m.get("role") == "user") - 1)
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
     called = any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages[last_user:])
-    user = task.turns[min(turn, len(task.turns) - 1)]
+    user = task.user_turns[min(turn, len(task.user_turns) - 1)]
     expected: list[Call] = [(c["name"], dict(c.get("arguments") or {})) for c in user.expected_calls or []]
     rng = request.rng
     fmt = rng.choice(TOOL_TEXT_FORMATS) if request.tools.fmt == "mixed" else request.tools.fmt
