@@ -1,0 +1,135 @@
+"""Conversations through the runner, against real servers on 127.0.0.1: the simulator playing demo-agent's episodes,
+a scripted server failing or refusing a request mid-episode, and ocllm killed in the middle of episodes then resumed."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from faultserver import FaultServer, Reply, answer, models
+from helpers import quiet, read_jsonl, wait_until
+
+from ocllm.analysis.rescore import score_run_dir
+from ocllm.run.lanes import Lane
+from ocllm.run.runner import run_lane
+from ocllm.sim import SimConfig, SimServer
+from ocllm.suites import shipped_suites
+
+AGENT = str(shipped_suites()["demo-agent"])
+DECIDED = ("task_id", "correct", "rule", "cause", "turns_right", "turns_checked", "episode_end", "requests")
+
+
+def lane(base_url: str, **settings: object) -> Lane:
+    given: dict[str, object] = {"model": "sim-baseline", "suite": "demo-agent", **settings}
+    return Lane(name="agent", base_url=base_url, **given)  # type: ignore[arg-type]
+
+
+def test_every_episode_is_one_sample_holding_each_request(tmp_path: Path) -> None:
+    with SimServer(SimConfig(suites=(AGENT,))) as sim:
+        result = run_lane(lane(sim.base_url, concurrency=3), tmp_path / "r", progress=quiet, score=score_run_dir)
+    samples = read_jsonl(tmp_path / "r" / "samples.jsonl")
+    assert len(samples) == 12 == len({s["task_id"] for s in samples})
+    requests = sum(len(s["turns"]) for s in samples)
+    assert result.requests == requests > 24  # every episode asked at least two user turns
+    for sample in samples:
+        assert sample["request"]["messages"][-1]["role"] == "user"
+        assert sample["episode_end"] in ("answered", "step_bound")
+        # Each request after the first added the calls' results or the next user turn: never nothing.
+        assert all(turn["sent"] for turn in sample["turns"][1:])
+    logged = read_jsonl(tmp_path / "r" / "turns.jsonl")
+    assert len(logged) == requests and {line["attempt"] for line in logged} == {0}
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert "turns" not in metrics["tasks"][0]  # samples.jsonl keeps them; metrics.json names it
+    assert metrics["summary"]["by_type"]["tool_use"]["details"]["requests"] == requests
+
+
+def test_a_request_failing_mid_episode_makes_the_episode_an_error_never_wrong(tmp_path: Path) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "list_files", "arguments": '{"folder": "notes"}'}}
+    with FaultServer() as server:
+        server.script(models("m"), answer("", tool_calls=[call], finish_reason="tool_calls"), then=Reply(status=500))
+        one = lane(server.base_url, model="m", max_attempts=1, concurrency=1, suite=str(_first_task_suite(tmp_path)))
+        result = run_lane(one, tmp_path / "r", progress=quiet, score=score_run_dir)
+        sent = [r.json() for r in server.requests if r.path.endswith("/chat/completions")]
+    assert result.summary.errors == 1 and result.summary.scored == 0
+    sample = read_jsonl(tmp_path / "r" / "samples.jsonl")[0]
+    assert sample["error_kind"] == "http_status" and len(sample["turns"]) == 2
+    # The second request is the first with the call's result after the model's call, as the server returned it.
+    assert sent[1]["messages"][-2] == {"role": "assistant", "content": "", "tool_calls": [call]}
+    assert sent[1]["messages"][-1]["role"] == "tool" and sent[1]["messages"][-1]["tool_call_id"] == "c1"
+
+
+def test_a_request_refused_mid_episode_ends_it_as_context_exceeded(tmp_path: Path) -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}
+    said = "request (9000 tokens) exceeds the available context size (8192 tokens)"  # llama.cpp's words
+    refusal = {"error": {"code": 400, "type": "exceed_context_size_error", "message": said}}
+    with FaultServer() as server:
+        server.script(models("m"), answer("", tool_calls=[call]), then=Reply(status=400, json=refusal))
+        one = lane(server.base_url, model="m", max_attempts=1, concurrency=1, suite=str(_first_task_suite(tmp_path)))
+        result = run_lane(one, tmp_path / "r", progress=quiet, score=score_run_dir)
+    assert result.summary.errors == 0 and result.summary.scored == 1 and result.summary.correct == 0
+    task = json.loads((tmp_path / "r" / "metrics.json").read_text())["tasks"][0]
+    assert (task["episode_end"], task["rule"], task["cause"], task["failed_turn"]) == (
+        "refused", "context_exceeded", "context_exceeded", 1,
+    )  # fmt: skip
+
+
+@pytest.mark.slow  # ocllm in a process, killed
+def test_sigkill_in_the_middle_of_episodes_then_resume_finishes_each_once(tmp_path: Path) -> None:
+    with SimServer(SimConfig(suites=(AGENT,), latency_s=0.15)) as server:
+        args = [
+            sys.executable, "-m", "ocllm", "run", "--suite", "demo-agent", "--base-url", server.base_url,
+            "--model", "sim-baseline", "--concurrency", "3",
+        ]  # fmt: skip
+        killed = tmp_path / "killed"
+        proc = subprocess.Popen([*args, "--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Killed once an episode that has not finished has a turn on disk: in the middle of it, for its next
+        # request takes 0.15 s at least.
+        assert wait_until(lambda: _unfinished(killed))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        cut = _unfinished(killed)
+        finished_before = len(read_jsonl(killed / "samples.jsonl")) if (killed / "samples.jsonl").exists() else 0
+        assert cut and finished_before < 12
+        assert subprocess.run([*args, "--out", str(killed), "--resume"], capture_output=True).returncode == 0
+        whole = tmp_path / "whole"
+        assert subprocess.run([*args, "--out", str(whole)], capture_output=True).returncode == 0
+    resumed = read_jsonl(killed / "samples.jsonl")
+    assert len(resumed) == 12 == len({s["task_id"] for s in resumed})  # none lost, none twice
+    restarted = {s["task_id"] for s in resumed if s.get("restarted")}
+    assert restarted == cut  # each episode cut in the middle was started again, and says so
+    attempts = {(line["task_id"], line["attempt"]) for line in read_jsonl(killed / "turns.jsonl")}
+    assert {(task_id, 0) for task_id in cut} <= attempts and {(task_id, 1) for task_id in cut} <= attempts
+    a = json.loads((killed / "metrics.json").read_text())["tasks"]
+    b = json.loads((whole / "metrics.json").read_text())["tasks"]
+    assert [{k: t.get(k) for k in DECIDED} for t in a] == [{k: t.get(k) for k in DECIDED} for t in b]
+    by_id = {s["task_id"]: s["turns"] for s in read_jsonl(whole / "samples.jsonl")}
+    assert {s["task_id"]: _answers(s["turns"]) for s in resumed} == {k: _answers(v) for k, v in by_id.items()}
+
+
+def _answers(turns: list[dict[str, object]]) -> list[object]:
+    return [(t["reply"].get("content"), t["reply"].get("tool_calls") is not None) for t in turns]  # type: ignore[union-attr]
+
+
+def _unfinished(run: Path) -> set[str]:
+    """The episodes with a turn on disk and no sample: those in the middle of their conversation."""
+    turns, samples = run / "turns.jsonl", run / "samples.jsonl"
+    if not turns.exists():
+        return set()
+    logged = {line["task_id"] for line in _whole_lines(turns)}
+    done = {line["task_id"] for line in _whole_lines(samples)} if samples.exists() else set()
+    return logged - done
+
+
+def _whole_lines(path: Path) -> list[dict[str, object]]:
+    lines = path.read_bytes().split(b"\n")[:-1]  # a line being written has no newline yet
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _first_task_suite(tmp_path: Path) -> Path:
+    path = tmp_path / "one.jsonl"
+    path.write_text(Path(AGENT).read_text().splitlines()[0] + "\n")
+    return path
