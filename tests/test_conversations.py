@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from faultserver import FaultServer, Reply, answer, models
-from helpers import quiet, read_jsonl, wait_until
+from helpers import CPU_HEAVY, quiet, read_jsonl, wait_until
 
 from ocllm.analysis.rescore import score_run_dir
+from ocllm.cli import main
 from ocllm.run.lanes import Lane
 from ocllm.run.runner import run_lane
 from ocllm.sim import SimConfig, SimServer
@@ -108,6 +109,30 @@ def test_sigkill_in_the_middle_of_episodes_then_resume_finishes_each_once(tmp_pa
     assert [{k: t.get(k) for k in DECIDED} for t in a] == [{k: t.get(k) for k in DECIDED} for t in b]
     by_id = {s["task_id"]: s["turns"] for s in read_jsonl(whole / "samples.jsonl")}
     assert {s["task_id"]: _answers(s["turns"]) for s in resumed} == {k: _answers(v) for k, v in by_id.items()}
+
+
+@pytest.mark.slow
+@CPU_HEAVY  # eight CPU hogs
+def test_the_same_episodes_idle_and_under_eight_cpu_hogs_give_the_same_outcomes_and_rescore_reproduces_them(
+    tmp_path: Path,
+) -> None:
+    with SimServer(SimConfig(suites=(AGENT,))) as sim:
+        run_lane(lane(sim.base_url, concurrency=4), tmp_path / "idle", progress=quiet, score=score_run_dir)
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(8)]
+        try:
+            run_lane(lane(sim.base_url, concurrency=4), tmp_path / "loaded", progress=quiet, score=score_run_dir)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+    idle = json.loads((tmp_path / "idle" / "metrics.json").read_text())["tasks"]
+    loaded = json.loads((tmp_path / "loaded" / "metrics.json").read_text())["tasks"]
+    assert [{k: t.get(k) for k in DECIDED} for t in idle] == [{k: t.get(k) for k in DECIDED} for t in loaded]
+    assert {t["rule"] for t in idle} - {"episode_right"}, "the simulator gets some episodes wrong"
+    assert main(["rescore", str(tmp_path / "loaded"), "-o", str(tmp_path / "re.json")]) == 0
+    again = json.loads((tmp_path / "re.json").read_text())
+    assert again["summary"]["changed"] == 0
+    assert [{k: t.get(k) for k in DECIDED} for t in again["tasks"]] == [{k: t.get(k) for k in DECIDED} for t in idle]
 
 
 def _answers(turns: list[dict[str, object]]) -> list[object]:
