@@ -85,6 +85,7 @@ def test_the_run_page_shows_pass_at_k_maj_at_k_and_the_agreement_of_each_task(tm
     for j, value in curve:
         assert f"| pass@{j} | {pct1(value)} |" in md
     assert f"| maj@{k} | {pct1(s['majority_at_k'])} |" in md
+    assert f"| pass^{k}: all {k} samples right | {pct1(s['pass_hat_k'][str(k)])} |" in md
     agree = sum(t["agree"] for t in s["by_task"].values())
     assert agree == 2  # t1 and t4
     assert f"{agree} of {len(s['by_task'])} tasks" in md

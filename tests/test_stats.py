@@ -269,3 +269,17 @@ def test_with_samples_the_verdict_the_interval_and_the_test_never_disagree_eithe
         excludes = figures.diff_ci_low > 0 or figures.diff_ci_high < 0
         assert figures.significant == (figures.p_value < 0.05) == excludes, figures
         assert ("unlikely to be chance" in figures.verdict) == figures.significant
+
+
+def test_pass_hat_k_is_the_chance_that_k_drawn_samples_are_all_right() -> None:
+    from itertools import combinations
+
+    from ocllm.analysis.clustered import pass_hat_k
+
+    # Against counting every draw of k of the n samples: those whose samples are all right, over all draws.
+    for n in range(1, 7):
+        for c in range(n + 1):
+            samples = [True] * c + [False] * (n - c)
+            for k in range(1, n + 1):
+                draws = list(combinations(samples, k))
+                assert pass_hat_k(n, c, k) == pytest.approx(sum(all(d) for d in draws) / len(draws))

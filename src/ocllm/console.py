@@ -175,7 +175,8 @@ def samples_line(summary: Summary) -> str:
     figure = f"{_share(summary.accuracy)} (95% CI {ci}, {method})" if measured else "n/a"
     line = (
         f"samples: up to {k} per task, {summary.tasks_scored} tasks   avg@{k}: {figure}   "
-        f"pass@{k}: {_share(summary.pass_at_k.get(str(k)))}   maj@{k}: {_share(summary.majority_at_k)}"
+        f"pass@{k}: {_share(summary.pass_at_k.get(str(k)))}   pass^{k}: {_share(summary.pass_hat_k.get(str(k)))}   "
+        f"maj@{k}: {_share(summary.majority_at_k)}"
     )
     task_level, category_level = summary.accuracy_stderr, summary.accuracy_stderr_category
     if task_level is not None and category_level is not None and category_level > task_level:

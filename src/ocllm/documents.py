@@ -32,6 +32,8 @@ class Figures(msgspec.Struct, kw_only=True):
     tasks_scored: int = 0  # tasks with at least one scored sample: the clusters of the standard error
     accuracy_stderr: float | None = None  # the accuracy's standard error, clustered on tasks (None: under 2 tasks)
     pass_at_k: dict[str, float] = msgspec.field(default_factory=dict)  # "1".."k": Chen et al.'s unbiased estimate
+    # "1".."k": pass^j, all j samples right (tau-bench's estimate): how reliably, beside pass@k's whether at all.
+    pass_hat_k: dict[str, float] = msgspec.field(default_factory=dict)
     majority_at_k: float | None = None  # share of tasks whose gold answer is strictly the most frequent
 
 

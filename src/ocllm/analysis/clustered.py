@@ -35,6 +35,15 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
 
 
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimate of pass^k from n samples of which c are correct (tau-bench's: Yao et al. 2024): C(c, k)
+    / C(n, k), the chance that k of the n drawn without replacement are all correct: how reliably the model does
+    the task every time, where pass@k asks whether it does it once."""
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"pass^k needs 0 <= c <= n and 1 <= k <= n (n={n}, c={c}, k={k})")
+    return math.prod((c - i) / (n - i) for i in range(k)) if c >= k else 0.0
+
+
 def majority_is_gold(votes: Iterable[Hashable | None], gold: Hashable) -> bool:
     """maj@k for one task: `gold` (the vote of every sample judged correct) is strictly more frequent than any
     other answer. `votes` holds each sample's answer (None: no answer, never a vote). A tie for the most

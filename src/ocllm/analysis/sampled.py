@@ -14,7 +14,14 @@ from array import array
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-from ocllm.analysis.clustered import ClusteredMean, clustered_from_sums, interval, majority_is_gold, pass_at_k
+from ocllm.analysis.clustered import (
+    ClusteredMean,
+    clustered_from_sums,
+    interval,
+    majority_is_gold,
+    pass_at_k,
+    pass_hat_k,
+)  # fmt: skip
 from ocllm.documents import Figures, TaskAgreement
 
 if TYPE_CHECKING:
@@ -206,6 +213,7 @@ class SampledTally:
             "tasks_scored": len(scored),
             "accuracy_stderr": on_tasks.stderr if on_tasks.clusters >= 2 else None,
             "pass_at_k": _pass_at(scored, scored_of, correct, k),
+            "pass_hat_k": _pass_at(scored, scored_of, correct, k, every=True),
             "majority_at_k": sum(self._majority[r] for r in scored) / len(scored) if scored else None,
         }
         if by_task:
@@ -278,14 +286,15 @@ def _encoded(row: int, votes: list[Hashable | None]) -> bytes:
     return b"".join(parts)
 
 
-def _pass_at(scored: array[int], n: array[int], c: array[int], k: int) -> dict[str, float]:
-    """pass@j for j = 1..k, each the mean over the tasks with at least j scored samples (a task whose request
-    failed has fewer; it counts where it can)."""
+def _pass_at(scored: array[int], n: array[int], c: array[int], k: int, *, every: bool = False) -> dict[str, float]:
+    """pass@j (with `every`, pass^j: all j right) for j = 1..k, each the mean over the tasks with at least j scored
+    samples (a task whose request failed has fewer; it counts where it can)."""
+    estimate = pass_hat_k if every else pass_at_k
     out = {}
     for j in range(1, k + 1):
         count = sum(1 for r in scored if n[r] >= j)
         if count:
-            out[str(j)] = round(sum(pass_at_k(n[r], c[r], j) for r in scored if n[r] >= j) / count, 6)
+            out[str(j)] = round(sum(estimate(n[r], c[r], j) for r in scored if n[r] >= j) / count, 6)
     return out
 
 

@@ -225,6 +225,9 @@ def sampled_view(summary: Mapping[str, Any]) -> dict[str, Any]:
     if category_stderr_larger(summary, "accuracy_stderr", "accuracy_stderr_category"):
         figures.append(("standard error, clustered on categories", stderr_points(summary["accuracy_stderr_category"])))
     figures.append(("tasks whose samples all agree", f"{agreeing_tasks(summary)} of {len(task_shares(summary))}"))
+    every = (summary.get("pass_hat_k") or {}).get(str(k))
+    if every is not None:
+        figures.append((f"pass^{k}: all {k} samples right", pct(every)))
     return {
         "k": k,
         "name": accuracy_name(summary),

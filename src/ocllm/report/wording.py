@@ -487,7 +487,8 @@ def settings_rows(columns: Sequence[tuple[str, Mapping[str, str]]]) -> list[tupl
 
 PASS_AT_K_NOTE = (
     "pass@j: the chance that at least one of j samples of a task is right (Chen et al.'s unbiased estimate, averaged "
-    "over the tasks with j scored samples); maj@k: the share of tasks whose gold answer is strictly the most "
+    "over the tasks with j scored samples); pass^j: the chance that all j are right (tau-bench's estimate: how "
+    "reliably, not whether at all); maj@k: the share of tasks whose gold answer is strictly the most "
     "frequent answer of their samples (a tie, or no answer, is not credited)."
 )
 AGREEMENT_NOTE = (
