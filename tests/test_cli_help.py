@@ -138,6 +138,8 @@ LANES_FILE_ONLY = {
     "reasoning_switch": "for servers that refuse unknown fields, set once per server in a lanes file",
     "max_attempts": "retries: set once per server in a lanes file",
     "retry_budget_s": "retries: set once per server in a lanes file",
+    "system_prompt_file": "an agent's system prompt, read from a file a lanes file names",
+    "extra_tools_file": "an agent's tools, read from a JSON file a lanes file names",
 }
 # Rooms' own settings (tool_call's tool_choice) are named by their key too: a room declares them, and a flag per room
 # would load every room for `ocllm --help`.

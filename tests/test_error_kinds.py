@@ -103,7 +103,8 @@ CASES: list[tuple[str, Behaviour, bool, tuple[ErrorKind, int | None], str]] = [
         False,
         ("refused", 400),
         "HTTP 400: request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it; not "
-        "retried, this request cannot pass on this server: give the server a larger context (llama.cpp -c",
+        "retried, the prompt and max_tokens do not fit the server's context: give the server a larger context "
+        "(llama.cpp -c",
     ),
     (
         "too long, in a stream",

@@ -262,6 +262,35 @@ def failure_advice(reason: str, server: ServerFacts | None, lane: Mapping[str, A
     return None
 
 
+def context_refused(refused: int, lane: Mapping[str, Any]) -> str | None:
+    """Requests the server refused because the prompt and max_tokens do not fit its context, said plainly with what
+    to change: the server's context (each kind's flag), the lane's max_tokens, and, for a lane run inside an agent's
+    context (docs/lanes.md, "An agent's context"), what that context adds to every prompt. None when none was."""
+    if not refused:
+        return None
+    max_tokens = lane.get("max_tokens")
+    now = f" (now {max_tokens})" if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else ""
+    changes = [
+        "give the server a larger context (--max-model-len on vLLM, -c/--ctx-size on llama-server, --context-length "
+        "on SGLang, num_ctx on Ollama)",
+        f"lower max_tokens{now}",
+    ]
+    agent = [
+        words
+        for key, words in (
+            ("system_prompt_file", "a shorter system prompt (system_prompt_file)"),
+            ("extra_tools_file", "fewer tools (extra_tools_file)"),
+        )
+        if lane.get(key)
+    ]
+    if agent:
+        changes.append(f"send {' or '.join(agent)}")
+    return (
+        f"{refused} task(s) failed because the prompt and max_tokens do not fit the server's context (refused, not "
+        f"counted as wrong): {', '.join(changes[:-1])}, or {changes[-1]}"
+    )
+
+
 def _jinja_off(server: ServerFacts | None) -> str:
     said = "llama-server refused the tools because its Jinja chat templates are off"
     if server is not None and server.managed and server.flag("jinja") is False:

@@ -20,7 +20,17 @@ from rich.table import Table
 from rich.text import Text
 
 from ocllm import simulated_words, verdict_words
-from ocllm.documents import Comparison, InputVerdicts, Matrix, Paired, RunReport, Serving, Summary, as_summary
+from ocllm.documents import (
+    Comparison,
+    InputVerdicts,
+    Matrix,
+    Paired,
+    PromptTokens,
+    RunReport,
+    Serving,
+    Summary,
+    as_summary,
+)
 from ocllm.report.wording import interval_methods_note, rank_of, rate
 from ocllm.scoring import task_types
 from ocllm.summary_words import serving_rate, truncation_words
@@ -144,6 +154,8 @@ def print_run_result(result: RunResult) -> None:
         console.print(samples_line(summary), soft_wrap=True, highlight=False)
     if summary.serving is not None:
         console.print(serving_line(summary.serving), highlight=False)
+    if not isinstance(summary.prompt_tokens, msgspec.UnsetType):
+        console.print(prompt_tokens_line(summary.prompt_tokens), highlight=False)
     print_notices(result.notices)
     for name in ("manifest.json", "suite.jsonl", "samples.jsonl", "metrics.json"):
         console.print(f"wrote {result.out_dir / name}")
@@ -234,6 +246,14 @@ def _server_words(kind: str, version: str | None, simulated: bool) -> str:
     if simulated:
         return simulated_words.SERVER_WORDS + (f", answering as {kind}" if kind != "unknown" else "")
     return f"{kind} {version}" if version else kind
+
+
+def prompt_tokens_line(figures: PromptTokens) -> str:
+    """The prompt tokens of the run's requests, as the server counted them: what an agent's context costs."""
+    return (
+        f"prompt tokens a request: mean {figures.mean:,.1f}, largest {figures.max:,} (over {figures.requests:,} "
+        "requests, as the server counted them)"
+    )
 
 
 def serving_line(serving: Serving) -> str:

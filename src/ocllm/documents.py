@@ -61,6 +61,16 @@ class Serving(msgspec.Struct, kw_only=True):
     endpoints: list[dict[str, Any]] = msgspec.field(default_factory=list)  # per replica, when several
 
 
+class PromptTokens(msgspec.Struct, kw_only=True):
+    """The prompt tokens of a run's requests, as the server's `usage.prompt_tokens` said them: each request of a
+    conversation counted as one. What an agent's context (a long system prompt, many tools) costs of the server's
+    context, beside the same tasks run bare."""
+
+    mean: float
+    max: int
+    requests: int  # the requests whose usage said their prompt tokens
+
+
 class UnscorableRecord(msgspec.Struct, kw_only=True):
     """A record of another tool's file this scorer cannot score (a question with one option, an answer not
     among its options, no response text): left out of the tasks and of every figure, both sides', and listed
@@ -97,6 +107,11 @@ class Summary(Figures, kw_only=True):
     # Answered samples (not failed requests) whose finish_reason was recorded; None in documents written before it
     # was counted. Fewer than the answered: truncation is known only for these.
     finish_reasons: int | None = None
+    # The prompt tokens of the requests (mean, max, how many said); absent when no request's usage said them.
+    prompt_tokens: PromptTokens | msgspec.UnsetType = msgspec.UNSET
+    # Failed requests the server refused because the prompt and max_tokens do not fit its context (counted in
+    # `errors` too): what an agent's context costs when it leaves no room for the answer.
+    refused_context: int = 0
     changed: int = 0  # decisions whose verdict differs from the input's own
     tasks_in_suite: int = 0
     missing: int = 0  # tasks of the suite that never ran
@@ -213,6 +228,8 @@ class Side(msgspec.Struct, kw_only=True):
     missing: int = 0  # tasks of its suite it never ran
     tasks_in_suite: int | None = None
     serving: Serving | None = None  # how fast it was served (None: the input did not record its wall time)
+    # The prompt tokens of its requests (None: no request's usage said them): what an agent's context adds.
+    prompt_tokens: PromptTokens | None = None
     # The other harness whose results the side is (rescore --from, compare --from): written as `tool`, the key
     # documents have always had (in the code, "tool" is function calling and another harness is a "harness").
     tool: str | None = None

@@ -15,12 +15,12 @@ from typing import Any, NamedTuple
 import msgspec
 import numpy as np
 
-from ocllm.analysis.metrics import ServingTally, chance_level, decision_gave_no_answer
+from ocllm.analysis.metrics import PromptTally, ServingTally, chance_level, decision_gave_no_answer
 from ocllm.analysis.notices import incomplete_notice
 from ocllm.analysis.paired import paired_figures, sampled_paired_figures
 from ocllm.analysis.rescore import PolicyOverrides, policy_of
 from ocllm.analysis.run_settings import run_settings
-from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, Serving, Side, TypeTable
+from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, PromptTokens, Serving, Side, TypeTable
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
 from ocllm.formats.harnesses import format_of_run, read_harness_files, recognise, verdicts_label
@@ -70,6 +70,7 @@ class ScoredRun(NamedTuple):
     settings: dict[str, str] | None = None  # what it ran with (run_settings.run_settings); None: the input does not say
     type_details: dict[str, dict[str, Any]] | None = None  # each type's own figures (re-scored runs only)
     simulated: bool = False  # the ocllm simulator answered it (the run's server record says so)
+    prompt_tokens: PromptTokens | None = None  # of its requests, as the server counted them (None: none said)
 
 
 class LoadedRun(NamedTuple):
@@ -124,7 +125,7 @@ def load_scored(
     saved = loaded.saved
     chosen = policy_of(saved, overrides)
     tasks: dict[str, list[ScoredTask]] = {}
-    serving = ServingTally()
+    serving, prompts = ServingTally(), PromptTally()
     own = task_types.TypeTallies()  # each type's own figures (a tool lane's dropped calls), from the decisions
     for record in saved.records:
         if rescore:
@@ -135,6 +136,7 @@ def load_scored(
             scored = _as_recorded(record)
         tasks.setdefault(record.task.id, []).append(scored)
         serving.add(record.sample)
+        prompts.add(record.sample)
     label = run_label(saved.meta, path)
     expected = saved.meta.tasks_in_suite
     ran = len(tasks) + len(saved.meta.unscorable)  # another tool's unscorable records ran: not missing
@@ -147,7 +149,7 @@ def load_scored(
     settings = run_settings(path, {"lane_settings": saved.meta.lane_settings}, types)
     return ScoredRun(
         label, path, tasks, rescore, missing, in_suite, timing, loaded.harness, notices, origin, settings,
-        own.figures() if rescore else None, simulated(saved.meta.server),
+        own.figures() if rescore else None, simulated(saved.meta.server), prompts.said(),
     )  # fmt: skip
 
 
@@ -311,6 +313,7 @@ def _side(run: ScoredRun) -> Side:
         missing=run.missing,
         tasks_in_suite=run.in_suite,
         serving=run.serving,
+        prompt_tokens=run.prompt_tokens,
         tool=run.harness,
         settings=run.settings or {},
         type_details=run.type_details or {},

@@ -7,9 +7,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar
 
+import msgspec
+
 from ocllm.analysis.sampled import SampledTally, vote
-from ocllm.documents import Figures, Serving, Summary, TypeFigures
+from ocllm.documents import Figures, PromptTokens, Serving, Summary, TypeFigures
 from ocllm.models import Decision, Sample, token_counts
+from ocllm.retry_rule import refused_for_context
 from ocllm.scoring import task_types
 from ocllm.scoring.no_answer import gave_no_answer
 from ocllm.summary_words import MIN_RATE_WALL_S
@@ -87,15 +90,20 @@ class Tally:
         self._method: Counter[str] = Counter()
         self._source: Counter[str] = Counter()
         self._sampled = SampledTally()
+        self._prompts = PromptTally()
+        self.refused_context = 0  # failed requests refused as too long for the server's context
 
     def add(self, d: Decision, sample: Sample | None = None) -> None:
-        """Count one decision; with its `sample`, also whether the answer recorded a finish_reason."""
+        """Count one decision; with its `sample`, also whether the answer recorded a finish_reason, the prompt tokens
+        of its requests, and whether it was refused as too long for the server's context."""
         self.total += 1
         if sample is not None:
             self._saw_samples = True
             if sample.error is None:
                 self.answered += 1
                 self.finish_reasons += sample.finish_reason is not None
+            self._prompts.add(sample)
+            self.refused_context += refused_for_context(sample)
         self.correct += d.correct is True
         self.errors += d.error is not None
         unscored = d.correct is None and d.error is None
@@ -148,7 +156,37 @@ class Tally:
             # No answer recorded a finish_reason: whether any was cut off is unknown, not none (None, not 0).
             truncated=None if self._saw_samples and self.answered and not self.finish_reasons else self.truncated,
             finish_reasons=self.finish_reasons if self._saw_samples else None,
+            prompt_tokens=self._prompts.figures(),
+            refused_context=self.refused_context,
         )
+
+
+class PromptTally:
+    """The prompt tokens of a run's requests, kept as samples arrive: a sum, a largest and a count."""
+
+    def __init__(self) -> None:
+        self.requests = self.total = self.largest = 0
+
+    def add(self, sample: Sample) -> None:
+        # A conversation's episode sums its requests' usage: each turn's reply holds its own request's.
+        usages = [turn.reply.usage for turn in sample.turns] if sample.turns else [sample.usage]
+        for usage in usages:
+            said = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+            if isinstance(said, int) and not isinstance(said, bool) and said >= 0:
+                self.requests += 1
+                self.total += said
+                self.largest = max(self.largest, said)
+
+    def figures(self) -> PromptTokens | msgspec.UnsetType:
+        """Mean, max and requests; UNSET (absent from the summary) when no request's usage said."""
+        if not self.requests:
+            return msgspec.UNSET
+        return PromptTokens(mean=round(self.total / self.requests, 1), max=self.largest, requests=self.requests)
+
+    def said(self) -> PromptTokens | None:
+        """The figures, or None when no request's usage said (where a document writes null)."""
+        figures = self.figures()
+        return None if isinstance(figures, msgspec.UnsetType) else figures
 
 
 def _figures(kind: type[_F], counts: dict[str, Any], sampled: dict[str, Any]) -> _F:

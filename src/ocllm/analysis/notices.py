@@ -16,7 +16,7 @@ import msgspec
 from ocllm import advice
 from ocllm.model_names import model_mismatch_notice, same_model
 from ocllm.models import Decision, Policy, Sample, Task
-from ocllm.retry_rule import can_pass
+from ocllm.retry_rule import can_pass, refused_for_context
 from ocllm.scoring import decide, task_types
 from ocllm.scoring.regions import split_regions
 from ocllm.server_facts import ServerFacts
@@ -99,6 +99,7 @@ class NoticeTally:
         self.prefill_changes = 0  # decisions that think_prefilled = true would change
         self.retries: Counter[str] = Counter()  # why attempts failed that were sent again
         self.timed_out = 0  # tasks that failed on a timeout (their last attempt ran past timeout_s)
+        self.context_refused = 0  # tasks the server refused: the prompt and max_tokens do not fit its context
         self._type_tallies = task_types.TypeTallies()  # each task type's own counts, for its own notices
 
     def add(self, sample: Sample, decision: Decision, task: Task | None = None) -> None:
@@ -110,6 +111,7 @@ class NoticeTally:
             self.reasons[sample.error] += 1
             self.timed_out += sample.error_kind == "timeout"
             self.may_pass += can_pass(sample)
+            self.context_refused += refused_for_context(sample)
             return
         self.answered += 1
         self._type_tallies.add(decision)
@@ -149,6 +151,7 @@ class NoticeTally:
         notices = [n for n in (incomplete_notice(missing, in_suite, command),) if n]
         notices += self._failures(rerunnable)
         notices += self._failure_advice(server, lane)
+        notices += [n for n in (advice.context_refused(self.context_refused, lane),) if n]
         notices += self._type_tallies.notices()
         cut, answers = self._type_tallies.cut_without_call()
         notices += [n for n in (advice.constraint_did_not_take(cut, answers, server, lane),) if n]

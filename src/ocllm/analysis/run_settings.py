@@ -74,6 +74,22 @@ def masked_command(argv: object) -> str:
     return " ".join(out)
 
 
+def _agent_file(value: object) -> str:
+    """An agent's file as the manifest records it (run/agent_context.py): its path, then its size or its tools, and
+    the start of its sha256, which tells two versions of one file apart."""
+    if not isinstance(value, Mapping):
+        return _text(value)
+    what = []
+    if isinstance(value.get("bytes"), int):
+        what.append(f"{value['bytes']:,} bytes")
+    tools = value.get("tools")
+    if isinstance(tools, list):
+        what.append(f"{len(tools)} tools: {', '.join(str(name) for name in tools)}")
+    if isinstance(value.get("sha256"), str):
+        what.append(f"sha256 {value['sha256'][:12]}")
+    return f"{value.get('path')} ({'; '.join(what)})" if what else str(value.get("path"))
+
+
 def _server_kind(value: object) -> str | None:
     """The kind of server that answered (another part of the manifest's story: read as whatever it is)."""
     if value is None:
@@ -94,6 +110,8 @@ _LANE: tuple[Row, ...] = (
     ("stream", "stream", _text),
     # Here the prompt templates, one row per type the run holds (`_templates`).
     ("system prompt", "system_prompt", _text),
+    ("system prompt file", "system_prompt_file", _agent_file),
+    ("extra tools file", "extra_tools_file", _agent_file),
     ("extra body", "extra_body", _text),
     ("fields never sent", "omit_fields", _text),
     ("conflict policy", "conflict_policy", _text),

@@ -35,6 +35,7 @@ from ocllm.report.wording import (
     pass_at_k_rows,
     pct,
     pooled_verdicts_note,
+    prompt_token_rows,
     resolved_rows,
     resolved_sentence,
     resource_rows,
@@ -120,6 +121,7 @@ def comparison_page(doc: Mapping[str, Any]) -> dict[str, Any]:
         "serving_recorded_by": serving_by,
         "serving_rows": serving_rows(speed) if serving_by else [],
         "endpoint_tables": [(label, rows) for label, serving in speed if (rows := endpoint_rows(serving))],
+        "prompt_token_rows": prompt_token_rows([(side["label"], side.get("prompt_tokens")) for side in sides]),
         "settings_rows": settings_table([(side["label"], side.get("settings")) for side in sides]),
         "type_details_rows": type_detail_rows([(side["label"], side.get("type_details")) for side in sides]),
     }
@@ -305,6 +307,7 @@ def run_page(doc: Mapping[str, Any]) -> dict[str, Any]:
         "type_tables": type_tables(summary),
         "breakdowns": breakdowns,
         "resource_distribution_rows": _run_resource_rows(doc.get("resources")),
+        "prompt_token_rows": prompt_token_rows([(label, summary.get("prompt_tokens"))]),
         "resource_rows": resource_rows([(label, doc["resources"])]) if doc.get("resources") else [],
         "serving_rows": serving_rows([(label, serving)]) if serving else [],
         "endpoint_rows": endpoint_rows(serving),

@@ -368,6 +368,10 @@ SERVING_NOTE = (
     "time to first token is measured on streamed lanes only."
 )
 SERVING_MISSING = "Serving figures not recorded: this input did not record its wall time."
+PROMPT_TOKENS_NOTE = (
+    "Tokens of each request's prompt as the server counted them (usage.prompt_tokens): the system prompt, the tools "
+    "offered and the task; each request of a conversation counted."
+)
 
 
 def rate(value: float | None) -> str:
@@ -425,6 +429,25 @@ def serving_rows(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> lis
     return [
         [name, *[figure(serving) if serving else "not recorded" for _, serving in columns]]
         for name, figure in SERVING_FIGURES
+    ]
+
+
+# A prompt-token figure: (label, the figure as text from a summary's `prompt_tokens`)
+PROMPT_TOKEN_FIGURES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
+    ("prompt tokens a request, mean", lambda p: _recorded(p.get("mean"), lambda v: f"{v:,.1f}")),
+    ("prompt tokens a request, largest", lambda p: _recorded(p.get("max"), count)),
+    ("requests whose usage said them", lambda p: _recorded(p.get("requests"), count)),
+)
+
+
+def prompt_token_rows(columns: Sequence[tuple[str, Mapping[str, Any] | None]]) -> list[list[str]]:
+    """The prompt tokens of each run's requests side by side (what an agent's context adds to every prompt): [figure
+    name, value per run...]; none at all when no run's summary has them (no request's usage said)."""
+    if not any(isinstance(figures, Mapping) for _, figures in columns):
+        return []
+    return [
+        [name, *[figure(p) if isinstance(p, Mapping) else "not recorded" for _, p in columns]]
+        for name, figure in PROMPT_TOKEN_FIGURES
     ]
 
 
@@ -789,5 +812,6 @@ def template_words() -> tuple[dict[str, Any], dict[str, Any]]:
         "test_p": test_p, "diff_interval_name": diff_interval_name, "mde_sentence": mde_sentence,
         "category_stderr_sentence": category_stderr_sentence,
         "serving_note": SERVING_NOTE, "serving_missing": SERVING_MISSING, "endpoint_header": ENDPOINT_HEADER,
+        "prompt_tokens_note": PROMPT_TOKENS_NOTE,
     }  # fmt: skip
     return filters, names

@@ -47,8 +47,11 @@ from ocllm.suites import Suite
 RUN_FORMAT = "ocllm-run/1"
 # Lane settings that change what the model is asked; a resumed run must not mix two of them.
 # The templates are compared type by type (`changed_templates`): a record may keep them under the keys of before.
+# An agent's files by their record: the path and the sha256 of what was read (agent_context.py), so that a file
+# edited between two invocations is refused as a changed setting.
 OUTPUT_SETTINGS = (
-    "model", "system_prompt", *SAMPLING, "reasoning", "reasoning_switch", "extra_body", "omit_fields", *ROOM_SETTINGS,
+    "model", "system_prompt", "system_prompt_file", "extra_tools_file", *SAMPLING, "reasoning", "reasoning_switch",
+    "extra_body", "omit_fields", *ROOM_SETTINGS,
 )  # fmt: skip
 
 
@@ -60,6 +63,13 @@ def changed_templates(before: Mapping[str, Any], now: Mapping[str, Any]) -> list
 
 # What a lane that sets nothing records: a setting a manifest predates was its default then.
 _DEFAULTS = public_settings(Lane(name="defaults", base_url="", model=""))
+
+
+def _changed_file(key: str, before: Any, now: Any) -> str:
+    """A changed setting as the refusal names it; an agent's file that is the same path with other bytes, so."""
+    if isinstance(before, dict) and isinstance(now, dict) and before.get("path") == now.get("path"):
+        return f"{key}: {now.get('path')} changed since (its sha256 differs)"
+    return key
 
 
 class RunDirectory:
@@ -147,7 +157,10 @@ class RunDirectory:
             raise InputError(f"{self.path}: was run on a different suite (content hash differs); cannot resume")
         now = public_settings(lane)
         # A setting a manifest predates (math_template before math tasks) was its default then.
-        changed = [k for k in OUTPUT_SETTINGS if manifest.lane.get(k, _DEFAULTS.get(k)) != now.get(k)]
+        changed = [
+            _changed_file(k, manifest.lane.get(k), now.get(k))
+            for k in OUTPUT_SETTINGS if manifest.lane.get(k, _DEFAULTS.get(k)) != now.get(k)
+        ]  # fmt: skip
         changed += changed_templates(manifest.lane, now)
         if changed:
             raise InputError(f"{self.path}: lane settings differ from the interrupted run ({', '.join(changed)})")

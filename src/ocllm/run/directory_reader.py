@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ocllm.models import RunManifest
+from ocllm.run.agent_context import recorded_system_prompt, recorded_tools
 from ocllm.run.directory import OUTPUT_SETTINGS, RunDirectory, changed_templates, read_manifest
 from ocllm.run.lanes import Lane, lane_from_mapping
 from ocllm.run.sampling import SAMPLING
@@ -37,6 +38,10 @@ def check_output_folder(path: Path) -> None:
 def recorded_lane(manifest: RunManifest, path: Path) -> Lane:
     """The lane a run ran, from the settings its manifest records (its managed server aside: a reader starts
     none, and the manifest keeps only the names of the server's env). Checked as any lane is; `path` is the
-    manifest, named in what is refused."""
+    manifest, named in what is refused. An agent's files are held as their record (path, hash): a reader reads no
+    file and sends no request."""
     settings = {k: v for k, v in manifest.lane.items() if k not in ("name", "server")}
+    for key, recorded in (("system_prompt_file", recorded_system_prompt), ("extra_tools_file", recorded_tools)):
+        if settings.get(key) is not None:
+            settings[key] = recorded(settings[key], str(path))
     return lane_from_mapping(str(manifest.lane.get("name") or "merged"), settings, str(path))

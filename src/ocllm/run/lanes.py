@@ -4,7 +4,8 @@ A lanes file has an optional `[defaults]` table and one `[lanes.NAME]` table per
 settings override the defaults. The API key itself is never in a lane: only the name of the
 environment variable that holds it. A lane's per-type settings are its rooms': a prompt template per task type
 in one `templates` table keyed by the type's name, and any setting a room declares of its own (tool_call's
-`tool_choice`), checked by that room.
+`tool_choice`), checked by that room. An agent's context (`system_prompt_file`, `extra_tools_file`) is read from its
+files when the lane is read (agent_context.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import msgspec
 from ocllm.errors import InputError
 from ocllm.files.reading import read_text, too_deep
 from ocllm.models import Policy
+from ocllm.run.agent_context import SystemPromptFile, ToolsFile, read_system_prompt, read_tools
 from ocllm.run.bounds import SEED_MAX, out_of_range
 from ocllm.run.sampling import SAMPLING, sampling_of
 from ocllm.run.servers import ServerSettings, settings_problems
@@ -44,6 +46,11 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     # does not name is asked with its room's default (`template_for`).
     templates: dict[str, str] = msgspec.field(default_factory=dict)
     system_prompt: str | None = None
+    # An agent's context (agent_context.py): a system prompt read from a file, sent in place of `system_prompt` (a lane
+    # sets one or the other), and tools added to every request's `tools`. A lanes file writes each as a path; the lane
+    # holds what was read, and its record (the manifest) the path, the sha256, and the size or the tools' names.
+    system_prompt_file: SystemPromptFile | None = None
+    extra_tools_file: ToolsFile | None = None
     # The request's sampling fields (temperature, top_p, max_tokens, seed), each declared once in sampling.py, by
     # key; a lanes file writes them at the lane's top level (or in a `sampling` table), and so does the manifest.
     sampling: dict[str, Any] = msgspec.field(default_factory=lambda: {k: s.default for k, s in SAMPLING.items()})
@@ -86,7 +93,22 @@ class Lane(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         return self.templates.get(task_type.name, task_type.default_template)
 
     def prompt_settings(self, task_type: task_types.TaskType) -> PromptSettings:
-        return PromptSettings(template=self.template_for(task_type), system_prompt=self.system_prompt)
+        return PromptSettings(template=self.template_for(task_type), system_prompt=self.system_text())
+
+    def system_text(self) -> str | None:
+        """The system prompt the lane sends: its file's text, else its own `system_prompt`."""
+        if self.system_prompt_file is None:
+            return self.system_prompt
+        # A lane read back from its manifest keeps no text: it scores and merges, and never builds a request.
+        assert self.system_prompt_file.text is not None, "a lane read back from its record sends no request"
+        return self.system_prompt_file.text
+
+    def extra_tools(self) -> list[dict[str, Any]]:
+        """The tools the lane adds to every request (its `extra_tools_file`'s), none when it sets none."""
+        if self.extra_tools_file is None:
+            return []
+        assert self.extra_tools_file.definitions is not None, "a lane read back from its record sends no request"
+        return self.extra_tools_file.definitions
 
     def settings_for(self, task_type: task_types.TaskType) -> dict[str, Any]:
         """The values of the settings a room declares of its own, the room's defaults for those the lane leaves."""
@@ -174,6 +196,7 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
         raise InputError(f"{where}: lane {name!r}: unknown setting room_settings")
     templates, used = templates_of(settings, where, f"lane {name!r}")
     sampling = sampling_of(settings, where, f"lane {name!r}")
+    _read_agent_files(settings, f"{where}: lane {name!r}")
     own: dict[str, Any] = {}  # the rooms' own settings the lane sets, each checked by its room
     for key, task_type in ROOM_SETTINGS.items():
         if key in settings:
@@ -196,6 +219,27 @@ def lane_from_mapping(name: str, settings: dict[str, Any], where: str) -> Lane:
     for type_name in templates:
         _check_template(where, name, task_types.of(type_name), templates[type_name], _spelled(type_name, used))
     return lane
+
+
+def _read_agent_files(settings: dict[str, Any], who: str) -> None:
+    """Replace the paths a lane gives its agent's context with what the files hold (agent_context.py), checked: a
+    lanes file or a flag gives a path; `with_flags` and a lane read back from its record give what was read already,
+    which a TOML file cannot spell."""
+    if settings.get("system_prompt_file") is not None and settings.get("system_prompt") is not None:
+        # One system message a request: the lane's own text or the agent's, not both mixed by a rule of ocllm's.
+        raise InputError(
+            f"{who}: sets both system_prompt and system_prompt_file; keep system_prompt_file to send the agent's "
+            "prompt from its file, or system_prompt to send the lane's own text"
+        )
+    for key, kind, read in (
+        ("system_prompt_file", SystemPromptFile, read_system_prompt),
+        ("extra_tools_file", ToolsFile, read_tools),
+    ):
+        given = settings.get(key)
+        if isinstance(given, str):
+            settings[key] = read(given, who)
+        elif given is not None and not isinstance(given, kind):
+            raise InputError(f"{who}: {key} must be the path of a file (a string)")
 
 
 def _range_problems(lane: Lane) -> list[str]:
@@ -276,6 +320,9 @@ def load_lanes(path: Path, announce: Callable[[str], None] | None = None) -> dic
         _, used = templates_of(dict(settings), str(path), f"lane {name!r}")
         moved += [key for key in used if key not in moved]
         merged = _merged_templates(defaults, settings)
+        for own, other in (("system_prompt", "system_prompt_file"), ("system_prompt_file", "system_prompt")):
+            if own in settings and other not in settings:
+                merged.pop(other, None)  # the lane's own system prompt replaces [defaults]' other spelling of one
         if merged.get("server") is False:
             del merged["server"]  # `server = false`: this lane uses whatever runs, whatever [defaults] starts
         for table in (defaults, settings):
@@ -370,6 +417,10 @@ def public_settings(lane: Lane) -> dict[str, Any]:
                 settings.update(lane.settings_for(task_type))
         elif key == "sampling":
             settings.update(value)  # at the top level, where the lanes file writes them
+        elif key in ("system_prompt_file", "extra_tools_file"):
+            # What was read, never the text: every request in samples.jsonl carries it.
+            file = getattr(lane, key)
+            settings[key] = file.record() if file is not None else None
         else:
             settings[key] = value
     if settings.get("server") is not None:
@@ -383,4 +434,7 @@ def with_flags(lane: Lane, flags: dict[str, Any]) -> Lane:
     settings.pop("name", None)
     settings.update(settings.pop("room_settings"))  # written at the top level, as a lanes file writes them
     settings.update(settings.pop("sampling"))
+    # The agent's files as they were read when the lane was (not read again); a --system-prompt replaces the file's.
+    settings["system_prompt_file"] = None if "system_prompt" in flags else lane.system_prompt_file
+    settings["extra_tools_file"] = lane.extra_tools_file
     return lane_from_mapping(lane.name, {**settings, **flags}, "command line")

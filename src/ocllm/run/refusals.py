@@ -39,6 +39,9 @@ class Refusal(NamedTuple):
 
     scope: Scope  # "request": this request only; "lane": every request of the lane alike
     change: str  # what to change, said after the server's reason
+    # The prompt and max_tokens do not fit the server's context: a kind "refused" like the batch's, told apart on disk
+    # by the words failures.py writes for it (retry_rule.CONTEXT_REFUSED), which the summary counts and advises on.
+    context: bool = False
 
     @property
     def kind(self) -> ErrorKind:
@@ -85,7 +88,7 @@ _RULES: tuple[_Rule, ...] = (
             "maximum context length",
             "longer than the model's context length",
         ),
-        Refusal("request", advice.CONTEXT_TOO_SMALL),
+        Refusal("request", advice.CONTEXT_TOO_SMALL, context=True),
     ),
     # llama.cpp: "input (N tokens) is too large to process. increase the physical batch size" (500).
     _Rule(("too large to process",), Refusal("request", advice.BATCH_TOO_SMALL)),

@@ -32,7 +32,7 @@ from ocllm.run.execute import Dispatch, Job, execute
 from ocllm.run.http_engine import client_settings
 from ocllm.run.lanes import Lane
 from ocllm.run.progress import RunProgress
-from ocllm.run.prompting import request_body
+from ocllm.run.prompting import refuse_tool_clash, request_body
 from ocllm.run.server_kind import ServerIdentity
 from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
@@ -109,6 +109,7 @@ def run_lane(
     "matrix"), recorded so that an interrupted run's notices name the command --resume goes with. The lane's requests go
     through `engine` (engine.py), by default the one `engine_for` chooses for the lane."""
     suite = load_suite(lane.suite)
+    refuse_tool_clash(lane, suite.tasks)  # an agent's tool named as a task's: refused before anything is asked
     if limit is not None:
         suite = first_tasks(suite, limit)
     shard_record = None

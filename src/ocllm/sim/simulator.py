@@ -88,7 +88,7 @@ class Simulator:
         if truncated and reasoning is not None:
             content, reasoning, finish_reason, calls = "", cut_mid_sentence(rng, reasoning), "length", None
 
-        prompt_tokens = _prompt_tokens(request.messages)
+        prompt_tokens = _prompt_tokens(request.messages, request.tools)
         content_tokens = _approx_tokens(content or "") + (_approx_tokens(json.dumps(calls)) if calls else 0)
         reasoning_tokens: int | None = None
         if finish_reason == "length":
@@ -130,9 +130,12 @@ def _approx_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def _prompt_tokens(messages: list[dict[str, Any]]) -> int:
-    # About four characters a token, plus the few tokens a chat template adds around each message.
+def _prompt_tokens(messages: list[dict[str, Any]], tools: tuple[dict[str, Any], ...] = ()) -> int:
+    # About four characters a token, plus the few tokens a chat template adds around each message; a chat template
+    # writes the tools offered into the prompt too, as JSON (an agent's two dozen tools are thousands of tokens).
     chars = sum(len(message_text(m.get("content"))) for m in messages)
+    if tools:
+        chars += len(json.dumps(list(tools), ensure_ascii=False))
     return max(1, math.ceil(chars / 4) + 4 * len(messages))
 
 

@@ -18,7 +18,7 @@ import aiohttp
 import msgspec
 
 from ocllm.models import ErrorKind
-from ocllm.retry_rule import transient_status
+from ocllm.retry_rule import CONTEXT_REFUSED, transient_status
 from ocllm.run.refusals import Refusal, refusal, server_message
 from ocllm.run.scrub import scrub as _scrub
 
@@ -71,6 +71,8 @@ def _refused(label: str, refused: Refusal, message: str, api_key: str | None, st
     reason = _scrub(one_line(message), api_key)[:BODY_EXCERPT_CHARS] or "(empty body)"
     if refused.scope == "lane":
         which = "no request of this lane can pass on this server as it runs"
+    elif refused.context:
+        which = CONTEXT_REFUSED  # the words the summary counts this refusal by (retry_rule.refused_for_context)
     else:
         which = "this request cannot pass on this server"
     detail = f"{reason}; not retried, {which}: {refused.change}"

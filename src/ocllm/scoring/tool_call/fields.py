@@ -1,9 +1,9 @@
 """A tool_call task's own fields: its OpenAI tools and the calls it expects, checked when the suite (or a saved
 record) is read: each tool a function with a JSON-Schema object of parameters, each expected call naming a tool and
-only parameters of its schema, each with a non-empty list of acceptable values. A tool's parameters are checked as
-the json room checks a schema (its draft's meta-schema, references inside it only, no cycle that never goes into
-the value), and all the tools of a task together hold at most MAX_SCHEMA_VALUES JSON values (docs/lanes.md,
-"Bounds on suites")."""
+only parameters of its schema, each with a non-empty list of acceptable values. The tools are checked by the check
+every holder of tools shares (`scoring/tool_schemas.py`): a tool's parameters as the json room checks a schema (its
+draft's meta-schema, references inside it only, no cycle that never goes into the value), and all the tools of a task
+together hold at most MAX_SCHEMA_VALUES JSON values (docs/lanes.md, "Bounds on suites")."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from typing import Any
 
 from ocllm.errors import InputError
 from ocllm.models import Task
-from ocllm.scoring.json_schemas.bounds import size_problem
-from ocllm.scoring.json_schemas.checks import schema_problem
 from ocllm.scoring.task_type import Message, PromptSettings, chat
+from ocllm.scoring.tool_schemas import tools_problem as shared_tools_problem
 
 
 class ToolCallTask(Task, tag="tool_call", kw_only=True):
@@ -31,38 +30,11 @@ REQUIRED_PLACEHOLDERS = ("question",)  # what a lane's template must use
 
 
 def tools_problem(tools: object) -> str | None:
+    """Why a task's tools cannot be used, if they cannot: each tool is checked as every holder of tools is
+    (`scoring/tool_schemas.py`, shared with the tools a lane adds from an agent's file)."""
     if not isinstance(tools, list) or not tools:
         return 'a tool_call task needs a non-empty list of {"type": "function", "function": {...}} tools'
-    if (too_large := size_problem(tools, "the task's tools hold")) is not None:
-        return too_large  # before each schema's check_schema, whose cost grows with it
-    seen: set[str] = set()
-    for number, tool in enumerate(tools, start=1):
-        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(tool.get("function"), dict):
-            return f'tool {number} is not {{"type": "function", "function": {{...}}}} (an OpenAI function tool)'
-        function = tool["function"]
-        name = function.get("name")
-        if not isinstance(name, str) or not name:
-            return f"tool {number} has no function name"
-        if name in seen:
-            return f"tool {number}: the name {name!r} is used twice"
-        seen.add(name)
-        parameters = function.get("parameters", {"type": "object", "properties": {}})
-        if not isinstance(parameters, dict) or parameters.get("type", "object") not in ("object", "dict"):
-            return f"tool {number} ({name}): parameters is not a JSON Schema object"
-        properties = parameters.get("properties", {})
-        if not isinstance(properties, dict) or not all(isinstance(v, dict) for v in properties.values()):
-            return f"tool {number} ({name}): parameters.properties is not an object of schemas"
-        required = parameters.get("required", [])
-        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-            return f"tool {number} ({name}): parameters.required is not a list of names"
-        unknown = [r for r in required if r not in properties]
-        if unknown:
-            return f"tool {number} ({name}): required parameter {unknown[0]!r} is not among its properties"
-        # BFCL spells the parameters' own type "dict"; every schema inside must be JSON Schema ("strng" is not).
-        problem = schema_problem({**parameters, "type": "object"})
-        if problem is not None:
-            return f"tool {number} ({name}): parameters: {problem}"
-    return None
+    return shared_tools_problem(tools, "the task's tools hold")
 
 
 def expected_problem(expected: object, tools: list[dict[str, Any]]) -> str | None:
