@@ -10,9 +10,8 @@ import msgspec
 
 from ocllm.errors import InputError
 from ocllm.models import Task
-from ocllm.scoring.json_schemas.bounds import size_problem
-from ocllm.scoring.json_schemas.checks import schema_problem
 from ocllm.scoring.task_type import Message, PromptSettings, chat
+from ocllm.scoring.tool_schemas import tool_names, tools_problem
 from ocllm.scoring.tool_use.environments import ENVIRONMENTS
 
 MAX_TURNS = 50
@@ -54,25 +53,11 @@ def offered_tools(task: ToolUseTask) -> list[dict[str, Any]]:
     return [schema for kind in task.environments for schema in ENVIRONMENTS[kind].SCHEMAS]
 
 
-def tool_names(tools: list[dict[str, Any]]) -> list[str]:
-    return [t["function"]["name"] for t in tools]
-
-
 def _tools_problem(tools: object, what: str) -> str | None:
     if not isinstance(tools, list):
         return f"{what} is not a list of OpenAI function tools"
-    if (too_large := size_problem(tools, f"{what} hold")) is not None:
-        return too_large
-    for number, tool in enumerate(tools, start=1):
-        function = tool.get("function") if isinstance(tool, dict) and tool.get("type") == "function" else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
-            return f'{what}: tool {number} is not {{"type": "function", "function": {{"name": ...}}}}'
-        parameters = function.get("parameters", {"type": "object"})
-        if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
-            return f"{what}: tool {number} ({function['name']}): parameters is not a JSON Schema object"
-        if (problem := schema_problem(parameters)) is not None:
-            return f"{what}: tool {number} ({function['name']}): parameters: {problem}"
-    return None
+    problem = tools_problem(tools, f"{what} hold")
+    return None if problem is None else f"{what}: {problem}"
 
 
 def _calls_problem(calls: object, names: set[str], number: int) -> str | None:
