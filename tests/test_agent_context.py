@@ -147,7 +147,7 @@ def test_the_shipped_example_is_a_realistic_agent_context() -> None:
     assert 1000 <= len((lane.system_text() or "").split()) <= 2000
     names = lane.extra_tools_file.tools if lane.extra_tools_file else []
     assert 12 <= len(names) <= 20
-    assert {"read_file", "write_file", "run_shell", "web_search", "send_message"} <= set(names)
+    assert {"read", "write", "run_shell", "web_search", "send_message"} <= set(names)
     demo_tools = {t["function"]["name"] for line in read_jsonl(shipped_suites()["demo-tools"]) for t in line["tools"]}
     assert not demo_tools & set(names)  # the shipped tool suite runs inside the example's context
 

@@ -8,7 +8,8 @@ out/demo/math/, so that the comparison and the matrix stay those of the multiple
 ask each of its tasks four times (out/demo/sampled/, compared in out/demo/sampled_comparison/); two format lanes
 run the `demo-formats` suite (IFEval-like instructions and JSON answers with a schema) into out/demo/formats/; two
 tool lanes run `demo-tools` against a simulator with a tool parser and one without (out/demo/tools/, compared in
-out/demo/tools_comparison/: the calls the second server dropped).
+out/demo/tools_comparison/: the calls the second server dropped); two agent lanes run `demo-agent`'s conversations
+over tools bare and inside an agent's context (out/demo/agent/, compared in out/demo/agent_comparison/).
 Pointing the same lanes at a real server is a matter of changing `base_url` and `model` in that file
 (see README.md, "Against your server", and docs/running.md).
 """
@@ -152,6 +153,26 @@ base_url = "{unparsed}"
 """
 
 
+# Agent lanes (issue 43): the demo-agent suite's conversations over tools, bare and inside an agent's context (its
+# system prompt and its tools, examples/agent-context/, added to every request): the comparison pairs the episodes.
+AGENT_LANES = """\
+# Written by `make demo`: conversations over tools (demo-agent), bare and inside an agent's context, one SIMULATOR.
+[defaults]
+base_url = "{base_url}"
+suite = "demo-agent"
+concurrency = 8
+model = "sim-baseline"
+
+[lanes.K_agent_bare]
+
+[lanes.L_agent_in_context]
+system_prompt_file = "{context}/system_prompt.md"
+extra_tools_file = "{context}/tools.json"
+"""
+# The agent's context the demo's second agent lane runs in: the repository's example, which `make demo` has beside it.
+AGENT_CONTEXT = Path(__file__).resolve().parents[2] / "examples" / "agent-context"
+
+
 # Lanes whose server ocllm starts itself (the simulator as the managed command, as vLLM would be), shares
 # between the two lanes, and stops after them.
 MANAGED_LANES = """\
@@ -198,7 +219,7 @@ stream = true
 # no service has would only be slower, never different).
 WARM = ("symbolic", "json-schema")
 # The suites the lane groups above run.
-GROUP_SUITES = ("demo", "demo-math", "demo-formats", "demo-tools")
+GROUP_SUITES = ("demo", "demo-math", "demo-formats", "demo-tools", "demo-agent")
 
 
 def room_suites() -> list[str]:
@@ -229,6 +250,10 @@ TOOLS = Group(
     "tool_lanes.toml", "tools", TOOL_LANES, "[bold]Tool lanes[/bold] (with and without a tool parser)",
     ("I_tools_parsed", "J_tools_no_parser"), "tools_comparison",
 )  # fmt: skip
+AGENT = Group(
+    "agent_lanes.toml", "agent", AGENT_LANES, "[bold]Agent lanes[/bold] (conversations over tools, bare and in an "
+    "agent's context)", ("K_agent_bare", "L_agent_in_context"), "agent_comparison",
+)  # fmt: skip
 
 
 def room_groups() -> list[Group]:
@@ -247,7 +272,8 @@ def main(out: Path = Path("out/demo")) -> int:
     console = Console()
     runs = out / "runs"
     rooms = room_groups()
-    for earlier in (runs, out / "imported_run", out / "managed", *(out / g.folder for g in (*GROUPS, TOOLS, *rooms))):
+    folders = (out / group.folder for group in (*GROUPS, TOOLS, AGENT, *rooms))
+    for earlier in (runs, out / "imported_run", out / "managed", *folders):
         if earlier.exists():
             shutil.rmtree(earlier)  # the demo starts afresh each time
     out.mkdir(parents=True, exist_ok=True)
@@ -283,6 +309,11 @@ def main(out: Path = Path("out/demo")) -> int:
                 with SimServer(replace(config, tool_parser="none")) as unparsed:
                     _run_group(console, out, TOOLS, decisions, parsed=sim.base_url, unparsed=unparsed.base_url)
                     _draw_group_reports(reports, out, TOOLS)
+                if AGENT_CONTEXT.is_dir():
+                    _run_group(console, out, AGENT, decisions, base_url=sim.base_url, context=str(AGENT_CONTEXT))
+                    _draw_group_reports(reports, out, AGENT)
+                else:  # ocllm installed without its repository: the agent's context is not here
+                    console.print(f"Agent lanes: skipped; {escape(str(AGENT_CONTEXT))} is not here")
                 for group in rooms:
                     _run_group(console, out, group, decisions, base_url=sim.base_url)
                     _draw_group_reports(reports, out, group)
