@@ -28,7 +28,7 @@ pickling a Decision and its evidence cost ten times that, and the loop never dec
   task missing from the spool. An exception raised by the scorer itself is not a crash: it is raised to that
   decision's caller, as it would be in-process.
 - Closing: at the end of a run the idle workers exit as their pipes close and are joined; on an error or Ctrl-C
-  they are terminated (and killed if they linger). Nothing outlives ocllm (docs/architecture.md, "What dies with
+  they are terminated (and killed if they linger). Nothing outlives ocllm (docs/processes.md, "What dies with
   what"; decision_workers.py).
 """
 
