@@ -10,6 +10,7 @@ Assertions marked `# contract: issue 8` state behaviour that lands with issue 8 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -1022,3 +1023,54 @@ def test_r_a_configuration_error_fails_the_lane_fast_with_the_servers_reason(
     assert f"{len(tasks)} task(s) failed: HTTP 500: tools param requires --jinja flag" in result.stdout, said(result)
     assert "--retry-errors" not in result.stdout + result.stderr, said(result)
     assert not any("--retry-errors" in n for n in manifest["notices"])
+
+
+# --- s. conversations over tools: episodes against llama-server --jinja (issue 43) ---------------------------------
+
+
+def test_s_an_agent_lane_plays_each_episode_turn_by_turn_and_rescore_replays_it(
+    llama_server: LlamaServer, tmp_path: Path
+) -> None:
+    # Structure, not accuracy: a 135M model may call or not; whatever it does, every request of an episode is
+    # recorded, each structured call answered by its result before the next request, and the verdict replayed.
+    shipped = Path(__file__).resolve().parents[2] / "src" / "ocllm" / "data" / "suites" / "demo-agent.jsonl"
+    lines = [json.loads(line) for line in shipped.read_text(encoding="utf-8").splitlines()]
+    tasks = [line for line in lines if line["id"] in ("agent_ws_list_and_read", "agent_tk_triage")]
+    suite = write_suite(tmp_path / "suite.jsonl", tasks)
+    out = tmp_path / "run"
+    result = ocllm(*run_args(llama_server, suite, out, "--max-tokens", "96", "--concurrency", "1"))
+    assert result.returncode == 0, said(result)
+    samples = read_jsonl(out / "samples.jsonl")
+    assert_each_task_once(samples, tasks)
+    logged = read_jsonl(out / "turns.jsonl")
+    for sample in samples:
+        turns = sample["turns"]
+        assert len(turns) >= 1 and sample["request"]["tools"]
+        assert sum(1 for line in logged if line["task_id"] == sample["task_id"]) == len(turns)
+        for before, after in itertools.pairwise(turns):
+            calls = before["reply"].get("tool_calls") or []
+            if calls:  # the calls' results, one tool message each, in the order of the calls
+                assert [m["tool_call_id"] for m in after["sent"]] == [c.get("id") or "" for c in calls]
+                assert all(m["role"] == "tool" for m in after["sent"])
+            else:  # no call: the next user turn
+                assert [m["role"] for m in after["sent"]] == ["user"]
+        assert sample.get("error") is not None or sample["episode_end"] in (
+            "answered", "request_bound", "step_bound", "call_bound", "token_bound", "refused",
+        )  # fmt: skip
+    records = read_json(out / "metrics.json")["tasks"]
+    for record in records:
+        if record.get("error") is None:
+            task = next(t for t in tasks if t["id"] == record["task_id"])
+            assert len(record["turn_checks"]) == len(task["user_turns"])
+            assert record["correct"] is (record["rule"] == "episode_right")
+    again = tmp_path / "again.json"
+    rescored = ocllm("rescore", str(out), "-o", str(again))
+    assert rescored.returncode == 0, said(rescored)
+    replayed = {t["task_id"]: t for t in read_json(again)["tasks"]}
+    for record in records:
+        for key in ("correct", "rule", "cause", "turns_right", "turns_checked", "episode_end"):
+            assert replayed[record["task_id"]].get(key) == record.get(key), (record["task_id"], key)
+    print(
+        "\n[agent lane] "
+        + "; ".join(f"{r['task_id']}: {r['rule']}, {r.get('requests')} request(s)" for r in records)
+    )
