@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from faultserver import FaultServer, Reply, answer, models
+from faultserver import FaultServer, Reply, Together, answer, models
 from helpers import CPU_HEAVY, quiet, read_jsonl, wait_until
 
 from ocllm.analysis.rescore import score_run_dir
@@ -76,6 +76,35 @@ def test_a_request_refused_mid_episode_ends_it_as_context_exceeded(tmp_path: Pat
     assert (task["episode_end"], task["rule"], task["cause"], task["failed_turn"]) == (
         "refused", "context_exceeded", "context_exceeded", 1,
     )  # fmt: skip
+
+
+def test_concurrency_counts_requests_in_flight_not_episodes(tmp_path: Path) -> None:
+    # Six episodes of two requests each, at concurrency 2: episodes run more at once than that (one works out its
+    # next turn while another's request is out), but never more than two requests are in the server at once.
+    lines = [json.loads(line) for line in Path(AGENT).read_text().splitlines()][:6]
+    suite = tmp_path / "six.jsonl"
+    suite.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with FaultServer() as server:
+        server.script(models("m"), then=Together(count=2, then=answer("Done.")))
+        result = run_lane(
+            lane(server.base_url, model="m", concurrency=2, suite=str(suite)), tmp_path / "r", progress=quiet,
+            score=score_run_dir,
+        )  # fmt: skip
+        most = server.max_in_flight
+        asked = [_first_user(r.json()) for r in server.requests if r.path.endswith("/chat/completions")]
+    assert result.summary.errors == 0 and most == 2
+    assert result.requests == len(asked) == sum(len(line["user_turns"]) for line in lines)
+    # Episodes alive at once (between their first request and their last, in the order the server saw them): more
+    # than the two request slots.
+    spans = {episode: (asked.index(episode), len(asked) - 1 - asked[::-1].index(episode)) for episode in set(asked)}
+    alive = max(sum(1 for first, last in spans.values() if first <= at <= last) for at in range(len(asked)))
+    assert alive > 2
+
+
+def _first_user(body: dict[str, object]) -> str:
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    return str(next(m["content"] for m in messages if m["role"] == "user"))
 
 
 @pytest.mark.slow  # ocllm in a process, killed

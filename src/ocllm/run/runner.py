@@ -380,12 +380,17 @@ class LaneRun:
                         await live.add(as_sent(job.task, sample), sample)
 
                     talks = Conversations(self.pool, lane.policy(), turn_log, self.restarts)
-                    dispatch = engine_dispatcher(send, sent_lane, counts.watch(bar), talks)
+                    # `concurrency` counts requests in flight. A conversation's episode is one job that sends no request
+                    # while its next turn is worked out, so episodes run two for each slot, each request taking one.
+                    episodes = any(is_conversation(job.task) for job in pending)
+                    slots = asyncio.Semaphore(lane.concurrency) if episodes else None
+                    jobs_at_once = lane.concurrency * EPISODES_A_SLOT if episodes else lane.concurrency
+                    dispatch = engine_dispatcher(send, sent_lane, counts.watch(bar), talks, slots)
                     if self.server is not None:
                         dispatch = until_server_dies(dispatch, self.server)
                     dispatch = refusals.dispatcher(dispatch)
                     try:
-                        await execute(pending, dispatch, concurrency=lane.concurrency, done=finished, progress=bar)
+                        await execute(pending, dispatch, concurrency=jobs_at_once, done=finished, progress=bar)
                         answered = time.monotonic()
                         await live.drain()
                         await earlier.drain()
@@ -485,12 +490,23 @@ class Conversations(NamedTuple):
     started: dict[tuple[str, int], int]
 
 
+# Episodes run at once for each request slot: while one works out its next turn, another's request takes the slot.
+EPISODES_A_SLOT = 2
+
+
 def engine_dispatcher(
-    send: Send, lane: Lane, watch: Callable[[], AttemptWatch] = AttemptWatch, talks: Conversations | None = None
+    send: Send,
+    lane: Lane,
+    watch: Callable[[], AttemptWatch] = AttemptWatch,
+    talks: Conversations | None = None,
+    slots: asyncio.Semaphore | None = None,
 ) -> Dispatch:
     """Jobs through an engine (engine.py): the lane's prompt and request body for each, sent by `send` (each request
     it makes with a new `watch()` told of its attempts). A task whose room continues a conversation is one episode
-    (conversation.py), whose next turns are worked out in `talks.pool`."""
+    (conversation.py), whose next turns are worked out in `talks.pool`. With `slots`, each request holds one while it
+    is in flight."""
+    if slots is not None:
+        send = _holding(slots, send)
 
     async def dispatch(job: Job) -> Sample:
         body = request_body(job.task, lane, job.sample)
@@ -502,6 +518,16 @@ def engine_dispatcher(
         )  # fmt: skip
 
     return dispatch
+
+
+def _holding(slots: asyncio.Semaphore, send: Send) -> Send:
+    """`send`, each request holding one of `slots` while it is in flight."""
+
+    async def held(task_id: str, body: dict[str, Any], watch: Callable[[], AttemptWatch]) -> Sample:
+        async with slots:
+            return await send(task_id, body, watch)
+
+    return held
 
 
 def until_server_dies(dispatch: Dispatch, server: ManagedServer) -> Dispatch:
