@@ -114,13 +114,16 @@ class DecisionPool:
     def submit(self, task: Task, sample: Sample, policy: Policy) -> asyncio.Future[EncodedDecision | None]:
         """Queue one decision (in the running event loop) and return at once: the future is the decision encoded,
         None when workers died on it twice, or the exception the scorer raised."""
+        return self._queued(task, sample, policy, DECIDE)
+
+    def _queued(self, task: Task, sample: Sample, policy: Policy, kind: str) -> asyncio.Future[Any]:
         if self._closed:
             raise RuntimeError("the decision pool is closed")
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._adopt(loop)
-        future: asyncio.Future[EncodedDecision | None] = loop.create_future()
-        self._queue.append(_Item(task, sample, policy, future, retry=False))
+        future: asyncio.Future[Any] = loop.create_future()
+        self._queue.append(_Item(task, sample, policy, future, retry=False, kind=kind))
         self._flush_soon()
         return future
 
@@ -128,15 +131,7 @@ class DecisionPool:
         """What a conversation sends after its last reply (`scoring.next_turn`), asked of a worker as a decision is
         (its tool calls run there, never in the event loop), in the same queue, so that the workers' time is shared
         fairly between the run's decisions and its conversations; None when workers died on it twice."""
-        if self._closed:
-            raise RuntimeError("the decision pool is closed")
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:
-            self._adopt(loop)
-        future: asyncio.Future[bytes | None] = loop.create_future()
-        self._queue.append(_Item(task, episode, policy, future, retry=False, kind=NEXT_TURN))
-        self._flush_soon()
-        encoded = await future
+        encoded: bytes | None = await self._queued(task, episode, policy, NEXT_TURN)
         return None if encoded is None else msgspec.json.decode(encoded, type=NextTurn)
 
     def start(self) -> None:

@@ -21,6 +21,7 @@ from ocllm.scoring.scored import Record as Record  # a task's record in a docume
 from ocllm.scoring.scored import Scored as Scored  # a room's hooks take it: a room may name it from here
 from ocllm.scoring.simulated import SimulatedAnswerer
 from ocllm.scoring.task_view import TaskView
+from ocllm.scoring.text_calls import FORMAT_WORDS
 
 # A room's task struct and its decision struct (scoring/scored.py declares them). A room's functions take its own
 # structs (`TaskType[McqTask, McqDecision]`'s gold takes an McqTask, its task_view a `Scored[McqTask, McqDecision]`),
@@ -56,6 +57,21 @@ class TextCalls(NamedTuple):
     by_format: dict[str, int]  # answers per format found ("hermes", "mistral", "llama_python_tag", "json", ...)
     by_where: dict[str, int]  # answers per field the calls stood in ("content", "reasoning")
     format_words: dict[str, str]  # each format found, in words ("<tool_call> tags (Hermes, Qwen)")
+
+
+def text_calls_of(
+    counted: int, of: str, by_format: Mapping[str, int], by_where: Mapping[str, int], after: str
+) -> TextCalls:
+    """The calls `counted` answers of `of` ("10 tool_call answer(s)") wrote as text, by format and by where, with the
+    room's `after` (what became of them), in the one sentence the advice about the server starts from."""
+    formats = ", ".join(f"{fmt} ({n})" for fmt, n in sorted(by_format.items()))
+    where = " and ".join(f"{n} in the {w}" for w, n in sorted(by_where.items()))
+    said = (
+        f"{counted} of {of} wrote their calls as text, not in tool_calls ({where}; format {formats}): the server's "
+        f"tool parser did not take them, so {after}"
+    )
+    words = {fmt: FORMAT_WORDS.get(fmt, fmt) for fmt in by_format}
+    return TextCalls(said, dict(sorted(by_format.items())), dict(sorted(by_where.items())), words)
 
 
 def _no_option_count(_task: Task) -> int | None:

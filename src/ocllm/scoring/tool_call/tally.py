@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ocllm.scoring.task_type import TextCalls
-from ocllm.scoring.text_calls import FORMAT_WORDS
+from ocllm.scoring.task_type import TextCalls, text_calls_of
 from ocllm.scoring.tool_call.decision import ToolCallDecision
 
 
@@ -65,12 +64,5 @@ class ToolCallTally:
     def text_calls(self) -> TextCalls | None:
         if not self.as_text:
             return None
-        formats = ", ".join(f"{fmt} ({n})" for fmt, n in sorted(self.by_format.items()))
-        where = " and ".join(f"{n} in the {w}" for w, n in sorted(self.by_where.items()))
-        said = (
-            f"{self.as_text} of {self.answers} tool_call answer(s) wrote their calls as text, not in tool_calls "
-            f"({where}; format {formats}): the server's tool parser did not take them, so they count as no call "
-            f"({self.correct_if_parsed} would have been correct)"
-        )
-        words = {fmt: FORMAT_WORDS.get(fmt, fmt) for fmt in self.by_format}
-        return TextCalls(said, dict(sorted(self.by_format.items())), dict(sorted(self.by_where.items())), words)
+        after = f"they count as no call ({self.correct_if_parsed} would have been correct)"
+        return text_calls_of(self.as_text, f"{self.answers} tool_call answer(s)", self.by_format, self.by_where, after)
