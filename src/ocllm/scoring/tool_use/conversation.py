@@ -5,10 +5,8 @@ ends it (`episode_bounds`). Pure: what it says is a function of the task, the ep
 
 from __future__ import annotations
 
-from typing import Any
-
 from ocllm.models import NextTurn, Policy, Sample, Turn
-from ocllm.scoring.tool_use.episode import RequestCalls, replay_guarded
+from ocllm.scoring.tool_use.episode import replay_guarded, requests_of
 from ocllm.scoring.tool_use.fields import ToolUseTask, offered_tools
 from ocllm.scoring.tool_use.request import bounds_of
 
@@ -41,19 +39,6 @@ def next_turn(task: ToolUseTask, episode: Sample, policy: Policy) -> NextTurn:
         turn = task.user_turns[following]
         return NextTurn(messages=[{"role": "user", "content": turn.content}], tools_added=turn.tools_added)
     return NextTurn(end="answered")
-
-
-def requests_of(turns: list[Turn]) -> list[RequestCalls]:
-    """Each request of the episode with the user turn it belongs to (a request that sent a user message starts the
-    next), the tools it added and the calls its reply made."""
-    requests = []
-    user_turn = 0
-    for number, turn in enumerate(turns):
-        if number and any(message.get("role") == "user" for message in turn.sent):
-            user_turn += 1
-        calls: list[Any] = turn.reply.tool_calls or []
-        requests.append(RequestCalls(turn=user_turn, tools_added=turn.tools_added, calls=calls))
-    return requests
 
 
 def _completion_tokens(turns: list[Turn]) -> int:

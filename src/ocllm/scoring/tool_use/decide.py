@@ -10,9 +10,8 @@ from typing import Any
 
 from ocllm.models import Policy, Sample, Turn
 from ocllm.scoring.text_calls import find_text_calls
-from ocllm.scoring.tool_use.conversation import requests_of
 from ocllm.scoring.tool_use.decision import ToolUseDecision, ToolUseRule, TurnCause, TurnCheck
-from ocllm.scoring.tool_use.episode import CallRun, Replay, RequestCalls, replay_guarded
+from ocllm.scoring.tool_use.episode import CallRun, Replay, RequestCalls, replay_guarded, requests_of
 from ocllm.scoring.tool_use.fields import ToolUseTask, call_words, gold, offered_tools
 
 # Episode ends that are no answer: the turn it ended in fails with this cause.

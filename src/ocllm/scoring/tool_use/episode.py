@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from ocllm.models import Turn
 from ocllm.scoring.guarded import Limits, Service
 from ocllm.scoring.tool_use.environments import ENVIRONMENTS, Environment
 
@@ -58,6 +59,19 @@ class Replay(msgspec.Struct, kw_only=True):
     calls: list[list[CallRun]]  # by request
     turns: list[TurnState]  # by user turn reached
     end_state: dict[str, dict[str, Any]]  # the model's environments' state when the episode ended
+
+
+def requests_of(turns: list[Turn]) -> list[RequestCalls]:
+    """Each request of the episode with the user turn it belongs to (a request that sent a user message starts the
+    next), the tools it added and the calls its reply made."""
+    requests = []
+    user_turn = 0
+    for number, turn in enumerate(turns):
+        if number and any(message.get("role") == "user" for message in turn.sent):
+            user_turn += 1
+        calls: list[Any] = turn.reply.tool_calls or []
+        requests.append(RequestCalls(turn=user_turn, tools_added=turn.tools_added, calls=calls))
+    return requests
 
 
 def replay(
