@@ -48,6 +48,27 @@ def test_every_episode_is_one_sample_holding_each_request(tmp_path: Path) -> Non
     assert metrics["summary"]["by_type"]["tool_use"]["details"]["requests"] == requests
 
 
+def test_the_run_report_draws_each_episode_turn_by_turn_with_its_causes(tmp_path: Path) -> None:
+    with SimServer(SimConfig(suites=(AGENT,), models={"sim-weak": 0.5})) as sim:
+        run_lane(lane(sim.base_url, model="sim-weak"), tmp_path / "r", progress=quiet, score=score_run_dir)
+    assert main(["report", str(tmp_path / "r"), "-o", str(tmp_path / "report")]) == 0
+    tasks = json.loads((tmp_path / "r" / "metrics.json").read_text())["tasks"]
+    failed = [t for t in tasks if t["correct"] is False and t.get("cause")]
+    assert failed, "the weak simulated model fails some episodes"
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    markdown = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert page.count("Turn by turn") == len(tasks)
+    details = json.loads((tmp_path / "r" / "metrics.json").read_text())["summary"]["by_type"]["tool_use"]["details"]
+    for task in failed:
+        said = f"turn {task['failed_turn']}: {task['cause'].replace('_', ' ')}"
+        assert said in page, said  # the first failed turn and its cause, among the episode's facts
+        assert f"`{task['task_id']}`" in markdown and f"failed: {task['cause'].replace('_', ' ')}" in markdown
+        assert details["first_failed_turn_by_cause"][task["cause"]] >= 1
+    for check in (c for t in tasks for c in t["turn_checks"]):
+        for run in check.get("calls", []):
+            assert f"{run['status']}: " in page  # each call with what came of it
+
+
 def test_a_request_failing_mid_episode_makes_the_episode_an_error_never_wrong(tmp_path: Path) -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "list_files", "arguments": '{"folder": "notes"}'}}
     with FaultServer() as server:

@@ -36,7 +36,7 @@ class EpisodeBounds(msgspec.Struct, kw_only=True, frozen=True):
     completion_tokens: int = 0
 
 
-class TurnCheck(msgspec.Struct, kw_only=True, omit_defaults=True):
+class TurnCheck(msgspec.Struct, kw_only=True):
     """One user turn of the episode: its requests, the calls made (with what came of each), whether it passed (None:
     not checked: it expects nothing, or nothing of it is known), and, failed, its cause and what differed."""
 

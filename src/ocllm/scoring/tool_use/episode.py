@@ -26,7 +26,7 @@ CallStatus = Literal[
 ]  # fmt: skip
 
 
-class CallRun(msgspec.Struct, kw_only=True, omit_defaults=True):
+class CallRun(msgspec.Struct, kw_only=True):
     """One call the model made, as the server returned it, and what came of it."""
 
     id: str | None = None
