@@ -69,6 +69,21 @@ def test_the_run_report_draws_each_episode_turn_by_turn_with_its_causes(tmp_path
             assert f"{run['status']}: " in page  # each call with what came of it
 
 
+def test_sharded_conversations_merge_into_the_unsharded_run(tmp_path: Path) -> None:
+    with SimServer(SimConfig(suites=(AGENT,))) as sim:
+        args = ["run", "--suite", "demo-agent", "--base-url", sim.base_url, "--model", "sim-baseline"]
+        for k in range(2):
+            assert main([*args, "--shard", f"{k}/2", "--out", str(tmp_path / f"s{k}")]) in (0, 1)
+        assert main([*args, "--out", str(tmp_path / "whole")]) in (0, 1)
+    merged = tmp_path / "merged"
+    assert main(["merge", str(tmp_path / "s1"), str(tmp_path / "s0"), "-o", str(merged)]) in (0, 1)
+    whole = json.loads((tmp_path / "whole" / "metrics.json").read_text())["tasks"]
+    joined = json.loads((merged / "metrics.json").read_text())["tasks"]
+    assert [{k: t.get(k) for k in DECIDED} for t in joined] == [{k: t.get(k) for k in DECIDED} for t in whole]
+    episodes = {s["task_id"]: len(s["turns"]) for s in read_jsonl(tmp_path / "whole" / "samples.jsonl")}
+    assert {s["task_id"]: len(s["turns"]) for s in read_jsonl(merged / "samples.jsonl")} == episodes
+
+
 def test_a_request_failing_mid_episode_makes_the_episode_an_error_never_wrong(tmp_path: Path) -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "list_files", "arguments": '{"folder": "notes"}'}}
     with FaultServer() as server:
