@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+import msgspec
+
 from ocllm.models import NextTurn, Policy, Sample, Task, Turn
 from ocllm.run.engine import AttemptWatch, Send
 
@@ -28,6 +30,7 @@ HARNESS_REQUESTS = 200
 # What `episode_end` says of an episode the harness ended.
 REFUSED = "refused"
 HARNESS_BOUND = "harness_bound"
+WORKERS_DIED = "the decision workers died twice working out this conversation's next turn"
 
 
 class TurnLog(Protocol):
@@ -71,12 +74,8 @@ async def converse(
             return episode_sample(task.id, index, first_request, turns, HARNESS_BOUND, restarted)
         so_far = episode_sample(task.id, index, first_request, turns, None, restarted)
         said = await next_turn(task, so_far, policy)
-        if said is None:
-            failed = Sample(
-                task_id=task.id, sample=index, attempts=0, error_kind="malformed",
-                error="the decision workers died twice working out this conversation's next turn",
-            )  # fmt: skip
-            return _ended_by(so_far, failed)
+        if said is None:  # ocllm's own failure, not the server's: an error of no kind the client tells
+            return msgspec.structs.replace(so_far, error=WORKERS_DIED)
         if said.end is not None:
             return episode_sample(task.id, index, first_request, turns, said.end, restarted)
         tools = [*tools, *said.tools_added]
@@ -132,17 +131,6 @@ def episode_sample(
     )  # fmt: skip
 
 
-def _ended_by(so_far: Sample, failure: Sample) -> Sample:
-    """The episode so far, failed as `failure` says (the harness could not work out its next turn)."""
-    return Sample(
-        **{**_fields(so_far), "error": failure.error, "error_kind": failure.error_kind, "episode_end": None}
-    )
-
-
-def _fields(sample: Sample) -> dict[str, Any]:
-    return {name: getattr(sample, name) for name in sample.__struct_fields__}
-
-
 def summed_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     """The usage of an episode's requests summed: prompt, completion and total tokens, and the reasoning tokens where
     the server counted them (vLLM's completion_tokens_details, SGLang's top level). None when no request said."""
@@ -171,6 +159,4 @@ def _count(value: object) -> bool:
 
 def _without_request(reply: Sample) -> Sample:
     # The turn keeps what it added, not the whole body again (Turn's docstring says why).
-    if reply.request is None:
-        return reply
-    return Sample(**{**_fields(reply), "request": None})
+    return reply if reply.request is None else msgspec.structs.replace(reply, request=None)
