@@ -4,6 +4,8 @@ Checked when the suite (or a saved record) is read (docs/scoring/tool_use.md, "T
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -70,9 +72,16 @@ def _tools_problem(tools: object, what: str) -> str | None:
         parameters = function.get("parameters", {"type": "object"})
         if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
             return f"{what}: tool {number} ({function['name']}): parameters is not a JSON Schema object"
-        if (problem := schema_problem(parameters)) is not None:
+        if (problem := _parameters_problem(json.dumps(parameters, sort_keys=True))) is not None:
             return f"{what}: tool {number} ({function['name']}): parameters: {problem}"
     return None
+
+
+@lru_cache(maxsize=4096)
+def _parameters_problem(parameters: str) -> str | None:
+    """A tool's parameters schema checked once per process and text: the tasks of an imported suite (BFCL's 800)
+    repeat the same few hundred tools, and each check against the meta-schema costs milliseconds."""
+    return schema_problem(json.loads(parameters))
 
 
 def _calls_problem(calls: object, names: set[str], number: int) -> str | None:
@@ -84,7 +93,7 @@ def _calls_problem(calls: object, names: set[str], number: int) -> str | None:
         if not isinstance(call, dict) or set(call) - {"name", "arguments"} or not isinstance(call.get("name"), str):
             return f'turn {number}: an expected call is not {{"name": ..., "arguments": {{...}}}}'
         if call["name"] not in names:
-            return f"turn {number}: expected call {call['name']!r} is none of the tools offered by then"
+            return f"turn {number}: expected call {call['name']!r} is none of the task's tools"
         if not isinstance(call.get("arguments", {}), dict):
             return f"turn {number}: expected call {call['name']!r}: arguments is not an object"
     return None
@@ -116,6 +125,9 @@ def task_problem(row: dict[str, Any]) -> str | None:
         if checked.tools_added and (problem := _tools_problem(checked.tools_added, f"turn {number}: tools_added")):
             return problem
         names |= set(tool_names(checked.tools_added))
+    # An expected call may name a tool a later turn adds (BFCL's multi_turn_miss_func_49 does, and BFCL runs it):
+    # the gold's call is then refused as the model's would be, and the turn expects that refusal among its results.
+    for number, turn in enumerate(turns, start=1):
         if (problem := _calls_problem(turn.get("expected_calls"), names, number)) is not None:
             return problem
     question = row.get("question")
@@ -132,6 +144,11 @@ def task_problem(row: dict[str, Any]) -> str | None:
 def check_suite_line(where: str, row: dict[str, Any]) -> None:
     if (problem := task_problem(row)) is not None:
         raise InputError(f"{where}: {problem}")
+    # A suite read to be run: what this machine lacks to run its environments (BFCL's backends) is said now, not at
+    # the first call. A saved record is read without it (a report needs no backends; a rescore checks at replay).
+    for kind, state in row["environments"].items():
+        if (lacking := ENVIRONMENTS[kind].missing(state)) is not None:
+            raise InputError(f"{where}: {lacking}")
     row["question"] = row["turns"][0]["content"]
 
 
