@@ -1,5 +1,5 @@
-"""Which files `ocllm import bfcl-multi-turn PATH` reads: BFCL's data folder as published (`bfcl_eval/data`, or the
-installed package's root, or a question file in it), laid out as
+"""Which files `ocllm import bfcl-multi-turn PATH` reads: BFCL's data folder as published (`bfcl_eval/data`, the
+package's root, or question files in it), and what lies beside the question files. The layout:
 
     BFCL_v4_multi_turn_{base,miss_func,miss_param,long_context}.json   (or the v3 names, BFCL_v3_multi_turn_*)
     possible_answer/<the same name>                                     each question's ground truth, by id
@@ -121,7 +121,7 @@ def _context(question: Path, read: ReadRows) -> Context:
     return Context(
         answers=_answers_by_id(read(_answers(question))),
         docs=docs,
-        parameters={name: _signatures(sources[module], name) for name, module in bfcl_code.CLASS_MODULES.items()},
+        parameters={name: signatures(sources[module], name) for name, module in bfcl_code.CLASS_MODULES.items()},
         backends={"sha256": bfcl_code.digest_of(sources), "from": origin_of(backends)},
     )
 
@@ -138,7 +138,7 @@ def _answers_by_id(rows: Iterable[Row]) -> dict[str, tuple[str, Any]]:
     return answers
 
 
-def _signatures(source: bytes, class_name: str) -> dict[str, list[str]]:
+def signatures(source: bytes, class_name: str) -> dict[str, list[str]]:
     """Each public method of the class, with its parameters in the order its signature gives them: what names a
     ground truth's positional arguments (the docs' order differs: TravelAPI.purchase_insurance). Read from the
     source, never run."""
