@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+BFCL_STAMP := $(VENV)/.installed-bfcl
 
 .PHONY: test test-real-server demo lint bench clean browser sandbox lock lock-upgrade check-lean check-lean-locked \
 	scorer-diff scorer-pin
@@ -24,6 +25,13 @@ $(STAMP): $(BIN)/python pyproject.toml $(DEV_LOCK)
 	$(BIN)/python -m pip install --quiet --require-hashes -r $(DEV_LOCK)
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# BFCL's package (code and data) without its dependencies, for the test that checks the tool_use room's verdicts
+# against BFCL's own multi-turn checker (requirements/bfcl.lock says why no dependencies).
+BFCL_LOCK := requirements/bfcl.lock
+$(BFCL_STAMP): $(STAMP) $(BFCL_LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes -r $(BFCL_LOCK)
+	touch $(BFCL_STAMP)
 
 # Regenerate both locks from pyproject.toml's ranges (after a change there), keeping every pin the ranges still
 # allow; `make lock-upgrade` moves every pin to the newest version the ranges allow. Then run make test. The
@@ -78,7 +86,7 @@ sandbox:
 
 # Every core (pytest-xdist): most tests wait on servers, subprocesses and a browser rather than compute, so even
 # 2 cores gain. Slow tests (marked `slow`) run too; `pytest -m "not slow"` is the quick loop while working.
-test: $(STAMP) lint browser sandbox
+test: $(STAMP) $(BFCL_STAMP) lint browser sandbox
 	$(BIN)/python -m pytest -n auto
 
 # Against a real llama.cpp llama-server and a small real model on the CPU. The first run builds the server

@@ -18,7 +18,7 @@ import msgspec
 from ocllm.errors import InputError
 from ocllm.files.surrogates import first_lone_surrogate
 from ocllm.importers.bounds import DEFAULT_BOUNDS, Bounds, Budget
-from ocllm.importers.datasets import Layout, datasets
+from ocllm.importers.datasets import Layout, besides_rows, datasets
 from ocllm.importers.rows import JSONL, files_of, suffix_of
 from ocllm.importers.sampling import SeededSample
 from ocllm.models import Task
@@ -54,12 +54,17 @@ def import_tasks(
     files = dataset_files(fmt, paths)
     known = datasets()
     dataset = known[fmt]
-    task_of = dataset.task
-    if answers:
-        if dataset.with_answers is None:
-            takes = ", ".join(name for name, d in known.items() if d.with_answers is not None)
-            raise InputError(f"--answers is for {takes}; {fmt} files hold their own golds")
+    if answers and dataset.with_answers is None:
+        takes = ", ".join(name for name, d in known.items() if d.with_answers is not None)
+        raise InputError(f"--answers is for {takes}; {fmt} files hold their own golds")
+    if dataset.folder is not None:  # its rows are some of its files; it reads the others itself, as rows come
+        laid_out = dataset.folder(paths)
+        files, task_of = laid_out.rows, laid_out.task(besides_rows)
+    elif dataset.with_answers is not None and answers:
         task_of = dataset.with_answers(answers)
+    else:
+        assert dataset.task is not None  # a dataset gives a row mapping or a folder layout (dataset_rows.Dataset)
+        task_of = dataset.task
     in_split = _split_filter(fmt, dataset, selection.split)
     kept = 0
     sample = SeededSample(selection.seed, selection.per_category, selection.limit)
@@ -125,6 +130,9 @@ def dataset_files(fmt: str, paths: list[Path]) -> list[Path]:
     dataset = known.get(fmt)
     if dataset is None:
         raise InputError(f"unknown format {fmt!r}; expected one of {', '.join(known)}")
+    if dataset.folder is not None:
+        laid_out = dataset.folder(paths)
+        return [*laid_out.rows, *laid_out.besides]
     files = files_of(paths, dataset.suffixes)
     for file in files:
         if suffix_of(file) not in dataset.suffixes:

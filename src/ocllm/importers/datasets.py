@@ -17,7 +17,7 @@ from ocllm.importers.row_readers import Rows, rows_of
 from ocllm.importers.rows import JSONL, SUFFIXES, files_of, read_rows
 from ocllm.models import Task
 from ocllm.scoring import task_types
-from ocllm.scoring.dataset_rows import Dataset, Row, RowTask
+from ocllm.scoring.dataset_rows import Dataset, Folder, Row, RowTask
 
 
 class Layout(NamedTuple):
@@ -25,13 +25,15 @@ class Layout(NamedTuple):
 
     suffixes: tuple[str, ...]
     rows: Rows  # the file's rows, counted against the import's bounds
-    task: RowTask  # (row, seed, rows seen per key so far) -> Task, or BadRow
+    task: RowTask | None  # (row, seed, rows seen per key so far) -> Task, or BadRow; None: `folder` gives it
     # For a dataset whose golds are in files of their own (BFCL's possible answers): the task mapping that takes
     # them from those files (`--answers`). None: the dataset takes no such files.
     with_answers: Callable[[list[Path]], RowTask] | None = None
     # The dataset's own splits (`--split`) and each task's, as the room says (dataset_rows.Dataset).
     splits: tuple[str, ...] = ()
     split_of: Callable[[Task], str | None] | None = None
+    # A dataset laid out as a folder of several kinds of file: the PATHs -> its files and row mapping.
+    folder: Callable[[list[Path]], Folder] | None = None
 
 
 def datasets() -> dict[str, Layout]:
@@ -59,7 +61,13 @@ def _layout(dataset: Dataset) -> Layout:
     suffixes = tuple(suffix for kind in dataset.files for suffix in SUFFIXES[kind])
     with_answers = dataset.with_answers
     answers = None if with_answers is None else (lambda paths: with_answers(_answer_rows(paths)))
-    return Layout(suffixes, rows_of(dataset), dataset.task, answers, dataset.splits, dataset.split_of)
+    return Layout(suffixes, rows_of(dataset), dataset.task, answers, dataset.splits, dataset.split_of, dataset.folder)
+
+
+def besides_rows(path: Path) -> Iterator[Row]:
+    """The rows of a file a folder dataset reads beside its rows (JSONL), within the default bounds, counted apart
+    from the questions (as `--answers` files are)."""
+    yield from read_rows(path, Budget())
 
 
 def _answer_rows(paths: list[Path]) -> Iterator[Row]:

@@ -43,6 +43,19 @@ class Row(NamedTuple):
 
 # (row, the import's seed, rows seen so far per key the mapping counts by) -> the task, or BadRow.
 RowTask = Callable[[Row, int, Counter[str]], Task]
+# The importers' reader of a JSONL file's rows (within the import's bounds), handed to a dataset that reads files
+# beside its rows (`Folder`).
+ReadRows = Callable[[Path], Iterable[Row]]
+
+
+class Folder(NamedTuple):
+    """What the PATHs of a dataset laid out as a folder of several kinds of file mean (BFCL's multi-turn data: the
+    question files, their possible answers and the function docs beside them), as its room says."""
+
+    rows: list[Path]  # the files whose rows become tasks, in the order they are read
+    besides: list[Path]  # the files read beside them (inputs too: -o never replaces one)
+    # Given the importers' reader, the row -> Task mapping, which reads what it needs of `besides` as rows come.
+    task: Callable[[ReadRows], RowTask]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,7 +65,8 @@ class Dataset:
     name: str  # the command's FORMAT ("mmlu-pro")
     label: str  # what the command's help calls it ("MMLU-Pro")
     files: tuple[FileKind, ...]  # in the order messages list them ("a gpqa file is .csv")
-    task: RowTask
+    # The row -> Task mapping; None for a dataset laid out as a folder (`folder` gives it).
+    task: RowTask | None
     rows: RowReader = "plain"
     # A CSV without a header: its field names, in order ("mmlu_files" also takes a first row that names them, in
     # any case, as the header of the public copies).
@@ -65,6 +79,14 @@ class Dataset:
     # order `--split` lists them, and each task's split (None: in none). Empty: `--split` is refused.
     splits: tuple[str, ...] = ()
     split_of: Callable[[Task], str | None] | None = None
+    # For a dataset laid out as a folder of several kinds of file (BFCL's multi-turn data): the PATHs -> the files
+    # it reads and its row mapping (raises InputError when the PATHs are not such a folder). None: the files named,
+    # and those of its kinds inside the folders named, are its rows, and `task` maps them.
+    folder: Callable[[list[Path]], Folder] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.task is None) == (self.folder is None):
+            raise ValueError(f"dataset {self.name!r}: give a row mapping (task) or a folder layout, one of them")
 
 
 def field(row: Row, name: str) -> Any:

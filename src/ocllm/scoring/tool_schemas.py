@@ -7,6 +7,9 @@ room."""
 
 from __future__ import annotations
 
+import functools
+import json
+
 from ocllm.scoring.json_schemas.bounds import size_problem
 from ocllm.scoring.json_schemas.checks import schema_problem
 
@@ -41,10 +44,17 @@ def tools_problem(tools: list[object], holder: str = "the tools hold") -> str | 
         if unknown:
             return f"tool {number} ({name}): required parameter {unknown[0]!r} is not among its properties"
         # BFCL spells the parameters' own type "dict"; every schema inside must be JSON Schema ("strng" is not).
-        problem = schema_problem({**parameters, "type": "object"})
+        problem = _parameters_problem(json.dumps({**parameters, "type": "object"}, sort_keys=True))
         if problem is not None:
             return f"tool {number} ({name}): parameters: {problem}"
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _parameters_problem(parameters: str) -> str | None:
+    """A tool's parameters checked once a process for each text: an imported suite's tasks (BFCL's 800) repeat the
+    same few hundred tools, and a check against the meta-schema costs milliseconds."""
+    return schema_problem(json.loads(parameters))
 
 
 def tool_names(tools: list[dict[str, object]]) -> list[str]:

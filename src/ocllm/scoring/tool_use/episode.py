@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from ocllm.errors import InputError
 from ocllm.models import Turn
 from ocllm.scoring.guarded import Limits, Service
 from ocllm.scoring.tool_use.environments import ENVIRONMENTS, Environment
@@ -83,6 +84,8 @@ def replay(
     """Run the model's calls request by request, and, where `gold` gives a turn's (tools added, expected calls), those
     on the gold's instances; compare after each user turn the model reached (as BFCL's multi-turn checker does: the
     state field by field, and the gold results among every result the model's calls gave so far)."""
+    for kind in environments:
+        ENVIRONMENTS[kind].fresh_replay()
     mine = _instances(environments)
     theirs = _instances(environments)
     tools = {tool["function"]["name"]: tool for tool in offered}
@@ -94,7 +97,10 @@ def replay(
         tools.update((tool["function"]["name"], tool) for tool in request.tools_added)
         ran = [run_call(mine, tools, call) for call in request.calls]
         runs.append(ran)
-        results_so_far.extend(call.result for call in ran if call.status in ("ran", "tool_error"))
+        # Every result the model read counts, a refusal's too, as BFCL counts every executed call's (its errors'
+        # too): a gold call the room refuses (BFCL's ground truth breaks its schema in a few entries) expects the
+        # same refusal, which only the same call gives.
+        results_so_far.extend(call.result for call in ran)
         turn_ends = number == len(requests) - 1 or requests[number + 1].turn != request.turn
         if turn_ends:
             turns.extend(TurnState() for _ in range(request.turn - len(turns)))  # turns with no request: none
@@ -161,10 +167,10 @@ def run_call(envs: dict[str, Environment], tools: dict[str, dict[str, Any]], cal
     if owner is None:
         return _refused(call_id, name, shown, "unknown_tool", f"no environment of the task runs {name!r}")
     result = owner.call(name, arguments)
-    failed = result.startswith('{"error": ')
+    failed = owner.failure(result)
     return CallRun(
-        id=call_id, name=name, arguments=shown, status="tool_error" if failed else "ran", result=result,
-        problem=json.loads(result)["error"] if failed else None,
+        id=call_id, name=name, arguments=shown, status="ran" if failed is None else "tool_error", result=result,
+        problem=failed,
     )  # fmt: skip
 
 
@@ -204,7 +210,11 @@ def replay_guarded(
     gold: list[tuple[list[dict[str, Any]], list[dict[str, Any]]] | None] | None = None,
 ) -> Replay | str:
     """`replay`, in the guarded child under REPLAY_LIMIT_S of CPU time: the Replay, or why it could not be had (a
-    deterministic sentence: the limit reached). What crosses is JSON text, read again in the child."""
+    deterministic sentence: the limit reached). What crosses is JSON text, read again in the child. An environment
+    this machine cannot run (BFCL's backends not here) is the user's to fix: InputError, before any child runs."""
+    for kind, state in environments.items():
+        if (lacking := ENVIRONMENTS[kind].missing(state)) is not None:
+            raise InputError(lacking)
     asked = msgspec.json.encode(_Asked(environments=environments, offered=offered, requests=requests, gold=gold))
     result = _service.call(f"{__name__}:_replay_in_child", (asked,), Limits(cpu_s=REPLAY_LIMIT_S))
     if result.status == "done":

@@ -60,6 +60,7 @@ def _tools_problem(tools: object, what: str) -> str | None:
     return None if problem is None else f"{what}: {problem}"
 
 
+
 def _calls_problem(calls: object, names: set[str], number: int) -> str | None:
     if calls is None:
         return None
@@ -69,7 +70,7 @@ def _calls_problem(calls: object, names: set[str], number: int) -> str | None:
         if not isinstance(call, dict) or set(call) - {"name", "arguments"} or not isinstance(call.get("name"), str):
             return f'turn {number}: an expected call is not {{"name": ..., "arguments": {{...}}}}'
         if call["name"] not in names:
-            return f"turn {number}: expected call {call['name']!r} is none of the tools offered by then"
+            return f"turn {number}: expected call {call['name']!r} is none of the task's tools"
         if not isinstance(call.get("arguments", {}), dict):
             return f"turn {number}: expected call {call['name']!r}: arguments is not an object"
     return None
@@ -101,6 +102,9 @@ def task_problem(row: dict[str, Any]) -> str | None:
         if checked.tools_added and (problem := _tools_problem(checked.tools_added, f"turn {number}: tools_added")):
             return problem
         names |= set(tool_names(checked.tools_added))
+    # An expected call may name a tool a later turn adds (BFCL's multi_turn_miss_func_49 does, and BFCL runs it):
+    # the gold's call is then refused as the model's would be, and the turn expects that refusal among its results.
+    for number, turn in enumerate(turns, start=1):
         if (problem := _calls_problem(turn.get("expected_calls"), names, number)) is not None:
             return problem
     question = row.get("question")
@@ -117,6 +121,11 @@ def task_problem(row: dict[str, Any]) -> str | None:
 def check_suite_line(where: str, row: dict[str, Any]) -> None:
     if (problem := task_problem(row)) is not None:
         raise InputError(f"{where}: {problem}")
+    # A suite read to be run: what this machine lacks to run its environments (BFCL's backends) is said now, not at
+    # the first call. A saved record is read without it (a report needs no backends; a rescore checks at replay).
+    for kind, state in row["environments"].items():
+        if (lacking := ENVIRONMENTS[kind].missing(state)) is not None:
+            raise InputError(f"{where}: {lacking}")
     row["question"] = row["user_turns"][0]["content"]
 
 

@@ -27,9 +27,20 @@ class Environment:
     kind: ClassVar[str]
     SCHEMAS: ClassVar[tuple[dict[str, Any], ...]]
 
+    def tools(self) -> tuple[str, ...]:
+        """The names of the methods calls may run: its SCHEMAS' (a kind whose tools depend on its state, BFCL's,
+        says them per instance)."""
+        return tuple(schema["function"]["name"] for schema in self.SCHEMAS)
+
     @classmethod
-    def tools(cls) -> tuple[str, ...]:
-        return tuple(schema["function"]["name"] for schema in cls.SCHEMAS)
+    def fresh_replay(cls) -> None:
+        """Called at the start of every replay, before either side's instances are made: a kind whose code keeps
+        state between instances (BFCL's module globals) starts it anew here."""
+
+    @classmethod
+    def missing(cls, state: Mapping[str, Any]) -> str | None:
+        """What this machine lacks to run the state (BFCL's backends), in one line, or None."""
+        return None
 
     def __init__(self, state: Mapping[str, Any]) -> None:
         raise NotImplementedError
@@ -58,6 +69,15 @@ class Environment:
             result = {"error": str(error)}
         return json.dumps(result, ensure_ascii=False)
 
+    def failure(self, result: str) -> str | None:
+        """What went wrong, when a call's result says it failed (`{"error": ...}`), else None."""
+        if not result.startswith('{"error": '):
+            return None
+        try:
+            said = json.loads(result)
+        except ValueError:
+            return None
+        return str(said["error"]) if isinstance(said, dict) and "error" in said else None
 
 MAX_DIFFERENCES = 20
 _MISSING = object()
