@@ -1074,3 +1074,36 @@ def test_s_an_agent_lane_plays_each_episode_turn_by_turn_and_rescore_replays_it(
         "\n[agent lane] "
         + "; ".join(f"{r['task_id']}: {r['rule']}, {r.get('requests')} request(s)" for r in records)
     )
+
+
+def test_s_a_call_llama_server_leaves_in_the_text_is_named_never_run_with_the_servers_advice(
+    llama_server: LlamaServer, tmp_path: Path
+) -> None:
+    # SmolLM2's chat template has no tool calls: llama-server renders no tools and parses none, as with many a model
+    # an agent's operator tries. A JSON schema (the lane's extra_body) makes the model write the call anyway, as text:
+    # the episode's turn fails as call_as_text, the call is never run, and the notice says what the server can do.
+    shipped = Path(__file__).resolve().parents[2] / "src" / "ocllm" / "data" / "suites" / "demo-agent.jsonl"
+    lines = shipped.read_text(encoding="utf-8").splitlines()
+    task = next(json.loads(line) for line in lines if "list_and_read" in line)
+    suite = write_suite(tmp_path / "suite.jsonl", [task])
+    call = {"type": "object", "required": ["name", "arguments"], "properties": {
+        "name": {"const": "list_files"},
+        "arguments": {"type": "object", "required": ["folder"], "properties": {"folder": {"const": "notes"}}},
+    }}  # fmt: skip
+    lanes = tmp_path / "lanes.toml"
+    lanes.write_text(
+        f'[lanes.text]\nbase_url = "{llama_server.base_url}"\nmodel = "{SERVED_NAME}"\nsuite = "{suite}"\n'
+        f"max_tokens = 96\nextra_body = {{json_schema = {toml_value(call)}}}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "run"
+    result = ocllm("run", "--config", str(lanes), "--lane", "text", "--out", str(out))
+    assert result.returncode in (0, 1), said(result)
+    sample = read_jsonl(out / "samples.jsonl")[0]
+    assert not any(turn["reply"].get("tool_calls") for turn in sample["turns"])
+    record = read_json(out / "metrics.json")["tasks"][0]
+    first = record["turn_checks"][0]
+    assert (record["correct"], record["cause"], record["failed_turn"]) == (False, "call_as_text", 1), record
+    assert first["call_format"] == "json" and first["text_calls_in"] == "content" and first["calls"] == []
+    notices = read_json(out / "manifest.json")["notices"]
+    assert any("wrote their calls as text" in n and "llama-server" in n for n in notices), notices
