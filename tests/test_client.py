@@ -560,7 +560,8 @@ def test_error_object_mid_stream_with_a_client_code_is_not_retried(server: Fault
     assert sample.attempts == 1
     assert sample.error is not None
     assert sample.error.startswith(
-        "server error in stream: maximum context length exceeded (code 400); not retried, this request cannot pass"
+        "server error in stream: maximum context length exceeded (code 400); not retried, the prompt and max_tokens "
+        "do not fit the server's context"
     )
     assert (sample.error_kind, sample.error_status) == ("refused", None)
     assert sample.content is None

@@ -16,12 +16,14 @@ import pytest
 from test_answered import settings_table
 
 from ocllm.cli import main
+from ocllm.scoring import task_types
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 
 KEYS_BEFORE = {"prompt_template", "substring_template", "math_template", "instructions_template", "json_template",
                "tool_template"}  # fmt: skip
-TYPES = ("mcq", "required_substrings", "math", "instructions", "json", "tool_call", "code")
+# Every shipped room (a test's toy room may be registered beside them).
+TYPES = tuple(t.name for t in task_types.TASK_TYPES.values() if t.decide.__module__.startswith("ocllm.scoring."))
 # The math room's default, as the request carried it (read off the prompt sent, below, not off the code).
 BOXED = "Put your final answer within \\boxed{}."
 
