@@ -23,6 +23,10 @@ from ocllm.scoring.mcq.fields import McqTask
 # pytest-xdist: .../popen-gw0/...) then wrapped or not with the path's length. Set before ocllm.console is
 # imported, which reads it once. A test of the piped default removes it from its child's environment.
 os.environ["COLUMNS"] = "250"
+# `run` and `matrix` probe each lane's server before its first task (the preflight, on by default): a few requests
+# that a scripted server's queue, or a test counting requests, is not written for. Off for the ocllm commands tests
+# start, as a CI against scripted servers would set it; tests/test_preflight.py and the real-server lane turn it on.
+os.environ["OCLLM_PREFLIGHT"] = "off"
 
 # Hypothesis in CI and `make test`: the same examples on every run and every machine (derandomize), and no
 # per-example deadline or slowness check (a loaded machine is slow, not wrong). HYPOTHESIS_PROFILE=dev explores

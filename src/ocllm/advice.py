@@ -372,6 +372,46 @@ def reasoning_not_seen(server: ServerFacts | None) -> str:
     )
 
 
+def answer_in_reasoning(server: ServerFacts | None, reasoning: str) -> str:
+    """The preflight's answer came only in the reasoning field, content null: what keeps answers visible."""
+    kind = server.kind if server is not None else None
+    fallback = "or let the lane read answers from the reasoning (allow_reasoning_fallback = true, counted apart)"
+    if kind in ("vllm", "sglang"):
+        name = "vLLM" if kind == "vllm" else "SGLang"
+        off = " or turn thinking off as the lane asks" if reasoning == "off" else ""
+        said = f"{name}'s --reasoning-parser took the whole answer for thinking"
+        return f"{said}: check it matches the model{off}, {fallback}"
+    if kind == "llama.cpp":
+        return f"llama-server extracted the whole answer as reasoning: try --reasoning-format none, {fallback}"
+    return f"check the server's reasoning parser for this model, {fallback}"
+
+
+def context_silently_cut(kept: int | None) -> str:
+    """The preflight saw the server drop the start of a long prompt without refusing it."""
+    size = f" (it kept ~{kept} tokens)" if kept else ""
+    return (
+        f"give the server a context that holds the suite's longest prompt and max_tokens{size}: Ollama's num_ctx "
+        "(the lane's extra_body options, or the Modelfile), llama.cpp -c, vLLM --max-model-len, SGLang "
+        "--context-length; a server that cuts silently makes long tasks wrong, not refused"
+    )
+
+
+AUTO_GIVES_NO_CALL = (
+    'under tool_choice "auto" the server returned no structured call where "required" did: check its tool parser '
+    "(vLLM --enable-auto-tool-choice --tool-call-parser NAME), or send tool_choice \"required\" (a task that expects "
+    "no call cannot pass then)"
+)
+
+
+def budget_cuts(max_tokens: object) -> str:
+    """Most of the preflight's answers to the suite's own prompts stopped at max_tokens."""
+    now = f" (now {max_tokens})" if max_tokens is not None else " (the lane sets none: the server's default)"
+    return (
+        f"raise the lane's max_tokens{now} to what the model's answers (and its reasoning) need, or turn thinking "
+        "down: a cut answer scores as wrong"
+    )
+
+
 def think_prefilled() -> str:
     return (
         "if the chat template opens the thinking in the prompt, set think_prefilled = true for this lane "

@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait
     from ocllm.analysis.power import McNemarPlan, PilotPlan
     from ocllm.analysis.rescore import RescoredFile
     from ocllm.importers import Imported
+    from ocllm.models import Preflight
     from ocllm.run.runner import RunResult
 
 class VisibleConsole(Console):
@@ -297,6 +298,21 @@ def all_answered(summary: Summary) -> bool:
 
 def print_notice(notice: str) -> None:
     console.print(Text.assemble(("note:", "yellow"), " ", visible(notice)), highlight=False, soft_wrap=True)
+
+
+def print_preflight(lane: str, found: Preflight) -> None:
+    """`ocllm probe`: each probe's finding, then what to change for each problem."""
+    table = Table(title=f"preflight of lane {lane} ({found.requests} requests, {found.seconds:g} s)")
+    for column in ("probe", "outcome", "what it found"):
+        table.add_column(column)
+    styles = {"ok": "green", "problem": "red", "inconclusive": "yellow"}
+    for finding in found.findings:
+        said = finding.outcome + (" (distorts the run)" if finding.distorts else "")
+        table.add_row(finding.probe, Text(said, style=styles[finding.outcome]), Text(visible(finding.said)))
+    console.print(table)
+    for finding in found.findings:
+        if finding.outcome == "problem" and finding.change:
+            print_notice(f"{finding.probe}: {finding.change}")
 
 
 def print_import(imported: Imported, output: Path) -> None:

@@ -269,6 +269,26 @@ def _at_default(field: msgspec.structs.FieldInfo, value: object) -> bool:
     return field.default_factory is not msgspec.NODEFAULT and bool(value == field.default_factory())
 
 
+class Finding(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What one probe of the preflight found (run/preflight.py): ok, a problem (with what to change, and whether it
+    will distort this lane's run), or inconclusive (nothing claimed)."""
+
+    probe: str  # "channel", "thinking", "context", "tools", "budget"
+    outcome: Literal["ok", "problem", "inconclusive"]
+    said: str
+    distorts: bool = False
+    change: str | None = None
+    measured: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class Preflight(msgspec.Struct, kw_only=True):
+    """The preflight of a lane: its findings, and the requests and seconds it took (never the run's)."""
+
+    findings: list[Finding]
+    requests: int = 0
+    seconds: float = 0.0
+
+
 RunStatus = Literal["running", "interrupted", "finished", "finished_with_errors"]
 
 
@@ -336,6 +356,8 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # The ocllm command that ran it ("run", "matrix"): what --resume goes with to finish it (None: written before
     # this was recorded).
     command: str | None = None
+    # What the preflight found of the server path before the first task (run/preflight.py); None: none ran.
+    preflight: Preflight | None = None
 
 
 def token_counts(usage: dict[str, Any] | None) -> tuple[int | None, int | None]:

@@ -1107,3 +1107,26 @@ def test_s_a_call_llama_server_leaves_in_the_text_is_named_never_run_with_the_se
     assert first["call_format"] == "json" and first["text_calls_in"] == "content" and first["calls"] == []
     notices = read_json(out / "manifest.json")["notices"]
     assert any("wrote their calls as text" in n and "llama-server" in n for n in notices), notices
+
+
+# --- t. the preflight against a well-configured llama-server (issue 44) ---------------------------------------------
+
+
+def test_t_the_preflight_finds_no_problem_of_the_server_path_on_a_well_configured_llama_server(
+    llama_server: LlamaServer, tmp_path: Path
+) -> None:
+    # llama-server --jinja, thinking off (SmolLM2 has none): answers in content, no reasoning, a long prompt kept
+    # whole. What the budget probe says is the model's (a 135M model may ramble to max_tokens): measured, not asserted.
+    result = ocllm(
+        "probe", "--base-url", llama_server.base_url, "--model", SERVED_NAME, "--suite", "smoke", "--max-tokens", "64",
+        "--json",
+    )  # fmt: skip
+    assert result.returncode in (0, 1), said(result)
+    found = json.loads(result.stdout.strip().splitlines()[-1])
+    by_probe = {f["probe"]: f for f in found["findings"]}
+    assert {"channel", "context", "budget"} <= set(by_probe)
+    for name in ("channel", "thinking", "context"):
+        assert by_probe.get(name, {}).get("outcome") != "problem", by_probe[name]
+    short, long = by_probe["context"]["measured"]["prompt_tokens"]
+    assert long > 1.5 * short  # the longer prompt counted whole
+    print("\n[preflight] " + "; ".join(f"{f['probe']}: {f['outcome']} ({f['said'][:80]})" for f in found["findings"]))

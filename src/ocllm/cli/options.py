@@ -228,9 +228,16 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
     range (bounds.py), so a flag and a lanes file are refused alike. Every setting the run's notices and advice tell
     a user to change is one of them, or is named there by its lanes-file key (tests/test_cli_help.py). Listed last
     shown first."""
+    func = lane_setting_options(func)
+    func = click.option("--resume", is_flag=True, help="Finish an interrupted run without repeating finished tasks.")(
+        func
+    )
+    return click.option("--retry-errors", is_flag=True, help="Re-run only the tasks whose request failed.")(func)
+
+
+def lane_setting_options(func: click.decorators.FC) -> click.decorators.FC:
+    """The flags that set a lane's settings (`lane_options` without a run's --resume and --retry-errors)."""
     options = [
-        click.option("--retry-errors", is_flag=True, help="Re-run only the tasks whose request failed."),
-        click.option("--resume", is_flag=True, help="Finish an interrupted run without repeating finished tasks."),
         click.option("--stream/--no-stream", default=None, help="Stream responses (records time to first token)."),
         click.option("--api-key-env", help="Name of the environment variable holding the API key."),
         click.option("--concurrency", type=Bounded("concurrency", int), help="Requests in flight at once."),
@@ -264,6 +271,16 @@ def lane_options(func: click.decorators.FC) -> click.decorators.FC:
     for option in options:
         func = option(func)
     return func
+
+
+def preflight_option(func: click.decorators.FC) -> click.decorators.FC:
+    """`--preflight`: the probes of each lane's server path before its first task (run/preflight.py)."""
+    return click.option(
+        "--preflight", type=click.Choice(["on", "off", "strict"]), default="on", envvar="OCLLM_PREFLIGHT",
+        show_default=True,
+        help="Probe each lane's server path before its first task (a few requests): say what will distort the run "
+        "(on), stop the lane on it (strict), or send none (off; also OCLLM_PREFLIGHT=off).",
+    )(func)  # fmt: skip
 
 
 NO_SERVER_HELP = "Ignore the lanes' [server] tables: run against whatever already answers at base_url."

@@ -11,9 +11,20 @@ from ocllm.errors import OcllmError
 
 if TYPE_CHECKING:
     from ocllm.documents import Summary
+    from ocllm.run.lanes import Lane
+    from ocllm.run.preflight import PreflightMode
 
 from ocllm.cli.app import app
-from ocllm.cli.options import NO_SERVER_HELP, SHARD_HELP, Bounded, lane_options, out_option, policy_options
+from ocllm.cli.options import (
+    NO_SERVER_HELP,
+    SHARD_HELP,
+    Bounded,
+    lane_options,
+    lane_setting_options,
+    out_option,
+    policy_options,
+    preflight_option,
+)  # fmt: skip
 
 
 @app.command()
@@ -28,6 +39,7 @@ from ocllm.cli.options import NO_SERVER_HELP, SHARD_HELP, Bounded, lane_options,
 @click.option(
     "--limit", type=Bounded("--limit", int), metavar="N", help="Run only the suite's first N tasks (a quick try)."
 )
+@preflight_option
 @lane_options
 @policy_options
 def run(
@@ -39,6 +51,7 @@ def run(
     limit: int | None,
     resume: bool,
     retry_errors: bool,
+    preflight: str,
     **flags: object,
 ) -> int:
     """Run one lane of a suite against an OpenAI-compatible server.
@@ -49,24 +62,12 @@ def run(
     from ocllm.analysis.rescore import score_run_dir
     from ocllm.console import ServerWait, all_answered, print_notice, print_run_result
     from ocllm.run.decision_pool import DecisionPool
-    from ocllm.run.lanes import Lane, lane_from_mapping, one_off_lane_name, pick_lane, with_flags
     from ocllm.run.runner import run_lane
     from ocllm.run.servers import ServerPool
     from ocllm.run.shards import parse_shard
 
     shard = parse_shard(shard_text) if shard_text is not None else None
-    given = {k: v for k, v in flags.items() if v is not None}
-    if config is not None:
-        if lane_name is None:
-            raise click.UsageError("--config needs --lane NAME")
-        lane: Lane = pick_lane(config, lane_name, announce=print_notice)
-        if given:
-            lane = with_flags(lane, given)
-    else:
-        for needed in ("base_url", "model"):
-            if needed not in given:
-                raise click.UsageError(f"--{needed.replace('_', '-')} is needed without --config")
-        lane = lane_from_mapping(lane_name or one_off_lane_name(out), given, "command line")
+    lane = _lane_of(config, lane_name, out, flags)
     with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:
         result = run_lane(
             lane,
@@ -79,6 +80,7 @@ def run(
             limit=limit,
             decisions=decisions,
             score=score_run_dir,
+            preflight=_mode(preflight),
         )
     print_run_result(result)
     if result.stopped is not None:
@@ -86,6 +88,56 @@ def run(
         raise OcllmError(result.stopped)
     return 0 if all_answered(result.summary) else 1
 
+
+def _lane_of(config: Path | None, lane_name: str | None, out: Path | None, flags: dict[str, object]) -> Lane:
+    """The lane a command names: `--config` and `--lane`, its settings replaced by the flags given; or the flags
+    alone (a one-off lane, named after --out)."""
+    from ocllm.console import print_notice
+    from ocllm.run.lanes import lane_from_mapping, one_off_lane_name, pick_lane, with_flags
+
+    given = {k: v for k, v in flags.items() if v is not None}
+    if config is not None:
+        if lane_name is None:
+            raise click.UsageError("--config needs --lane NAME")
+        lane = pick_lane(config, lane_name, announce=print_notice)
+        return with_flags(lane, given) if given else lane
+    for needed in ("base_url", "model"):
+        if needed not in given:
+            raise click.UsageError(f"--{needed.replace('_', '-')} is needed without --config")
+    return lane_from_mapping(lane_name or one_off_lane_name(out), given, "command line")
+
+
+def _mode(preflight: str) -> PreflightMode:
+    return "strict" if preflight == "strict" else "off" if preflight == "off" else "on"
+
+
+@app.command()
+@click.option("--config", "config", type=click.Path(path_type=Path), help="A lanes TOML file.")
+@click.option("--lane", "lane_name", help="Which lane of --config to probe.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as one JSON object.")
+@click.option("--no-server", is_flag=True, help=NO_SERVER_HELP)
+@lane_setting_options
+def probe(config: Path | None, lane_name: str | None, as_json: bool, no_server: bool, **flags: object) -> int:
+    """Probe a lane's server path, as `run` does before its first task, and say what it finds.
+
+    A few requests, with the lane's own settings: where answers land, whether thinking "off" is off, whether a long
+    prompt is kept whole, whether calls come back structured (a suite with tools), whether max_tokens cuts the
+    suite's first answers. Exit code 0 when nothing found will distort a run, 1 when something will, 2 for a
+    mistake in the command or its files."""
+    import msgspec
+
+    from ocllm.console import ServerWait, print_notice, print_preflight
+    from ocllm.run.runner import probe as probe_lane
+    from ocllm.run.servers import ServerPool
+
+    lane = _lane_of(config, lane_name, None, flags)
+    with ServerPool(ServerWait()) as servers:
+        found = probe_lane(lane, servers=None if no_server else servers, announce=print_notice)
+    if as_json:
+        click.echo(msgspec.json.encode(found).decode())
+    else:
+        print_preflight(lane.name, found)
+    return 1 if any(f.outcome == "problem" and f.distorts for f in found.findings) else 0
 
 
 @app.command()
@@ -99,6 +151,7 @@ def run(
     "--samples", "samples_per_task", type=Bounded("--samples", int),
     help="Ask each task of every lane K times (the lanes' samples_per_task).",
 )  # fmt: skip
+@preflight_option
 def matrix(
     config: Path,
     out: Path | None,
@@ -107,6 +160,7 @@ def matrix(
     no_server: bool,
     shard_text: str | None,
     samples_per_task: int | None,
+    preflight: str,
 ) -> int:
     """Run every lane of a lanes file in turn, each into its own run directory.
 
@@ -117,6 +171,7 @@ def matrix(
     from ocllm.console import ServerWait, all_answered, print_lane_outcomes, print_notice, print_run_result
     from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import load_lanes, with_flags
+    from ocllm.run.preflight import PreflightStopped
     from ocllm.run.runner import run_lane
     from ocllm.run.servers import ServerFailed, ServerPool
     from ocllm.run.shards import check_shards, parse_shard
@@ -148,8 +203,9 @@ def matrix(
                     decisions=decisions,
                     command="matrix",
                     score=score_run_dir,
+                    preflight=_mode(preflight),
                 )
-            except ServerFailed as exc:
+            except (ServerFailed, PreflightStopped) as exc:
                 print_notice(str(exc))
                 outcomes.append((name, f"failed: {exc}", None))
                 continue

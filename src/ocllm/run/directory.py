@@ -36,7 +36,7 @@ from ocllm.files.atomic import (
     write_samples,
 )
 from ocllm.files.temporaries import remove_stale_temporaries
-from ocllm.models import RunManifest, Sample, ShardRecord, SuiteRecord
+from ocllm.models import Preflight, RunManifest, Sample, ShardRecord, SuiteRecord
 from ocllm.run.lanes import ROOM_SETTINGS, Lane, public_settings
 from ocllm.run.sampling import SAMPLING
 from ocllm.run.servers import SERVER_LOG
@@ -178,6 +178,7 @@ class RunDirectory:
         server_identity: list[dict[str, Any]] | None = None,
         request_settings: dict[str, Any] | None = None,
         command: str | None = None,
+        preflight: Preflight | None = None,
     ) -> None:
         """Write the manifest (keeping a resumed run's start time) and the suite as run. `server_identity`: what
         answered at each endpoint; `request_settings`: what was added to every request for it; `command` the ocllm
@@ -206,6 +207,8 @@ class RunDirectory:
             wall_s=before.wall_s if before is not None else 0.0,
             endpoints=before.endpoints if before is not None else None,
             command=command,
+            # A resumed run without a preflight of its own keeps the one it started with.
+            preflight=preflight if preflight is not None or before is None else before.preflight,
         )
         write_json(self.path / MANIFEST, self.manifest)
         atomic_write_bytes(self.path / SUITE_COPY, suite.canonical())

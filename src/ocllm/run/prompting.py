@@ -24,18 +24,29 @@ def messages(task: Task, lane: Lane) -> list[Message]:
 def request_body(task: Task, lane: Lane, sample: int = 0) -> dict[str, Any]:
     """The request for sample `sample` of `task`: the same body for every sample, but for the seed, which is the
     lane's seed + sample (so that k sampled answers differ, and the same k answers come again in a rerun)."""
-    body: dict[str, Any] = {"model": lane.model, "messages": messages(task, lane)}
+    task_type = task_types.of(task.type)
+    fields = task_type.request_fields(task, lane.settings_for(task_type))  # tool_call: tools, tool_choice
+    if extra := lane.extra_tools():
+        # An agent's tools after the task's own (a task that sends none gets them alone, with no tool_choice: the
+        # server's default, "auto", as an agent leaves it). Before extra_body, which still wins.
+        fields["tools"] = [*(fields.get("tools") or []), *extra]
+    return lane_body(lane, list(messages(task, lane)), sample, fields)
+
+
+def lane_body(
+    lane: Lane, sent: list[Any], sample: int = 0, fields: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A request of the lane's with these messages (a task's, or the preflight's own, which get the lane's system
+    prompt first): its model, its sampling, its thinking switch, then `fields`, then its extra_body, which wins."""
+    if fields is None and (system := lane.system_text()):
+        sent = [{"role": "system", "content": system}, *sent]
+    body: dict[str, Any] = {"model": lane.model, "messages": sent}
     body.update(request_fields(lane.sampling, sample))
     # vLLM and SGLang pass chat_template_kwargs to the chat template; "enable_thinking" is the switch
     # Qwen3, Nemotron and DeepSeek templates read. Servers that do not know it ignore it.
     if lane.reasoning_switch == "chat_template_kwargs":
         body["chat_template_kwargs"] = {"enable_thinking": lane.reasoning == "native"}
-    task_type = task_types.of(task.type)
-    body.update(task_type.request_fields(task, lane.settings_for(task_type)))  # tool_call: tools, tool_choice
-    if extra := lane.extra_tools():
-        # An agent's tools after the task's own (a task that sends none gets them alone, with no tool_choice: the
-        # server's default, "auto", as an agent leaves it). Before extra_body, which still wins.
-        body["tools"] = [*(body.get("tools") or []), *extra]
+    body.update(fields or {})
     for key, value in lane.extra_body.items():
         if isinstance(value, dict) and isinstance(body.get(key), dict):
             body[key] = {**body[key], **value}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import msgspec
 from ocllm.documents import Summary
 from ocllm.errors import Interrupted
 from ocllm.model_names import is_model_mismatch
-from ocllm.models import Decision, Policy, Sample, ShardRecord, Task, as_sent
+from ocllm.models import Decision, Policy, Preflight, Sample, ShardRecord, Task, as_sent
 from ocllm.run.client import AttemptWatch, FailedAttempt
 from ocllm.run.conversation import TurnLog, converse
 from ocllm.run.decision_pool import DecisionPool, LiveDecisions
@@ -31,6 +32,7 @@ from ocllm.run.engines import engine_for
 from ocllm.run.execute import Dispatch, Job, execute
 from ocllm.run.http_engine import client_settings
 from ocllm.run.lanes import Lane
+from ocllm.run.preflight import PreflightMode, PreflightStopped, preflight_lines, probe_lane
 from ocllm.run.progress import RunProgress
 from ocllm.run.prompting import refuse_tool_clash, request_body
 from ocllm.run.server_kind import ServerIdentity
@@ -38,6 +40,7 @@ from ocllm.run.servers import ManagedServer, ServerPool
 from ocllm.run.shards import Shard, shard_line, take_shard
 from ocllm.run.turn_log import TURNS, TurnLogFile, started_before
 from ocllm.scoring import is_conversation
+from ocllm.server_facts import server_facts
 from ocllm.suites import Suite, first_tasks, load_suite
 
 
@@ -95,6 +98,7 @@ def run_lane(
     decisions: DecisionPool | None = None,
     command: str = "run",
     engine: Engine | None = None,
+    preflight: PreflightMode = "off",
 ) -> RunResult:
     """Run `lane` into `out_dir` and score it with `score` (writing metrics.json). Raises OcllmError for what the
     user can fix.
@@ -131,7 +135,7 @@ def run_lane(
             invocation = LaneRun(
                 lane=lane, suite=suite, engine=engine, run_dir=run_dir, resume=resume, retry_errors=retry_errors,
                 make_progress=make_progress, announce=announce or (lambda _: None), spool=spool, pool=pool,
-                server=server, shard=shard_record, command=command,
+                server=server, shard=shard_record, command=command, preflight=preflight,
             )  # fmt: skip
             sent = asyncio.run(invocation.run())
             rescored = score(out_dir, lane.name, lane.policy(), spool.get)
@@ -287,6 +291,9 @@ class LaneRun:
     server: ManagedServer | None = None
     shard: ShardRecord | None = None
     command: str = "run"
+    # The preflight before the first task (preflight.py): "on" says what it finds, "strict" stops the lane on a
+    # problem that will distort its run, "off" sends none.
+    preflight: PreflightMode = "off"
     # How often each conversation's episode was started before (turns.jsonl, read on --resume): a restarted one says
     # so in its sample.
     restarts: dict[tuple[str, int], int] = field(default_factory=dict)
@@ -301,6 +308,7 @@ class LaneRun:
         before = checked.notices + sampling_notices(self.lane)
         for notice in before:
             self.announce(notice)
+        found = await self._preflight(identities, added) if self.preflight != "off" else None
         sent_lane = self.lane
         if added:
             # The lane's own extra_body wins (repeat_settings leaves out what it sets); the manifest keeps the lane as
@@ -322,6 +330,7 @@ class LaneRun:
             server_identity=[msgspec.to_builtins(identity) for identity in identities],
             request_settings=added,
             command=self.command,
+            preflight=found,
         )
         if pending:
             # Before the first request, not during the first answers' reading (no request is in flight yet).
@@ -348,6 +357,20 @@ class LaneRun:
                 wall = (answered or time.monotonic()) - began
                 self.run_dir.add_wall_time(wall, self.engine.figures())
         return _Sent(len(pending), counts, before, served, identities, added, refusals.stopped())
+
+    async def _preflight(self, identities: list[ServerIdentity], added: dict[str, Any]) -> Preflight:
+        """The preflight's probes (preflight.py) against the lane's server, before anything is written: each problem
+        said, and with `strict` a problem that will distort the run stops the lane here."""
+        found = await probed(self.lane, self.suite, self.engine, self.server, identities, added)
+        for line in preflight_lines(self.lane.name, found):
+            self.announce(line)
+        distorting = [f for f in found.findings if f.outcome == "problem" and f.distorts]
+        if self.preflight == "strict" and distorting:
+            raise PreflightStopped(
+                f"lane {self.lane.name!r} stopped by the preflight (--preflight strict): "
+                + "; ".join(f"{f.probe}: {f.said}" for f in distorting)
+            )
+        return found
 
     async def _answer(
         self, pending: list[Job], sent_lane: Lane, live_to: _Live, counts: _Counts, refusals: _Refusals
@@ -401,6 +424,51 @@ class LaneRun:
             writer.close()
             turn_log.close()
         return answered
+
+
+async def probed(
+    lane: Lane,
+    suite: Suite,
+    engine: Engine,
+    server: ManagedServer | None,
+    identities: list[ServerIdentity],
+    added: dict[str, Any],
+) -> Preflight:
+    """The preflight of `lane` through its checked `engine`, its requests carrying what the run adds to every one."""
+    if added:
+        lane = msgspec.structs.replace(lane, extra_body={**added, **lane.extra_body})
+    facts = server_facts({
+        "server_kind": ",".join(sorted({i.kind for i in identities})) or None,
+        "server_identity": [msgspec.to_builtins(i) for i in identities],
+        "server": server.record() if server is not None else None,
+        "simulated": any(i.simulated for i in identities),
+    })  # fmt: skip
+    async with engine.open() as send:
+        return await probe_lane(lane, list(suite.tasks), send, facts)
+
+
+def probe(
+    lane: Lane, *, servers: ServerPool | None = None, announce: Callable[[str], None] = lambda _: None
+) -> Preflight:
+    """`ocllm probe`: the lane's server checked (started first, for a lane with a server table and a pool) and
+    probed, nothing written. Raises OcllmError for what the user can fix, as a run does."""
+    suite = load_suite(lane.suite)
+    engine = engine_for(lane)
+    settings = client_settings(lane)
+    server = None
+    if servers is not None and lane.server is not None:
+        # Its log goes to a folder of its own, kept: the one place to read why a server did not come up.
+        logs = Path(tempfile.mkdtemp(prefix=f"ocllm-probe-{lane.name}-"))
+        announce(f"the lane's server is started for the probe; its log: {logs / 'server.log'}")
+        server = servers.server_for(lane.name, lane.server, settings.base_url, logs, settings.api_key)
+
+    async def checked_and_probed() -> Preflight:
+        checked = await engine.check()
+        for notice in checked.notices:
+            announce(notice)
+        return await probed(lane, suite, engine, server, checked.servers, checked.request_settings)
+
+    return asyncio.run(checked_and_probed())
 
 
 def _pending(lane: Lane, suite: Suite, done: set[tuple[str, int]]) -> list[Job]:

@@ -1,0 +1,115 @@
+"""The preflight (run/preflight.py): against servers that misbehave as the reports describe, each problem is named
+before the first task, with what to change; against a well-configured server (and the simulator) none is."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from misbehaving_server import MisbehavingServer
+
+from ocllm.sim import SimConfig, SimServer
+from ocllm.suites import shipped_suites
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def ocllm(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OCLLM_PREFLIGHT": "on", "PYTHONPATH": str(REPO / "src")}
+    return subprocess.run([sys.executable, "-m", "ocllm", *args], capture_output=True, text=True, env=env, check=False)
+
+
+def probed(server: MisbehavingServer, suite: str = "demo", *more: str) -> tuple[int, dict[str, Any]]:
+    done = ocllm("probe", "--base-url", server.base_url, "--model", "m", "--suite", suite, "--json", *more)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def problems(found: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["probe"]: f for f in found["findings"] if f["outcome"] == "problem"}
+
+
+def test_a_well_configured_server_shows_no_problem() -> None:
+    with MisbehavingServer() as server:
+        code, found = probed(server, "demo-tools")
+    assert code == 0 and problems(found) == {}
+    assert {f["probe"]: f["outcome"] for f in found["findings"]} == {
+        "channel": "ok", "context": "ok", "tools": "ok", "budget": "ok",
+    }  # fmt: skip
+    assert found["requests"] == 1 + 2 + 2 + 3
+
+
+def test_the_simulator_shows_no_problem() -> None:
+    with SimServer(SimConfig(suites=tuple(shipped_suites().values()))) as sim:
+        for suite in ("demo", "demo-agent", "demo-tools"):
+            done = ocllm("probe", "--base-url", sim.base_url, "--model", "sim-baseline", "--suite", suite, "--json")
+            assert done.returncode == 0, done.stderr
+            assert problems(json.loads(done.stdout.strip().splitlines()[-1])) == {}
+
+
+@pytest.mark.parametrize(
+    ("fault", "suite", "probe", "words"),
+    [
+        ({"answer_in_reasoning": True}, "demo", "channel", "landed only in reasoning_content, content null"),
+        ({"thinks_anyway": True}, "demo", "thinking", "thinking is off in the lane, yet the server reasoned"),
+        ({"keep_last": 50}, "demo", "context", "keeps only the last ~50 tokens"),
+        ({"calls_as_text": True}, "demo-tools", "tools", "a call came back as text (hermes, in the content)"),
+        ({"budget_cuts": True}, "demo", "budget", "max_tokens cut 3 of 3"),
+    ],
+)
+def test_each_misbehaviour_is_named_with_what_to_change(
+    fault: dict[str, Any], suite: str, probe: str, words: str
+) -> None:
+    with MisbehavingServer(**fault) as server:
+        code, found = probed(server, suite)
+    named = problems(found)
+    # The answer in the reasoning field with thinking off is also reasoning that came back (vllm#17609: both).
+    also = {"thinking"} if "answer_in_reasoning" in fault else set()
+    assert set(named) - also == {probe}, found
+    assert words in named[probe]["said"] and named[probe]["change"] and named[probe]["distorts"] is True
+    assert code == 1  # a problem that will distort a run
+
+
+def test_run_says_each_problem_before_the_first_task_and_keeps_it_in_the_manifest(tmp_path: Path) -> None:
+    with MisbehavingServer(keep_last=50) as server:
+        done = ocllm("run", "--base-url", server.base_url, "--model", "m", "--suite", "smoke", "--out",
+                     str(tmp_path / "r"))  # fmt: skip
+        sent = len(server.requests)
+    assert done.returncode in (0, 1), done.stderr
+    said = [line for line in done.stdout.splitlines() if "preflight of lane" in line]
+    assert len(said) == 1 and "keeps only the last ~50 tokens" in said[0] and "will distort" in said[0]
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    preflight = manifest["preflight"]
+    assert {f["probe"]: f["outcome"] for f in preflight["findings"]}["context"] == "problem"
+    # The probes are counted apart: the run's requests are its tasks' alone.
+    tasks = len((tmp_path / "r" / "suite.jsonl").read_text().splitlines())
+    assert manifest["requests"] == tasks and sent == tasks + preflight["requests"]
+
+
+def test_strict_stops_the_lane_before_anything_is_written(tmp_path: Path) -> None:
+    with MisbehavingServer(budget_cuts=True) as server:
+        done = ocllm("run", "--base-url", server.base_url, "--model", "m", "--suite", "smoke", "--out",
+                     str(tmp_path / "r"), "--preflight", "strict")  # fmt: skip
+        sent = len(server.requests)
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    stopped = "ocllm: error: lane 'r' stopped by the preflight (--preflight strict): budget: max_tokens cut"
+    assert last.startswith(stopped)
+    assert not (tmp_path / "r" / "samples.jsonl").exists()
+    assert sent == 1 + 2 + 3  # the probes, and no task
+
+
+def test_off_sends_no_probe(tmp_path: Path) -> None:
+    with MisbehavingServer(budget_cuts=True) as server:
+        done = ocllm("run", "--base-url", server.base_url, "--model", "m", "--suite", "smoke", "--out",
+                     str(tmp_path / "r"), "--preflight", "off")  # fmt: skip
+        bodies = list(server.requests)
+    assert done.returncode in (0, 1), done.stderr
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest.get("preflight") is None
+    assert not any("code word" in str(body) or "17 + 25" in str(body) for body in bodies)
