@@ -33,7 +33,7 @@ from ocllm.documents import (
 )
 from ocllm.report.wording import interval_methods_note, rank_of, rate
 from ocllm.scoring import task_types
-from ocllm.summary_words import serving_rate, truncation_words
+from ocllm.summary_words import censoring_rows, censoring_words, serving_rate, truncation_words
 from ocllm.verdict_words import SCORER_LABEL
 from ocllm.visible_text import visible
 
@@ -97,6 +97,8 @@ def console_comparison(doc: Comparison) -> None:
         console.print(f"{label}, {kind}: {words}", soft_wrap=True, highlight=False)
     console.print(f"no answer: A {doc.a_no_answer}, B {doc.b_no_answer} (of the paired tasks each got wrong)")
     console.print(doc.verdict, soft_wrap=True, highlight=False)
+    for label, said in censoring_rows(doc.censoring, [doc.a.label, doc.b.label]):
+        console.print(f"{label}: {said}", soft_wrap=True, highlight=False)
     if doc.only_in_a or doc.only_in_b:
         console.print(f"left out: {len(doc.only_in_a)} task(s) only in A, {len(doc.only_in_b)} only in B")
 
@@ -151,6 +153,8 @@ def print_run_result(result: RunResult) -> None:
         f"   {sent} this run: {result.ran} ({result.requests} requests, {retries} retries{resent})",
         soft_wrap=True,  # one line to grep in a log, however narrow the terminal
     )
+    if (censored := censoring_words(msgspec.to_builtins(summary))) is not None:
+        console.print(censored, soft_wrap=True, highlight=False)
     if summary.samples_per_task > 1:
         console.print(samples_line(summary), soft_wrap=True, highlight=False)
     if summary.serving is not None:

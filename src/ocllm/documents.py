@@ -104,6 +104,10 @@ class Summary(Figures, kw_only=True):
     # reason. None: no answer recorded one (lm-eval's samples, the MMLU-Pro scripts' results), so whether any was
     # cut off is not recorded, which 0 would misstate.
     truncated: int | None = 0
+    # The scored answers that finished (not cut off at max_tokens), and the correct among them: the accuracy a
+    # lane has where its budget did not decide (summary_words.censoring_words). None where truncation is not known.
+    finished_scored: int | None = None
+    finished_correct: int | None = None
     # Answered samples (not failed requests) whose finish_reason was recorded; None in documents written before it
     # was counted. Fewer than the answered: truncation is known only for these.
     finish_reasons: int | None = None
@@ -299,6 +303,10 @@ class Comparison(Paired, kw_only=True):
     task_differences: list[float] = msgspec.field(default_factory=list)
     # Each task type's own tables of the two sides paired (TaskType.pair_tables), in type name order.
     pair_tables: list[TypeTable] = msgspec.field(default_factory=list)
+    # The scores beside their censoring (compare.censoring_of): each side's accuracy on the paired answers that
+    # finished and its share cut off, the difference on the tasks both finished, and whether the difference is mostly
+    # truncation. None where a side recorded no finish_reason.
+    censoring: dict[str, Any] | None = None
 
 
 class Estimate(Figures, kw_only=True):

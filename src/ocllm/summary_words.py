@@ -78,3 +78,29 @@ def left_out_sentence(records: list[UnscorableRecord], shown: int = LEFT_OUT_SHO
         f"left out {len(records)} {noun} this scorer cannot score: {named}{more}; they are in no figure, "
         "neither the input's nor this scorer's"
     )
+
+
+def censoring_words(figures: Mapping[str, Any]) -> str | None:
+    """A scope's accuracy on the answers that finished (not cut off at max_tokens) and the share cut off: what a
+    score is worth beside its censoring. None where truncation is not known, or nothing was scored."""
+    finished, correct = figures.get("finished_scored"), figures.get("finished_correct")
+    answered = scored(figures)
+    if not isinstance(finished, int) or not isinstance(correct, int) or not answered:
+        return None
+    cut = answered - finished
+    on_finished = f"{100 * correct / finished:.1f}% ({correct} of {finished})" if finished else "n/a (none finished)"
+    return f"accuracy on the answers that finished: {on_finished}; cut off: {100 * cut / answered:.1f}% of {answered}"
+
+
+def censoring_rows(censoring: Mapping[str, Any] | None, labels: list[str]) -> list[tuple[str, str]]:
+    """A comparison's scores beside their censoring, a line a side, then the difference in words (compare.py)."""
+    if not censoring:
+        return []
+    rows = []
+    for key, label in zip(("a", "b"), labels, strict=True):
+        side = censoring.get(key) or {}
+        said = censoring_words({"scored": side.get("scored"), "total": side.get("scored"), **side})
+        overall = side.get("correct", 0) / side["scored"] if side.get("scored") else None
+        rows.append((label, f"accuracy {100 * overall:.1f}%; {said}" if overall is not None else (said or "n/a")))
+    rows.append(("difference", str(censoring.get("said", ""))))
+    return rows

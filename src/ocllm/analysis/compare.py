@@ -432,7 +432,42 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
         resources={"a": resources_of(_every_sample(a)), "b": resources_of(_every_sample(b))},
         task_differences=[round(share(scored_b[t]) - share(scored_a[t]), 6) for t in paired] if sampled else [],
         pair_tables=_pair_tables(a, b, shared),
+        censoring=censoring_of([scored_a[t] for t in paired], [scored_b[t] for t in paired], a.label, b.label),
     )
+
+
+# A difference of fewer points than this is not said to be mostly anything.
+_SAID_FROM_POINTS = 2.0
+
+
+def censoring_of(
+    a: list[list[ScoredTask]], b: list[list[ScoredTask]], label_a: str, label_b: str
+) -> dict[str, Any] | None:
+    """Each side's scored samples of the paired tasks, those that finished (not cut off at max_tokens) and the correct
+    among them; then the difference B - A on every task and on the tasks whose first samples both finished, and, when
+    a difference on every task all but vanishes on those, that it is mostly truncation."""
+    if not a or not all(t.finish_reason for side in (a, b) for samples in side for t in samples):
+        return None
+
+    def side(tasks: list[list[ScoredTask]]) -> dict[str, int]:
+        every = [t for samples in tasks for t in samples]
+        finished = [t for t in every if not t.truncated]
+        return {
+            "scored": len(every), "correct": sum(t.correct is True for t in every), "finished_scored": len(finished),
+            "finished_correct": sum(t.correct is True for t in finished),
+        }  # fmt: skip
+
+    both = [(x[0], y[0]) for x, y in zip(a, b, strict=True) if not x[0].truncated and not y[0].truncated]
+    overall = 100 * (sum(y[0].correct is True for y in b) - sum(x[0].correct is True for x in a)) / len(a)
+    finished = 100 * (sum(y.correct is True for _, y in both) - sum(x.correct is True for x, _ in both)) / len(both) \
+        if both else None  # fmt: skip
+    said = (
+        f"{label_b} - {label_a}: {overall:+.1f} points on the {len(a)} paired tasks"
+        + (f", {finished:+.1f} on the {len(both)} both finished" if finished is not None else ", none both finished")
+    )
+    if finished is not None and abs(overall) >= _SAID_FROM_POINTS and abs(finished) <= abs(overall) / 2:
+        said += ": most of the difference is truncation (answers cut off at max_tokens), not the answers"
+    return {"a": side(a), "b": side(b), "both_finished": len(both), "said": said}
 
 
 def _pair_tables(a: ScoredRun, b: ScoredRun, shared: list[str]) -> list[TypeTable]:

@@ -92,6 +92,7 @@ class Tally:
         self._sampled = SampledTally()
         self._prompts = PromptTally()
         self.refused_context = 0  # failed requests refused as too long for the server's context
+        self.finished_scored = self.finished_correct = 0  # scored answers not cut off, and the correct among them
 
     def add(self, d: Decision, sample: Sample | None = None) -> None:
         """Count one decision; with its `sample`, also whether the answer recorded a finish_reason, the prompt tokens
@@ -109,6 +110,9 @@ class Tally:
         unscored = d.correct is None and d.error is None
         self.unscored += unscored
         self.truncated += d.truncated
+        if not d.truncated and d.error is None and d.correct is not None:
+            self.finished_scored += 1
+            self.finished_correct += d.correct is True
         no_answer = decision_gave_no_answer(d)
         self.no_answer += no_answer
         for counts in (
@@ -153,12 +157,18 @@ class Tally:
             by_ambiguity=dict(self._ambiguity.most_common()),
             by_method=dict(self._method.most_common()),
             by_source=dict(self._source.most_common()),
-            # No answer recorded a finish_reason: whether any was cut off is unknown, not none (None, not 0).
-            truncated=None if self._saw_samples and self.answered and not self.finish_reasons else self.truncated,
+            truncated=None if self._truncation_unknown() else self.truncated,
+            finished_scored=None if self._truncation_unknown() else self.finished_scored,
+            finished_correct=None if self._truncation_unknown() else self.finished_correct,
             finish_reasons=self.finish_reasons if self._saw_samples else None,
             prompt_tokens=self._prompts.figures(),
             refused_context=self.refused_context,
         )
+
+
+    def _truncation_unknown(self) -> bool:
+        # No answer recorded a finish_reason: whether any was cut off is unknown, not none.
+        return self._saw_samples and bool(self.answered) and not self.finish_reasons
 
 
 class PromptTally:

@@ -57,7 +57,7 @@ from ocllm.report.wording import (
     verdict_scope_rows,
     wrong_answers,
 )
-from ocllm.summary_words import scored
+from ocllm.summary_words import censoring_rows, censoring_words, scored
 
 # Templates render with StrictUndefined, so that a misspelt field fails loudly in the tests; the fields a
 # document may leave out (older writers, a run without resources) get their defaults here instead.
@@ -122,6 +122,7 @@ def comparison_page(doc: Mapping[str, Any]) -> dict[str, Any]:
         "serving_rows": serving_rows(speed) if serving_by else [],
         "endpoint_tables": [(label, rows) for label, serving in speed if (rows := endpoint_rows(serving))],
         "prompt_token_rows": prompt_token_rows([(side["label"], side.get("prompt_tokens")) for side in sides]),
+        "censoring_rows": censoring_rows(doc.get("censoring"), [side["label"] for side in sides]),
         "settings_rows": settings_table([(side["label"], side.get("settings")) for side in sides]),
         "type_details_rows": type_detail_rows([(side["label"], side.get("type_details")) for side in sides]),
     }
@@ -294,6 +295,7 @@ def run_page(doc: Mapping[str, Any]) -> dict[str, Any]:
         # From the summary as written: the defaults above would turn a truncation not recorded (None) into 0.
         "truncated": truncated_kpi(doc["summary"]),
         "truncated_text": truncated_text(doc["summary"]),
+        "censoring": censoring_words(doc["summary"]),
         "verdict_scopes": verdict_scope_rows(doc["summary"]),
         "pooled_note": pooled_verdicts_note(doc["summary"]),
         "says_changed": says_changed(doc),
