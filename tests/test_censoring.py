@@ -70,3 +70,6 @@ def test_every_page_shows_the_accuracy_on_the_answers_that_finished_and_the_shar
     assert "### Beside the truncation" in markdown and words in markdown
     assert comparison["censoring"]["said"] in markdown
     assert 'data-table="censoring"' in (tmp_path / "cmp" / "comparison.html").read_text()
+    assert main(["matrix-report", str(tmp_path), "-o", str(tmp_path / "matrix")]) == 0
+    assert f"- a: {words}" in (tmp_path / "matrix" / "matrix.md").read_text()
+    assert "data-censoring" in (tmp_path / "matrix" / "matrix.html").read_text()

@@ -325,6 +325,9 @@ class MatrixLane(Estimate, kw_only=True):
     label: str
     path: str
     truncated: int = 0
+    # Its scored answers that finished (not cut off) and the correct among them; None: truncation not recorded.
+    finished_scored: int | None = None
+    finished_correct: int | None = None
     missing: int = 0
     complete: bool = True
     by_category: dict[str, Estimate] = msgspec.field(default_factory=dict)

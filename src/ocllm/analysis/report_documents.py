@@ -122,6 +122,16 @@ def find_runs(folder: Path) -> list[Path]:
     return runs
 
 
+def _finished(tasks: list[ScoredTask]) -> tuple[int | None, int | None]:
+    """A lane's scored answers that finished and the correct among them (None when its answers recorded no finish
+    reason: whether any was cut off is not known)."""
+    answered = [t for t in tasks if t.error is None]
+    if answered and not all(t.finish_reason for t in answered):
+        return None, None
+    finished = [t for t in answered if t.correct is not None and not t.truncated]
+    return len(finished), sum(t.correct is True for t in finished)
+
+
 def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverrides | None = None) -> Matrix:
     """A leaderboard of the lanes in `folder` and each lane compared with the baseline lane."""
     runs: list[ScoredRun] = [load_scored(p, rescore=True, overrides=overrides) for p in find_runs(folder)]
@@ -135,12 +145,15 @@ def matrix_doc(folder: Path, baseline: str | None = None, overrides: PolicyOverr
     for run in runs:
         tasks = [t for samples in run.tasks.values() for t in samples]  # every sample of every task
         figures = _sampled_figures(tasks)["all"] if tasks else {"total": 0, "correct": 0, "scored": 0, "accuracy": None}
+        finished = _finished(tasks)
         lanes.append(
             MatrixLane(
                 label=run.label,
                 path=str(run.path),
                 **_with_interval(figures),
                 truncated=sum(t.truncated for t in tasks),
+                finished_scored=finished[0],
+                finished_correct=finished[1],
                 missing=run.missing,
                 complete=not run.missing,
                 by_category={

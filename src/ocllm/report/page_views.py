@@ -180,6 +180,7 @@ def matrix_page(doc: Mapping[str, Any]) -> dict[str, Any]:
         ),
         "notices": doc.get("notices") or [],
         "lanes": lanes,
+        "censoring": [(lane["label"], said) for lane in lanes_in if (said := censoring_words(lane))],
         "serving_columns": bool(serving_recorded_by([(lane["label"], lane.get("serving")) for lane in lanes_in])),
         "heat_rows": _heat_rows(lanes_in, "by_category"),
         "type_heat_rows": _heat_rows(lanes_in, "by_type"),
