@@ -113,3 +113,15 @@ def test_off_sends_no_probe(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest.get("preflight") is None
     assert not any("code word" in str(body) or "17 + 25" in str(body) for body in bodies)
+
+
+def test_what_the_preflight_measured_is_a_setting_compare_flags(tmp_path: Path) -> None:
+    for name, fault in (("well", {}), ("cut", {"keep_last": 50})):
+        with MisbehavingServer(**fault) as server:  # type: ignore[arg-type]
+            done = ocllm("run", "--base-url", server.base_url, "--model", "m", "--suite", "smoke", "--out",
+                         str(tmp_path / name))  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+    done = ocllm("compare", str(tmp_path / "well"), str(tmp_path / "cut"), "-o", str(tmp_path / "cmp"))
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in (tmp_path / "cmp" / "comparison.md").read_text().splitlines() if "**preflight**" in line]
+    assert len(rows) == 1 and "(differs)" in rows[0] and "context problem: the server counted" in rows[0]

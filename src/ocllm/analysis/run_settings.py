@@ -187,7 +187,25 @@ def settings_of(
     said = (manifest or {}).get("simulated")
     if isinstance(said, bool):  # a manifest written before it was recorded has no such row
         out[simulated_words.SETTING] = simulated_words.SIMULATED_VALUE if said else simulated_words.REAL_VALUE
+    found = _preflight((manifest or {}).get("preflight"))
+    if found is not None:
+        out["preflight"] = found
     return out
+
+
+def _preflight(record: object) -> str | None:
+    """What the run's preflight measured, a probe's outcome each (its problems named): compared like any setting, so
+    two lanes whose server paths differ say so beside their scores."""
+    findings = record.get("findings") if isinstance(record, Mapping) else None
+    if not isinstance(findings, list) or not findings:
+        return None
+    parts = []
+    for finding in findings:
+        if isinstance(finding, Mapping):
+            outcome = str(finding.get("outcome"))
+            said = f": {finding.get('said')}" if outcome == "problem" else ""
+            parts.append(f"{finding.get('probe')} {outcome}{said}")
+    return "; ".join(parts)
 
 
 def _manifest(path: Path) -> dict[str, Any] | None:
