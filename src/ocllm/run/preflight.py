@@ -105,7 +105,7 @@ async def probe_lane(lane: Lane, tasks: list[Task], send: Send, server: ServerFa
     findings = [*await _channel(probe, server)]
     findings.append(await _context(probe, bodies))
     if any(body.get("tools") for body in bodies):
-        findings.append(await _tools(probe, server, bodies))
+        findings.append(await _tools(probe, server))
     findings.append(await _budget(probe, bodies))
     return Preflight(findings=findings, requests=probe.requests, seconds=round(time.monotonic() - began, 3))
 
@@ -198,7 +198,7 @@ def token_counts_prompt(sample: Sample) -> int | None:
     return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
-async def _tools(probe: _Probe, server: ServerFacts | None, bodies: list[dict[str, Any]]) -> Finding:
+async def _tools(probe: _Probe, server: ServerFacts | None) -> Finding:
     ask = [{"role": "user", "content": "What is the weather in Paris right now? Use the tool."}]
     auto, required = await asyncio.gather(
         probe.ask("tools_auto", ask, tools=[WEATHER_TOOL], tool_choice="auto", max_tokens=128),
