@@ -57,7 +57,7 @@ def test_every_page_shows_the_accuracy_on_the_answers_that_finished_and_the_shar
     words = (
         f"accuracy on the answers that finished: {100 * summary['finished_correct'] / summary['finished_scored']:.1f}% "
         f"({summary['finished_correct']} of {summary['finished_scored']}); cut off: "
-        f"{100 * cut / summary['scored']:.1f}% of {summary['scored']}"
+        f"{cut} of {summary['scored']} ({100 * cut / summary['scored']:.1f}%)"
     )
     assert main(["report", str(tmp_path / "a"), "-o", str(tmp_path / "report")]) == 0
     assert f"| beside the truncation | {words} |" in (tmp_path / "report" / "report.md").read_text()

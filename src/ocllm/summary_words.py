@@ -89,7 +89,9 @@ def censoring_words(figures: Mapping[str, Any]) -> str | None:
         return None
     cut = answered - finished
     on_finished = f"{100 * correct / finished:.1f}% ({correct} of {finished})" if finished else "n/a (none finished)"
-    return f"accuracy on the answers that finished: {on_finished}; cut off: {100 * cut / answered:.1f}% of {answered}"
+    # A count first, its share after: "cut off: none of 6", never a 0.0% a reader takes for a figure of nothing.
+    cut_off = f"{cut} of {answered} ({100 * cut / answered:.1f}%)" if cut else f"none of {answered}"
+    return f"accuracy on the answers that finished: {on_finished}; cut off: {cut_off}"
 
 
 def censoring_rows(censoring: Mapping[str, Any] | None, labels: list[str]) -> list[tuple[str, str]]:
