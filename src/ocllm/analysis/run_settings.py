@@ -187,10 +187,24 @@ def settings_of(
     said = (manifest or {}).get("simulated")
     if isinstance(said, bool):  # a manifest written before it was recorded has no such row
         out[simulated_words.SETTING] = simulated_words.SIMULATED_VALUE if said else simulated_words.REAL_VALUE
+    out.update(_fingerprint((manifest or {}).get("server_identity")))
     found = _preflight((manifest or {}).get("preflight"))
     if found is not None:
         out["preflight"] = found
     return out
+
+
+def _fingerprint(identities: object) -> dict[str, str]:
+    """What the servers said of the chat template (its sha256, cut to 12 hex digits) and the context they serve, where
+    they said it: rows compared like any setting."""
+    said = [i for i in identities if isinstance(i, Mapping)] if isinstance(identities, list) else []
+    rows = {}
+    templates = sorted({str(i["chat_template_sha256"])[:12] for i in said if i.get("chat_template_sha256")})
+    contexts = sorted({f"{i['context']:,}" for i in said if isinstance(i.get("context"), int)})
+    for label, values in (("chat template (sha256)", templates), ("server context (tokens)", contexts)):
+        if values:
+            rows[label] = " / ".join(values)  # replicas that differ show each value
+    return rows
 
 
 def _preflight(record: object) -> str | None:

@@ -8,6 +8,7 @@ request fields ocllm adds so that two identical runs give identical answers (doc
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -37,6 +38,11 @@ class ServerIdentity(msgspec.Struct, kw_only=True):
     # The ocllm simulator answered (its /models names it as owner), whatever kind it mimics: no model did, and every
     # page of the run says so (simulated_words.py).
     simulated: bool = False
+    # The lane's fingerprint, where the server says it: the sha256 of its chat template (llama.cpp's /props, SGLang's
+    # /get_server_info), and the context it serves (llama.cpp's n_ctx, vLLM's and SGLang's max_model_len or
+    # context_length). Two lanes that differ in them differ in what the model was asked, whatever their settings say.
+    chat_template_sha256: str | None = None
+    context: int | None = None
 
 
 class Repeatability(NamedTuple):
@@ -49,6 +55,16 @@ class Repeatability(NamedTuple):
 class _Found(NamedTuple):
     version: str | None  # None: the kind is certain, but the server gave no version
     reported: dict[str, Any] | None = None
+    template: str | None = None  # the chat template's text (or name), as the server says it
+    context: int | None = None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 # SGLang's arguments that decide what its answers' text becomes (a tool call, reasoning); the rest are not kept.
@@ -64,7 +80,9 @@ def _llama_cpp(doc: Any) -> _Found | None:
     if not isinstance(doc, dict) or "default_generation_settings" not in doc:
         return None
     build = doc.get("build_info")
-    return _Found(build if isinstance(build, str) and build else None)
+    settings = doc.get("default_generation_settings")
+    context = _count(settings.get("n_ctx")) if isinstance(settings, dict) else None
+    return _Found(_text(build), template=_text(doc.get("chat_template")), context=context or _count(doc.get("n_ctx")))
 
 
 def _sglang(doc: Any) -> _Found | None:
@@ -72,7 +90,7 @@ def _sglang(doc: Any) -> _Found | None:
     if not isinstance(doc, dict) or "model_path" not in doc:
         return None
     reported = {name: doc[name] for name in _SGLANG_REPORTED if name in doc and isinstance(doc[name], str | None)}
-    return _Found(_version(doc), reported)
+    return _Found(_version(doc), reported, _text(doc.get("chat_template")), _count(doc.get("context_length")))
 
 
 def _version_only(doc: Any) -> _Found | None:
@@ -155,19 +173,30 @@ async def identify(
             for kind, path, _, check in probes:
                 found = check(await get_json(session, settings, root + path, _PROBE_TIMEOUT_S))
                 if found is not None:
+                    template = found.template
                     return ServerIdentity(
                         base_url=base_url, kind=kind, version=found.version, evidence=f"GET {path}",
                         reported=found.reported, simulated=simulated,
+                        chat_template_sha256=hashlib.sha256(template.encode()).hexdigest() if template else None,
+                        context=found.context or _listed_context(models),
                     )
     except TimeoutError:
         pass
     for kind, _, owned_by, _ in _PROBES:
         if owners.intersection(owned_by) and kind != "ollama":  # "library" alone is too weak a mark
             return ServerIdentity(
-                base_url=base_url, kind=kind, evidence=f"/models owned_by {sorted(owners)}", simulated=simulated
+                base_url=base_url, kind=kind, evidence=f"/models owned_by {sorted(owners)}", simulated=simulated,
+                context=_listed_context(models),
             )
     tried = ", ".join(path for _, path, _, _ in _PROBES)
     return ServerIdentity(base_url=base_url, kind=UNKNOWN, evidence=f"no known mark ({tried})", simulated=simulated)
+
+
+def _listed_context(models: dict[str, Any] | None) -> int | None:
+    """The context /models lists for the served model (vLLM's `max_model_len`)."""
+    data = (models or {}).get("data")
+    listed = [_count(m.get("max_model_len")) for m in data if isinstance(m, dict)] if isinstance(data, list) else []
+    return next((n for n in listed if n is not None), None)
 
 
 def _owners(models: dict[str, Any] | None) -> set[str]:
