@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that misbehaves as the server path does in the reports the preflight answers
 (issue 44): a model that answers right, behind a server that puts the answer only in the reasoning field (content
-null), reasons with thinking off, keeps only the last N tokens of a prompt without a word, leaves calls as text, or
-whose budget cuts the answers. Each misbehaviour is a keyword of `MisbehavingServer`; none is a well-configured
+null), reasons with thinking off, keeps only the last N tokens of a prompt without a word, leaves calls as text,
+whose budget cuts the answers, whose chat template drops the system message, or that applies stop strings to the
+reasoning. Each misbehaviour is a keyword of `MisbehavingServer`; none is a well-configured
 server. Standard library only; one thread."""
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ class MisbehavingServer:
         keep_last: int | None = None,
         calls_as_text: bool = False,
         budget_cuts: bool = False,
+        drops_system: bool = False,
+        stop_in_reasoning: bool = False,
         model: str = "m",
     ) -> None:
         self.faults = {
             "answer_in_reasoning": answer_in_reasoning, "thinks_anyway": thinks_anyway, "keep_last": keep_last,
-            "calls_as_text": calls_as_text, "budget_cuts": budget_cuts,
+            "calls_as_text": calls_as_text, "budget_cuts": budget_cuts, "drops_system": drops_system,
+            "stop_in_reasoning": stop_in_reasoning,
         }  # fmt: skip
         self.model = model
         self.requests: list[dict[str, Any]] = []
@@ -48,6 +52,9 @@ class MisbehavingServer:
         """The completion a well-behaved model would give, through this server's faults."""
         faults = self.faults
         messages = body.get("messages") or []
+        if faults["drops_system"]:  # the template writes no system message: the model never sees it
+            messages = [m for m in messages if m.get("role") != "system"]
+        system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
         text = "\n".join(str(m.get("content") or "") for m in messages)
         prompt_tokens = max(1, len(text) // 4)
         kept = text
@@ -67,8 +74,16 @@ class MisbehavingServer:
                 calls = [{"id": "call_1", "type": "function",
                           "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]  # fmt: skip
                 finish = "tool_calls"
+        elif "BANANA" in system:
+            content = "BANANA"
         elif "17 + 25" in last:
             content = "42"
+            stops = body.get("stop") or []
+            stop = stops if isinstance(stops, str) else stops[0] if stops else None
+            if "marker" in last and stop and reasoning is not None:
+                reasoning = f"{reasoning} {stop}\nSo the sum is 42."
+                if faults["stop_in_reasoning"]:  # the stop string, matched in the thinking, ends the reply there
+                    reasoning, content = reasoning[: reasoning.index(stop)], None
         elif "code word" in last:
             content = CODE_WORD if CODE_WORD in kept else "I do not know."
         else:

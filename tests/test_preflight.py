@@ -39,9 +39,9 @@ def test_a_well_configured_server_shows_no_problem() -> None:
         code, found = probed(server, "demo-tools")
     assert code == 0 and problems(found) == {}
     assert {f["probe"]: f["outcome"] for f in found["findings"]} == {
-        "channel": "ok", "context": "ok", "tools": "ok", "budget": "ok",
+        "channel": "ok", "system": "ok", "context": "ok", "tools": "ok", "budget": "ok",
     }  # fmt: skip
-    assert found["requests"] == 1 + 2 + 2 + 3
+    assert found["requests"] == 1 + 2 + 2 + 2 + 3
 
 
 def test_the_simulator_shows_no_problem() -> None:
@@ -49,7 +49,10 @@ def test_the_simulator_shows_no_problem() -> None:
         for suite in ("demo", "demo-agent", "demo-tools"):
             done = ocllm("probe", "--base-url", sim.base_url, "--model", "sim-baseline", "--suite", suite, "--json")
             assert done.returncode == 0, done.stderr
-            assert problems(json.loads(done.stdout.strip().splitlines()[-1])) == {}
+            found = json.loads(done.stdout.strip().splitlines()[-1])
+            assert problems(found) == {}
+            outcomes = {f["probe"]: f["outcome"] for f in found["findings"]}
+            assert outcomes["channel"] == outcomes["system"] == outcomes["context"] == "ok", outcomes
 
 
 @pytest.mark.parametrize(
@@ -73,6 +76,35 @@ def test_each_misbehaviour_is_named_with_what_to_change(
     assert set(named) - also == {probe}, found
     assert words in named[probe]["said"] and named[probe]["change"] and named[probe]["distorts"] is True
     assert code == 1  # a problem that will distort a run
+
+
+def test_a_dropped_system_message_distorts_only_a_lane_that_sends_one() -> None:
+    with MisbehavingServer(drops_system=True) as server:
+        _, plain = probed(server, "demo")
+        _, told = probed(server, "demo", "--system-prompt", "Answer with the letter only.")
+    # A suite that sends no system message loses nothing by it; a lane with a system prompt loses its instructions.
+    assert "distorts" not in problems(plain)["system"] and problems(told)["system"]["distorts"] is True
+    said = problems(told)["system"]["said"]
+    assert "the chat template dropped the system message" in said and problems(told)["system"]["change"]
+    short, long = problems(told)["system"]["measured"]["prompt_tokens"]
+    assert short == long
+
+
+@pytest.mark.parametrize("applies_stop", [False, True])
+def test_stop_strings_in_reasoning_are_probed_for_a_lane_that_sends_them(tmp_path: Path, applies_stop: bool) -> None:
+    lanes = tmp_path / "lanes.toml"
+    with MisbehavingServer(stop_in_reasoning=applies_stop) as server:
+        lanes.write_text(
+            f'[lanes.think]\nbase_url = "{server.base_url}"\nmodel = "m"\nreasoning = "native"\n'
+            'allow_reasoning_fallback = true\n[lanes.think.extra_body]\nstop = ["</answer>"]\n'
+        )
+        code, found = probed(server, "demo", "--config", str(lanes), "--lane", "think")
+    stop = next(f for f in found["findings"] if f["probe"] == "stop")
+    if applies_stop:
+        assert stop["outcome"] == "problem" and "'</answer>' is applied to the reasoning" in stop["said"]
+        assert "stop strings to the reasoning" in stop["change"] and code == 1
+    else:
+        assert stop["outcome"] == "ok" and stop["measured"]["in_reasoning"] is True and code == 0
 
 
 def test_run_says_each_problem_before_the_first_task_and_keeps_it_in_the_manifest(tmp_path: Path) -> None:
@@ -101,7 +133,7 @@ def test_strict_stops_the_lane_before_anything_is_written(tmp_path: Path) -> Non
     stopped = "ocllm: error: lane 'r' stopped by the preflight (--preflight strict): budget: max_tokens cut"
     assert last.startswith(stopped)
     assert not (tmp_path / "r" / "samples.jsonl").exists()
-    assert sent == 1 + 2 + 3  # the probes, and no task
+    assert sent == 1 + 2 + 2 + 3  # the probes, and no task
 
 
 def test_off_sends_no_probe(tmp_path: Path) -> None:

@@ -412,6 +412,33 @@ def budget_cuts(max_tokens: object) -> str:
     )
 
 
+def system_dropped(server: ServerFacts | None) -> str:
+    """The chat template left the system message out of the prompt (the same prompt tokens with it and without)."""
+    if server is not None and server.kind == "llama.cpp":
+        where = "llama-server's --chat-template or --chat-template-file"
+    elif server is not None and server.kind == "ollama":
+        where = "the Modelfile's TEMPLATE (it must write .System)"
+    elif server is not None and server.kind in ("vllm", "sglang"):
+        where = "the server's --chat-template"
+    else:
+        where = "the server's chat template"
+    return (
+        f"serve a chat template that writes the system message ({where}), or put the lane's instructions in the "
+        "user message: a system prompt the model never sees changes nothing, and the run measures without it"
+    )
+
+
+def stop_in_reasoning(server: ServerFacts | None) -> str:
+    """A stop string the lane sends ended a reply inside its reasoning, before any answer."""
+    name = {"vllm": "vLLM", "sglang": "SGLang", "llama.cpp": "llama-server", "ollama": "Ollama"}.get(
+        server.kind if server is not None and server.kind else "", "this server"
+    )
+    return (
+        f"{name} applies the lane's stop strings to the reasoning too: take them out of the lane's extra_body (stop), "
+        "or choose strings the reasoning never writes; a reply stopped in its thinking has no answer to score"
+    )
+
+
 def think_prefilled() -> str:
     return (
         "if the chat template opens the thinking in the prompt, set think_prefilled = true for this lane "

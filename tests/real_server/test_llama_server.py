@@ -1124,9 +1124,11 @@ def test_t_the_preflight_finds_no_problem_of_the_server_path_on_a_well_configure
     assert result.returncode in (0, 1), said(result)
     found = json.loads(result.stdout.strip().splitlines()[-1])
     by_probe = {f["probe"]: f for f in found["findings"]}
-    assert {"channel", "context", "budget"} <= set(by_probe)
+    assert {"channel", "system", "context", "budget"} <= set(by_probe)
     for name in ("channel", "thinking", "context"):
         assert by_probe.get(name, {}).get("outcome") != "problem", by_probe[name]
+    # SmolLM2's template writes the system message: the prompt grows by it, as llama-server counts it.
+    assert by_probe["system"]["outcome"] == "ok", by_probe["system"]
     short, long = by_probe["context"]["measured"]["prompt_tokens"]
     assert long > 1.5 * short  # the longer prompt counted whole
     print("\n[preflight] " + "; ".join(f"{f['probe']}: {f['outcome']} ({f['said'][:80]})" for f in found["findings"]))

@@ -120,9 +120,10 @@ def _mode(preflight: str) -> PreflightMode:
 def probe(config: Path | None, lane_name: str | None, as_json: bool, no_server: bool, **flags: object) -> int:
     """Probe a lane's server path, as `run` does before its first task, and say what it finds.
 
-    A few requests, with the lane's own settings: where answers land, whether thinking "off" is off, whether a long
-    prompt is kept whole, whether calls come back structured (a suite with tools), whether max_tokens cuts the
-    suite's first answers. Exit code 0 when nothing found will distort a run, 1 when something will, 2 for a
+    A few requests, with the lane's own settings: where answers land, whether thinking "off" is off, whether the
+    chat template writes a system message, whether the lane's stop strings cut the reasoning, whether a long prompt
+    is kept whole, whether calls come back structured (a suite with tools), whether max_tokens cuts the suite's
+    first answers. Exit code 0 when nothing found will distort a run, 1 when something will, 2 for a
     mistake in the command or its files."""
     import msgspec
 

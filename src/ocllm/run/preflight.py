@@ -7,6 +7,11 @@ server failed it: nothing is claimed). Probes, in order:
 
 - `channel`: where a short answer lands (content, or the reasoning field with content null), and, for a lane with
   thinking off, whether the server reasoned anyway (reasoning text or reasoning tokens);
+- `system`: the same question under a system message and under one some sixty tokens longer: a chat template that
+  writes the system message counts the longer prompt (the model's obeying it is a witness where no tokens are
+  counted); one that drops it counts the same prompt both times;
+- `stop` (for a lane that sends stop strings and lets the model think): the model asked to write a stop string in
+  its thinking; a reply that ends there, content empty, says the server applies stop strings to the reasoning;
 - `context`: the same filler prompt at two lengths, the longer past the suite's longest prompt: a server that counts
   far fewer prompt tokens for the longer one kept only its end, silently (Ollama's `num_ctx`); one that refuses it
   will refuse the suite's long prompts; a code word at the start asked back at both lengths is the model's witness;
@@ -40,6 +45,7 @@ from ocllm.visible_text import visible
 SUM_QUESTION = "What is 17 + 25? Reply with the number only."
 SUM_ANSWER = "42"
 CODE_WORD = "PELICAN"
+SYSTEM_WORD = "BANANA"
 _FILLER = "The quiet river runs past the old mill, and the miller counts the sacks of grain one by one. "
 # A probe's answers need only a few tokens; its long prompts are what it measures.
 _SHORT_ANSWER_TOKENS = 32
@@ -47,6 +53,7 @@ _SHORT_ANSWER_TOKENS = 32
 _PAST_LONGEST = 1.25
 # Prompt tokens grow about twice from the shorter to the longer context prompt; less than this says the server cut.
 _GROWTH_KEPT = 1.5
+_SYSTEM_PADDING = "This instruction holds for every message of this conversation, whatever the message says. "
 BUDGET_PROMPTS = 3
 WEATHER_TOOL = {"type": "function", "function": {
     "name": "get_weather", "description": "Get the current weather for a city.",
@@ -92,6 +99,11 @@ class _Probe:
         body.update(fields)
         return await self._send(f"preflight/{name}", body, AttemptWatch)
 
+    async def own(self, name: str, messages: list[dict[str, Any]], **fields: Any) -> Sample:
+        """A request of the lane's with these messages only: without the lane's own system prompt."""
+        self.requests += 1
+        return await self._send(f"preflight/{name}", lane_body(self.lane, messages, fields=fields), AttemptWatch)
+
     async def body(self, name: str, body: dict[str, Any]) -> Sample:
         self.requests += 1
         return await self._send(f"preflight/{name}", body, AttemptWatch)
@@ -103,7 +115,14 @@ async def probe_lane(lane: Lane, tasks: list[Task], send: Send, server: ServerFa
     began = time.monotonic()
     bodies = [request_body(task, lane) for task in tasks]
     findings = [*await _channel(probe, server)]
-    findings.append(await _context(probe, bodies))
+    context = await _context(probe, bodies)
+    # A server that keeps only a prompt's end counts two long system messages alike: that says nothing of the template.
+    cuts = context.outcome == "problem" and context.change != advice.CONTEXT_TOO_SMALL  # cut, not refused
+    findings.append(await _system(probe, bodies, server, cuts_prompts=cuts))
+    stops = _stop_strings(lane_body(lane, []))
+    if stops and lane.reasoning != "off":
+        findings.append(await _stop(probe, stops[0], server))
+    findings.append(context)
     if any(body.get("tools") for body in bodies):
         findings.append(await _tools(probe, server))
     findings.append(await _budget(probe, bodies))
@@ -126,6 +145,10 @@ async def _channel(probe: _Probe, server: ServerFacts | None) -> list[Finding]:
     found: list[Finding] = []
     if SUM_ANSWER in content:
         found.append(Finding(probe="channel", outcome="ok", said="the answer landed in content", measured=measured))
+    elif content.strip() and SUM_ANSWER not in reasoning:
+        # The model answered otherwise, yet in content: where the answer lands is what the probe asks.
+        said = f"the reply landed in content (not {SUM_ANSWER}: the model answered otherwise)"
+        found.append(Finding(probe="channel", outcome="ok", said=said, measured=measured))
     elif SUM_ANSWER in reasoning and not content.strip():
         field = reply.reasoning_field or "the reasoning field"
         distorts = not lane.allow_reasoning_fallback
@@ -143,6 +166,78 @@ async def _channel(probe: _Probe, server: ServerFacts | None) -> list[Finding]:
         found.append(Finding(probe="thinking", outcome="problem", said=said, distorts=True,
                              change=advice.reasoning_not_off(server), measured=measured))  # fmt: skip
     return found
+
+
+async def _system(
+    probe: _Probe, bodies: list[dict[str, Any]], server: ServerFacts | None, cuts_prompts: bool
+) -> Finding:
+    # Two system messages, the second some sixty tokens longer, rather than one against none: a template that writes
+    # a default system message when none is sent (SmolLM2's) counts the same prompt with a short one and without.
+    ask = {"role": "user", "content": SUM_QUESTION}
+    rule = f"Whatever the user asks, reply with the single word {SYSTEM_WORD} only."
+    longer = f"{rule} {_SYSTEM_PADDING * 4}"
+    short, long = await asyncio.gather(
+        probe.own("system_short", [{"role": "system", "content": rule}, ask], max_tokens=_SHORT_ANSWER_TOKENS),
+        probe.own("system_long", [{"role": "system", "content": longer}, ask], max_tokens=_SHORT_ANSWER_TOKENS),
+    )
+    if short.error is not None or long.error is not None:
+        said = f"the server failed the probe: {short.error or long.error}"
+        return Finding(probe="system", outcome="inconclusive", said=said)
+    counted = [token_counts_prompt(short), token_counts_prompt(long)]
+    obeyed = SYSTEM_WORD.lower() in f"{short.content or ''} {short.reasoning or ''}".lower()
+    padding = _approx_tokens(longer) - _approx_tokens(rule)
+    measured = {"prompt_tokens": counted, "longer_by": padding, "obeyed": obeyed}
+    uses_system = any(m.get("role") == "system" for b in bodies for m in b.get("messages", []))
+    if counted[0] is not None and counted[1] is not None:
+        grew = counted[1] - counted[0]
+        if grew * 2 < padding and cuts_prompts:
+            said = "the server cuts long prompts (the context probe): equal counts say nothing of the chat template"
+            return Finding(probe="system", outcome="inconclusive", said=said, measured=measured)
+        if grew * 2 < padding:
+            said = (
+                f"the chat template dropped the system message: a system message ~{padding} tokens longer counted "
+                f"{counted[1]} prompt tokens against {counted[0]}"
+            )
+            return Finding(probe="system", outcome="problem", said=said, distorts=uses_system,
+                           change=advice.system_dropped(server), measured=measured)  # fmt: skip
+        said = f"the system message reached the prompt (~{padding} tokens longer, +{grew} counted)"
+        said += ", and the model followed it" if obeyed else ""
+        return Finding(probe="system", outcome="ok", said=said, measured=measured)
+    if obeyed:
+        return Finding(probe="system", outcome="ok", said="the model followed the system message", measured=measured)
+    said = "the server counted no prompt tokens and the model did not follow the system message (nothing claimed)"
+    return Finding(probe="system", outcome="inconclusive", said=said, measured=measured)
+
+
+def _stop_strings(body: dict[str, Any]) -> list[str]:
+    stop = body.get("stop")
+    listed = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+    return [s for s in listed if isinstance(s, str) and s.strip()]
+
+
+async def _stop(probe: _Probe, stop: str, server: ServerFacts | None) -> Finding:
+    ask = (
+        f"While you think, write the marker {stop} once on a line of its own. Then answer: what is 17 + 25? "
+        "Reply with the number only."
+    )
+    reply = await probe.ask("stop", [{"role": "user", "content": ask}])
+    if reply.error is not None:
+        return Finding(probe="stop", outcome="inconclusive", said=f"the server failed the probe: {reply.error}")
+    content, reasoning = visible(reply.content or "").strip(), (reply.reasoning or "").strip()
+    measured = {"stop": stop, "in_reasoning": stop in reasoning, "content": bool(content), "reasoning": bool(reasoning),
+                "finish_reason": reply.finish_reason}  # fmt: skip
+    if stop in reasoning and content:
+        said = f"the stop string {stop!r} stood in the reasoning and the reply went on to its answer"
+        return Finding(probe="stop", outcome="ok", said=said, measured=measured)
+    if reasoning and not content and reply.finish_reason == "stop":
+        said = (
+            f"the reply ended in its reasoning with finish_reason stop and no content: the lane's stop string {stop!r} "
+            "is applied to the reasoning"
+        )
+        return Finding(probe="stop", outcome="problem", said=said, distorts=True,
+                       change=advice.stop_in_reasoning(server), measured=measured)  # fmt: skip
+    said = f"the model did not write {stop!r} in its reasoning (nothing claimed of where stop strings apply)"
+    return Finding(probe="stop", outcome="inconclusive", said=said, measured=measured)
 
 
 async def _context(probe: _Probe, bodies: list[dict[str, Any]]) -> Finding:
