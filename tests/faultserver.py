@@ -97,8 +97,9 @@ class Close:
 
 
 Behaviour = Reply | Stream | Hang | Drop | Close | Together
-# What ocllm asks a server at the start of a run to tell its kind (server_kind.py): llama.cpp, SGLang, vLLM, Ollama.
-IDENTITY_PATHS = ("/props", "/get_server_info", "/version", "/api/version")
+# What ocllm asks a server at the start of a run to tell its kind (server_kind.py): llama.cpp, SGLang, vLLM, Ollama
+# (and Ollama's /api/show of the model, its template and num_ctx).
+IDENTITY_PATHS = ("/props", "/get_server_info", "/version", "/api/version", "/api/show")
 NO_SUCH_PATH = Reply(status=404, body="Not Found", content_type="text/plain")
 
 

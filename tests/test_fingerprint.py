@@ -52,3 +52,29 @@ def test_vllm_s_listed_max_model_len_is_its_context(tmp_path: Path) -> None:
     run = _run(tmp_path, "v", {"/version": Reply(json={"version": "0.9.0"})}, listed)
     identity = json.loads((run / "manifest.json").read_text())["server_identity"][0]
     assert (identity["kind"], identity["context"], identity.get("chat_template_sha256")) == ("vllm", 32768, None)
+
+
+def test_ollama_s_template_and_modelfile_num_ctx_come_from_its_show_of_the_lane_s_model(tmp_path: Path) -> None:
+    shown = {
+        "template": "{{ .System }}{{ .Prompt }}", "parameters": "temperature 0.7\nnum_ctx                        8192",
+        "model_info": {"llama.context_length": 131072},  # what the model was trained for, not what Ollama serves
+    }  # fmt: skip
+    routes = {"/api/version": Reply(json={"version": "0.12.0"}), "/api/show": Reply(json=shown)}
+    listed = {"object": "list", "data": [{"id": "m", "owned_by": "library"}]}
+    suite = write_suite(tmp_path / "suite.jsonl", [TASK])
+    with FaultServer(routes) as server:
+        server.script(Reply(json=listed), then=answer("FINAL: A"))
+        lane = Lane(name="o", base_url=server.base_url, model="m", suite=str(suite), concurrency=1)
+        run_lane(lane, tmp_path / "o", progress=quiet, score=score_run_dir)
+        asked = [json.loads(r.body) for r in server.routed if r.path == "/api/show"]
+    identity = json.loads((tmp_path / "o" / "manifest.json").read_text())["server_identity"][0]
+    assert asked == [{"model": "m"}]
+    assert identity["kind"] == "ollama" and identity["context"] == 8192
+    assert identity["chat_template_sha256"] == hashlib.sha256(b"{{ .System }}{{ .Prompt }}").hexdigest()
+
+
+def test_an_ollama_modelfile_without_num_ctx_leaves_the_context_unsaid(tmp_path: Path) -> None:
+    routes = {"/api/version": Reply(json={"version": "0.12.0"}), "/api/show": Reply(json={"parameters": "top_k 40"})}
+    run = _run(tmp_path, "o", routes, {"object": "list", "data": [{"id": "m", "owned_by": "library"}]})
+    identity = json.loads((run / "manifest.json").read_text())["server_identity"][0]
+    assert identity["kind"] == "ollama" and identity.get("context") is None and identity.get("chat_template_sha256") is None

@@ -48,7 +48,7 @@ class HttpEngine:
             other_probe, _, more = await _check_server(lane, other)
             listed.append(other_probe.models)
             before += [notice for notice in more if notice not in before]
-        self._identities = await _identify_servers(replicas, listed)
+        self._identities = await _identify_servers(replicas, listed, lane.model)
         added, said = repeat_settings(lane, self._identities)
         return EngineStart(probe.models, served, self._identities, added, before + said)
 
@@ -75,11 +75,14 @@ class HttpEngine:
 
 
 async def _identify_servers(
-    replicas: list[ClientSettings], listed: list[dict[str, Any] | None]
+    replicas: list[ClientSettings], listed: list[dict[str, Any] | None], model: str
 ) -> list[ServerIdentity]:
     """What answers at each endpoint (server_kind.py), with the /models answer each gave."""
     async with make_session(1) as session:
-        return [await identify(session, settings, models) for settings, models in zip(replicas, listed, strict=True)]
+        return [
+            await identify(session, settings, models, model)
+            for settings, models in zip(replicas, listed, strict=True)
+        ]
 
 
 def repeat_settings(lane: Lane, identities: list[ServerIdentity]) -> tuple[dict[str, Any], list[str]]:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import aiohttp
 import msgspec
 
-from ocllm.run.client.probe import get_json
+from ocllm.run.client.probe import get_json, post_json
 from ocllm.run.client.settings import ClientSettings
 from ocllm.simulated_words import SIMULATOR_MARK
 
@@ -39,8 +39,9 @@ class ServerIdentity(msgspec.Struct, kw_only=True):
     # page of the run says so (simulated_words.py).
     simulated: bool = False
     # The lane's fingerprint, where the server says it: the sha256 of its chat template (llama.cpp's /props, SGLang's
-    # /get_server_info), and the context it serves (llama.cpp's n_ctx, vLLM's and SGLang's max_model_len or
-    # context_length). Two lanes that differ in them differ in what the model was asked, whatever their settings say.
+    # /get_server_info, Ollama's /api/show of the model), and the context it serves (llama.cpp's n_ctx, vLLM's and
+    # SGLang's max_model_len or context_length, the num_ctx of Ollama's Modelfile). Two lanes that differ in them
+    # differ in what the model was asked, whatever their settings say.
     chat_template_sha256: str | None = None
     context: int | None = None
 
@@ -91,6 +92,18 @@ def _sglang(doc: Any) -> _Found | None:
         return None
     reported = {name: doc[name] for name in _SGLANG_REPORTED if name in doc and isinstance(doc[name], str | None)}
     return _Found(_version(doc), reported, _text(doc.get("chat_template")), _count(doc.get("context_length")))
+
+
+def _ollama_show(doc: Any) -> tuple[str | None, int | None]:
+    """The template and the Modelfile's num_ctx from Ollama's /api/show of a model. Not model_info's
+    context_length: that is what the model was trained for, while Ollama serves num_ctx (its own default when the
+    Modelfile sets none, unknown here: the preflight's context probe measures it)."""
+    if not isinstance(doc, dict):
+        return None, None
+    parameters = doc.get("parameters")
+    words = [line.split() for line in parameters.splitlines()] if isinstance(parameters, str) else []
+    num_ctx = next((said[1] for said in words if len(said) == 2 and said[0] == "num_ctx"), "")
+    return _text(doc.get("template")), _count(int(num_ctx)) if num_ctx.isdigit() else None
 
 
 def _version_only(doc: Any) -> _Found | None:
@@ -158,10 +171,11 @@ def repeatability(kind: str, concurrency: int = 1) -> Repeatability:
 
 
 async def identify(
-    session: aiohttp.ClientSession, settings: ClientSettings, models: dict[str, Any] | None
+    session: aiohttp.ClientSession, settings: ClientSettings, models: dict[str, Any] | None, model: str | None = None
 ) -> ServerIdentity:
     """The kind of server at `settings.base_url`, from its /models answer (`owned_by`) and the marks at its
-    root. Never raises for what the network or the server does: a server that shows no mark is "unknown"."""
+    root (and for Ollama, what it shows of `model`). Never raises for what the network or the server does: a server
+    that shows no mark is "unknown"."""
     base_url = settings.base_url.rstrip("/")
     root = base_url.removesuffix("/v1")
     owners = _owners(models)
@@ -173,6 +187,12 @@ async def identify(
             for kind, path, _, check in probes:
                 found = check(await get_json(session, settings, root + path, _PROBE_TIMEOUT_S))
                 if found is not None:
+                    if kind == "ollama" and model:
+                        show = {"model": model}
+                        template, context = _ollama_show(
+                            await post_json(session, settings, f"{root}/api/show", show, _PROBE_TIMEOUT_S)
+                        )
+                        found = found._replace(template=template, context=context)
                     template = found.template
                     return ServerIdentity(
                         base_url=base_url, kind=kind, version=found.version, evidence=f"GET {path}",

@@ -67,13 +67,33 @@ async def probe_server(session: aiohttp.ClientSession, settings: ClientSettings)
 async def get_json(session: aiohttp.ClientSession, settings: ClientSettings, url: str, timeout_s: float) -> Any:
     """GET `url` once (with the lane's key): its JSON on a 2xx answer, else None, within `timeout_s`. For the
     cheap questions asked before a run (which server is this?): never raises for what the network does."""
+    return await _json_answer(session, settings, "GET", url, timeout_s, None)
+
+
+async def post_json(
+    session: aiohttp.ClientSession, settings: ClientSettings, url: str, body: dict[str, Any], timeout_s: float
+) -> Any:
+    """POST `body` to `url` once, as `get_json` GETs: for a question a server answers only by POST (Ollama's
+    /api/show of a model)."""
+    return await _json_answer(session, settings, "POST", url, timeout_s, body)
+
+
+async def _json_answer(
+    session: aiohttp.ClientSession,
+    settings: ClientSettings,
+    method: str,
+    url: str,
+    timeout_s: float,
+    body: dict[str, Any] | None,
+) -> Any:
     try:
         async with (
             asyncio.timeout(timeout_s),
-            session.get(
-                url, headers=request_headers(settings, accept="application/json"), allow_redirects=False
+            session.request(
+                method, url, headers=request_headers(settings, accept="application/json"), allow_redirects=False,
+                json=body,
             ) as resp,
-        ):
+        ):  # fmt: skip
             if not 200 <= resp.status < 300:
                 return None
             return msgspec.json.decode(await resp.read())
