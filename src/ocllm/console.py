@@ -99,6 +99,8 @@ def console_comparison(doc: Comparison) -> None:
     console.print(doc.verdict, soft_wrap=True, highlight=False)
     for label, said in censoring_rows(doc.censoring, [doc.a.label, doc.b.label]):
         console.print(f"{label}: {said}", soft_wrap=True, highlight=False)
+    if doc.server_paths is not None:
+        console.print(f"servers: {doc.server_paths.said}", soft_wrap=True, highlight=False)
     if doc.only_in_a or doc.only_in_b:
         console.print(f"left out: {len(doc.only_in_a)} task(s) only in A, {len(doc.only_in_b)} only in B")
 

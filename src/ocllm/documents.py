@@ -282,6 +282,21 @@ class TypeTable(msgspec.Struct, kw_only=True):
     rows: list[list[str]]
 
 
+class ServerPaths(msgspec.Struct, kw_only=True):
+    """Two lanes served by different server software (analysis/server_paths.py): how often they agree task by task,
+    and where their answers differ, each such task under the first cause that tells them apart."""
+
+    kinds: list[str]  # side A's server kind, then side B's
+    paired: int  # tasks both sides answered (their first samples)
+    same_verdict: int
+    same_answer: int  # the same extracted answer (the same verdict, too)
+    # Cause -> the tasks whose answers differ by it, in task order: "truncation" (one side cut off at max_tokens),
+    # "channel" (one side's answer only in the reasoning field), "call format" (one side's calls structured, the
+    # other's left as text), "answer" (none of these: the answers themselves differ).
+    differ: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    said: str = ""
+
+
 class Comparison(Paired, kw_only=True):
     """comparison.json: two runs paired by task id, overall (the inherited figures) and per category."""
 
@@ -307,6 +322,9 @@ class Comparison(Paired, kw_only=True):
     # finished and its share cut off, the difference on the tasks both finished, and whether the difference is mostly
     # truncation. None where a side recorded no finish_reason.
     censoring: dict[str, Any] | None = None
+    # Lanes whose server kinds differ (the same weights behind vLLM and llama-server, say): agreement task by task and
+    # what tells their answers apart. None where the kinds are the same or not known.
+    server_paths: ServerPaths | None = None
 
 
 class Estimate(Figures, kw_only=True):

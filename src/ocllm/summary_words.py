@@ -94,6 +94,22 @@ def censoring_words(figures: Mapping[str, Any]) -> str | None:
     return f"accuracy on the answers that finished: {on_finished}; cut off: {cut_off}"
 
 
+# A cause's tasks named in a row: the first few, then how many more.
+_TASKS_NAMED = 6
+
+
+def server_path_rows(paths: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
+    """Where two lanes on different server kinds answer differently (analysis/server_paths.py): a row a cause, its
+    count and the first of its tasks."""
+    if not paths:
+        return []
+    rows = []
+    for cause, ids in (paths.get("differ") or {}).items():
+        more = f" and {len(ids) - _TASKS_NAMED} more" if len(ids) > _TASKS_NAMED else ""
+        rows.append((str(cause), str(len(ids)), ", ".join(map(str, ids[:_TASKS_NAMED])) + more))
+    return rows
+
+
 def censoring_rows(censoring: Mapping[str, Any] | None, labels: list[str]) -> list[tuple[str, str]]:
     """A comparison's scores beside their censoring, a line a side, then the difference in words (compare.py)."""
     if not censoring:

@@ -20,11 +20,12 @@ from ocllm.analysis.notices import incomplete_notice
 from ocllm.analysis.paired import paired_figures, sampled_paired_figures
 from ocllm.analysis.rescore import PolicyOverrides, policy_of
 from ocllm.analysis.run_settings import run_settings
+from ocllm.analysis.server_paths import server_paths_of
 from ocllm.documents import FLIP_TEXT_LIMIT, Comparison, Flip, FlipSide, Paired, PromptTokens, Serving, Side, TypeTable
 from ocllm.errors import InputError
 from ocllm.formats import RunMeta, SavedRecord, SavedRun, load_saved_run
 from ocllm.formats.harnesses import format_of_run, read_harness_files, recognise, verdicts_label
-from ocllm.models import Decision, token_counts
+from ocllm.models import Decision, Sample, token_counts
 from ocllm.scoring import SCORER_VERSION, decide, task_types
 from ocllm.scoring.no_answer import gave_no_answer
 from ocllm.server_facts import simulated
@@ -54,6 +55,7 @@ class ScoredTask(NamedTuple):
     method: str | None = None
     sample: int = 0  # which of the task's samples
     finish_reason: bool = True  # the answer recorded a finish_reason (lm-eval's and MMLU-Pro's do not)
+    structured_calls: bool = False  # the server returned calls in tool_calls (any reply of an episode)
 
 
 class ScoredRun(NamedTuple):
@@ -185,7 +187,13 @@ def scored_task(record: SavedRecord, d: Decision) -> ScoredTask:
         task_type=record.task.type,
         sample=record.sample.sample,
         finish_reason=record.sample.finish_reason is not None,
+        structured_calls=structured_calls(record.sample),
     )
+
+
+def structured_calls(sample: Sample) -> bool:
+    """Whether the server returned structured calls in the answer, or in any reply of an episode."""
+    return bool(sample.tool_calls) or any(turn.reply.tool_calls for turn in sample.turns or ())
 
 
 def _as_recorded(record: SavedRecord) -> ScoredTask:
@@ -224,6 +232,7 @@ def _as_recorded(record: SavedRecord) -> ScoredTask:
         task_type=record.task.type,
         sample=record.sample.sample,
         finish_reason=record.sample.finish_reason is not None,
+        structured_calls=structured_calls(record.sample),
     )
 
 
@@ -433,6 +442,7 @@ def compare_runs(a: ScoredRun, b: ScoredRun, *, flip_sides: bool = True) -> Comp
         task_differences=[round(share(scored_b[t]) - share(scored_a[t]), 6) for t in paired] if sampled else [],
         pair_tables=_pair_tables(a, b, shared),
         censoring=censoring_of([scored_a[t] for t in paired], [scored_b[t] for t in paired], a.label, b.label),
+        server_paths=server_paths_of(a, b, paired),
     )
 
 

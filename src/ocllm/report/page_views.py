@@ -57,7 +57,7 @@ from ocllm.report.wording import (
     verdict_scope_rows,
     wrong_answers,
 )
-from ocllm.summary_words import censoring_rows, censoring_words, scored
+from ocllm.summary_words import censoring_rows, censoring_words, scored, server_path_rows
 
 # Templates render with StrictUndefined, so that a misspelt field fails loudly in the tests; the fields a
 # document may leave out (older writers, a run without resources) get their defaults here instead.
@@ -123,6 +123,8 @@ def comparison_page(doc: Mapping[str, Any]) -> dict[str, Any]:
         "endpoint_tables": [(label, rows) for label, serving in speed if (rows := endpoint_rows(serving))],
         "prompt_token_rows": prompt_token_rows([(side["label"], side.get("prompt_tokens")) for side in sides]),
         "censoring_rows": censoring_rows(doc.get("censoring"), [side["label"] for side in sides]),
+        "server_paths_said": (doc.get("server_paths") or {}).get("said"),
+        "server_path_rows": server_path_rows(doc.get("server_paths")),
         "settings_rows": settings_table([(side["label"], side.get("settings")) for side in sides]),
         "type_details_rows": type_detail_rows([(side["label"], side.get("type_details")) for side in sides]),
     }
