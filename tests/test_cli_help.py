@@ -2,22 +2,28 @@
 tree, spells its output `-o, --out` and gives every option a help text; what a help page lists (shipped suites, the
 datasets `import` reads, the tools `--from` reads) is what the registries hold; the spellings of before still read;
 every lane setting a notice or advice sentence tells a user to change is a flag of `run`, or a setting the sentence
-names by its lanes-file key; and `ocllm --help` loads no room and no heavy library (which modules, never how long)."""
+names by its lanes-file key; and no command's `--help` loads a room or a heavy library (which modules, never how
+long), its page the same as with every registry loaded."""
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
 from conftest import legacy_record, write_json
 
 from ocllm.cli import app, main
+from ocllm.cli.options import SHIPPED_DATASETS, TOOL_FORMATS, shipped_suite_names
 from ocllm.formats.harnesses import FORMATS
 from ocllm.importers.datasets import labels, names
 from ocllm.run.lanes import ROOM_SETTINGS, Lane
@@ -29,8 +35,14 @@ SOURCE = Path(__file__).resolve().parents[1] / "src" / "ocllm"
 WRITES_NOTHING = {"plan", "serve-sim", "probe"}  # they print, or serve: no output to name
 
 
+def _root() -> click.Context:
+    """`ocllm`'s context with the group's settings (`-h` among the help options), as `ocllm ... --help` makes it: a
+    bare click.Context would have each command cache a help option spelled `--help` alone, for the whole process."""
+    return click.Context(app, info_name="ocllm", **app.context_settings)
+
+
 def _pages() -> dict[str, tuple[click.Command, click.Context]]:
-    root = click.Context(app, info_name="ocllm")
+    root = _root()
     return {
         name: (command, click.Context(command, info_name=name, parent=root)) for name, command in app.commands.items()
     }
@@ -90,26 +102,103 @@ def test_help_lists_what_the_registries_hold() -> None:
         spelled, _ = _record(*pages[name], "from_format")
         assert spelled == f"--from [{'|'.join(FORMATS)}]", (name, spelled)
     # `ocllm --help` lists the commands without loading a registry (import's one line is its own).
-    top = app.get_help(click.Context(app, info_name="ocllm"))
+    top = app.get_help(_root())
     assert "import         Turn dataset files on disk into a suite." in top
 
 
-def test_help_loads_no_room_and_no_heavy_library() -> None:
-    """Which modules `ocllm --help` leaves unloaded, in a fresh interpreter: a fact of the import graph, the same on
-    a loaded machine as on an idle one (bench/bench_cli_help.py measures the time)."""
-    heavy = [
-        "jsonschema", "sympy", "math_verify", "langdetect", "scipy", "numpy", "matplotlib", "pyarrow", "aiohttp",
-        "rich", "jinja2", "ocllm.scoring.task_types", "ocllm.console", "ocllm.suites",
-    ]  # fmt: skip
-    code = (
-        "import contextlib, io, json, sys\n"
-        "from ocllm.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    code = main(['--help'])\n"
-        f"print(json.dumps([code, [m for m in {heavy!r} if m in sys.modules]]))\n"
+# What no help page may load: a room (all of ocllm.scoring: its package loads every room), the console and rich,
+# the heavy libraries, and the modules that load the rooms to say what they hold (suites, formats, importers).
+HEAVY = (
+    "ocllm.scoring", "ocllm.console", "ocllm.suites", "ocllm.formats", "ocllm.importers", "rich", "numpy", "scipy",
+    "jsonschema", "sympy", "math_verify", "langdetect", "matplotlib", "pyarrow", "aiohttp", "jinja2",
+)  # fmt: skip
+# Run in a fresh interpreter: every command click knows, walked from the group object (subcommands of a group
+# included), its `--help` printed as `ocllm WORDS --help` prints it; then the pages, their exit codes, and for each
+# page that loaded any of HEAVY (itself or a module inside it), which.
+EVERY_PAGE = """
+import contextlib, io, json, sys
+import click
+from ocllm.cli import app, main
+
+def walk(command, words):
+    yield words
+    if isinstance(command, click.Group):
+        ctx = click.Context(command, **command.context_settings)
+        for name in command.list_commands(ctx):
+            yield from walk(command.get_command(ctx, name), [*words, name])
+
+heavy = sys.argv[1].split(",")
+def loaded():
+    return {h for h in heavy for m in list(sys.modules) if m == h or m.startswith(h + ".")}
+
+pages, codes, by = {}, {}, {}
+for words in walk(app, []):
+    out, before = io.StringIO(), loaded()
+    with contextlib.redirect_stdout(out):
+        codes[" ".join(words)] = main([*words, "--help"])
+    pages[" ".join(words)] = out.getvalue()
+    if loaded() - before:
+        by[" ".join(words)] = sorted(loaded() - before)
+print(json.dumps({"pages": pages, "codes": codes, "loaded": by}))
+"""
+
+
+def _every_page(env: dict[str, str] | None = None) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k != "OCLLM_TASK_TYPES"} | (env or {})
+    done = subprocess.run(
+        [sys.executable, "-c", EVERY_PAGE, ",".join(HEAVY)], capture_output=True, text=True, env=env, timeout=120
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert json.loads(done.stdout) == [0, []], done.stderr
+    assert done.returncode == 0, done.stderr
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def test_no_help_page_loads_a_room_or_a_heavy_library() -> None:
+    """Which modules every command's `--help` leaves unloaded (issue 45: `ocllm run --help` listed the shipped
+    suites by importing the scorer), in a fresh interpreter: a fact of the import graph, the same on a loaded machine
+    as on an idle one (bench/bench_cli_help.py --command run measures the time). And each page is the one printed
+    here, where every registry is loaded: what a page lists without them is what they hold."""
+    found = _every_page()
+    assert found["loaded"] == {}
+    assert set(found["codes"].values()) == {0}
+    # Walked from the group: the list of commands, and every command of it (whatever is added later).
+    assert "" in found["pages"] and {words.split()[0] for words in found["pages"] if words} == set(app.commands)
+    assert "--suite" in found["pages"]["run"]
+    for words, page in found["pages"].items():
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main([*words.split(), "--help"]) == 0
+        assert page == out.getvalue(), words
+
+
+def test_what_a_help_page_lists_unloaded_is_what_the_registries_hold() -> None:
+    """The listings written down for a help page that loads no registry (cli/options.py) are the registries'."""
+    # A dataset or a tool added to its registry is added there too (these messages say where).
+    registered = tuple(zip(names(), labels().split(", "), strict=True))
+    assert registered == SHIPPED_DATASETS, "cli/options.py: SHIPPED_DATASETS"
+    assert tuple(FORMATS) == TOOL_FORMATS, "cli/options.py: TOOL_FORMATS"
+    assert shipped_suite_names() == tuple(sorted(shipped_suites()))
+
+
+def test_a_room_named_by_ocllm_task_types_is_listed(tmp_path: Path) -> None:
+    """With a room outside ocllm (OCLLM_TASK_TYPES) the help lists the registry, which then holds its datasets."""
+    (tmp_path / "loud_data.py").write_text(
+        "from dataclasses import replace\n"
+        "from ocllm.scoring import task_types\n"
+        "from ocllm.scoring.dataset_rows import Dataset\n"
+        "mcq = task_types.of('mcq')\n"
+        "task_types.unregister('mcq')\n"
+        "loud = Dataset(name='loud', label='LOUD', files=('jsonl',), task=lambda row, seed, seen: None)\n"
+        "task_types.register(replace(mcq, datasets=(*mcq.datasets, loud)))\n",
+        encoding="utf-8",
+    )
+    pythonpath = os.pathsep.join([str(SOURCE.parent), str(tmp_path)])
+    page = _every_page({"OCLLM_TASK_TYPES": "loud_data", "PYTHONPATH": pythonpath})["pages"]["import"]
+    text = " ".join(page.split())
+    shown = re.search(r"Turn dataset files on disk \(([^;]*);", text)
+    listed = re.search(r"FORMAT, the dataset: ([^.]*)\.", text)
+    assert shown is not None and listed is not None
+    assert "LOUD" in shown[1].split(", ") and "loud" in listed[1].split(", ") and "mmlu" in listed[1].split(", ")
 
 
 def test_spellings_of_before_still_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

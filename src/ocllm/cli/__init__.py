@@ -1,13 +1,15 @@
 """The `ocllm` command line: parse arguments, call one library function, print. No logic here.
 
-Each command imports what it needs when it runs, the console included, so that `ocllm --help` and a mistyped
-flag answer at once instead of first loading every task type's room (jsonschema, sympy through math-verify,
-langdetect), SciPy, matplotlib, rich and aiohttp: `bench/bench_cli_help.py` measures it, and
-tests/test_cli_help.py checks which modules `--help` leaves unloaded.
+Each command imports what it needs when it runs, the console included, so that `ocllm --help`, every command's
+`--help` and a mistyped flag answer at once instead of first loading every task type's room (jsonschema, sympy
+through math-verify, langdetect), SciPy, matplotlib, rich and aiohttp: `bench/bench_cli_help.py` measures it, and
+tests/test_cli_help.py checks which modules each `--help` leaves unloaded.
 
 One grammar for every command: the output is `-o/--out` (the spellings of before still read, not shown), `--from`
 names another tool's format (runs are arguments), and `--help` names what the registries hold (the shipped suites,
-the datasets `import` reads, the tools `--from` reads) when it is shown, so it cannot drift from them."""
+the datasets `import` reads, the tools `--from` reads) when it is shown: the suites from the data folder, the
+datasets and tools from the registries when they are loaded, else from the lists of what ships in options.py, which
+tests/test_cli_help.py holds equal to the registries."""
 
 from __future__ import annotations
 

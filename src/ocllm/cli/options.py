@@ -4,6 +4,7 @@ policy, a one-off lane's settings) and the registries' lists their help shows wh
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,34 +44,61 @@ class Bounded(click.ParamType):  # type: ignore[type-arg]  # generic from click 
         return number
 
 
-def _shipped_suites() -> tuple[str, ...]:
-    from ocllm.suites import shipped_suites
+# What the help pages list of the registries that ship, written down so that a help page loads no room (issue 45:
+# the registries are built by importing every room, numpy and jsonschema with them, half a second of CPU). Each is
+# used while its registry is not loaded; once it is (a room OCLLM_TASK_TYPES names, a test's own room), the
+# registry itself, which then holds more. tests/test_cli_help.py checks that each equals its registry, and that
+# every help page a fresh interpreter prints is the page printed with the registries loaded.
+SHIPPED_DATASETS: tuple[tuple[str, str], ...] = (
+    ("mmlu", "MMLU"), ("mmlu-pro", "MMLU-Pro"), ("gpqa", "GPQA"), ("arc", "ARC"), ("gsm8k", "GSM8K"),
+    ("math", "MATH"), ("aime", "AIME"), ("ifeval", "IFEval"), ("bfcl", "BFCL"), ("humaneval", "HumanEval"),
+    ("mbpp", "MBPP"), ("livecodebench", "LiveCodeBench"), ("bfcl-multi-turn", "BFCL multi-turn"),
+)  # fmt: skip
+TOOL_FORMATS: tuple[str, ...] = ("lm-eval", "mmlu-pro", "inspect", "evalplus")
+# The folder of the shipped suites (suites.shipped_suites reads the same one).
+SUITES_FOLDER = Path(__file__).parents[1] / "data" / "suites"
 
-    return tuple(sorted(shipped_suites()))
+
+def shipped_suite_names() -> tuple[str, ...]:
+    """The shipped suites, sorted, by their file names in the data folder, as `suites.shipped_suites` lists them:
+    without importing ocllm.suites, which loads every room to check a suite's lines."""
+    names = (path.name.removesuffix(".jsonl") for path in SUITES_FOLDER.iterdir() if path.name.endswith(".jsonl"))
+    return tuple(sorted(names))
+
+
+def _rooms_loaded() -> bool:
+    return "ocllm.scoring.task_types" in sys.modules
 
 
 def dataset_names() -> tuple[str, ...]:
+    """What `ocllm import` takes as FORMAT: the registry's datasets once the rooms are loaded, else the shipped ones."""
+    if not _rooms_loaded():
+        return tuple(name for name, _ in SHIPPED_DATASETS)
     from ocllm.importers.datasets import names
 
     return names()
 
 
 def _dataset_labels() -> str:
+    if not _rooms_loaded():
+        return ", ".join(label for _, label in SHIPPED_DATASETS)
     from ocllm.importers.datasets import labels
 
     return labels()
 
 
 def _tool_formats() -> tuple[str, ...]:
+    if "ocllm.formats.harnesses" not in sys.modules:
+        return TOOL_FORMATS
     from ocllm.formats.harnesses import FORMATS
 
     return tuple(FORMATS)
 
 
-# What a help text may name by `{key}`, filled from the registry when the help is shown (never at import: the
-# registries load the rooms).
+# What a help text may name by `{key}`, filled when the help is shown (never at import): from the registry when it is
+# loaded, else from what ships (above), so that no help page loads a room.
 LISTINGS: dict[str, Callable[[], str]] = {
-    "suites": lambda: ", ".join(_shipped_suites()),
+    "suites": lambda: ", ".join(shipped_suite_names()),
     "datasets": lambda: ", ".join(dataset_names()),
     "dataset_labels": _dataset_labels,
 }
@@ -85,8 +113,8 @@ def _filled(text: str) -> str:
 
 class Registered(click.Choice):  # type: ignore[type-arg]  # generic from click 8.2; 8.1 cannot subscript it
     """A choice among a registry's names (the datasets the task types register, the tools `--from` reads), read
-    when asked, so that a type registered after this module was loaded (a test's own room) is a choice too, and
-    `ocllm --help` loads no registry."""
+    when asked, so that a type registered after this module was loaded (a test's own room) is a choice too, and no
+    help page loads a registry (the names that ship are written down above, for when it is not loaded)."""
 
     def __init__(self, names: Callable[[], tuple[str, ...]]) -> None:
         self._names = names
