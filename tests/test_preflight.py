@@ -157,3 +157,19 @@ def test_what_the_preflight_measured_is_a_setting_compare_flags(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     rows = [line for line in (tmp_path / "cmp" / "comparison.md").read_text().splitlines() if "**preflight**" in line]
     assert len(rows) == 1 and "(differs)" in rows[0] and "context problem: the server counted" in rows[0]
+
+
+def test_the_matrix_closing_table_says_each_lane_s_preflight(tmp_path: Path) -> None:
+    lanes = tmp_path / "lanes.toml"
+    with MisbehavingServer() as good, MisbehavingServer(budget_cuts=True) as cut:
+        lanes.write_text(
+            f'[defaults]\nmodel = "m"\nsuite = "smoke"\n[lanes.good]\nbase_url = "{good.base_url}"\n'
+            f'[lanes.cut]\nbase_url = "{cut.base_url}"\n[lanes.quiet]\nbase_url = "{good.base_url}"\n'
+        )
+        done = ocllm("matrix", str(lanes), "--out", str(tmp_path / "m"), "--lane", "good", "--lane", "cut")
+        off = ocllm("matrix", str(lanes), "--out", str(tmp_path / "m2"), "--lane", "quiet", "--preflight", "off")
+    assert done.returncode in (0, 1), done.stderr
+    rows = {line.split("│")[1].strip(): line for line in done.stdout.splitlines() if line.count("│") > 5}
+    assert rows["good"].rstrip(" │").endswith("ok") and "budget (distorts)" in rows["cut"], done.stdout
+    quiet_rows = [line for line in off.stdout.splitlines() if line.count("│") > 5 and "quiet" in line]
+    assert quiet_rows and quiet_rows[0].rstrip(" │").endswith("off"), off.stdout

@@ -453,22 +453,26 @@ class ServerWait:
             console.print(Text(visible(text), style="dim"), soft_wrap=True)
 
 
-def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]], simulated: Collection[str] = ()) -> None:
+def print_lane_outcomes(
+    outcomes: list[tuple[str, str, Summary | None, str]], simulated: Collection[str] = ()
+) -> None:
     """How each lane of a matrix ended, once all have run: its outcome, its accuracy with the 95% interval
     (Wilson's; with repeated samples clustered on tasks), and its scored tasks split into answered and no answer,
-    beside the failed requests; first, which of them the ocllm simulator answered (`simulated`: their names)."""
+    beside the failed requests, and what its preflight found; first, which of them the ocllm simulator answered
+    (`simulated`: their names)."""
     from ocllm.analysis.sampled import summary_interval
 
-    print_simulated(simulated_words.lanes_banner([(name, name in simulated) for name, _, _ in outcomes]))
+    print_simulated(simulated_words.lanes_banner([(name, name in simulated) for name, _, _, _ in outcomes]))
 
     table = Table(title="Lanes")
     table.add_column("lane")
     table.add_column("outcome", overflow="fold")
     for column in ("accuracy", "95% CI", "answered", "no answer", "errors"):
         table.add_column(column, justify="right", no_wrap=True)
-    for name, outcome, summary in outcomes:
-        if summary is None:  # the lane never ran (its server failed)
-            table.add_row(name, outcome, "-", "-", "-", "-", "-")
+    table.add_column("preflight", overflow="fold")
+    for name, outcome, summary, preflight in outcomes:
+        if summary is None:  # the lane never ran (its server failed, or the preflight stopped it)
+            table.add_row(name, outcome, "-", "-", "-", "-", "-", preflight)
             continue
         table.add_row(
             name,
@@ -478,6 +482,7 @@ def print_lane_outcomes(outcomes: list[tuple[str, str, Summary | None]], simulat
             str(summary.scored - summary.no_answer),
             str(summary.no_answer),
             str(summary.errors),
+            preflight,
         )
     console.print(table)
 

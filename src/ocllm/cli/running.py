@@ -172,7 +172,7 @@ def matrix(
     from ocllm.console import ServerWait, all_answered, print_lane_outcomes, print_notice, print_run_result
     from ocllm.run.decision_pool import DecisionPool
     from ocllm.run.lanes import load_lanes, with_flags
-    from ocllm.run.preflight import PreflightStopped
+    from ocllm.run.preflight import PreflightStopped, preflight_word
     from ocllm.run.runner import run_lane
     from ocllm.run.servers import ServerFailed, ServerPool
     from ocllm.run.shards import check_shards, parse_shard
@@ -187,7 +187,7 @@ def matrix(
     if shard is not None:
         check_shards((lane.suite for name, lane in lanes.items() if not only or name in only), shard)
     folder = out or Path("runs") / config.stem
-    outcomes: list[tuple[str, str, Summary | None]] = []
+    outcomes: list[tuple[str, str, Summary | None, str]] = []
     simulated: set[str] = set()  # the lanes the ocllm simulator answered: the closing table says so
     with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:  # one pool of scoring workers for every lane
         for name, lane in lanes.items():
@@ -208,7 +208,8 @@ def matrix(
                 )
             except (ServerFailed, PreflightStopped) as exc:
                 print_notice(str(exc))
-                outcomes.append((name, f"failed: {exc}", None))
+                said = "stopped the lane" if isinstance(exc, PreflightStopped) else "-"
+                outcomes.append((name, f"failed: {exc}", None, said))
                 continue
             print_run_result(result)
             if any(identity.simulated for identity in result.servers):
@@ -219,9 +220,9 @@ def matrix(
             if result.stopped is not None:
                 print_notice(result.stopped)
                 outcome = f"stopped: {result.stopped}"
-            outcomes.append((name, outcome, result.summary))
+            outcomes.append((name, outcome, result.summary, preflight_word(result.preflight)))
     print_lane_outcomes(outcomes, simulated)
-    return 0 if all(outcome == "complete" for _, outcome, _ in outcomes) else 1
+    return 0 if all(outcome == "complete" for _, outcome, _, _ in outcomes) else 1
 
 
 @app.command()

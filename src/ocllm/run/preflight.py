@@ -83,6 +83,15 @@ def preflight_lines(lane: str, found: Preflight) -> list[str]:
     return lines
 
 
+def preflight_word(found: Preflight | None) -> str:
+    """A lane's preflight in the matrix's closing table: "off", "ok", or the probes that found a problem (those that
+    will distort the run marked)."""
+    if found is None:
+        return "off"
+    problems = [f"{f.probe}{' (distorts)' if f.distorts else ''}" for f in found.findings if f.outcome == "problem"]
+    return ", ".join(problems) if problems else "ok"
+
+
 def _approx_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 

@@ -81,6 +81,7 @@ class RunResult(NamedTuple):
     # Why the lane stopped before sending every task: the server refused requests alike (refusals.py); the one line
     # the run ends with. None: every task was sent.
     stopped: str | None = None
+    preflight: Preflight | None = None  # what the preflight found before the first task; None: it was off
 
 
 def run_lane(
@@ -161,7 +162,7 @@ def run_lane(
     counts = sent.counts
     return RunResult(
         out_dir, lane, summary, sent.ran, counts.requests, after, model, counts.retries, counts.resends,
-        sent.identities, sent.added, shard=shard_record, stopped=sent.stopped,
+        sent.identities, sent.added, shard=shard_record, stopped=sent.stopped, preflight=sent.preflight,
     )
 
 
@@ -269,6 +270,7 @@ class _Sent(NamedTuple):
     identities: list[ServerIdentity]
     added: dict[str, Any]
     stopped: str | None
+    preflight: Preflight | None
 
 
 @dataclass(kw_only=True)
@@ -356,7 +358,7 @@ class LaneRun:
                 # still waiting then (LiveDecisions.drain) are the scorer's time, not the server's.
                 wall = (answered or time.monotonic()) - began
                 self.run_dir.add_wall_time(wall, self.engine.figures())
-        return _Sent(len(pending), counts, before, served, identities, added, refusals.stopped())
+        return _Sent(len(pending), counts, before, served, identities, added, refusals.stopped(), found)
 
     async def _preflight(self, identities: list[ServerIdentity], added: dict[str, Any]) -> Preflight:
         """The preflight's probes (preflight.py) against the lane's server, before anything is written: each problem
