@@ -77,4 +77,5 @@ def test_an_ollama_modelfile_without_num_ctx_leaves_the_context_unsaid(tmp_path:
     routes = {"/api/version": Reply(json={"version": "0.12.0"}), "/api/show": Reply(json={"parameters": "top_k 40"})}
     run = _run(tmp_path, "o", routes, {"object": "list", "data": [{"id": "m", "owned_by": "library"}]})
     identity = json.loads((run / "manifest.json").read_text())["server_identity"][0]
-    assert identity["kind"] == "ollama" and identity.get("context") is None and identity.get("chat_template_sha256") is None
+    assert identity["kind"] == "ollama"
+    assert identity.get("context") is None and identity.get("chat_template_sha256") is None
