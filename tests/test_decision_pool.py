@@ -21,6 +21,7 @@ from processes import gone, processes
 
 from ocllm.analysis.rescore import score_run_dir
 from ocllm.models import Decision, Policy, Sample, Task, as_sent
+from ocllm.run import runner
 from ocllm.run.decision_pool import DecisionPool
 from ocllm.run.lanes import Lane
 from ocllm.run.runner import run_lane
@@ -71,6 +72,19 @@ def waiting_decide(task: Task, sample: Sample, policy: Policy) -> Decision:
             return msgspec.structs.replace(decision, reason=f"decided after {lines} samples were written")
         time.sleep(0.01)
     return msgspec.structs.replace(decision, reason="decided before the other samples were written")
+
+
+def gated_decide(task: Task, sample: Sample, policy: Policy) -> Decision:
+    """Every decision waits until the run's samples.jsonl (named by the task's category) holds every task's line (its
+    count is the task id's suffix after "of"), or WAIT_S has passed, and says in its reason which it was."""
+    decision = decide(task, sample, policy)
+    path, lines = Path(task.category), int(task.id.split("of")[-1])
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= lines:
+            return msgspec.structs.replace(decision, reason="decided after every answer was written")
+        time.sleep(0.01)
+    return msgspec.structs.replace(decision, reason="decided before every answer was written")
 
 
 def crashing_decide(task: Task, sample: Sample, policy: Policy) -> Decision:
@@ -156,6 +170,33 @@ def test_the_event_loop_reads_other_answers_while_a_decision_runs(tmp_path: Path
     first = json.loads((run / "metrics.json").read_text())["tasks"][0]
     assert first["task_id"] == "t0"
     assert first["reason"] == "decided after 12 samples were written"
+
+
+def test_requests_never_wait_for_decisions_and_answers_past_the_bound_wait_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No decision is taken before every answer is on disk: had a request waited for a decision, the run would never
+    # get there (each decision then gives up after WAIT_S and says so). Four answers at most wait in memory; the
+    # other 56 wait as their place in samples.jsonl and are read back from there.
+    monkeypatch.setattr(runner, "DECISIONS_IN_MEMORY", 4)
+    run, n = tmp_path / "run", 60
+    rows = [{"id": f"t{i}of{n}", "type": "mcq", "question": f"What is {i} + 1?"} for i in range(n)]
+    path = write_suite(tmp_path / "suite.jsonl", rows, answer="B", category=str(run / "samples.jsonl"),
+                       options=["1", "2", "3", "4"])  # fmt: skip
+    with SimServer(SimConfig(suites=(path,))) as server, DecisionPool(1, decider=gated_decide) as pool:
+        sent = lane(server.base_url, str(path), concurrency=2)
+        result = run_lane(sent, run, progress=quiet, decisions=pool, score=score_run_dir)
+    tasks = json.loads((run / "metrics.json").read_text())["tasks"]
+    assert result.summary.total == n and result.summary.missing == 0 and result.summary.errors == 0
+    assert {t["reason"] for t in tasks} == {"decided after every answer was written"}
+    # The decisions read back from disk are the scorer's own of each sample as written.
+    suite = {task.id: task for task in load_suite(str(path)).tasks}
+    for sample in samples_of(run):
+        own = decide(as_sent(suite[sample.task_id], sample), sample, sent.policy())
+        assert next(t for t in tasks if t["task_id"] == sample.task_id)["correct"] == own.correct
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["scoring_tail_s"] > 0  # the decisions came after the last response, and are counted apart
+    assert result.summary.serving is not None and result.summary.serving.scoring_tail_s == manifest["scoring_tail_s"]
 
 
 def test_a_worker_that_dies_neither_hangs_nor_loses_the_run(tmp_path: Path) -> None:

@@ -274,6 +274,8 @@ def serving_line(serving: Serving) -> str:
     if serving.ttft_p50_s is not None and serving.ttft_p95_s is not None:
         parts.append(f"time to first token p50 {serving.ttft_p50_s:.3f} s, p95 {serving.ttft_p95_s:.3f} s")
     line = f"serving: {', '.join(parts)} (over {serving.wall_s:,.1f} s)"
+    if serving.scoring_tail_s:
+        line += f"; scoring finished {serving.scoring_tail_s:,.1f} s after the last response"
     for endpoint in serving.endpoints:
         line += (
             f"\n  {endpoint.get('base_url')}: {endpoint.get('requests', 0)} requests, "

@@ -59,6 +59,9 @@ class Serving(msgspec.Struct, kw_only=True):
     ttft_p95_s: float | None = None
     ttft_samples: int = 0
     endpoints: list[dict[str, Any]] = msgspec.field(default_factory=list)  # per replica, when several
+    # Seconds the scorer went on after the last response (the decisions still waiting then): outside the wall time,
+    # so that the figures above are the server's. None: not recorded (a run of before, another tool's).
+    scoring_tail_s: float | None = None
 
 
 class PromptTokens(msgspec.Struct, kw_only=True):

@@ -350,6 +350,9 @@ class RunManifest(msgspec.Struct, kw_only=True):
     # Seconds the run's requests were in flight (from the first sent to the last finished), summed over every
     # invocation: the wall time its serving figures are over.
     wall_s: float = 0.0
+    # Seconds the live decisions went on after the last response, summed over every invocation: the scorer's time,
+    # never in the wall time above (requests never wait for decisions).
+    scoring_tail_s: float = 0.0
     endpoints: list[dict[str, Any]] | None = None  # per replica: requests, errors, latency (several base_urls)
     shard: ShardRecord | None = None  # the shard this run is (`--shard K/N`); None: the whole suite
     merged_from: list[str] | None = None  # the shard run directories `ocllm merge` joined into this one

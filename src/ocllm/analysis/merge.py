@@ -89,6 +89,7 @@ def merge_runs(runs: list[Path], out_dir: Path, *, force: bool = False) -> Merge
         resends=sum(s.manifest.resends for s in shards),
         # Machine time: the shards may have run side by side, and each one's server was busy for its own.
         wall_s=round(sum(s.manifest.wall_s for s in shards), 3),
+        scoring_tail_s=round(sum(s.manifest.scoring_tail_s for s in shards), 3),
         endpoints=None,
         started_at=min(s.manifest.started_at for s in shards),
         finished_at=max((s.manifest.finished_at or "" for s in shards), default="") or None,

@@ -248,6 +248,7 @@ class ServingTally:
             p50, p95 = (float(v) for v in np.percentile(np.frombuffer(self.ttft, dtype=float), [50, 95]))
         tokens = self.output_tokens if self.reported_tokens else None
         endpoints = (timing or {}).get("endpoints")
+        tail = (timing or {}).get("scoring_tail_s")
         # No rate from no answer, or from a wall time too short to measure (issue 41): null, n/a on every page.
         measured = self.answers > 0 and wall >= MIN_RATE_WALL_S
         return Serving(
@@ -261,6 +262,7 @@ class ServingTally:
             ttft_p95_s=p95,
             ttft_samples=len(self.ttft),
             endpoints=endpoints if isinstance(endpoints, list) else [],
+            scoring_tail_s=float(tail) if isinstance(tail, int | float) and not isinstance(tail, bool) else None,
         )
 
 

@@ -6,7 +6,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import msgspec
 
@@ -134,16 +134,36 @@ def read_samples(path: Path, *, repair: bool = False) -> list[Sample]:
     return samples
 
 
+class Span(NamedTuple):
+    """Where one line a SampleWriter appended stands in its file: what an answer waiting for its decision keeps in
+    memory instead of the answer itself (run/decision_pool.LiveDecisions)."""
+
+    offset: int
+    length: int
+
+
 class SampleWriter:
     """Appends one JSON line per finished task and flushes it at once, so a crash loses nothing
     that finished. (Flushed to the OS, which survives the process being killed; fsync at close.)"""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self._fh = open(path, "ab")  # noqa: SIM115 - held open for the whole run, closed in close()
+        self._end = self._fh.seek(0, os.SEEK_END)
 
-    def append(self, sample: Sample) -> None:
-        self._fh.write(_ENCODER.encode(sample) + b"\n")
+    def append(self, sample: Sample) -> Span:
+        line = _ENCODER.encode(sample) + b"\n"
+        self._fh.write(line)
         self._fh.flush()
+        span = Span(self._end, len(line))
+        self._end += len(line)
+        return span
+
+    def read(self, span: Span) -> Sample:
+        """The sample appended at `span`, read back from the file (it was flushed when appended)."""
+        with open(self.path, "rb") as fh:
+            fh.seek(span.offset)
+            return _SAMPLE_DECODER.decode(fh.read(span.length))
 
     def close(self) -> None:
         self._fh.flush()

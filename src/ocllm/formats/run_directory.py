@@ -313,7 +313,10 @@ def _manifest(path: Path) -> dict[str, Any]:
     facts = server_facts(manifest)
     timing = None
     if isinstance(wall, int | float) and not isinstance(wall, bool) and wall > 0:
-        timing = {"wall_s": wall, "requests": manifest.get("requests"), "endpoints": manifest.get("endpoints") or []}
+        timing = {
+            "wall_s": wall, "requests": manifest.get("requests"), "endpoints": manifest.get("endpoints") or [],
+            "scoring_tail_s": manifest.get("scoring_tail_s"),
+        }  # fmt: skip
     return {
         "run_format": manifest.get("format"),
         "lane": lane.get("name"),

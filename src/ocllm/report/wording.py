@@ -417,6 +417,7 @@ SERVING_FIGURES: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
     ("time to first token, median", lambda s: _recorded(s.get("ttft_p50_s"), seconds)),
     ("time to first token, 95th percentile", lambda s: _recorded(s.get("ttft_p95_s"), seconds)),
     ("wall time", lambda s: _recorded(s.get("wall_s"), duration)),
+    ("scoring after the last response", lambda s: _recorded(s.get("scoring_tail_s"), duration)),
     ("requests (retries included)", lambda s: _recorded(s.get("requests"), count)),
     ("answers", lambda s: _recorded(s.get("answers"), count)),
     ("output tokens", lambda s: _recorded(s.get("output_tokens"), count)),

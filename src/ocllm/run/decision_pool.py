@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from ocllm.files.atomic import Span
 from ocllm.models import Decision, NextTurn, Policy, Sample, Task
 from ocllm.run.decision_spool import EncodedDecision, decode
 from ocllm.run.decision_workers import DECIDE, NEXT_TURN, Worker, context
@@ -306,11 +307,12 @@ def _settle(
 
 
 class LiveDecisions:
-    """A run's decisions while it streams: `add` hands an answer to the pool and returns at once (unless
-    `limit` decisions are already waiting: then the caller waits, so a scorer slower than the server holds the
-    requests back instead of piling up answers in memory); `on_decided(task, sample, decision)` is called in
-    the event loop as each decision comes back, encoded (None: lost, see DecisionPool); `drain` waits for the
-    rest."""
+    """A run's decisions while it streams: `add` hands an answer to the pool and returns at once, always: a scorer
+    slower than the server never holds a request back (issue 45). At most `limit` answers wait for their decision in
+    memory; the rest wait on disk, as the place (`Span`) of their line in samples.jsonl, read back (`read_back`) as
+    decisions come back. `prepare(task, sample)` is the task as the scorer takes it (its prompt as sent);
+    `on_decided(task, sample, decision)` is called in the event loop as each decision comes back, encoded (None:
+    lost, see DecisionPool); `drain` waits for the rest."""
 
     def __init__(
         self,
@@ -319,34 +321,56 @@ class LiveDecisions:
         on_decided: Callable[[Task, Sample, EncodedDecision | None], None],
         *,
         limit: int,
+        read_back: Callable[[Span], Sample] | None = None,
+        prepare: Callable[[Task, Sample], Task] = lambda task, _: task,
     ) -> None:
         self._pool = pool
         self._policy = policy
         self._on_decided = on_decided
-        self._room = asyncio.Semaphore(max(1, limit))
+        self._limit = max(1, limit)
+        self._read_back = read_back
+        self._prepare = prepare
         # The pool's futures themselves, with a callback each: no task per decision.
         self._waiting: set[asyncio.Future[EncodedDecision | None]] = set()
+        self._on_disk: deque[tuple[Task, Span]] = deque()
         self._failure: BaseException | None = None
+        self.most_in_memory = 0  # the most answers that waited in memory at once (bounded by `limit`)
+        self.went_to_disk = 0  # answers that waited on disk for room
 
-    async def add(self, task: Task, sample: Sample) -> None:
+    def add(self, task: Task, sample: Sample, span: Span) -> None:
+        """Hand an answer to the pool at once, or, past the bound, leave it on disk at `span` until there is room."""
         if self._failure is not None:
             raise self._failure
-        await self._room.acquire()
-        try:
-            future = self._pool.submit(task, sample, self._policy)
-        except BaseException:
-            self._room.release()
-            raise
+        if len(self._waiting) >= self._limit or self._on_disk:
+            assert self._read_back is not None, "answers wait on disk only where they can be read back"
+            self._on_disk.append((task, span))  # in order: those on disk before it go first
+            self.went_to_disk += 1
+            return
+        self._submit(task, sample)
+
+    async def add_in_turn(self, task: Task, sample: Sample) -> None:
+        """Hand an answer already in memory to the pool once there is room (an earlier invocation's, on --resume)."""
+        while len(self._waiting) >= self._limit:
+            await asyncio.wait(set(self._waiting), return_when=asyncio.FIRST_COMPLETED)
+        if self._failure is not None:
+            raise self._failure
+        self._submit(task, sample)
+
+    def _submit(self, task: Task, sample: Sample) -> None:
+        future = self._pool.submit(self._prepare(task, sample), sample, self._policy)
         self._waiting.add(future)
+        self.most_in_memory = max(self.most_in_memory, len(self._waiting))
         future.add_done_callback(functools.partial(self._returned, task, sample))
 
     def _returned(self, task: Task, sample: Sample, future: asyncio.Future[EncodedDecision | None]) -> None:
         self._waiting.discard(future)
-        self._room.release()
         if future.cancelled():
             return
         try:
             self._on_decided(task, sample, future.result())
+            while self._on_disk and len(self._waiting) < self._limit and self._read_back is not None:
+                waiting, span = self._on_disk.popleft()
+                self._submit(waiting, self._read_back(span))
         except Exception as exc:  # the scorer raised, or taking the decision did: the next add, or drain, raises it
             if self._failure is None:
                 self._failure = exc
@@ -362,3 +386,4 @@ class LiveDecisions:
         for future in self._waiting:
             future.cancel()
         self._waiting.clear()
+        self._on_disk.clear()

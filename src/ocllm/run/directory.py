@@ -230,10 +230,14 @@ class RunDirectory:
             self.manifest.retries[reason] = self.manifest.retries.get(reason, 0) + count
         self.manifest.resends += resends
 
-    def add_wall_time(self, seconds: float, endpoints: list[dict[str, Any]] | None = None) -> None:
-        """This invocation's time with requests in flight, added to the run's (and the replicas' figures)."""
+    def add_wall_time(
+        self, seconds: float, endpoints: list[dict[str, Any]] | None = None, *, scoring_tail_s: float = 0.0
+    ) -> None:
+        """This invocation's time with requests in flight, added to the run's (and the replicas' figures), and the
+        time its decisions went on after its last response."""
         assert self.manifest is not None, "start() comes first"
         self.manifest.wall_s = round(self.manifest.wall_s + seconds, 3)
+        self.manifest.scoring_tail_s = round(self.manifest.scoring_tail_s + scoring_tail_s, 3)
         if endpoints is not None:
             self.manifest.endpoints = endpoints
         write_json(self.path / MANIFEST, self.manifest)  # the final scoring reads it for the serving figures

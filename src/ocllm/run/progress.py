@@ -45,6 +45,7 @@ class RunProgress:
         self.label = label
         self.total = total
         self.done = done
+        self.decided = done  # of `done`, those whose decision came back (the rest wait for the scorer)
         self.correct = 0
         self.scored = 0
         self.errors = 0
@@ -95,12 +96,22 @@ class RunProgress:
         """A request was sent."""
         self.in_flight += 1
 
-    def advance(self, correct: bool | None, error: bool) -> None:
-        """A task finished: answered (correct or not, or unscorable) or failed."""
+    def answered(self) -> None:
+        """A task's request finished: answered or failed (its decision comes later: `scored`)."""
         self.in_flight = max(0, self.in_flight - 1)
         self.done += 1
         self._finishes.append(time.monotonic())
+        self._refresh()
+
+    def judged(self, correct: bool | None, error: bool) -> None:
+        """A finished task's decision came back: correct or not, or unscorable, or its request failed."""
+        self.decided += 1
         self._count(correct, error)
+
+    def advance(self, correct: bool | None, error: bool) -> None:
+        """A task finished and was decided at once."""
+        self.answered()
+        self.judged(correct, error)
 
     def earlier(self, correct: bool | None, error: bool) -> None:
         """A task an earlier invocation finished (--resume): counted in the accuracy and the errors, which are the
@@ -176,6 +187,8 @@ class RunProgress:
         trouble = self.trouble()
         if trouble:
             parts.append(trouble)
+        if self.done > self.decided:
+            parts.append(f"{self.done - self.decided} to score")
         acc = f"{100 * self.correct / self.scored:.1f}%" if self.scored else "-"
         parts.append(f"acc {acc}  errors {self.errors}")
         return ", ".join(parts)

@@ -299,6 +299,9 @@ class LaneRun:
     # How often each conversation's episode was started before (turns.jsonl, read on --resume): a restarted one says
     # so in its sample.
     restarts: dict[tuple[str, int], int] = field(default_factory=dict)
+    # Seconds the decisions went on after the last response (this invocation's): the scorer's time, reported apart
+    # from the serving figures, which end with the last response.
+    scoring_tail_s: float = 0.0
 
     async def run(self) -> _Sent:
         """The server check, then the pending tasks. Each answer is decided in the pool (off the event loop) and its
@@ -357,7 +360,7 @@ class LaneRun:
                 # serving figures' wall time ends with the last response, not with the last decision: the decisions
                 # still waiting then (LiveDecisions.drain) are the scorer's time, not the server's.
                 wall = (answered or time.monotonic()) - began
-                self.run_dir.add_wall_time(wall, self.engine.figures())
+                self.run_dir.add_wall_time(wall, self.engine.figures(), scoring_tail_s=self.scoring_tail_s)
         return _Sent(len(pending), counts, before, served, identities, added, refusals.stopped(), found)
 
     async def _preflight(self, identities: list[ServerIdentity], added: dict[str, Any]) -> Preflight:
@@ -392,17 +395,21 @@ class LaneRun:
                         if decision is not None:
                             self.spool.add_encoded((task.id, sample.sample), decision)
                         correct = None if sample.error or decision is None else decision.correct
-                        bar.advance(correct, sample.error is not None)
+                        bar.judged(correct, sample.error is not None)
 
-                    # At most `concurrency` answers wait for their decision: a slower scorer holds the requests back.
-                    live = LiveDecisions(self.pool, lane.policy(), decided, limit=lane.concurrency)
+                    # A scorer slower than the server never holds a request back: answers past the bound wait for
+                    # their decision on disk (their line in samples.jsonl), not in memory.
+                    live = LiveDecisions(
+                        self.pool, lane.policy(), decided, limit=max(DECISIONS_IN_MEMORY, 2 * lane.concurrency),
+                        read_back=writer.read, prepare=as_sent,
+                    )  # fmt: skip
                     earlier = _Earlier(self, live_to, bar)
 
                     async def finished(job: Job, sample: Sample) -> None:
-                        writer.append(sample)
+                        bar.answered()
                         # Decided as the final scoring would decide it (with the prompt as sent), once, in a worker
                         # process: the live accuracy shows it, and the final scoring reads it back from the spool.
-                        await live.add(as_sent(job.task, sample), sample)
+                        live.add(job.task, sample, writer.append(sample))
 
                     talks = Conversations(self.pool, lane.policy(), turn_log, self.restarts)
                     # `concurrency` counts requests in flight. A conversation's episode is one job that sends no request
@@ -419,6 +426,7 @@ class LaneRun:
                         answered = time.monotonic()
                         await live.drain()
                         await earlier.drain()
+                        self.scoring_tail_s = time.monotonic() - answered
                     finally:
                         await earlier.cancel()
                         await live.cancel()  # nothing left on a normal end; on an error or Ctrl-C, given up
@@ -505,7 +513,7 @@ class _Earlier:
                 run.spool.add_encoded((task.id, sample.sample), decision)
             bar.earlier(None if decision is None else decision.correct, error=False)
 
-        self._live = LiveDecisions(run.pool, run.lane.policy(), decided, limit=run.lane.concurrency)
+        self._live = LiveDecisions(run.pool, run.lane.policy(), decided, limit=run.lane.concurrency, prepare=as_sent)
         for _, sample in live_to.earlier:
             if sample.error is not None:
                 bar.earlier(None, error=True)
@@ -513,8 +521,8 @@ class _Earlier:
         self._feeding = asyncio.ensure_future(self._feed(answered)) if answered else None
 
     async def _feed(self, answered: list[tuple[Task, Sample]]) -> None:
-        for task, sample in answered:
-            await self._live.add(as_sent(task, sample), sample)
+        for task, sample in answered:  # in memory already (read on --resume): each waits for room, not on disk
+            await self._live.add_in_turn(task, sample)
 
     async def drain(self) -> None:
         if self._feeding is not None:
@@ -562,6 +570,8 @@ class Conversations(NamedTuple):
 
 # Episodes run at once for each request slot: while one works out its next turn, another's request takes the slot.
 EPISODES_A_SLOT = 2
+# Answers that wait for their decision in memory (at least twice the concurrency); the rest wait on disk.
+DECISIONS_IN_MEMORY = 256
 
 
 def engine_dispatcher(
