@@ -43,8 +43,11 @@ LOOP_PLUMBING = ("<built-in method builtins.exec>", "<method 'run' of '_contextv
 
 
 def child_env() -> dict[str, str]:
-    """The environment of every child: this checkout's src/ first on the import path."""
-    return {**os.environ, "PYTHONPATH": str(SRC)}
+    """The environment of every child: this checkout's src/ first on the import path, and bytecode written (as an
+    installed copy has it: with PYTHONDONTWRITEBYTECODE every start compiles ocllm's modules again)."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def bare_seconds(base: str, suite: Path, concurrency: int) -> float:

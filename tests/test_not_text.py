@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ocllm.cli import main
+from ocllm.files.surrogates import first_lone_surrogate, may_hold_surrogate
 
 NO_SERVER = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
 
@@ -138,3 +141,18 @@ def test_a_dataset_row_that_is_not_text_is_a_bad_row(tmp_path: Path, capsys: pyt
     assert main(["import", "gsm8k", str(path), "-o", str(out), "--skip-bad"]) == 0
     assert "skipped 1 bad row" in capsys.readouterr().out
     assert len(out.read_text(encoding="utf-8").splitlines()) == 1
+
+
+# Text with surrogates among other code points (hypothesis's own text strategies never draw one).
+_CODE_POINTS = st.one_of(st.integers(0xD800, 0xDFFF), st.integers(0, 0x10FFFF), st.sampled_from([0x5C, 0x75, 0x64]))
+_TEXT = st.lists(_CODE_POINTS, max_size=12).map(lambda points: "".join(map(chr, points)))
+
+
+@given(st.lists(_TEXT, max_size=4), st.booleans())
+def test_the_line_search_misses_no_surrogate_the_walk_would_find(texts: list[str], ascii_only: bool) -> None:
+    # The search before the walk (suites.parse_task_line) must be sound: any JSON text whose value holds a lone
+    # surrogate is one it says may hold one, however the text was written (escaped, or not).
+    value = {"question": texts[0] if texts else "", "options": texts}
+    line = json.dumps(value, ensure_ascii=ascii_only)
+    if first_lone_surrogate(json.loads(line)) is not None:
+        assert may_hold_surrogate(line)

@@ -29,6 +29,7 @@ COINCIDENCES: dict[tuple[str, str], str] = {
     ("run/client/failures.py", "code"): "the `code` of an OpenAI-style error object, which a server sends",
     ("sim/requests.py", "code"): "the `code` of the error object the simulator sends, as vLLM does",
     ("demo.py", "math"): "the folder the demo's math lanes write to (out/demo/math/), as docs/running.md names it",
+    ("cli/options.py", "math"): "the MATH dataset for `ocllm import` (its help lists what ships, loading no room)",
 }
 
 

@@ -15,7 +15,7 @@ import msgspec
 
 from ocllm.errors import InputError
 from ocllm.files.reading import text_lines, too_deep
-from ocllm.files.surrogates import first_lone_surrogate
+from ocllm.files.surrogates import first_lone_surrogate, may_hold_surrogate
 from ocllm.models import Task
 from ocllm.scoring import task_types
 
@@ -198,7 +198,7 @@ def parse_task_line(path: Path, number: int, line: str) -> Task:
     if not isinstance(row, dict):
         raise InputError(f"{where}: expected a JSON object")
     # A lone surrogate ("\\udc00", valid JSON) is no text: no request could carry it, no file could hold the run.
-    not_text = first_lone_surrogate(row)
+    not_text = first_lone_surrogate(row) if may_hold_surrogate(line) else None
     if not_text is not None:
         field, at = not_text
         raise InputError(f"{where}: field '{field}': holds a lone UTF-16 surrogate ({at}), which is not text")

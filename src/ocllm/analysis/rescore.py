@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -22,7 +22,7 @@ from ocllm.formats import SavedRecord, SavedRun, stream_saved_run
 from ocllm.formats.harnesses import format_of_run, read_harness_files, verdicts_label
 from ocllm.formats.records import RunMeta
 from ocllm.formats.run_directory import stream_run_dir
-from ocllm.models import Decision, Policy, decision_record, sample_record
+from ocllm.models import Decision, Policy, Task, decision_record, sample_record
 from ocllm.scoring import SCORER_VERSION, decide, task_types
 from ocllm.server_facts import facts_of, simulated
 from ocllm.summary_words import left_out_sentence
@@ -340,12 +340,14 @@ def score_run_dir(
     lane_name: str,
     policy: Policy,
     decided: Callable[[tuple[str, int]], Decision | None] | None = None,
+    tasks: Sequence[Task] | None = None,
 ) -> RescoredFile:
     """A run directory's final scoring: decide every task from the samples on disk and write its metrics.json, one
     task at a time (a run's memory does not grow with its outputs). `decided` gives, by (task id, sample), the
-    decisions the run already took (its decision spool), so that they are not taken twice. What `run_lane` is
-    handed by its caller (runner.py says why), and what `ocllm merge` scores a merged run with."""
-    meta, records = stream_run_dir(out_dir)
+    decisions the run already took (its decision spool), so that they are not taken twice; `tasks`, the suite the
+    run holds in memory (not parsed again). What `run_lane` is handed by its caller (runner.py says why), and what
+    `ocllm merge` scores a merged run with."""
+    meta, records = stream_run_dir(out_dir, tasks)
     # The raw outputs stay in samples.jsonl alone: metrics.json names the file instead of copying them.
     source = {"path": str(out_dir), "lane": lane_name, "raw_outputs": SAMPLES}
     by_record = None if decided is None else (lambda record: decided((record.task.id, record.sample.sample)))

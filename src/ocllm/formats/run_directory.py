@@ -7,7 +7,7 @@ import os
 import secrets
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -17,7 +17,7 @@ from ocllm.errors import InputError
 from ocllm.files.atomic import MANIFEST, METRICS, SAMPLES, SUITE_COPY
 from ocllm.formats.metrics_file import DECISION_FIELDS
 from ocllm.formats.records import RunMeta, SavedRecord, SavedRun
-from ocllm.models import Sample, as_sent
+from ocllm.models import Sample, Task, as_sent
 from ocllm.server_facts import server_facts
 from ocllm.suites import stream_suite
 
@@ -39,14 +39,16 @@ def load_run_dir(path: Path) -> SavedRun:
     return SavedRun(path, meta, list(records))
 
 
-def stream_run_dir(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
+def stream_run_dir(path: Path, tasks: Sequence[Task] | None = None) -> tuple[RunMeta, Iterator[SavedRecord]]:
     """The run's facts, and its records in suite order (a task's samples together, by their index), read one at a
     time: a first pass over samples.jsonl notes where each sample's line is (and the model names), then each line
-    is read when its task comes. The raw outputs are never all in memory at once."""
+    is read when its task comes. The raw outputs are never all in memory at once. `tasks`: the suite as the run
+    that just wrote the folder holds it (its suite copy was written from them), so that it is not parsed again."""
     path = _run_of_metrics(path) or path
     if not (path / SUITE_COPY).exists() or not (path / SAMPLES).exists():
         raise InputError(f"{path}: not a run directory (needs {SUITE_COPY} and {SAMPLES})")
-    suite = stream_suite(path / SUITE_COPY)  # checked now, read again task by task as the records are written
+    # Checked now, read again task by task as the records are written; or the run's own, in memory already.
+    suite = stream_suite(path / SUITE_COPY) if tasks is None else _HeldSuite(tasks)
     index, models = _index_samples(path / SAMPLES)
     previous = _PreviousDecisions(path / METRICS)
     meta = _manifest(path / MANIFEST)
@@ -67,6 +69,16 @@ def stream_run_dir(path: Path) -> tuple[RunMeta, Iterator[SavedRecord]]:
                 previous.close()
 
     return RunMeta.from_fields(meta), records()
+
+
+class _HeldSuite:
+    """A suite's tasks in memory, read as a StreamedSuite is."""
+
+    def __init__(self, tasks: Sequence[Task]) -> None:
+        self._tasks, self.count = tasks, len(tasks)
+
+    def tasks(self) -> Iterator[Task]:
+        return iter(self._tasks)
 
 
 class _SampleHead(msgspec.Struct):

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -62,7 +62,11 @@ class FinalScore(Protocol):
 # the scoring side either: `scoring/` decides one answer and does no I/O, while this pass reads the run directory
 # and writes a file. Given the run directory, the lane's name, the policy the run decides under and, by
 # (task id, sample), the decisions the run already took (its spool); it writes metrics.json.
-ScoreRun = Callable[[Path, str, Policy, Callable[[tuple[str, int]], Decision | None] | None], FinalScore]
+# The final scoring (analysis/rescore.score_run_dir): the run folder, the lane's name and policy, the decisions already
+# taken, the suite's tasks in memory.
+ScoreRun = Callable[
+    [Path, str, Policy, Callable[[tuple[str, int]], Decision | None] | None, Sequence[Task] | None], FinalScore
+]
 
 
 class RunResult(NamedTuple):
@@ -139,7 +143,7 @@ def run_lane(
                 server=server, shard=shard_record, command=command, preflight=preflight,
             )  # fmt: skip
             sent = asyncio.run(invocation.run())
-            rescored = score(out_dir, lane.name, lane.policy(), spool.get)
+            rescored = score(out_dir, lane.name, lane.policy(), spool.get, suite.tasks)
     except KeyboardInterrupt:
         run_dir.interrupted()
         if run_dir.manifest is None:

@@ -80,8 +80,15 @@ def _module(name: str) -> types.ModuleType | None:
 
 
 @functools.cache
+def _task_type_hints() -> dict[str, Any]:
+    """TaskType's declarations, evaluated once (each evaluation walks every annotation: a second of CPU when every
+    hook of every room asked again, measured in issue 45)."""
+    return typing.get_type_hints(TaskType)
+
+
+@functools.cache
 def _hook_fields() -> frozenset[str]:
-    return frozenset(typing.get_type_hints(TaskType)) - _FOUND_OTHERWISE - _GIVEN - set(CONSTANTS.values())
+    return frozenset(_task_type_hints()) - _FOUND_OTHERWISE - _GIVEN - set(CONSTANTS.values())
 
 
 def _is_hook(attribute: str, value: object, package: str) -> bool:
@@ -144,7 +151,7 @@ def _check_signature(package: str, field: str, value: object) -> None:
 
 def _arity(field: str) -> int | None:
     """How many arguments TaskType's declaration of a hook passes it (a Callable, or an optional one)."""
-    hint = typing.get_type_hints(TaskType).get(field)
+    hint = _task_type_hints().get(field)
     arms = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
     for arm in arms:
         if typing.get_origin(arm) is collections.abc.Callable:
