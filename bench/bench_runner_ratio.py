@@ -22,13 +22,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import ctypes
 import os
 import pstats
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from bench_runner import bare_loop, write_suite
 from loopback import answer_document, answers, machine, start_loopback
@@ -50,16 +54,59 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def bare_seconds(base: str, suite: Path, concurrency: int) -> float:
-    """The bare loop's time, measured in a process of its own (this script with --bare)."""
-    out = subprocess.run(
-        [sys.executable, __file__, "--bare", base, str(suite), "--concurrency", str(concurrency)],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=child_env(),
-    )
-    return float(out.stdout.split()[-1])
+class Child(NamedTuple):
+    """One child process's run: its wall time, and the CPU time (user + system) of its whole process tree (every
+    process it started and waited for: the decision workers, the forkserver)."""
+
+    wall: float
+    cpu: float
+    stdout: str
+
+
+def _become_subreaper() -> None:
+    """Descendants orphaned when a child exits (the decision workers' forkserver outlives `ocllm run` by a moment)
+    are re-parented to this process, so that waiting for them counts their CPU in RUSAGE_CHILDREN."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+
+
+def _reap_orphans(keep: set[int]) -> None:
+    """Wait for every child of this process but those in `keep` (the loopback server): the orphans of the child
+    that just exited, each of which ends once its parent has gone."""
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        if fields[1] == me and pid not in keep:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+KEEP: set[int] = set()  # the children that outlive each measured one (the loopback server)
+
+
+def child(args: list[str]) -> Child:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=child_env())
+    wall = time.perf_counter() - start
+    _reap_orphans(KEEP)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{args[:3]} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Child(wall, cpu, proc.stdout)
+
+
+def bare_run(base: str, suite: Path, concurrency: int) -> tuple[float, Child]:
+    """The bare loop's time (around the loop alone), and its process's whole run (this script with --bare)."""
+    ran = child([__file__, "--bare", base, str(suite), "--concurrency", str(concurrency)])
+    return float(ran.stdout.split()[-1]), ran
 
 
 def run_command(base: str, suite: Path, out: Path, concurrency: int) -> list[str]:
@@ -71,12 +118,7 @@ def run_command(base: str, suite: Path, out: Path, concurrency: int) -> list[str
 
 def run_seconds(args: list[str]) -> float:
     """Wall time of one `ocllm run` process, from spawn to exit."""
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=child_env())
-    seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise RuntimeError(f"ocllm run exited {proc.returncode}: {proc.stderr[-2000:]}")
-    return seconds
+    return child(args).wall
 
 
 def print_profile(path: Path, top: int = 15) -> None:
@@ -112,21 +154,36 @@ def main(n: int, concurrency: int, repeats: int, profile: Path | None) -> None:
         f"{n:,} tasks, concurrency {concurrency}, best of {repeats}; zero-cost loopback server in its own process, "
         f"one fixed answer: content {message['content']!r}, reasoning {len(message['reasoning_content'])} chars"
     )
+    _become_subreaper()
     proc, base = start_loopback(MODEL, reasoning_chars=500)
+    KEEP.add(proc.pid)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             suite = Path(tmp) / "bench.jsonl"
             write_suite(suite, n)
             bare: list[float] = []
             run: list[float] = []
+            bare_cpu: list[float] = []
+            run_cpu: list[float] = []
             for i in range(repeats):
-                bare.append(bare_seconds(base, suite, concurrency))
-                run.append(run_seconds(run_command(base, suite, Path(tmp) / f"run{i}", concurrency)))
-                print(f"  round {i + 1}: bare {n / bare[-1]:7,.0f} tasks/s   ocllm run {n / run[-1]:7,.0f} tasks/s")
+                loop, whole = bare_run(base, suite, concurrency)
+                bare.append(loop)
+                bare_cpu.append(whole.cpu)
+                ran = child(run_command(base, suite, Path(tmp) / f"run{i}", concurrency))
+                run.append(ran.wall)
+                run_cpu.append(ran.cpu)
+                print(
+                    f"  round {i + 1}: bare {n / bare[-1]:7,.0f} tasks/s ({whole.cpu:.2f} s CPU, whole process)   "
+                    f"ocllm run {n / run[-1]:7,.0f} tasks/s ({ran.cpu:.2f} s CPU, process tree)"
+                )
             best_bare, best_run = n / min(bare), n / min(run)
             print(f"bare aiohttp loop: {best_bare:,.0f} tasks/s ({min(bare):.2f} s, the loop alone)")
             print(f"ocllm run:         {best_run:,.0f} tasks/s ({min(run):.2f} s, the whole process)")
             print(f"ratio run/bare:    {best_run / best_bare:.2f} (goal: at least 0.8)")
+            print(
+                f"CPU, whole process trees (least of {repeats}): bare {min(bare_cpu):.2f} s, ocllm run "
+                f"{min(run_cpu):.2f} s; ratio {min(bare_cpu) / min(run_cpu):.2f}"
+            )
             if profile is not None:
                 command = run_command(base, suite, Path(tmp) / "prof", concurrency)
                 seconds = run_seconds(["-m", "cProfile", "-o", str(profile), *command])

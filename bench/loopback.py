@@ -53,9 +53,9 @@ def reasoning_text(chars: int, letter: str) -> str:
     return head + _filler(chars - len(head) - len(tail)) + tail
 
 
-def content_text(chars: int, letter: str) -> str:
-    """The visible answer: about `chars` characters of working, then the final line."""
-    final = f"FINAL: {letter}"
+def content_text(chars: int, letter: str, final: str | None = None) -> str:
+    """The visible answer: about `chars` characters of working, then the final line (`final`, or FINAL: letter)."""
+    final = final if final is not None else f"FINAL: {letter}"
     room = chars - len(final) - 2
     working = _filler(room).rstrip()
     return f"{working}\n\n{final}" if working else final
@@ -152,9 +152,10 @@ def free_port() -> int:
 
 
 def start_loopback(
-    model: str, *, reasoning_chars: int = 500, content_chars: int = 0, variants: int = 1
+    model: str, *, reasoning_chars: int = 500, content_chars: int = 0, variants: int = 1, final: str | None = None
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """The server in its own process; returns it and its base URL (…/v1) once it answers /v1/models."""
+    """The server in its own process; returns it and its base URL (…/v1) once it answers /v1/models. `final`: the
+    content's last line instead of FINAL: B (a math answer, say)."""
     port = free_port()
     args = [
         sys.executable,
@@ -169,6 +170,7 @@ def start_loopback(
         str(content_chars),
         "--variants",
         str(variants),
+        *(["--final", final] if final is not None else []),
     ]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return proc, wait_until_serving(proc, port, "the loopback server")
@@ -187,12 +189,15 @@ def wait_until_serving(proc: subprocess.Popen[bytes], port: int, what: str) -> s
     raise RuntimeError(f"{what} did not start")
 
 
-def answers(model: str, reasoning_chars: int, content_chars: int, variants: int) -> list[bytes]:
-    """The pre-encoded HTTP responses sent in turn: one (ending FINAL: B), or `variants` ending A, B, C, D, …"""
+def answers(
+    model: str, reasoning_chars: int, content_chars: int, variants: int, final: str | None = None
+) -> list[bytes]:
+    """The pre-encoded HTTP responses sent in turn: one (ending FINAL: B, or `final`), or `variants` ending A, B, C,
+    D, …"""
     letters = "ABCD" if variants > 1 else "B"
     return [
         chat_response(
-            model, content_text(content_chars, letters[i % 4 % len(letters)]),
+            model, content_text(content_chars, letters[i % 4 % len(letters)], final),
             reasoning_text(reasoning_chars, letters[i % 4 % len(letters)]),
         )
         for i in range(max(1, variants))
@@ -222,8 +227,9 @@ def main() -> None:
     parser.add_argument("--reasoning-chars", type=int, default=500)
     parser.add_argument("--content-chars", type=int, default=0, help="0: the content is the final line alone")
     parser.add_argument("--variants", type=int, default=1, help="answers sent in turn, ending FINAL: A, B, C, D, …")
+    parser.add_argument("--final", default=None, help="the content's last line instead of FINAL: B")
     args = parser.parse_args()
-    chat = answers(args.model, args.reasoning_chars, args.content_chars, args.variants)
+    chat = answers(args.model, args.reasoning_chars, args.content_chars, args.variants, args.final)
     asyncio.run(serve(args.port, chat, models_response(args.model)))
 
 

@@ -235,9 +235,17 @@ def _carried(exc: Exception) -> Exception:
     return exc
 
 
+WORKER_NICENESS = 10
+
+
 def _worker_started(parent: int) -> None:
     """In each worker, first: Ctrl-C is the run's to handle, and the worker goes when `parent` (ocllm) goes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Below the request loop in the scheduler's eyes: where the cores are few, the decisions take what the requests
+    # leave, so that the serving figures are the server's, not the scorer's (issue 45). Their checks are limited in
+    # CPU time, which niceness does not change: the same decisions on a busy machine as on an idle one.
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
     # The forkserver forked this worker from its one thread and exits when ocllm does: dying with it is dying with
     # ocllm, at once and whatever this worker is doing. (If it has gone already, the thread below sees ocllm gone.)
     _let_the_forkserver_see_ocllm_go()
