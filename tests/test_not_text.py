@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ocllm.cli import main
-from ocllm.files.surrogates import first_lone_surrogate, may_hold_surrogate
+from ocllm.files.surrogates import file_may_hold_surrogate, first_lone_surrogate, may_hold_surrogate
 
 NO_SERVER = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
 
@@ -156,3 +156,18 @@ def test_the_line_search_misses_no_surrogate_the_walk_would_find(texts: list[str
     line = json.dumps(value, ensure_ascii=ascii_only)
     if first_lone_surrogate(json.loads(line)) is not None:
         assert may_hold_surrogate(line)
+
+
+def test_only_a_plain_json_file_that_escapes_no_surrogate_goes_unscreened(tmp_path: Path) -> None:
+    import gzip
+
+    plain, escaped, pair, packed = (tmp_path / name for name in ("plain.jsonl", "e.jsonl", "p.json", "z.jsonl.gz"))
+    plain.write_text('{"q": "caf\\u00e9 \u00e9 \\\\udc00 is a backslash, then text"}\n', encoding="utf-8")
+    escaped.write_text('\ufeff {"q": "\\uDC00"}\n', encoding="utf-8")
+    pair.write_text('[{"q": "\\ud83d\\ude00"}]', encoding="utf-8")  # a valid pair: screened, found to be text
+    packed.write_bytes(gzip.compress(b'{"q": "plain"}\n'))
+    assert file_may_hold_surrogate(escaped) and file_may_hold_surrogate(pair) and file_may_hold_surrogate(packed)
+    # The escaped backslash before "udc00" is taken for an escape: screened too (the walk then finds only text).
+    assert file_may_hold_surrogate(plain)
+    plain.write_text('{"q": "caf\\u00e9 \u00e9"}\n', encoding="utf-8")
+    assert not file_may_hold_surrogate(plain)

@@ -6,7 +6,10 @@ words and the walk they share.
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -25,6 +28,29 @@ def may_hold_surrogate(json_text: str) -> bool:
     """Whether the JSON text can decode to a string holding a lone surrogate: one search of the line in C, where
     walking every string of what it decodes to costs a Python call each (issue 45: a third of a suite's parsing)."""
     return _SURROGATE_IN_JSON.search(json_text) is not None
+
+
+# The bytes of a JSON text that escape a surrogate (`\ud800`-`\udfff`): without one, nothing read from the file
+# can hold one (a UTF-8 file holds no surrogate itself, and the readers refuse a file that is not UTF-8).
+_ESCAPED_SURROGATE_BYTES = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+
+
+def file_may_hold_surrogate(path: Path) -> bool:
+    """Whether anything read from the file at `path` can hold a lone surrogate: False only for a plain JSON or JSON
+    Lines text (it opens on `{` or `[`) that escapes no surrogate anywhere, found by one search of its bytes; a file
+    in any other form (zipped, compressed) may, and its records are screened one by one."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64).removeprefix(b"\xef\xbb\xbf").lstrip()
+            if not head.startswith((b"{", b"[")):
+                return True
+            fh.seek(0)
+            if os.fstat(fh.fileno()).st_size == 0:
+                return False
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return _ESCAPED_SURROGATE_BYTES.search(data) is not None
+    except (OSError, ValueError):
+        return True  # cannot tell: screen every record
 
 
 def lone_surrogate(text: str | None) -> str | None:

@@ -15,6 +15,7 @@ from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.files.file_kind import refuse_lfs_pointer
 from ocllm.files.reading import json_items
+from ocllm.files.surrogates import file_may_hold_surrogate
 from ocllm.formats import evalplus, inspect_log, lm_eval, mmlu_pro_results
 from ocllm.formats.not_text import screen
 from ocllm.formats.records import RunMeta, SavedRecord
@@ -186,9 +187,12 @@ def read_harness_files(name: str, paths: list[Path], filter_name: str | None = N
         first_seen: dict[tuple[str, int], Path] = {}
         for path in files:
             scored, left_out = 0, len(unscorable)
+            # A file that escapes no surrogate anywhere holds nothing that is not text: its records need no walk
+            # (unless they are made of other files' too, as evalplus's are of the dataset's).
+            screened = fmt.arrange is not None or file_may_hold_surrogate(path)
             for read in read_file(path, filter_name, qualify):
                 # Through the rule for what is not text (formats/not_text.py) before anything else uses it.
-                record = read if isinstance(read, UnscorableRecord) else screen(read, path)
+                record = read if isinstance(read, UnscorableRecord) or not screened else screen(read, path)
                 if isinstance(record, UnscorableRecord):
                     unscorable.append(record)
                     continue
