@@ -171,3 +171,13 @@ def test_only_a_plain_json_file_that_escapes_no_surrogate_goes_unscreened(tmp_pa
     assert file_may_hold_surrogate(plain)
     plain.write_text('{"q": "caf\\u00e9 \u00e9"}\n', encoding="utf-8")
     assert not file_may_hold_surrogate(plain)
+
+
+def test_an_escape_across_two_pieces_of_the_search_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ocllm.files import surrogates
+
+    monkeypatch.setattr(surrogates, "_SCAN_BYTES", 7)  # every place an escape can stand against a piece's end
+    path = tmp_path / "f.jsonl"
+    for before in range(12):
+        path.write_bytes(b'{"q": "' + b"a" * before + b'\\udc00"}')
+        assert file_may_hold_surrogate(path), before

@@ -6,8 +6,6 @@ words and the walk they share.
 
 from __future__ import annotations
 
-import mmap
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,8 @@ def may_hold_surrogate(json_text: str) -> bool:
 # The bytes of a JSON text that escape a surrogate (`\ud800`-`\udfff`): without one, nothing read from the file
 # can hold one (a UTF-8 file holds no surrogate itself, and the readers refuse a file that is not UTF-8).
 _ESCAPED_SURROGATE_BYTES = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_ESCAPE_LENGTH = 4
+_SCAN_BYTES = 1 << 20
 
 
 def file_may_hold_surrogate(path: Path) -> bool:
@@ -45,11 +45,15 @@ def file_may_hold_surrogate(path: Path) -> bool:
             if not head.startswith((b"{", b"[")):
                 return True
             fh.seek(0)
-            if os.fstat(fh.fileno()).st_size == 0:
-                return False
-            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return _ESCAPED_SURROGATE_BYTES.search(data) is not None
-    except (OSError, ValueError):
+            # In pieces, each searched with the end of the one before (an escape is 4 bytes long, so it may stand
+            # across two): a whole mapped file would stay resident for the rest of the rescore.
+            carried = b""
+            while piece := fh.read(_SCAN_BYTES):
+                if _ESCAPED_SURROGATE_BYTES.search(carried + piece) is not None:
+                    return True
+                carried = piece[-_ESCAPE_LENGTH:]
+            return False
+    except OSError:
         return True  # cannot tell: screen every record
 
 
