@@ -200,6 +200,19 @@ class RescoredFile(NamedTuple):
     simulated: bool = False  # the ocllm simulator answered the run (its server record says so): the console says it
 
 
+# Where a rescore's decisions are taken: the records in order, and the decision of each (None: take it here). The
+# command passes the run's decision pool (run/ordered_decisions.py); by default, in this process.
+DecideIn = Callable[
+    [Iterable[SavedRecord], Policy], tuple[Iterable[SavedRecord], Callable[[SavedRecord], Decision | None]]
+]
+
+
+def in_this_process(
+    records: Iterable[SavedRecord], _policy: Policy
+) -> tuple[Iterable[SavedRecord], Callable[[SavedRecord], Decision | None]]:
+    return records, lambda _record: None
+
+
 def rescore_file(
     input_path: Path,
     output_path: Path,
@@ -207,6 +220,7 @@ def rescore_file(
     audit_to: AuditOutput | None = None,
     *,
     force: bool = False,
+    decide_in: DecideIn = in_this_process,
 ) -> RescoredFile:
     """Re-score a saved run into OUTPUT (and the audit into `audit_to`), one task at a time: each task's record
     is written as it is decided and only counters are kept, so memory does not grow with the raw outputs
@@ -216,13 +230,15 @@ def rescore_file(
     policy = policy_of_meta(meta, overrides)
     # A document rescored from another tool's file keeps what it left out, and its failures stay not rerunnable.
     foreign = format_of_run(meta.run_format) is not None
+    ordered, decided = decide_in(records, policy)
     return write_rescored(
         input_path,
         meta,
-        records,
+        ordered,
         policy,
         output_path,
         audit_to,
+        decided=decided,
         input_label=input_label_of(meta),
         rerunnable=not foreign,
         unscorable=meta.unscorable,
@@ -239,6 +255,7 @@ def rescore_tool_files(
     filter_name: str | None = None,
     *,
     force: bool = False,
+    decide_in: DecideIn = in_this_process,
 ) -> RescoredFile:
     """Re-score another tool's result files (`--from`) into one document, each task's `previous` holding
     what that tool decided; the audit leads with the tool's accuracy against this scorer's."""
@@ -247,13 +264,16 @@ def rescore_tool_files(
     where = run.files[0] if len(run.files) == 1 else inputs[0]
     source = {"path": str(where), "files": [str(f) for f in run.files]}
     title = run.files[0].name + (f" and {len(run.files) - 1} more file(s)" if len(run.files) > 1 else "")
+    policy = policy_of_meta(run.meta, overrides)
+    ordered, decided = decide_in(run.records, policy)
     return write_rescored(
         run.files[0],
         run.meta,
-        run.records,
-        policy_of_meta(run.meta, overrides),
+        ordered,
+        policy,
         output_path,
         audit_to,
+        decided=decided,
         source=source,
         input_notices=run.notices,
         input_label=input_label_of(run.meta),

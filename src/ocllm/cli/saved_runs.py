@@ -10,7 +10,12 @@ import click
 from ocllm.errors import OcllmError
 
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Callable, Iterable
+
+    from ocllm.formats.records import SavedRecord
+    from ocllm.models import Decision, Policy
+
+    Decided = Callable[[SavedRecord], Decision | None]
 
 from ocllm.cli.app import app
 from ocllm.cli.options import (
@@ -69,17 +74,25 @@ def rescore(
         truncated_words,
     )
     from ocllm.report.audit import audit_markdown
+    from ocllm.run.ordered_decisions import in_order
 
     check_filter(from_format, filter_name)
     overrides = policy_overrides(conflict_policy, allow_reasoning_fallback, think_prefilled, code_runs)
     audit_to = AuditOutput(report, audit_markdown) if report is not None else None
+
+    def pooled(records: Iterable[SavedRecord], policy: Policy) -> tuple[Iterable[SavedRecord], Decided]:
+        """The decisions taken in the run's worker processes, as a run's are (run/ordered_decisions.py)."""
+        return in_order(records, lambda record: (record.task, record.sample), policy)
+
     if from_format is not None:
-        result = rescore_tool_files(from_format, list(inputs), out, overrides, audit_to, filter_name, force=force)
+        result = rescore_tool_files(
+            from_format, list(inputs), out, overrides, audit_to, filter_name, force=force, decide_in=pooled
+        )
         title = f"Re-scored {from_format} results"
     elif len(inputs) > 1:
         raise OcllmError(f"{len(inputs)} inputs: a saved run is one file or folder (several files need --from)")
     else:
-        result = rescore_file(inputs[0], out, overrides, audit_to, force=force)
+        result = rescore_file(inputs[0], out, overrides, audit_to, force=force, decide_in=pooled)
         title = f"Re-scored {inputs[0].name}"
     summary = result.summary
     print_simulated(simulated_words.run_banner() if result.simulated else None)
