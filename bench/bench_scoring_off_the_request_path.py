@@ -22,24 +22,16 @@ waiting for decisions, (b)'s requests/s was the scorer's speed (2.37/s on the is
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench_runner import bare_loop
+from bench_runner_ratio import MODEL, bare_main, child_env  # the same bare loop, the same child environment
 from loopback import machine, start_loopback
 
-from ocllm.run.lanes import Lane
-from ocllm.run.prompting import request_body
-from ocllm.suites import load_suite
-
-MODEL = "loopback-model"
-SRC = Path(__file__).resolve().parents[1] / "src"
 ANSWER = "\\boxed{x^2+2x+1}"
 
 
@@ -49,12 +41,6 @@ def write_suite(path: Path, n: int) -> None:
             row = {"id": f"sq{k:05d}", "type": "math", "question": f"Expand (x+{k})^2.", "answer": f"(x+{k})^2",
                    "category": "bench"}  # fmt: skip
             fh.write(json.dumps(row) + "\n")
-
-
-def child_env() -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode written, as an installed copy has it
-    return env
 
 
 def bare_requests_per_s(base: str, suite: Path, concurrency: int, n: int) -> float:
@@ -105,12 +91,6 @@ def main(n: int, concurrency: int, repeats: int) -> None:
     finally:
         proc.terminate()
         proc.wait()
-
-
-def bare_main(base: str, suite: str, concurrency: int) -> None:
-    lane = Lane(name="adhoc", base_url=base, model=MODEL, suite=suite, concurrency=concurrency)
-    bodies = [request_body(task, lane) for task in load_suite(suite).tasks]
-    print(asyncio.run(bare_loop(base, bodies, concurrency)))
 
 
 if __name__ == "__main__":

@@ -13,14 +13,40 @@ made of. Each task's first sample is what is compared."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from ocllm.documents import ServerPaths
 from ocllm.scoring.text_calls import find_text_calls
 from ocllm.visible_text import visible
 
-if TYPE_CHECKING:
-    from ocllm.analysis.compare import ScoredRun, ScoredTask
+
+class ScoredTask(Protocol):
+    """What this module reads of one side's answer to a task (compare.ScoredTask has it)."""
+
+    @property
+    def correct(self) -> bool | None: ...
+    @property
+    def extracted(self) -> str | None: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def content(self) -> str | None: ...
+    @property
+    def reasoning(self) -> str | None: ...
+    @property
+    def structured_calls(self) -> bool: ...
+
+
+class ScoredRun(Protocol):
+    """What this module reads of one side (compare.ScoredRun has it)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def settings(self) -> dict[str, str] | None: ...
+    @property
+    def tasks(self) -> Mapping[str, Sequence[ScoredTask]]: ...
 
 CAUSES = ("truncation", "channel", "call format", "answer")
 _KIND = "server kind"
