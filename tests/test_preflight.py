@@ -173,3 +173,17 @@ def test_the_matrix_closing_table_says_each_lane_s_preflight(tmp_path: Path) -> 
     assert rows["good"].rstrip(" │").endswith("ok") and "budget (distorts)" in rows["cut"], done.stdout
     quiet_rows = [line for line in off.stdout.splitlines() if line.count("│") > 5 and "quiet" in line]
     assert quiet_rows and quiet_rows[0].rstrip(" │").endswith("off"), off.stdout
+
+
+def test_the_probes_look_at_the_first_tasks_the_longest_and_one_of_each_type() -> None:
+    from ocllm.run.preflight import _probed_tasks
+    from ocllm.scoring.math.fields import MathTask
+    from ocllm.scoring.mcq.fields import McqTask
+
+    tasks = [McqTask(id=f"q{i}", question="Which?" * (1 + (i == 700) * 500), options=["a", "b"], answer="A",
+                     category="c") for i in range(1000)]  # fmt: skip
+    tasks.append(MathTask(id="m", question="1 + 1?", answer="2", category="c"))
+    chosen = _probed_tasks(tasks)
+    assert [t.id for t in chosen[:3]] == ["q0", "q1", "q2"]
+    assert "q700" in {t.id for t in chosen} and "m" in {t.id for t in chosen}
+    assert len(chosen) <= 3 + 16 + 2  # a suite of any size: a few bodies built, never one a task

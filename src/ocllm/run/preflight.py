@@ -25,6 +25,7 @@ The requests are counted apart (`Preflight.requests`), never in the run's servin
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -122,7 +123,7 @@ async def probe_lane(lane: Lane, tasks: list[Task], send: Send, server: ServerFa
     """Every probe, in order, against the lane's server: the findings and what they cost."""
     probe = _Probe(lane, send)
     began = time.monotonic()
-    bodies = [request_body(task, lane) for task in tasks]
+    bodies = [request_body(task, lane) for task in _probed_tasks(tasks)]
     findings = [*await _channel(probe, server)]
     context = await _context(probe, bodies)
     # A server that keeps only a prompt's end counts two long system messages alike: that says nothing of the template.
@@ -136,6 +137,24 @@ async def probe_lane(lane: Lane, tasks: list[Task], send: Send, server: ServerFa
         findings.append(await _tools(probe, server))
     findings.append(await _budget(probe, bodies))
     return Preflight(findings=findings, requests=probe.requests, seconds=round(time.monotonic() - began, 3))
+
+
+# The tasks whose requests the probes look at, of a suite of any size: the first few (the budget probe sends them), the
+# largest as encoded (the longest prompt is among them: a prompt is its task's text in a template), and the first of
+# each type (whether the suite's requests carry tools or a system message is the type's and the lane's doing).
+_LARGEST = 16
+
+
+def _probed_tasks(tasks: list[Task]) -> list[Task]:
+    chosen = {id(task): task for task in tasks[:BUDGET_PROMPTS]}
+    for task in heapq.nlargest(_LARGEST, tasks, key=lambda task: len(_ENCODER.encode(task))):
+        chosen.setdefault(id(task), task)
+    for task in {task.type: task for task in reversed(tasks)}.values():
+        chosen.setdefault(id(task), task)
+    return list(chosen.values())
+
+
+_ENCODER = msgspec.json.Encoder()
 
 
 async def _channel(probe: _Probe, server: ServerFacts | None) -> list[Finding]:
