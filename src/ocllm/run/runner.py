@@ -61,9 +61,8 @@ class FinalScore(Protocol):
 # same pass `ocllm rescore DIR` and `ocllm merge` make, and the run side never imports analysis. Not a function of
 # the scoring side either: `scoring/` decides one answer and does no I/O, while this pass reads the run directory
 # and writes a file. Given the run directory, the lane's name, the policy the run decides under and, by
-# (task id, sample), the decisions the run already took (its spool); it writes metrics.json.
-# The final scoring (analysis/rescore.score_run_dir): the run folder, the lane's name and policy, the decisions already
-# taken, the suite's tasks in memory.
+# (task id, sample), the decisions the run already took (its spool), and the suite's tasks the run holds (not parsed
+# again); it writes metrics.json.
 ScoreRun = Callable[
     [Path, str, Policy, Callable[[tuple[str, int]], Decision | None] | None, Sequence[Task] | None], FinalScore
 ]
