@@ -1,6 +1,7 @@
-"""A rescore's decisions in the run's decision pool (run/ordered_decisions.py): past the first few records they are
-taken in worker processes, in order, and the document is the one a rescore deciding in its own process writes; an
-error of the input met while the workers decide ends the command in one line, as before."""
+"""A rescore's decisions in the run's decision pool (run/ordered_decisions.py): past its first second of deciding in
+process (none here: the tests set it to nothing) they are taken in worker processes, in order, and the document is
+the one a rescore deciding in its own process writes; an error of the input met while the workers decide ends the
+command in one line, as before; a reader that stops early leaves no worker running."""
 
 from __future__ import annotations
 
@@ -44,8 +45,11 @@ def lines(docs: int, start: int = 0) -> list[dict[str, Any]]:
     return out
 
 
-def test_decisions_taken_in_the_workers_make_the_document_deciding_here_makes(tmp_path: Path) -> None:
-    docs = ordered_decisions.IN_PROCESS * 3  # most of them past the first few, decided in the workers
+def test_decisions_taken_in_the_workers_make_the_document_deciding_here_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ordered_decisions, "IN_PROCESS_CPU_S", 0.0)  # all but the first decided in the workers
+    docs = 96
     path = lm_eval_samples(tmp_path, "gsm8k", lines(docs))
     assert main(["rescore", str(path), "--from", "lm-eval", "-o", str(tmp_path / "pooled.json")]) in (0, 1)
     rescore_tool_files("lm-eval", [path], tmp_path / "here.json")  # decided in this process, one at a time
@@ -56,9 +60,10 @@ def test_decisions_taken_in_the_workers_make_the_document_deciding_here_makes(tm
 
 
 def test_an_input_error_met_while_the_workers_decide_ends_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = lm_eval_samples(tmp_path / "a", "gsm8k", lines(ordered_decisions.IN_PROCESS * 2))
+    monkeypatch.setattr(ordered_decisions, "IN_PROCESS_CPU_S", 0.0)
+    first = lm_eval_samples(tmp_path / "a", "gsm8k", lines(64))
     again = lm_eval_samples(tmp_path / "b", "gsm8k", lines(3, start=5))  # gsm8k/5 again: refused when it is met
     code = main(["rescore", str(first), str(again), "--from", "lm-eval", "-o", str(tmp_path / "out.json")])
     assert code == 2
@@ -66,13 +71,16 @@ def test_an_input_error_met_while_the_workers_decide_ends_in_one_line(
     assert not (tmp_path / "out.json").exists()
 
 
-def test_a_reader_that_stops_early_leaves_no_worker_running(tmp_path: Path) -> None:
-    items = list(range(ordered_decisions.IN_PROCESS + 200))
+def test_a_reader_that_stops_early_leaves_no_worker_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ordered_decisions, "IN_PROCESS_CPU_S", 0.0)
+    items = list(range(400))
     task = McqTask(id="t", question="Which?", options=["1", "2"], answer="B", category="c")
     decisions = ordered_decisions.OrderedDecisions(items, lambda _i: (task, Sample(task_id="t", content="FINAL: B")),
                                                    Policy())  # fmt: skip
     taken = decisions.records()
-    for _ in range(ordered_decisions.IN_PROCESS + 5):  # into the workers' part, then the reader stops
+    for _ in range(40):  # into the workers' part, then the reader stops
         item = next(taken)
         assert decisions.decided(item) is not None and decisions.decided(item).correct is True  # type: ignore[union-attr]
     taken.close()

@@ -4,17 +4,18 @@ matters where a decision is costly (a program run in the sandbox, the math score
 
 The items (records of any reader: `job` gives each one's task and sample) stay in their order: they are read in a
 thread of their own, whose event loop hands each to the pool and keeps at most `WINDOW` of them waiting; the caller
-takes them back in order with their decisions. The first `IN_PROCESS` items are decided in the caller's process
-instead, so that a small rescore (a test's, a report's few tasks) starts no worker: starting them costs a second or
-more of CPU, and the decisions are the same (`scoring.decide` either way). A decision the workers lost (they died
+takes them back in order with their decisions. The items are decided in the caller's process until that has
+taken `IN_PROCESS_CPU_S` of CPU, so that a small rescore (a test's, a report's few tasks) starts no worker: starting
+them costs a second or more of CPU. The decisions are the same either way (`scoring.decide`), and so is their order:
+where a decision is taken depends on time, what it decides never does. A decision the workers lost (they died
 on it twice) is taken in process by the caller (`write_rescored` does so for None)."""
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import queue
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
@@ -24,7 +25,9 @@ from ocllm.run.decision_pool import DecisionPool
 from ocllm.run.decision_spool import decode
 from ocllm.scoring import decide
 
-IN_PROCESS = 32  # records decided in the caller's process before any worker is started
+# CPU seconds of deciding in the caller's process before any worker is started: a small rescore, or one of cheap
+# decisions, never pays for starting them. Where the decisions move decides nothing of them (the same `decide`).
+IN_PROCESS_CPU_S = 1.0
 WINDOW = 256  # records waiting for their decision in the pool at most (memory bounded, whatever the input's size)
 _END = object()
 _LOOK_S = 0.1  # how often a wait for a decision looks whether the caller has stopped
@@ -59,9 +62,14 @@ class OrderedDecisions(Generic[Item]):
 
     def records(self) -> Iterator[Item]:
         try:
-            for record in itertools.islice(self._source, IN_PROCESS):
+            began = time.process_time()
+            for record in self._source:
                 self._current = (record, decide(*self._job(record), self._policy))
                 yield record
+                if time.process_time() - began >= IN_PROCESS_CPU_S:
+                    break
+            else:
+                return  # every item decided here
             self._thread = threading.Thread(target=self._produce, name="rescore-decisions", daemon=True)
             self._thread.start()
             while (item := self._out.get()) is not _END:
