@@ -24,7 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+# The ocllm rescored with: this checkout's, or another's (OCLLM_BENCH_SRC: a "before" figure).
+SRC = Path(os.environ.get("OCLLM_BENCH_SRC") or Path(__file__).resolve().parents[1] / "src")
 # (response, the number it ends on, the gold's number): answers a 7B model gives, some right, some wrong.
 ANSWERS = (
     ("She earned 0.2 x 50 = 10 dollars, plus 1,000: the answer is $1,010.", "1,010", "1,010"),

@@ -42,7 +42,8 @@ from ocllm.run.prompting import request_body
 from ocllm.suites import load_suite
 
 MODEL = "loopback-model"
-SRC = Path(__file__).resolve().parents[1] / "src"
+# The ocllm the child `ocllm run` runs: this checkout's, or another's (OCLLM_BENCH_SRC: a "before" figure).
+SRC = Path(os.environ.get("OCLLM_BENCH_SRC") or Path(__file__).resolve().parents[1] / "src")
 LOOP_PLUMBING = ("<built-in method builtins.exec>", "<method 'run' of '_contextvars", "events.py:", "base_events.py:")
 
 

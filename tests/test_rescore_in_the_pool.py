@@ -48,7 +48,8 @@ def lines(docs: int, start: int = 0) -> list[dict[str, Any]]:
 def test_decisions_taken_in_the_workers_make_the_document_deciding_here_makes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ordered_decisions, "IN_PROCESS_CPU_S", 0.0)  # all but the first decided in the workers
+    monkeypatch.setattr(ordered_decisions, "IN_PROCESS_CPU_S", 0.0)
+    monkeypatch.setattr(ordered_decisions, "POOL_FROM_S", 0.0)  # all but the first decided in the workers
     docs = 96
     path = lm_eval_samples(tmp_path, "gsm8k", lines(docs))
     assert main(["rescore", str(path), "--from", "lm-eval", "-o", str(tmp_path / "pooled.json")]) in (0, 1)
@@ -63,6 +64,7 @@ def test_an_input_error_met_while_the_workers_decide_ends_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ordered_decisions, "IN_PROCESS_CPU_S", 0.0)
+    monkeypatch.setattr(ordered_decisions, "POOL_FROM_S", 0.0)
     first = lm_eval_samples(tmp_path / "a", "gsm8k", lines(64))
     again = lm_eval_samples(tmp_path / "b", "gsm8k", lines(3, start=5))  # gsm8k/5 again: refused when it is met
     code = main(["rescore", str(first), str(again), "--from", "lm-eval", "-o", str(tmp_path / "out.json")])
@@ -75,6 +77,7 @@ def test_a_reader_that_stops_early_leaves_no_worker_running(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ordered_decisions, "IN_PROCESS_CPU_S", 0.0)
+    monkeypatch.setattr(ordered_decisions, "POOL_FROM_S", 0.0)
     items = list(range(400))
     task = McqTask(id="t", question="Which?", options=["1", "2"], answer="B", category="c")
     decisions = ordered_decisions.OrderedDecisions(items, lambda _i: (task, Sample(task_id="t", content="FINAL: B")),
