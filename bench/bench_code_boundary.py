@@ -77,10 +77,12 @@ with open(os.devnull, "w") as quiet:
     sys.stdout = quiet
     main(["rescore", "--from", "evalplus", sys.argv[1], samples, "-o", out])
     sys.stdout = sys.__stdout__
-# The decision workers' forkserver lives as long as this process: stopped, so that it (and the CPU time of the workers
-# it reaped) is waited for below.
+# The decision workers' forkserver and the guarded children of the decisions taken here live as long as this
+# process: stopped, so that they (and the CPU time of what they reaped) are waited for below.
 from multiprocessing import forkserver
+from ocllm.scoring import guarded
 forkserver._forkserver._stop()
+guarded._close_all()
 while True:
     try:
         os.waitpid(-1, 0)
