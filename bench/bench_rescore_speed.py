@@ -18,10 +18,10 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 # The ocllm rescored with: this checkout's, or another's (OCLLM_BENCH_SRC: a "before" figure).
@@ -57,22 +57,33 @@ def lines(n_docs: int, samples: int) -> list[str]:
 
 
 def measure(path: Path, out: Path, profile: Path | None) -> tuple[float, float, float]:
-    """(CPU s, wall s, peak MB) of one `ocllm rescore` child."""
+    """(CPU s, wall s, peak MB) of one `ocllm rescore` child, from its own resource usage (os.wait4): RUSAGE_CHILDREN's
+    peak is the largest of every child so far, and a child started by vfork is charged this process's peak at its
+    exec, which is why the file is written by a child of its own (`write_file`)."""
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     head = ["-m", "cProfile", "-o", str(profile)] if profile is not None else []
     command = [sys.executable, *head, "-m", "ocllm", "rescore", str(path), "--from", "lm-eval", "-o", str(out)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    import time
-
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    assert child.stderr is not None
+    stderr = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 1):
-        raise RuntimeError(done.stderr[-2000:])
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall, after.ru_maxrss / 1024
+    if child.returncode not in (0, 1):
+        raise RuntimeError(stderr[-2000:].decode(errors="replace"))
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
+
+
+def write_file(path: Path, size: int, samples: int) -> None:
+    """The samples file, written by a child process (see `measure`)."""
+    code = (
+        "import sys; from pathlib import Path; from bench_rescore_speed import lines; "
+        "Path(sys.argv[1]).write_text(chr(10).join(lines(int(sys.argv[2]) // 2, int(sys.argv[3]))) + chr(10))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), str(SRC)])}
+    subprocess.run([sys.executable, "-c", code, str(path), str(size), str(samples)], check=True, env=env)
 
 
 def main(sizes: list[int], samples: int, profile: Path | None) -> None:
@@ -80,7 +91,7 @@ def main(sizes: list[int], samples: int, profile: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             path = Path(tmp) / f"samples_gsm8k_{size}.jsonl"
-            path.write_text("\n".join(lines(size // 2, samples)) + "\n")
+            write_file(path, size, samples)
             cpu, wall, peak = measure(path, Path(tmp) / f"out{size}.json", profile)
             mb = path.stat().st_size / 1e6
             print(

@@ -34,7 +34,7 @@ from ocllm.documents import (
 from ocllm.report.wording import interval_methods_note, rank_of, rate
 from ocllm.scoring import task_types
 from ocllm.summary_words import censoring_rows, censoring_words, serving_rate, truncation_words
-from ocllm.verdict_words import SCORER_LABEL
+from ocllm.verdict_words import CHANGES_LISTED, SCORER_LABEL
 from ocllm.visible_text import visible
 
 if TYPE_CHECKING:  # the runner pulls in aiohttp: `ocllm --help` should not wait for it
@@ -499,7 +499,6 @@ def changed_words(result: RescoredFile) -> str:
     return str(result.summary.changed)
 
 
-CHANGED_SHOWN = 30  # changed decisions listed on the terminal; the audit (--report) lists every one
 
 
 def print_verdicts(result: RescoredFile) -> None:
@@ -521,11 +520,11 @@ def print_verdicts(result: RescoredFile) -> None:
     changed = Table(title=f"Changed decisions ({len(audit.changed)})")
     for column in ("task", "expected", result.input_label, SCORER_LABEL, "rule"):
         changed.add_column(column, overflow="fold")
-    for task_id, expected, old, new, rule, _reason in audit.changed[:CHANGED_SHOWN]:
+    for task_id, expected, old, new, rule, _reason in audit.changed.head[:CHANGES_LISTED]:
         changed.add_row(task_id, expected, old, new, rule)
     console.print(changed)
-    if len(audit.changed) > CHANGED_SHOWN:
-        console.print(f"... and {len(audit.changed) - CHANGED_SHOWN} more: the audit (--report) lists them all")
+    if len(audit.changed) > CHANGES_LISTED:
+        console.print(f"... and {len(audit.changed) - CHANGES_LISTED} more: the audit (--report) lists them all")
 
 
 def print_report_verdicts(doc: RunReport) -> None:

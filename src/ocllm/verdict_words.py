@@ -10,6 +10,8 @@ from ocllm.documents import InputVerdicts, Paired
 
 # What this scorer's side of those verdicts is called, in every table and sentence.
 SCORER_LABEL = "ocllm's scorer"
+# Changed decisions a rescore lists on the terminal (and keeps in memory: the audit, --report, lists every one).
+CHANGES_LISTED = 30
 
 ScopeKind = Literal["type", "task", "pooled"]
 

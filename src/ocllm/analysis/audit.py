@@ -11,9 +11,11 @@ import msgspec
 
 from ocllm.analysis.verdict_scopes import ToolTask, VerdictScopes
 from ocllm.documents import Audit, AuditChange, AuditTotal, InputVerdicts, Paired, UnscorableRecord
+from ocllm.files.spilled_rows import SpilledRows
 from ocllm.formats import SavedRecord
 from ocllm.models import Decision
 from ocllm.scoring import task_types
+from ocllm.verdict_words import CHANGES_LISTED
 from ocllm.visible_text import quoted, visible
 
 __all__ = ["AuditTally", "audit_document"]
@@ -27,7 +29,9 @@ class AuditTally:
         self.overall = [0, 0, 0]  # [old correct, new correct, tasks]
         self.categories: dict[str, list[int]] = {}  # the same per category
         self.has_old = False
-        self.changed: list[tuple[str, str, str, str, str, str]] = []  # id, expected, old, new, rule, reason
+        # id, expected, old, new, rule, reason of each; past a megabyte on disk (one in five tasks may change); the
+        # first CHANGES_LISTED in memory, for the console.
+        self.changed = SpilledRows(kept=CHANGES_LISTED)
         self.inconsistent: list[str] = []
         self.extraction_differs: list[str] = []
         self.differs_by_type: Counter[str] = Counter()

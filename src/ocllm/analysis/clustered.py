@@ -16,7 +16,12 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ocllm.analysis.stats import Interval
+
+    # What a mean is taken of: a list, or an array (a rescore's 100,000 paired differences, a byte each).
+    Values = Sequence[float] | np.ndarray
 
 # The confidence of every interval here (stats.CONFIDENCE). SciPy is imported where a quantile is needed, not with
 # this module: a rescore counts these figures task by task, and SciPy costs it 70 MB (docs/performance.md).
@@ -62,7 +67,7 @@ class ClusteredMean(NamedTuple):
     values: int  # N: how many values
 
 
-def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable]) -> ClusteredMean:
+def clustered_mean(values: Values, clusters: Sequence[Hashable]) -> ClusteredMean:
     """The mean of `values` and its standard error clustered on `clusters` (value i is in cluster clusters[i])."""
     if len(values) != len(clusters):
         raise ValueError("every value needs its cluster")
@@ -72,6 +77,20 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[Hashable]) -> Clu
         total[0] += float(value)
         total[1] += 1
     return clustered_from_sums([(total, int(count)) for total, count in sums.values()])
+
+
+def each_its_own_cluster(values: Values) -> ClusteredMean:
+    """`clustered_mean(values, range(len(values)))`, the same figures to the last bit (the same sums, in the same
+    order), without a cluster table: a rescore's paired figures hold one difference per task, 100,000 of them, and
+    the table was the largest thing it held (issue 45: memory flat in the file's length)."""
+    n = len(values)
+    if n == 0:
+        return ClusteredMean(0.0, 0.0, 0, 0)
+    mean = sum(float(value) for value in values) / n
+    if n < 2:
+        return ClusteredMean(mean, 0.0, n, n)
+    spread = sum((float(value) - mean) ** 2 for value in values)
+    return ClusteredMean(mean, math.sqrt(n / (n - 1) * spread) / n, n, n)
 
 
 def clustered_from_sums(clusters: Sequence[tuple[float, int]]) -> ClusteredMean:

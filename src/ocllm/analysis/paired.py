@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from functools import partial
 
+import numpy as np
+
 from ocllm import verdict_words
-from ocllm.analysis.clustered import ClusteredMean, clustered_mean, interval, t_test_p
+from ocllm.analysis.clustered import ClusteredMean, clustered_mean, each_its_own_cluster, interval, t_test_p
 from ocllm.analysis.power import minimum_detectable_effect
 from ocllm.analysis.sampled import share_interval
 from ocllm.analysis.stats import (
@@ -28,43 +30,59 @@ from ocllm.analysis.stats import (
 )
 from ocllm.documents import Paired
 
+# Each side's verdict on each task (or sample): a list, or an array of bools (a rescore's, a byte each).
+Verdicts = Sequence[bool] | np.ndarray
 MIN_CATEGORIES = 5  # categories a category-level caveat needs (see _caveats)
 
 
 def paired_by_task(
-    tasks: Sequence[Hashable],
-    ca: Sequence[bool],
-    cb: Sequence[bool],
+    tasks: Sequence[Hashable] | np.ndarray,
+    ca: Verdicts,
+    cb: Verdicts,
     label_a: str,
     label_b: str,
     sides: str = "lane",
 ) -> Paired:
     """Verdicts of two sides on the same samples (`tasks[i]` is the task sample i is of): `paired_figures` when
     each task has one sample, else the tasks' shares of correct samples paired (`sampled_paired_figures`), so that
-    a task's samples are never counted as that many tasks."""
-    grouped: dict[Hashable, tuple[list[bool], list[bool]]] = {}
-    for task, a, b in zip(tasks, ca, cb, strict=True):
-        sides_of = grouped.setdefault(task, ([], []))
-        sides_of[0].append(a)
-        sides_of[1].append(b)
-    if all(len(a) == 1 for a, _ in grouped.values()):
-        return paired_figures(ca, cb, label_a, label_b, sides)
-    most = max(len(a) for a, _ in grouped.values())
+    a task's samples are never counted as that many tasks. Arrays, not a table of lists per task: a rescore pairs
+    100,000 samples here (issue 45: memory flat in the file's length)."""
+    a, b = np.asarray(ca, dtype=bool), np.asarray(cb, dtype=bool)
+    if len(a) != len(b) or len(a) != len(tasks):
+        raise ValueError("every sample needs its task and both verdicts")
+    numbers = _task_numbers(tasks)
+    samples = np.bincount(numbers)
+    if not len(samples) or bool((samples == 1).all()):
+        return paired_figures(a, b, label_a, label_b, sides)
+    most = int(samples.max())
+    # Sums of 0 and 1 are exact in floats, and each is divided once: the shares sum(a) / len(a) gave.
     return sampled_paired_figures(
-        [sum(a) / len(a) for a, _ in grouped.values()],
-        [sum(b) / len(b) for _, b in grouped.values()],
+        (np.bincount(numbers, weights=a) / samples).tolist(),
+        (np.bincount(numbers, weights=b) / samples).tolist(),
         (most, most),
         label_a,
         label_b,
-        correct=(sum(ca), sum(cb)),
+        correct=(int(np.count_nonzero(a)), int(np.count_nonzero(b))),
         sides=sides,
-        scored=(len(ca), len(cb)),
+        scored=(len(a), len(b)),
     )
 
 
+def _task_numbers(tasks: Sequence[Hashable] | np.ndarray) -> np.ndarray:
+    """Each sample's task as a number, 0 for the first task met, 1 for the next, and so on (first appearance: the
+    order the shares of tasks were always summed in)."""
+    if isinstance(tasks, np.ndarray):
+        _, first, inverse = np.unique(tasks, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.intp)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+        return np.asarray(rank[inverse], dtype=np.intp)
+    index: dict[Hashable, int] = {}
+    return np.fromiter((index.setdefault(t, len(index)) for t in tasks), dtype=np.intp, count=len(tasks))
+
+
 def paired_figures(
-    ca: Sequence[bool],
-    cb: Sequence[bool],
+    ca: Verdicts,
+    cb: Verdicts,
     label_a: str,
     label_b: str,
     sides: str = "lane",
@@ -73,10 +91,12 @@ def paired_figures(
     """`ca[i]` and `cb[i]`: whether side A and side B got task i right; `sides` is what the two are (the
     verdict says "no evidence that either lane is better"); `categories[i]`: task i's category, for the second
     cluster level."""
-    n = len(ca)
-    a_correct, b_correct = sum(ca), sum(cb)
-    a_wins = sum(x and not y for x, y in zip(ca, cb, strict=True))
-    b_wins = sum(y and not x for x, y in zip(ca, cb, strict=True))
+    a, b = np.asarray(ca, dtype=bool), np.asarray(cb, dtype=bool)
+    if len(a) != len(b):
+        raise ValueError("both sides need a verdict on every task")
+    n = len(a)
+    a_correct, b_correct = int(np.count_nonzero(a)), int(np.count_nonzero(b))
+    a_wins, b_wins = int(np.count_nonzero(a & ~b)), int(np.count_nonzero(b & ~a))
     # The counts, which every comparison has (all 0 with nothing paired): a partial, whose fields and the call below
     # mypy checks, as it cannot a dict's splat.
     counted = partial(
@@ -86,8 +106,8 @@ def paired_figures(
         b_correct=b_correct,
         a_wins=a_wins,
         b_wins=b_wins,
-        both_correct=sum(x and y for x, y in zip(ca, cb, strict=True)),
-        both_wrong=sum(not x and not y for x, y in zip(ca, cb, strict=True)),
+        both_correct=int(np.count_nonzero(a & b)),
+        both_wrong=int(np.count_nonzero(~a & ~b)),
     )
     if not n:
         return _nothing_paired(counted, label_a, label_b)
@@ -95,7 +115,7 @@ def paired_figures(
     diff = (b_correct - a_correct) / n
     ci = exact_paired_interval(a_wins, b_wins, n)
     a_ci, b_ci = wilson(a_correct, n), wilson(b_correct, n)
-    differences = [float(y) - float(x) for x, y in zip(ca, cb, strict=True)]
+    differences = b.astype(np.int8) - a.astype(np.int8)  # -1, 0 or 1 a task: a byte each, not a float object
     spread = _Spread(differences, categories)
     significant = p < 0.05 and (ci.low > 0 or ci.high < 0)
     return counted(
@@ -281,14 +301,14 @@ def _share_interval(shares: Sequence[float], mean: ClusteredMean) -> Interval:
 
 def _task_mean(shares: Sequence[float]) -> ClusteredMean:
     """The mean of per-task shares, each task its own cluster."""
-    return clustered_mean(shares, range(len(shares)))
+    return each_its_own_cluster(shares)
 
 
 class _Spread:
     """The per-task differences' standard error, on tasks and on categories, and the MDE from it."""
 
-    def __init__(self, differences: Sequence[float], categories: Sequence[Hashable] | None) -> None:
-        self.on_tasks = clustered_mean(differences, range(len(differences)))
+    def __init__(self, differences: Sequence[float] | np.ndarray, categories: Sequence[Hashable] | None) -> None:
+        self.on_tasks = each_its_own_cluster(differences)
         self.on_categories: ClusteredMean | None = None
         if categories is not None and len(set(categories)) >= 2:
             self.on_categories = clustered_mean(differences, categories)

@@ -12,8 +12,7 @@ that a rescore of any size streams; the figures are computed once, at the end.""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from itertools import accumulate
+from collections.abc import Callable, Iterable
 
 from ocllm.documents import InputVerdicts, Paired, ScopeVerdicts, TypeVerdicts
 from ocllm.formats.records import SavedRecord
@@ -76,39 +75,39 @@ class VerdictScopes:
         return self._figures[label]
 
     def _compute(self, label: str) -> InputVerdicts:
-        tasks = list(accumulate(self.starts_task))  # a number per task, the same for its samples
-        every = range(len(self.old))
-        members: dict[int, list[int]] = {}
-        for i, scope in enumerate(self.scope_of):
-            members.setdefault(scope, []).append(i)
-        in_scope = {self.scopes[k]: rows for k, rows in members.items()}
+        # Imported here: SciPy (with paired.py) costs 70 MB of memory, and a rescore streams its tasks in far less.
+        import numpy as np
 
-        def paired(rows: Sequence[int]) -> Paired | None:
-            return self._paired(tasks, rows, label) if rows else None
+        from ocllm.analysis.paired import paired_by_task
+
+        # Views of the bytes gathered, and index arrays: a Python object per sample would grow with the input.
+        tasks = np.cumsum(np.frombuffer(self.starts_task, dtype=np.uint8), dtype=np.int64)  # a number per task
+        old = np.frombuffer(self.old, dtype=np.uint8).astype(bool)
+        new = np.frombuffer(self.new, dtype=np.uint8).astype(bool)
+        scope_of = np.frombuffer(self.scope_of, dtype=np.uint32)
+        in_scope = {scope: np.flatnonzero(scope_of == k) for k, scope in enumerate(self.scopes)}
+        none = np.zeros(0, dtype=np.intp)
+
+        def paired(rows: np.ndarray) -> Paired | None:
+            if not len(rows):
+                return None
+            return paired_by_task(tasks[rows], old[rows], new[rows], label, SCORER_LABEL, sides="scoring")
 
         types = sorted({t for t, _ in [*in_scope, *self.unpaired]})
         by_type: dict[str, TypeVerdicts] = {}
         for name in types:
             scopes = sorted({s for s in [*in_scope, *self.unpaired] if s[0] == name}, key=_scope_order)
-            rows = sorted(i for s in scopes for i in in_scope.get(s, []))
+            rows = np.sort(np.concatenate([in_scope.get(s, none) for s in scopes]))
             by_task = {
-                task: ScopeVerdicts(paired=paired(in_scope.get(scope, [])), unpaired=self.unpaired.get(scope, 0))
+                task: ScopeVerdicts(paired=paired(in_scope.get(scope, none)), unpaired=self.unpaired.get(scope, 0))
                 for scope in scopes
                 if (task := scope[1]) is not None
             }
             by_type[name] = TypeVerdicts(
                 paired=paired(rows), unpaired=sum(self.unpaired.get(s, 0) for s in scopes), by_task=by_task
             )
+        every = np.arange(len(self.old))
         return InputVerdicts(label=label, by_type=by_type, pooled=paired(every), unpaired=self.unpaired_samples)
-
-    def _paired(self, tasks: list[int], rows: Sequence[int], label: str) -> Paired:
-        # Imported here: SciPy costs 70 MB of memory, and a rescore streams its tasks in far less.
-        from ocllm.analysis.paired import paired_by_task
-
-        ids: list[Hashable] = [tasks[i] for i in rows]
-        old = [bool(self.old[i]) for i in rows]
-        new = [bool(self.new[i]) for i in rows]
-        return paired_by_task(ids, old, new, label, SCORER_LABEL, sides="scoring")
 
 
 def _scope_order(scope: Scope) -> tuple[bool, str]:

@@ -19,6 +19,7 @@ from ocllm.files.surrogates import file_may_hold_surrogate
 from ocllm.formats import evalplus, inspect_log, lm_eval, mmlu_pro_results
 from ocllm.formats.not_text import screen
 from ocllm.formats.records import RunMeta, SavedRecord
+from ocllm.formats.repeated_keys import RepeatedKeys
 
 ReadFile = Callable[[Path, str | None, bool], Iterator[SavedRecord | UnscorableRecord]]
 
@@ -184,8 +185,10 @@ def read_harness_files(name: str, paths: list[Path], filter_name: str | None = N
 
     def records() -> Iterator[SavedRecord]:
         # A task may have several samples (inspect_ai's epochs, lm-eval's repeats): one record per (task, sample).
-        first_seen: dict[tuple[str, int], Path] = {}
-        for path in files:
+        # One given twice refuses the input once all is read (the output is written only after that), so that the
+        # keys are held in a few bytes each rather than a set (repeated_keys.py).
+        seen = RepeatedKeys()
+        for number, path in enumerate(files):
             scored, left_out = 0, len(unscorable)
             # A file that escapes no surrogate anywhere holds nothing that is not text: its records need no walk
             # (unless they are made of other files' too, as evalplus's are of the dataset's).
@@ -196,13 +199,7 @@ def read_harness_files(name: str, paths: list[Path], filter_name: str | None = N
                 if isinstance(record, UnscorableRecord):
                     unscorable.append(record)
                     continue
-                key = (record.task.id, record.sample.sample)
-                earlier = first_seen.get(key)
-                if earlier is not None:
-                    where = "twice in it" if earlier == path else f"in {earlier} too"
-                    which = f" sample {key[1]}" if key[1] else ""
-                    raise InputError(f"{path}: task {record.task.id!r}{which} appears {where}")
-                first_seen[key] = path
+                seen.add(record.task.id, record.sample.sample, number)
                 scored += 1
                 yield record
             if not scored and len(unscorable) > left_out:
@@ -212,6 +209,11 @@ def read_harness_files(name: str, paths: list[Path], filter_name: str | None = N
                     f"{path}: no record this scorer can score ({len(unscorable) - left_out} record(s); the first, "
                     f"{first.where}: {first.reason})"
                 )
+        if (repeat := seen.first_repeat()) is not None:
+            earlier, later = files[repeat.earlier], files[repeat.later]
+            where = "twice in it" if earlier == later else f"in {earlier} too"
+            which = f" sample {repeat.sample}" if repeat.sample else ""
+            raise InputError(f"{later}: task {repeat.task_id!r}{which} appears {where}")
 
     return HarnessRun(fmt, files, meta, records(), notices, unscorable)
 

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import msgspec
+
 from ocllm.documents import UnscorableRecord
 from ocllm.errors import InputError
 from ocllm.formats.harness_records import lm_eval_mappings, unscorable
@@ -162,7 +164,7 @@ def _index(path: Path) -> _Index:
 
 def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any]:
     try:
-        row = json.loads(raw)
+        row = _decoded(raw)
     except UnicodeDecodeError:
         raise InputError(f"{path}: line {number}: not UTF-8 text") from None
     except (ValueError, RecursionError) as exc:
@@ -187,6 +189,19 @@ def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any]:
     if isinstance(doc_id, bool) or not isinstance(doc_id, int | str):
         raise InputError(f"{path}: line {number}: doc_id {doc_id!r} is neither a number nor text")
     return row
+
+
+def _decoded(raw: bytes) -> Any:
+    """The line's JSON: msgspec reads a plain UTF-8 line in a third of json's time (issue 45: each line is read
+    twice); a line it refuses (a lone surrogate's escape, NaN, a UTF-8 BOM, bytes not UTF-8) is json's to read,
+    or to refuse with json's words, as it always was."""
+    try:
+        return _DECODER.decode(raw)
+    except msgspec.DecodeError:
+        return json.loads(raw)
+
+
+_DECODER = msgspec.json.Decoder()
 
 
 def _generated(row: dict[str, Any]) -> bool:

@@ -231,6 +231,8 @@ def _select(candidates: list[MathCandidate], policy: Policy, where: str) -> _Pic
 
 def _read(pieces: list[Piece], region: Field, prompt: str | None, question: str | None) -> list[MathCandidate] | str:
     """The region's statements, or why it was not read: past one of rule M2's bounds on statements."""
+    if not pieces:
+        return []  # no region (most answers have no reasoning): nothing to find, and the search's set-up skipped
     places = statement_places(pieces)
     if places > MAX_STATEMENT_PLACES:
         return (
