@@ -229,7 +229,8 @@ def test_rate_and_eta_follow_the_recent_finishes(monkeypatch: pytest.MonkeyPatch
     for _ in range(30):  # one task a second
         bar.start()
         clock.now += 1.0
-        bar.advance(True, False)
+        bar.answered()
+        bar.judged(True, False)
     assert bar.rate() == pytest.approx(20 / 19)  # the last 20 finishes span 19 s
     bar.start()
     clock.now += 60.0  # one slow task: nothing finishes for a minute

@@ -363,6 +363,12 @@ class RunManifest(msgspec.Struct, kw_only=True):
     preflight: Preflight | None = None
 
 
+def prompt_tokens(usage: dict[str, Any] | None) -> int | None:
+    """The prompt tokens a server's usage object counts, None where it did not say."""
+    count = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
 def token_counts(usage: dict[str, Any] | None) -> tuple[int | None, int | None]:
     """(completion tokens, reasoning tokens) of a server's usage object, None where it did not say.
     vLLM puts reasoning tokens under completion_tokens_details; SGLang at the top level of usage."""

@@ -334,8 +334,6 @@ class LiveDecisions:
         self._waiting: set[asyncio.Future[EncodedDecision | None]] = set()
         self._on_disk: deque[tuple[Task, Span]] = deque()
         self._failure: BaseException | None = None
-        self.most_in_memory = 0  # the most answers that waited in memory at once (bounded by `limit`)
-        self.went_to_disk = 0  # answers that waited on disk for room
 
     def add(self, task: Task, sample: Sample, span: Span) -> None:
         """Hand an answer to the pool at once, or, past the bound, leave it on disk at `span` until there is room."""
@@ -344,7 +342,6 @@ class LiveDecisions:
         if len(self._waiting) >= self._limit or self._on_disk:
             assert self._read_back is not None, "answers wait on disk only where they can be read back"
             self._on_disk.append((task, span))  # in order: those on disk before it go first
-            self.went_to_disk += 1
             return
         self._submit(task, sample)
 
@@ -359,7 +356,6 @@ class LiveDecisions:
     def _submit(self, task: Task, sample: Sample) -> None:
         future = self._pool.submit(self._prepare(task, sample), sample, self._policy)
         self._waiting.add(future)
-        self.most_in_memory = max(self.most_in_memory, len(self._waiting))
         future.add_done_callback(functools.partial(self._returned, task, sample))
 
     def _returned(self, task: Task, sample: Sample, future: asyncio.Future[EncodedDecision | None]) -> None:

@@ -27,14 +27,13 @@ from __future__ import annotations
 import asyncio
 import heapq
 import time
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
 
 from ocllm import advice
 from ocllm.errors import OcllmError
-from ocllm.models import Finding, Preflight, Sample, Task, token_counts
+from ocllm.models import Finding, Preflight, Sample, Task, prompt_tokens, token_counts
 from ocllm.run.engine import AttemptWatch, Send
 from ocllm.run.lanes import Lane, public_settings
 from ocllm.run.prompting import lane_body, request_body
@@ -211,7 +210,7 @@ async def _system(
     if short.error is not None or long.error is not None:
         said = f"the server failed the probe: {short.error or long.error}"
         return Finding(probe="system", outcome="inconclusive", said=said)
-    counted = [token_counts_prompt(short), token_counts_prompt(long)]
+    counted = [prompt_tokens(short.usage), prompt_tokens(long.usage)]
     obeyed = SYSTEM_WORD.lower() in f"{short.content or ''} {short.reasoning or ''}".lower()
     padding = _approx_tokens(longer) - _approx_tokens(rule)
     measured = {"prompt_tokens": counted, "longer_by": padding, "obeyed": obeyed}
@@ -282,7 +281,7 @@ async def _context(probe: _Probe, bodies: list[dict[str, Any]]) -> Finding:
             f"context_{name}", [{"role": "user", "content": prompt}], max_tokens=_SHORT_ANSWER_TOKENS
         )
     short, long = asked["short"], asked["long"]
-    counted = [token_counts_prompt(s) for s in (short, long)]
+    counted = [prompt_tokens(s.usage) for s in (short, long)]
     witness = [CODE_WORD.lower() in f"{s.content or ''} {s.reasoning or ''}".lower() for s in (short, long)]
     measured = {"longest_prompt_tokens": longest, "sent_tokens": [long_tokens // 2, long_tokens],
                 "prompt_tokens": counted, "code_word_recalled": witness}  # fmt: skip
@@ -313,12 +312,6 @@ async def _context(probe: _Probe, bodies: list[dict[str, Any]]) -> Finding:
     if not counted[1]:
         said = f"a ~{long_tokens}-token prompt was taken (the server counted no prompt tokens to check it whole)"
     return Finding(probe="context", outcome="ok", said=said, measured=measured)
-
-
-def token_counts_prompt(sample: Sample) -> int | None:
-    usage = sample.usage if isinstance(sample.usage, Mapping) else {}
-    count = usage.get("prompt_tokens")
-    return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 async def _tools(probe: _Probe, server: ServerFacts | None) -> Finding:

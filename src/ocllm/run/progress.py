@@ -108,11 +108,6 @@ class RunProgress:
         self.decided += 1
         self._count(correct, error)
 
-    def advance(self, correct: bool | None, error: bool) -> None:
-        """A task finished and was decided at once."""
-        self.answered()
-        self.judged(correct, error)
-
     def earlier(self, correct: bool | None, error: bool) -> None:
         """A task an earlier invocation finished (--resume): counted in the accuracy and the errors, which are the
         lane's, but not in the rate (it is already in `done`)."""
