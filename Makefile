@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BFCL_STAMP := $(VENV)/.installed-bfcl
 
-.PHONY: test test-real-server demo lint bench clean browser sandbox lock lock-upgrade check-lean check-lean-locked \
+.PHONY: test test-real-server demo lint bench clean browser sandbox slurm lock lock-upgrade check-lean check-lean-locked \
 	scorer-diff scorer-pin
 
 $(BIN)/python:
@@ -84,9 +84,22 @@ sandbox:
 		$$SUDO apt-get install -y -q python3-numpy >/dev/null 2>&1 || \
 		{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q python3-numpy >/dev/null; }; }
 
+# `matrix --slurm` is tested against a one-machine Slurm cluster the tests start (tests/slurm_cluster.py): Debian's
+# slurmctld, slurmd, slurm-client and munge, installed when missing (their services are not started: the tests start
+# their own daemons, on free ports, in a folder of their own).
+slurm:
+	@command -v slurmctld >/dev/null 2>&1 && command -v slurmd >/dev/null 2>&1 && command -v sbatch >/dev/null 2>&1 \
+		&& command -v munged >/dev/null 2>&1 || { \
+		echo "installing Debian's Slurm (slurmctld, slurmd, slurm-client, munge) for the --slurm tests"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+			slurmctld slurmd slurm-client munge >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -q >/dev/null && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends slurmctld slurmd slurm-client munge >/dev/null; }; }
+
 # Every core (pytest-xdist): most tests wait on servers, subprocesses and a browser rather than compute, so even
 # 2 cores gain. Slow tests (marked `slow`) run too; `pytest -m "not slow"` is the quick loop while working.
-test: $(STAMP) $(BFCL_STAMP) lint browser sandbox
+test: $(STAMP) $(BFCL_STAMP) lint browser sandbox slurm
 	$(BIN)/python -m pytest -n auto
 
 # Against a real llama.cpp llama-server and a small real model on the CPU. The first run builds the server

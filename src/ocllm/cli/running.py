@@ -153,6 +153,12 @@ def probe(config: Path | None, lane_name: str | None, as_json: bool, no_server: 
     help="Ask each task of every lane K times (the lanes' samples_per_task).",
 )  # fmt: skip
 @preflight_option
+@click.option("--slurm", is_flag=True, help="Submit the matrix to Slurm: a job array per lane, then a merge job.")
+@click.option(
+    "--shards", type=click.IntRange(1, 1000), default=1, show_default=True,
+    help="With --slurm: the shards of each lane, one array element each.",
+)  # fmt: skip
+@click.option("--wait", is_flag=True, help="With --slurm: follow the jobs to the end (Ctrl-C cancels them).")
 def matrix(
     config: Path,
     out: Path | None,
@@ -162,6 +168,9 @@ def matrix(
     shard_text: str | None,
     samples_per_task: int | None,
     preflight: str,
+    slurm: bool,
+    shards: int,
+    wait: bool,
 ) -> int:
     """Run every lane of a lanes file in turn, each into its own run directory.
 
@@ -187,6 +196,14 @@ def matrix(
     if shard is not None:
         check_shards((lane.suite for name, lane in lanes.items() if not only or name in only), shard)
     folder = out or Path("runs") / config.stem
+    if slurm:
+        chosen = {name: lane for name, lane in lanes.items() if not only or name in only}
+        flags = ["--preflight", preflight, *(["--no-server"] if no_server else [])]
+        if samples_per_task is not None:
+            flags += ["--samples", str(samples_per_task)]
+        return _on_slurm(config, chosen, folder, shards, flags, wait, shard_text)
+    if shards != 1 or wait:
+        raise click.UsageError("--shards and --wait go with --slurm (one machine: --shard K/N)")
     outcomes: list[tuple[str, str, Summary | None, str]] = []
     simulated: set[str] = set()  # the lanes the ocllm simulator answered: the closing table says so
     with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:  # one pool of scoring workers for every lane
@@ -223,6 +240,28 @@ def matrix(
             outcomes.append((name, outcome, result.summary, preflight_word(result.preflight)))
     print_lane_outcomes(outcomes, simulated)
     return 0 if all(outcome == "complete" for _, outcome, _, _ in outcomes) else 1
+
+
+def _on_slurm(config: Path, lanes: dict[str, Lane], out: Path, shards: int, flags: list[str], wait: bool,
+              shard_text: str | None) -> int:  # fmt: skip
+    """`matrix --slurm`: every lane's shards submitted as a job array, and a merge after them (slurm/)."""
+    from ocllm.console import print_notice
+    from ocllm.run.shards import Shard, check_shards
+    from ocllm.slurm.follow import follow
+    from ocllm.slurm.resources import slurm_tables
+    from ocllm.slurm.submit import submit_matrix
+
+    if shard_text is not None:
+        raise click.UsageError("--slurm chooses the shards itself: give --shards N, not --shard K/N")
+    for k in range(shards):  # a shard no task falls in is refused here, not on a node
+        check_shards((lane.suite for lane in lanes.values()), Shard(k, shards))
+    resources = slurm_tables(config, list(lanes))
+    submitted = submit_matrix(lanes, resources, config, out, shards, flags, print_notice)
+    if not wait:
+        ids = ",".join(submitted.job_ids())
+        print_notice(f"follow them: squeue -j {ids}   watch the runs: ocllm watch {out}   cancel: scancel {ids}")
+        return 0
+    return follow(submitted, print_notice)
 
 
 @app.command()
