@@ -159,6 +159,15 @@ def probe(config: Path | None, lane_name: str | None, as_json: bool, no_server: 
     help="With --slurm: the shards of each lane, one array element each.",
 )  # fmt: skip
 @click.option("--wait", is_flag=True, help="With --slurm: follow the jobs to the end (Ctrl-C cancels them).")
+@click.option(
+    "--emit", type=click.Choice(["k8s"]),
+    help="Write the matrix as Kubernetes Indexed Jobs and a merge Job (OUT/k8s/matrix.yaml), for kubectl apply.",
+)  # fmt: skip
+@click.option("--image", help="With --emit k8s: the container image with ocllm (and the lanes' servers) installed.")
+@click.option(
+    "--pvc", default="ocllm-runs", show_default=True,
+    help="With --emit k8s: the PersistentVolumeClaim the runs are written to (mounted at /shared).",
+)  # fmt: skip
 def matrix(
     config: Path,
     out: Path | None,
@@ -171,6 +180,9 @@ def matrix(
     slurm: bool,
     shards: int,
     wait: bool,
+    emit: str | None,
+    image: str | None,
+    pvc: str,
 ) -> int:
     """Run every lane of a lanes file in turn, each into its own run directory.
 
@@ -196,14 +208,22 @@ def matrix(
     if shard is not None:
         check_shards((lane.suite for name, lane in lanes.items() if not only or name in only), shard)
     folder = out or Path("runs") / config.stem
-    if slurm:
+    if slurm or emit:
         chosen = {name: lane for name, lane in lanes.items() if not only or name in only}
         flags = ["--preflight", preflight, *(["--no-server"] if no_server else [])]
         if samples_per_task is not None:
             flags += ["--samples", str(samples_per_task)]
-        return _on_slurm(config, chosen, folder, shards, flags, wait, shard_text)
-    if shards != 1 or wait:
-        raise click.UsageError("--shards and --wait go with --slurm (one machine: --shard K/N)")
+        if shard_text is not None:
+            raise click.UsageError("a cluster's matrix chooses the shards itself: give --shards N, not --shard K/N")
+        if emit:
+            if slurm or wait:
+                raise click.UsageError("--emit k8s writes the Jobs, and submits nothing: not with --slurm or --wait")
+            if not image:
+                raise click.UsageError("--emit k8s needs --image: the container image the Jobs run")
+            return _emit_k8s(config, chosen, folder, shards, flags, image, pvc)
+        return _on_slurm(config, chosen, folder, shards, flags, wait)
+    if shards != 1 or wait or image:
+        raise click.UsageError("--shards, --wait and --image go with --slurm or --emit k8s (one machine: --shard K/N)")
     outcomes: list[tuple[str, str, Summary | None, str]] = []
     simulated: set[str] = set()  # the lanes the ocllm simulator answered: the closing table says so
     with ServerPool(ServerWait()) as servers, DecisionPool() as decisions:  # one pool of scoring workers for every lane
@@ -242,19 +262,44 @@ def matrix(
     return 0 if all(outcome == "complete" for _, outcome, _, _ in outcomes) else 1
 
 
-def _on_slurm(config: Path, lanes: dict[str, Lane], out: Path, shards: int, flags: list[str], wait: bool,
-              shard_text: str | None) -> int:  # fmt: skip
-    """`matrix --slurm`: every lane's shards submitted as a job array, and a merge after them (slurm/)."""
-    from ocllm.console import print_notice
+def _check_every_shard(lanes: dict[str, Lane], shards: int) -> None:
+    """A shard no task falls in is refused here, not on a node."""
     from ocllm.run.shards import Shard, check_shards
-    from ocllm.slurm.follow import follow
-    from ocllm.slurm.resources import slurm_tables
-    from ocllm.slurm.submit import submit_matrix
 
-    if shard_text is not None:
-        raise click.UsageError("--slurm chooses the shards itself: give --shards N, not --shard K/N")
-    for k in range(shards):  # a shard no task falls in is refused here, not on a node
+    for k in range(shards):
         check_shards((lane.suite for lane in lanes.values()), Shard(k, shards))
+
+
+def _emit_k8s(config: Path, lanes: dict[str, Lane], out: Path, shards: int, flags: list[str], image: str,
+              pvc: str) -> int:  # fmt: skip
+    """`matrix --emit k8s`: the Jobs written to OUT/k8s/matrix.yaml, never applied (cluster/k8s.py)."""
+    from ocllm.cluster.k8s import SECRET, k8s_objects, matrix_name, write_k8s
+    from ocllm.cluster.resources import slurm_tables
+    from ocllm.console import print_notice
+    from ocllm.files.atomic import atomic_write_text
+    from ocllm.files.reading import read_text
+
+    _check_every_shard(lanes, shards)
+    name = matrix_name(out.resolve().name)
+    objects = k8s_objects(lanes, slurm_tables(config, list(lanes)), read_text(config), name, shards, image, pvc, flags)
+    path = out / "k8s" / "matrix.yaml"
+    atomic_write_text(path, write_k8s(objects))
+    keys = sorted({lane.api_key_env for lane in lanes.values() if lane.api_key_env})
+    if keys:
+        given = " ".join(f"--from-literal={key}=\"${key}\"" for key in keys)
+        print_notice(f"the API keys, by their variables' names: kubectl create secret generic {SECRET} {given}")
+    print_notice(f"wrote {path}: kubectl apply -f {path}   (the runs go to /shared/{name} on the claim {pvc})")
+    return 0
+
+
+def _on_slurm(config: Path, lanes: dict[str, Lane], out: Path, shards: int, flags: list[str], wait: bool) -> int:
+    """`matrix --slurm`: every lane's shards submitted as a job array, and a merge after them (cluster/)."""
+    from ocllm.cluster.resources import slurm_tables
+    from ocllm.cluster.slurm_follow import follow
+    from ocllm.cluster.slurm_submit import submit_matrix
+    from ocllm.console import print_notice
+
+    _check_every_shard(lanes, shards)
     resources = slurm_tables(config, list(lanes))
     submitted = submit_matrix(lanes, resources, config, out, shards, flags, print_notice)
     if not wait:

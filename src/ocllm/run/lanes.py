@@ -323,7 +323,7 @@ def load_lanes(path: Path, announce: Callable[[str], None] | None = None) -> dic
         for own, other in (("system_prompt", "system_prompt_file"), ("system_prompt_file", "system_prompt")):
             if own in settings and other not in settings:
                 merged.pop(other, None)  # the lane's own system prompt replaces [defaults]' other spelling of one
-        merged.pop("slurm", None)  # what the lane asks of a Slurm cluster: slurm/resources.py reads it
+        merged.pop("slurm", None)  # what the lane asks of a Slurm cluster: cluster/resources.py reads it
         if merged.get("server") is False:
             del merged["server"]  # `server = false`: this lane uses whatever runs, whatever [defaults] starts
         for table in (defaults, settings):

@@ -1,5 +1,5 @@
 """`ocllm matrix LANES --slurm`: the matrix submitted with Slurm's own `sbatch`, one job array per lane and a merge
-job after them (scripts.py), each checked by `sbatch --test-only` before the first is submitted, so that a
+job after them (slurm_scripts.py), each checked by `sbatch --test-only` before the first is submitted, so that a
 partition, account or resource the cluster refuses is said in one line and nothing runs. Where the scripts and the
 job ids go: OUT/slurm/ (LANE.sbatch, merge.sbatch, jobs.json); the logs OUT/slurm/logs/.
 
@@ -19,11 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from ocllm.cluster.resources import SlurmResources, sbatch_options
+from ocllm.cluster.slurm_scripts import ArraySpec, MatrixPaths, element_script, merge_script
 from ocllm.errors import OcllmError
 from ocllm.files.atomic import atomic_write_text
 from ocllm.run.lanes import Lane
-from ocllm.slurm.resources import SlurmResources, sbatch_options
-from ocllm.slurm.scripts import ArraySpec, MatrixPaths, element_script, merge_script
 
 SBATCH_TIMEOUT_S = 60
 _JOB_ID = re.compile(r"\d+")

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ocllm.slurm.submit import SBATCH_TIMEOUT_S, Submitted, cancel
+from ocllm.cluster.slurm_submit import SBATCH_TIMEOUT_S, Submitted, cancel
 
 POLL_S = 3.0
 # The states after which a job never runs again (Slurm's own words).
