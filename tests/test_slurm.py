@@ -116,9 +116,10 @@ def test_a_killed_element_is_requeued_and_the_merged_runs_equal_a_local_run(
     while not (jobs.exists() and _lines(samples) >= 3):
         assert submitting.poll() is None and time.monotonic() < deadline, submitting.stdout and submitting.stdout.read()
         time.sleep(0.1)
-    array = json.loads(jobs.read_text())["arrays"]["A"]
     written = _lines(samples)
-    cluster.run("scontrol", "requeue", f"{array}_0")
+    # The node fails under it: set down, every job on it is killed and requeued; back up, they start again.
+    cluster.run("scontrol", "update", f"nodename={cluster.node}", "state=down", "reason=ocllm-test")
+    cluster.run("scontrol", "update", f"nodename={cluster.node}", "state=resume")
     try:
         said, _ = submitting.communicate(timeout=DEADLINE_S)
     finally:
