@@ -27,6 +27,7 @@ from ocllm.cli import main
 from ocllm.models import Sample
 from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import resolve_suite
+from ocllm.watch import cells
 from ocllm.watch.figures import Row, Snapshot
 from ocllm.watch.loop import Settings, Watcher
 from ocllm.watch.tail import SamplesTail
@@ -311,9 +312,64 @@ def test_a_bad_flag_is_one_line(args: list[str], said: str, tmp_path: Path, caps
     assert len(err) == 1 and said in err[0], err
 
 
+def test_a_page_among_a_runs_files_is_refused_in_one_line(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lay_out(runs["root"] / "whole" / "A_base", tmp_path / "run", "A_base", 5)
+    before = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert main(["watch", str(tmp_path / "run"), "--once", "--html", str(tmp_path / "run" / "w.html")]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "inside a run folder" in err[0], err
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == before
+
+
 def test_a_folder_that_is_a_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "a-file"
     path.write_text("x")
     assert main(["watch", str(path), "--once"]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "a-file" in err[0], err
+
+
+def test_idle_replicas_are_told_once_the_lane_has_ended_and_not_before(runs: dict[str, Path], tmp_path: Path) -> None:
+    root = tmp_path / "replicas"
+    real = runs["root"] / "whole" / "A_base"
+    urls = ["http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1", "http://127.0.0.1:8003/v1"]
+
+    def replicas(running: bool) -> None:
+        manifest = json.loads((root / "manifest.json").read_text())
+        manifest["lane"]["base_url"] = urls
+        # What the runner writes as the lane ends (run/endpoints.py's figures): the third answered nothing.
+        manifest["endpoints"] = None if running else [
+            {"base_url": urls[0], "requests": 40, "errors": 0},
+            {"base_url": urls[1], "requests": 19, "errors": 0},
+            {"base_url": urls[2], "requests": 3, "errors": 3},
+        ]
+        (root / "manifest.json").write_text(json.dumps(manifest))
+
+    lay_out(real, root, "A_base", 30)
+    replicas(running=True)
+    row = Watcher(Settings(root)).read().lanes[0].row
+    assert row.replicas == 3 and row.idle_replicas is None  # a live run folder cannot tell
+    assert "3 replicas: idle ones told at the end" in cells.notes(row)
+    lay_out(real, root, "A_base", None)
+    replicas(running=False)
+    row = Watcher(Settings(root)).read().lanes[0].row
+    assert row.status == "finished" and row.idle_replicas == [urls[2]]
+
+
+def test_a_sample_written_again_replaces_its_outcome(runs: dict[str, Path], tmp_path: Path) -> None:
+    """--resume or --retry-errors appends a (task, sample) again: the last line is the one that counts, once."""
+    root = tmp_path / "again"
+    real = runs["root"] / "whole" / "A_base"
+    written = lay_out(real, root, "A_base", 10)
+    watcher = Watcher(Settings(root))
+    failed = json.loads(written[7])  # FAILED made line 7 a timeout
+    assert failed.get("error_kind") == "timeout"
+    assert watcher.read().lanes[0].row.errors == Counter(timeout=1)
+    original = (real / "samples.jsonl").read_bytes().splitlines(keepends=True)[7]
+    with open(root / "samples.jsonl", "ab") as fh:
+        fh.write(original)  # the retried request's answer
+    row = watcher.read().lanes[0].row
+    verdict = decisions(real)[(failed["task_id"], failed.get("sample", 0))]
+    assert row.done == 10 and not row.errors and row.right + row.wrong == 10 - (verdict is None)

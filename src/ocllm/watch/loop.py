@@ -13,9 +13,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.live import Live
 
+from ocllm.errors import InputError
 from ocllm.visible_text import visible
 from ocllm.watch.figures import Snapshot, snapshot
-from ocllm.watch.finding import check_folder, find_runs
+from ocllm.watch.finding import check_folder, find_runs, is_run_folder
 from ocllm.watch.page import page, write_page
 from ocllm.watch.run_state import RunState, RunWatch
 from ocllm.watch.serving import PageServer
@@ -79,6 +80,8 @@ def watch(settings: Settings, console: Console, *, sleep: Callable[[float], None
 
 def _watch(settings: Settings, console: Console, sleep: Callable[[float], None]) -> int:
     root = settings.root
+    if settings.html is not None and is_run_folder(settings.html.parent):
+        raise InputError(f"--html {settings.html}: inside a run folder; the watch writes nothing among a run's files")
     if not root.exists():
         console.print(visible(f"waiting for {root} to appear"))
         while not root.exists():
