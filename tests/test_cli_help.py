@@ -32,7 +32,8 @@ from ocllm.sim import SimConfig, SimServer
 from ocllm.suites import shipped_suites
 
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "ocllm"
-WRITES_NOTHING = {"plan", "serve-sim", "probe"}  # they print, or serve: no output to name
+# They print, or serve: no output to name (watch's page, --html, is a view of the runs it reads, not their output).
+WRITES_NOTHING = {"plan", "serve-sim", "probe", "watch"}
 
 
 def _root() -> click.Context:
@@ -60,7 +61,7 @@ def test_every_help_page_spells_the_output_and_helps_every_option() -> None:
     pages = _pages()
     assert set(pages) == {
         "run", "matrix", "rescore", "compare", "report", "matrix-report", "import", "merge", "plan", "serve-sim",
-        "probe",
+        "probe", "watch",
     }  # fmt: skip
     for name, (command, ctx) in pages.items():
         page = command.get_help(ctx)  # the page as `ocllm NAME --help` prints it

@@ -21,7 +21,7 @@ import threading
 import click
 
 # The commands join the group when their modules are imported (each imports only click and the grammar at its top).
-from ocllm.cli import datasets, running, saved_runs, simulator  # noqa: F401
+from ocllm.cli import datasets, running, saved_runs, simulator, watching  # noqa: F401
 from ocllm.cli.app import app
 from ocllm.errors import Interrupted, OcllmError
 from ocllm.visible_text import visible
