@@ -137,6 +137,14 @@ def test_a_killed_element_is_requeued_and_the_merged_runs_equal_a_local_run(
         merged = _tasks(out / "merged" / lane)
         assert len(merged) == 59 and merged == _tasks(tmp_path / "local" / lane)
     assert (out / "merged" / "report").is_dir()
+    # `ocllm watch` of the submitted matrix: its shards read from shared storage, each lane's shards summed.
+    watched = _ocllm(cluster, "watch", str(out), "--once", cwd=tmp_path)
+    shown, _ = watched.communicate(timeout=120)
+    assert watched.returncode == 0, shown
+    for lane in ("A", "B"):
+        right = sum(1 for correct, _, _ in _tasks(out / "merged" / lane).values() if correct)
+        row = next(line for line in shown.splitlines() if line.lstrip("│|┃ ").startswith(f"{lane} "))
+        assert "59 of 59 (100%)" in row and f"({right}/59)" in row, shown
     # Nothing left behind: no job, no simulator.
     assert _queue(cluster) == []
     assert not [p for port in ports for p in _processes_naming(f"--port {port}")]
