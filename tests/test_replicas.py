@@ -43,6 +43,9 @@ def test_both_replicas_are_used_and_counted(tmp_path: Path) -> None:
     assert sum(e["requests"] for e in endpoints) == manifest["requests"] == 59
     serving = read(tmp_path / "r" / "metrics.json")["summary"]["serving"]
     assert serving["endpoints"] == endpoints
+    # Each sample names the endpoint that answered it (what `ocllm watch` tells idle replicas by), as counted.
+    answered = [json.loads(line)["endpoint"] for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
+    assert [answered.count(i) for i in (0, 1)] == [e["requests"] for e in endpoints]
 
 
 def test_a_replica_going_away_mid_run_hands_its_work_to_the_other(tmp_path: Path) -> None:

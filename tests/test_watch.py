@@ -331,7 +331,7 @@ def test_a_folder_that_is_a_file_is_one_line(tmp_path: Path, capsys: pytest.Capt
     assert len(err) == 1 and "a-file" in err[0], err
 
 
-def test_idle_replicas_are_told_once_the_lane_has_ended_and_not_before(runs: dict[str, Path], tmp_path: Path) -> None:
+def test_idle_replicas_are_told_while_the_lane_goes_and_at_its_end(runs: dict[str, Path], tmp_path: Path) -> None:
     root = tmp_path / "replicas"
     real = runs["root"] / "whole" / "A_base"
     urls = ["http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1", "http://127.0.0.1:8003/v1"]
@@ -350,8 +350,16 @@ def test_idle_replicas_are_told_once_the_lane_has_ended_and_not_before(runs: dic
     lay_out(real, root, "A_base", 30)
     replicas(running=True)
     row = Watcher(Settings(root)).read().lanes[0].row
-    assert row.replicas == 3 and row.idle_replicas is None  # a live run folder cannot tell
-    assert "3 replicas: idle ones told at the end" in cells.notes(row)
+    assert row.replicas == 3 and row.idle_replicas is None  # samples of before, which name no endpoint: cannot tell
+    assert "3 replicas: too few answers yet to tell an idle one" in cells.notes(row)
+    # Samples that name the endpoint that answered each (the runner's, for a lane of replicas): the first two
+    # answered them in turn, the third none, while the run goes.
+    lines = (root / "samples.jsonl").read_text().splitlines()
+    named = [json.dumps({**json.loads(line), "endpoint": i % 2}) for i, line in enumerate(lines)]
+    (root / "samples.jsonl").write_text("\n".join(named) + "\n")
+    row = Watcher(Settings(root)).read().lanes[0].row
+    assert row.status == "running" and row.idle_replicas == [urls[2]]
+    assert f"idle replica(s): {urls[2]}" in cells.notes(row)
     lay_out(real, root, "A_base", None)
     replicas(running=False)
     row = Watcher(Settings(root)).read().lanes[0].row

@@ -88,6 +88,9 @@ class Sample(msgspec.Struct, kw_only=True, omit_defaults=True):
     # Times the request was sent again on a new connection without spending an attempt: a kept-alive connection
     # from the pool had been closed by the server before any byte of an answer (client.py says when that is safe).
     resends: int = 0
+    # Which of the lane's endpoints answered (its index in the lane's base_url list), for a lane of several replicas;
+    # None for a lane of one. What `ocllm watch` tells idle replicas by while the run goes.
+    endpoint: int | None = None
     # A conversation (a task whose room continues it, `TaskType.next_turn`): every request of the episode and what
     # the server returned, in order. The fields above then hold the episode as a whole: `request` its first request,
     # the content, reasoning, calls and finish reason its last reply's, usage, latency, attempts, retries and

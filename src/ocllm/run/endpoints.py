@@ -96,6 +96,7 @@ class Endpoints:
                 endpoint.errors += 1
             elif sample.latency_s is not None:
                 endpoint.latencies.append(sample.latency_s)
+            sample.endpoint = index
             return sample
 
     def figures(self) -> list[dict[str, Any]]:

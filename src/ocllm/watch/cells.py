@@ -89,7 +89,7 @@ def notes(row: Row) -> list[str]:
         said.append(f"{row.deferred} scored at the end")
     if row.replicas > 1:
         if row.idle_replicas is None:
-            said.append(f"{row.replicas} replicas: idle ones told at the end")
+            said.append(f"{row.replicas} replicas: too few answers yet to tell an idle one")
         elif row.idle_replicas:
             said.append(f"idle replica(s): {', '.join(row.idle_replicas)}")
         else:

@@ -80,6 +80,8 @@ class RunWatch:
         self._seen: deque[tuple[float, int]] = deque()  # (monotonic time of a look, samples done then)
         self._unreadable = 0
         self._notes: list[str] = []
+        # (monotonic time of the look that read it, the endpoint that answered) of the samples read lately.
+        self._answered_by: deque[tuple[float, int]] = deque()
 
     def refresh(self, *, now: float, clock: float) -> RunState:
         """Read what was added; `now` is the wall clock (for the files' times), `clock` a monotonic one (rates)."""
@@ -90,6 +92,9 @@ class RunWatch:
             self._forget()
         self._unreadable += appended.unreadable
         self._waiting += appended.samples
+        self._answered_by.extend((clock, s.endpoint) for s in appended.samples if s.endpoint is not None)
+        while self._answered_by and clock - self._answered_by[0][0] > RATE_WINDOW_S:
+            self._answered_by.popleft()
         if self._tasks is not None and self._policy is not None:
             waiting, self._waiting = self._waiting, []
             for sample in waiting:
@@ -205,6 +210,8 @@ class RunWatch:
             eta = remaining / rate
         shard = (manifest.shard.index, manifest.shard.count) if manifest and manifest.shard else None
         replicas, idle_replicas = _replicas(manifest, status == "finished")
+        if idle_replicas is None and status == "running":
+            idle_replicas = _idle_lately(manifest, [endpoint for _, endpoint in self._answered_by])
         notes = list(self._notes)
         if self._waiting and self._tasks is None:
             notes.append(f"{len(self._waiting)} sample(s) wait for {SUITE_COPY}")
@@ -284,10 +291,28 @@ def _average_rate(path: Path, manifest: RunManifest | None, done: int) -> float 
     return done / (last - started) if last > started else None
 
 
+# A replica is told idle while the run goes once the others have answered this many samples each, lately: fewer say
+# nothing (a lane of two replicas at concurrency 1 answers from one, then the other).
+IDLE_AFTER = 3
+
+
+def _idle_lately(manifest: RunManifest | None, answered_by: list[int]) -> list[str] | None:
+    """The replicas that answered none of the samples written in the last RATE_WINDOW_S while the others answered at
+    least IDLE_AFTER each (each sample records its endpoint); None when too few samples were written to tell."""
+    urls = manifest.lane.get("base_url") if manifest is not None else None
+    if not isinstance(urls, list) or len(urls) < 2:
+        return None
+    counts = Counter(answered_by)
+    busy = [i for i in range(len(urls)) if counts[i]]
+    if not busy or min(counts[i] for i in busy) < IDLE_AFTER:
+        return None
+    return [str(urls[i]) for i in range(len(urls)) if not counts[i]]
+
+
 def _replicas(manifest: RunManifest | None, finished: bool) -> tuple[int, list[str] | None]:
-    """The lane's endpoints, and those that answered nothing while others did. A sample does not record which
-    endpoint answered it, and the manifest's per-endpoint figures are written when the run ends: before that the
-    folder cannot tell (None)."""
+    """The lane's endpoints, and, once it has ended, those that answered nothing while others did (the manifest's
+    per-endpoint figures, written when the run ends). While it goes, `_idle_lately` tells them from the samples'
+    `endpoint`."""
     if manifest is None:
         return 1, None
     urls = manifest.lane.get("base_url")
