@@ -263,11 +263,14 @@ def matrix(
 
 
 def _check_every_shard(lanes: dict[str, Lane], shards: int) -> None:
-    """A shard no task falls in is refused here, not on a node."""
-    from ocllm.run.shards import Shard, check_shards
+    """A shard no task falls in is refused here, not on a node (each suite read once)."""
+    from ocllm.run.shards import Shard, take_shard
+    from ocllm.suites import load_suite
 
-    for k in range(shards):
-        check_shards((lane.suite for lane in lanes.values()), Shard(k, shards))
+    for name in dict.fromkeys(lane.suite for lane in lanes.values()):
+        suite = load_suite(name)
+        for k in range(shards):
+            take_shard(suite, Shard(k, shards))
 
 
 def _emit_k8s(config: Path, lanes: dict[str, Lane], out: Path, shards: int, flags: list[str], image: str,
