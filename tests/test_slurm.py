@@ -150,6 +150,43 @@ def test_a_killed_element_is_requeued_and_the_merged_runs_equal_a_local_run(
     assert not [p for port in ports for p in _processes_naming(f"--port {port}")]
 
 
+def _element_pid(out: Path, lane: str) -> int | None:
+    """The ocllm process an element of `lane` runs (its command names the lane and the output folder)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        element = b"--shard" in words and b"--slurm" not in words  # not the submitting command itself
+        if element and lane.encode() in words and any(str(out).encode() in w for w in words):
+            return int(cmdline.parent.name)
+    return None
+
+
+def test_an_element_whose_ocllm_is_killed_requeues_itself_and_finishes(cluster: LocalSlurm, tmp_path: Path) -> None:
+    # As the kernel's OOM killer would: SIGKILL to ocllm itself, not through Slurm (scancel --signal=KILL cancels).
+    lanes, ports = _lanes(tmp_path)
+    out = tmp_path / "out"
+    submitting = _ocllm(cluster, "matrix", str(lanes), "--lane", "A", "--slurm", "--out", str(out), "--wait",
+                        cwd=tmp_path)  # fmt: skip
+    samples = out / "shard-0" / "A" / "samples.jsonl"
+    deadline = time.monotonic() + DEADLINE_S
+    while (pid := _element_pid(out, "A")) is None or _lines(samples) < 3:
+        assert submitting.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    try:
+        said, _ = submitting.communicate(timeout=DEADLINE_S)
+    finally:
+        submitting.kill()
+    assert submitting.returncode == 0, said + cluster.logs()
+    log = (out / "slurm" / "logs" / "A-0.log").read_text()
+    assert "ocllm was killed (signal 9): the element is requeued" in log and "restart 1" in log
+    merged = _tasks(out / "merged" / "A")  # every task once: the requeued element resumed, asked nothing twice
+    assert len(merged) == 59
+    assert _queue(cluster) == [] and not _processes_naming(f"--port {ports[0]}")
+
+
 def test_the_cluster_refuses_before_anything_is_submitted(cluster: LocalSlurm, tmp_path: Path) -> None:
     lanes, _ = _lanes(tmp_path, slurm='partition = "no-such-partition"')
     done = _ocllm(cluster, "matrix", str(lanes), "--slurm", "--out", str(tmp_path / "out"), cwd=tmp_path)

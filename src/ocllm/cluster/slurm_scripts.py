@@ -1,9 +1,9 @@
 """The batch scripts of a matrix on Slurm: one job array per lane (element K runs shard K of the lane, with its
 managed server, into OUT/shard-K/LANE), and one merge job after every array (each lane's shards into OUT/merged/LANE,
-then the matrix report). Every element runs with `--resume`: one that was preempted, requeued, or failed and was
-submitted again takes up where it stopped, nothing lost and nothing asked twice. Its log is appended to
-(`--open-mode=append`), so a requeued element's earlier attempts stay readable. The scripts name the lanes' API key
-variables nowhere: sbatch's `--export=ALL` hands the submitting shell's environment to the jobs."""
+then the matrix report). Every element runs with `--resume`: one that was preempted, requeued, killed (it requeues
+itself), or failed and was submitted again takes up where it stopped, nothing lost and nothing asked twice. Its log
+is appended to (`--open-mode=append`), so a requeued element's earlier attempts stay readable. The scripts name the
+lanes' API key variables nowhere: sbatch's `--export=ALL` hands the submitting shell's environment to the jobs."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ import shlex
 import sys
 from pathlib import Path
 from typing import NamedTuple
+
+# How many times an element whose ocllm was killed by a signal (not Slurm's: the OOM killer, a crash) requeues itself
+# before it is left failed: a kill that comes back every time is the lane's to mend, not the cluster's to retry.
+REQUEUES_AFTER_A_KILL = 3
 
 
 class ArraySpec(NamedTuple):
@@ -54,10 +58,18 @@ def element_script(spec: ArraySpec, paths: MatrixPaths, run_flags: list[str]) ->
     return "\n".join([
         *header,
         "set -u",
-        'echo "ocllm element ${SLURM_ARRAY_JOB_ID}_$SLURM_ARRAY_TASK_ID on $(hostname),"'
-        '" restart ${SLURM_RESTART_COUNT:-0}"',
-        # exec: Slurm's signals (SIGTERM on preemption or requeue) reach ocllm itself, which stops its server.
-        f"exec {shlex.join(command)} {shard}",
+        'echo "ocllm element ${SLURM_ARRAY_JOB_ID}_$SLURM_ARRAY_TASK_ID on $(hostname), '
+        'restart ${SLURM_RESTART_COUNT:-0}"',
+        # Slurm's own signals (SIGTERM on preemption or requeue) reach ocllm as every process of the job, and it stops
+        # its server. Killed otherwise (the kernel's OOM killer, a crash): the element requeues itself, a few times.
+        f"{shlex.join(command)} {shard}",
+        "status=$?",
+        f'if [ "$status" -gt 128 ] && [ "$status" -ne 130 ] && [ "$status" -ne 143 ] && '
+        f'[ "${{SLURM_RESTART_COUNT:-0}}" -lt {REQUEUES_AFTER_A_KILL} ]; then',
+        '  echo "ocllm was killed (signal $((status - 128))): the element is requeued, and resumes where it stopped"',
+        '  scontrol requeue "$SLURM_JOB_ID" && exit 0',
+        "fi",
+        'exit "$status"',
         "",
     ])  # fmt: skip
 
