@@ -11,6 +11,7 @@ What Debian's Slurm 22.05 does on one machine, and what this cluster is set for 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -20,6 +21,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from ports import reserved_ports
+
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CRED_EXPIRE_S = 10
 
@@ -28,12 +31,6 @@ def installed() -> bool:
     return all(shutil.which(name) or Path("/usr/sbin", name).exists() for name in DAEMONS) and bool(
         shutil.which("sbatch")
     )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _sbin(name: str) -> str:
@@ -49,6 +46,8 @@ class LocalSlurm:
         self.cpus = cpus
         self.node = socket.gethostname()
         self._procs: list[subprocess.Popen[bytes]] = []
+        # The daemons' ports are named in slurm.conf before they start: locked machine-wide for the cluster's life.
+        self._held = contextlib.ExitStack()
         self.conf = folder / "slurm.conf"
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
 
@@ -81,13 +80,14 @@ class LocalSlurm:
         self._spawn(munged, "munged")
         self._wait_for(lambda: socket_path.exists(), "munged's socket")
         memory_mb = 1024
+        controller, node = self._held.enter_context(reserved_ports(2))
         self.conf.write_text(
             "\n".join(
                 [
                     "ClusterName=ocllmtest",
                     f"SlurmctldHost={self.node}(127.0.0.1)",
-                    f"SlurmctldPort={_free_port()}",
-                    f"SlurmdPort={_free_port()}",
+                    f"SlurmctldPort={controller}",
+                    f"SlurmdPort={node}",
                     f"AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket={socket_path},cred_expire={CRED_EXPIRE_S}",
                     "SlurmUser=root\nSlurmdUser=root",
                     f"StateSaveLocation={f / 'state'}",
@@ -167,3 +167,4 @@ class LocalSlurm:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         self._procs.clear()
+        self._held.close()

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ports import reserved_ports
 from slurm_cluster import LocalSlurm, installed
 
 pytestmark = [
@@ -41,19 +42,18 @@ def cluster() -> Iterator[LocalSlurm]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@pytest.fixture
+def ports() -> Iterator[list[int]]:
+    """Two ports for the lanes' managed servers, whose commands name them before they start: locked machine-wide for
+    the test (ports.py), not bound and released (another test could be handed one meanwhile)."""
+    with reserved_ports(2) as held:
+        yield held
 
 
 def _lanes(
-    folder: Path, *, latency: float = 0.2, slurm: str = "", key_env: str | None = None
-) -> tuple[Path, list[int]]:
+    folder: Path, ports: list[int], *, latency: float = 0.2, slurm: str = "", key_env: str | None = None
+) -> Path:
     """Two lanes of the simulator, each with its own managed server on a port of its own."""
-    ports = [_free_port(), _free_port()]
     lines = ["[defaults]", 'suite = "demo"', "concurrency = 2", "[defaults.slurm]", "cpus = 1", 'time = "00:10:00"']
     lines += [slurm]
     if key_env is not None:
@@ -64,7 +64,7 @@ def _lanes(
                   f"[lanes.{name}.server]", f'command = "{command}"']  # fmt: skip
     path = folder / "lanes.toml"
     path.write_text("\n".join(lines) + "\n")
-    return path, ports
+    return path
 
 
 def _ocllm(cluster: LocalSlurm, *args: str, cwd: Path) -> subprocess.Popen[str]:
@@ -103,9 +103,9 @@ def _processes_naming(word: str) -> list[str]:
 
 
 def test_a_killed_element_is_requeued_and_the_merged_runs_equal_a_local_run(
-    cluster: LocalSlurm, tmp_path: Path
+    cluster: LocalSlurm, tmp_path: Path, ports: list[int]
 ) -> None:
-    lanes, ports = _lanes(tmp_path)
+    lanes = _lanes(tmp_path, ports)
     out = tmp_path / "out"
     submitting = _ocllm(cluster, "matrix", str(lanes), "--slurm", "--shards", "2", "--out", str(out), "--wait",
                         cwd=tmp_path)  # fmt: skip
@@ -163,9 +163,11 @@ def _element_pid(out: Path, lane: str) -> int | None:
     return None
 
 
-def test_an_element_whose_ocllm_is_killed_requeues_itself_and_finishes(cluster: LocalSlurm, tmp_path: Path) -> None:
+def test_an_element_whose_ocllm_is_killed_requeues_itself_and_finishes(
+    cluster: LocalSlurm, tmp_path: Path, ports: list[int]
+) -> None:
     # As the kernel's OOM killer would: SIGKILL to ocllm itself, not through Slurm (scancel --signal=KILL cancels).
-    lanes, ports = _lanes(tmp_path)
+    lanes = _lanes(tmp_path, ports)
     out = tmp_path / "out"
     submitting = _ocllm(cluster, "matrix", str(lanes), "--lane", "A", "--slurm", "--out", str(out), "--wait",
                         cwd=tmp_path)  # fmt: skip
@@ -187,8 +189,10 @@ def test_an_element_whose_ocllm_is_killed_requeues_itself_and_finishes(cluster: 
     assert _queue(cluster) == [] and not _processes_naming(f"--port {ports[0]}")
 
 
-def test_the_cluster_refuses_before_anything_is_submitted(cluster: LocalSlurm, tmp_path: Path) -> None:
-    lanes, _ = _lanes(tmp_path, slurm='partition = "no-such-partition"')
+def test_the_cluster_refuses_before_anything_is_submitted(
+    cluster: LocalSlurm, tmp_path: Path, ports: list[int]
+) -> None:
+    lanes = _lanes(tmp_path, ports, slurm='partition = "no-such-partition"')
     done = _ocllm(cluster, "matrix", str(lanes), "--slurm", "--out", str(tmp_path / "out"), cwd=tmp_path)
     said, _ = done.communicate(timeout=60)
     assert done.returncode == 2 and "Traceback" not in said
@@ -206,16 +210,18 @@ def test_the_cluster_refuses_before_anything_is_submitted(cluster: LocalSlurm, t
         ('extra = ["--output=/tmp/x"]', "ocllm sets --output itself"),
     ],
 )
-def test_resources_of_the_wrong_form_are_one_line(cluster: LocalSlurm, tmp_path: Path, table: str, said: str) -> None:
-    lanes, _ = _lanes(tmp_path, slurm=table)
+def test_resources_of_the_wrong_form_are_one_line(
+    cluster: LocalSlurm, tmp_path: Path, ports: list[int], table: str, said: str
+) -> None:
+    lanes = _lanes(tmp_path, ports, slurm=table)
     done = _ocllm(cluster, "matrix", str(lanes), "--slurm", "--out", str(tmp_path / "out"), cwd=tmp_path)
     output, _ = done.communicate(timeout=60)
     assert done.returncode == 2 and said in output and "Traceback" not in output
     assert _queue(cluster) == []
 
 
-def test_the_api_key_reaches_the_jobs_by_its_name_only(cluster: LocalSlurm, tmp_path: Path) -> None:
-    lanes, _ = _lanes(tmp_path, key_env="OCLLM_SLURM_TEST_KEY")
+def test_the_api_key_reaches_the_jobs_by_its_name_only(cluster: LocalSlurm, tmp_path: Path, ports: list[int]) -> None:
+    lanes = _lanes(tmp_path, ports, key_env="OCLLM_SLURM_TEST_KEY")
     out = tmp_path / "out"
     os.environ.pop("OCLLM_SLURM_TEST_KEY", None)
     unset = _ocllm(cluster, "matrix", str(lanes), "--slurm", "--out", str(out), cwd=tmp_path)
@@ -234,8 +240,8 @@ def test_the_api_key_reaches_the_jobs_by_its_name_only(cluster: LocalSlurm, tmp_
     assert all("--export=ALL" in p.read_text() for p in scripts)
 
 
-def test_ctrl_c_while_waiting_cancels_every_job(cluster: LocalSlurm, tmp_path: Path) -> None:
-    lanes, ports = _lanes(tmp_path, latency=1.0)
+def test_ctrl_c_while_waiting_cancels_every_job(cluster: LocalSlurm, tmp_path: Path, ports: list[int]) -> None:
+    lanes = _lanes(tmp_path, ports, latency=1.0)
     out = tmp_path / "out"
     waiting = _ocllm(cluster, "matrix", str(lanes), "--slurm", "--out", str(out), "--wait", cwd=tmp_path)
     deadline = time.monotonic() + DEADLINE_S

@@ -122,3 +122,13 @@ def censoring_rows(censoring: Mapping[str, Any] | None, labels: list[str]) -> li
         rows.append((label, f"accuracy {100 * overall:.1f}%; {said}" if overall is not None else (said or "n/a")))
     rows.append(("difference", str(censoring.get("said", ""))))
     return rows
+
+
+def short_duration(seconds: float) -> str:
+    """3s, 4m05s, 2h03m: short enough for a progress line or a table's cell (the run's and the watch's)."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"

@@ -18,22 +18,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from ocllm.advice import timeout_hint
 from ocllm.run.client import FailedAttempt
+from ocllm.summary_words import short_duration as duration
 
 # Finishes the rate is measured on: enough to smooth out one odd task, few enough to follow a change.
 RATE_WINDOW = 20
 # Plain lines: one per `interval_s` while tasks finish; while nothing finishes, one per `_STALLED_EVERY`
 # intervals, so a stalled server shows in a log without filling it.
 _STALLED_EVERY = 6
-
-
-def duration(seconds: float) -> str:
-    """3s, 4m05s, 2h03m: short enough for a progress line."""
-    s = round(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
 class RunProgress:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ocllm.report.wording import interval, p_value, pct, points, points_interval
+from ocllm.summary_words import short_duration
 from ocllm.watch.figures import Paired, Row
 
 NONE = "—"
@@ -27,14 +28,7 @@ def rate(row: Row) -> str:
 
 
 def duration(value: float | None) -> str:
-    if value is None:
-        return NONE
-    whole = round(value)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m"
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+    return NONE if value is None else short_duration(value)
 
 
 def eta(row: Row) -> str:
